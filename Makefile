@@ -1,0 +1,133 @@
+# logitlab - see README.md. The two commands that do all the set-up:
+#   make run    install what is missing, build, open the program on its default lesson
+#   make test   install what is missing, build, run every test
+# Other targets: all (build), bench, test-gpu, format, format-check, golden, clean.
+
+CC       ?= cc
+BUILD    := build
+VERSION  := 0.1.0
+
+PKGS     := ncursesw inih check
+CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+DEFS     := -DLOGITLAB_VERSION='"$(VERSION)"'
+PKG_CFLAGS = $(shell pkg-config --cflags inih ncursesw 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs inih ncursesw 2>/dev/null || echo -linih -lncursesw)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread)
+
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -MMD -MP -O1 -g $(SAN_FLAGS)
+
+# The CUDA toolkit: nvcc on PATH or under /usr/local/cuda; CUDA=0 leaves it out.
+CUDA     ?= 1
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+ifeq ($(CUDA),0)
+  NVCC :=
+endif
+NVCC_ARCH  := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
+              -gencode arch=compute_86,code=sm_86 -gencode arch=compute_89,code=sm_89 \
+              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS := -O2 -std=c++17 -cudart static -Werror all-warnings -Xcompiler -Wall,-Wextra $(NVCC_ARCH)
+
+SRC_CORE := src/err.c src/sampler.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
+            src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c
+SRC_MAIN := src/main.c
+TESTS    := $(sort $(wildcard tests/check_*.c))
+
+OBJ_CORE := $(SRC_CORE:src/%.c=$(BUILD)/%.o)
+OBJ_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/%.o)
+SAN_CORE := $(SRC_CORE:src/%.c=$(BUILD)/san/%.o)
+SAN_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/san/%.o)
+SAN_TEST := $(TESTS:tests/%.c=$(BUILD)/san/tests/%.o)
+
+BIN      := $(BUILD)/logitlab
+SAN_BIN  := $(BUILD)/san/logitlab
+TEST_BIN := $(BUILD)/san/check_logitlab
+GPU_BINS := $(if $(NVCC),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(wildcard gpu/*.cu)))
+
+.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench format format-check \
+        golden clean config
+
+all: config $(BIN) $(GPU_BINS)
+
+config:
+	@if [ -n "$(NVCC)" ]; then \
+	  echo "logitlab: nvcc found at $(NVCC): building the CUDA checks in gpu/ (CUDA=0 leaves them out)"; \
+	else \
+	  echo "logitlab: no nvcc (PATH, /usr/local/cuda) or CUDA=0: CUDA code not built; the CPU backend is used"; \
+	fi
+
+deps:
+	@tools/deps.sh
+
+build: deps
+	@$(MAKE) --no-print-directory all
+
+run: build
+	$(BIN)
+
+test: deps
+	@$(MAKE) --no-print-directory all test-build
+	@$(MAKE) --no-print-directory format-check test-unit test-cli test-gpu
+
+test-build: $(TEST_BIN) $(SAN_BIN)
+
+test-unit: $(TEST_BIN)
+	$(TEST_BIN)
+
+test-cli: $(SAN_BIN)
+	tests/cli.sh $(SAN_BIN)
+
+test-gpu: $(GPU_BINS)
+	@if [ -z "$(NVCC)" ]; then echo "test-gpu: skipped: CUDA code not built (no nvcc)"; \
+	else for b in $(GPU_BINS); do $$b || exit 1; done; fi
+
+$(BIN): $(OBJ_CORE) $(OBJ_MAIN)
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(SAN_BIN): $(SAN_CORE) $(SAN_MAIN)
+	@echo "  LD SAN  $@"
+	@$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(TEST_BIN): $(SAN_CORE) $(SAN_TEST)
+	@echo "  LD SAN  $@"
+	@$(CC) $(SAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS) -lm
+
+$(BUILD)/%.o: src/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/san/%.o: src/%.c
+	@mkdir -p $(@D)
+	@echo "  CC SAN  $@"
+	@$(CC) $(SAN_CFLAGS) -c -o $@ $<
+
+$(BUILD)/san/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	@echo "  CC SAN  $@"
+	@$(CC) $(SAN_CFLAGS) -Isrc $(shell pkg-config --cflags check 2>/dev/null) -c -o $@ $<
+
+$(BUILD)/gpu/%: gpu/%.cu src/philox.h tests/philox_kat.h
+	@mkdir -p $(@D)
+	@echo "  NVCC    $@"
+	@$(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
+
+bench:
+	@echo "bench: no benchmark yet"
+
+format:
+	clang-format -i src/*.c src/*.h tests/*.c tests/*.h
+
+format-check:
+	@if command -v clang-format >/dev/null 2>&1; then \
+	  clang-format --dry-run -Werror src/*.c src/*.h tests/*.c tests/*.h && echo "format-check: clean"; \
+	else echo "format-check: skipped: clang-format is not installed"; fi
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(OBJ_CORE:.o=.d) $(OBJ_MAIN:.o=.d) $(SAN_CORE:.o=.d) $(SAN_MAIN:.o=.d) $(SAN_TEST:.o=.d)

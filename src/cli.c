@@ -1,0 +1,170 @@
+#include "cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include "settings.h"
+
+#define OPT_SETTING_BASE 1000
+
+enum {
+    OPT_HELP = 'h',
+    OPT_VERSION = 'V',
+    OPT_STEP = 256,
+    OPT_FORMAT,
+    OPT_TOP,
+    OPT_LESSONS_DIR,
+};
+
+void cli_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: logitlab [OPTIONS] [LESSON]\n"
+            "       logitlab show LESSON [--step N] [--format text|csv|json] [--top N] [SETTINGS]\n"
+            "       logitlab lessons\n"
+            "\n"
+            "logitlab shows how a language model turns its last hidden vector into the next\n"
+            "token: the LM head, logits, exponentials, probabilities, cumulative sums,\n"
+            "temperature, top-k, top-p, min-p, penalties, the seeded draw and the stop rules.\n"
+            "\n"
+            "Commands:\n"
+            "  show LESSON    print one step of a lesson as a table, without curses\n"
+            "  lessons        list the lessons (id and title) in teaching order\n"
+            "\n"
+            "LESSON is a lesson id (see 'logitlab lessons') or the path of a lesson file.\n"
+            "\n"
+            "Options:\n"
+            "  --step N             the step of the lesson to show (default 1)\n"
+            "  --format FORMAT      text (default), csv or json\n"
+            "  --top N              write only the N most likely rows (default: all)\n"
+            "  --lessons-dir DIR    read lessons from DIR (default: beside the program,\n"
+            "                       else $LOGITLAB_LESSONS, ./lessons, the share directory)\n"
+            "  -h, --help           show this help and exit\n"
+            "  -V, --version        show the version and exit\n"
+            "\n"
+            "Settings (each is also a key in a lesson step; the command line wins):\n");
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+        char lhs[64];
+        snprintf(lhs, sizeof lhs, "--%s %s", i->name, i->arg);
+        fprintf(out, "  %-34s %s\n", lhs, i->help);
+    }
+    fprintf(out, "\n"
+                 "The chain runs in the order given by --order (default 'lesson': penalty,\n"
+                 "temperature, top-k, top-p, min-p), then draws u in [0, 1) from Philox4x32-10\n"
+                 "keyed by the seed and takes the first token, in descending probability, whose\n"
+                 "cumulative kept probability exceeds u. Same seed, same token.\n"
+                 "\n"
+                 "Exit status: 0 success, 2 bad option or input, 3 system failure.\n"
+                 "Examples:\n"
+                 "  logitlab show toy --step 1 --temperature 0.5\n"
+                 "  logitlab show toy --top-k 3 --seed 42 --format json\n"
+                 "  logitlab show penalty --step 2 --penalty-formula engine\n");
+}
+
+/* Explains why getopt refused arg: an unknown or ambiguous long option, a
+ * value given to an option that takes none, or an unknown short option. */
+static int unknown_option(const char *arg, const struct option *longs, struct err *e)
+{
+    if (strncmp(arg, "--", 2) != 0)
+        return err_set(e, ERR_USAGE, "unknown option '%s' (logitlab --help lists them)", arg);
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    int matches = 0, exact = -1;
+    char list[160] = "";
+    for (int i = 0; longs[i].name; i++)
+        if (strncmp(longs[i].name, name, len) == 0) {
+            if (strlen(longs[i].name) == len)
+                exact = i;
+            if (matches++ < 4)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s",
+                         matches > 1 ? ", " : "", longs[i].name);
+        }
+    if ((exact >= 0 || matches == 1) && name[len] == '=')
+        return err_set(e, ERR_USAGE, "option '--%.*s' takes no value", (int)len, name);
+    if (matches > 1 && exact < 0)
+        return err_set(e, ERR_USAGE, "option '--%.*s' is ambiguous (%s%s)", (int)len, name, list,
+                       matches > 4 ? ", ..." : "");
+    return err_set(e, ERR_USAGE, "unknown option '--%.*s' (logitlab --help lists them)", (int)len,
+                   name);
+}
+
+int cli_parse(int argc, char **argv, struct options *o, struct err *e)
+{
+    static struct option longs[64];
+    int n = 0;
+    longs[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+    longs[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+    longs[n++] = (struct option){ "step", required_argument, NULL, OPT_STEP };
+    longs[n++] = (struct option){ "format", required_argument, NULL, OPT_FORMAT };
+    longs[n++] = (struct option){ "top", required_argument, NULL, OPT_TOP };
+    longs[n++] = (struct option){ "lessons-dir", required_argument, NULL, OPT_LESSONS_DIR };
+    for (int i = 0; SETTINGS_INFO[i].name; i++)
+        longs[n++] =
+            (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_SETTING_BASE + i };
+    longs[n] = (struct option){ NULL, 0, NULL, 0 };
+
+    memset(o, 0, sizeof *o);
+    o->step = 1;
+    struct settings check;
+    settings_defaults(&check);
+    opterr = 0;
+    optind = 0; /* glibc: 0 starts afresh, forgetting any earlier argv */
+    int c;
+    while ((c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1) {
+        switch (c) {
+        case OPT_HELP:
+            o->action = CLI_HELP;
+            return 0;
+        case OPT_VERSION:
+            o->action = CLI_VERSION;
+            return 0;
+        case OPT_STEP:
+            if (parse_int(optarg, 1, 1 << 20, &o->step, e) < 0)
+                return err_prefix(e, "--step"), -1;
+            break;
+        case OPT_FORMAT:
+            if (report_parse_format(optarg, &o->format, e) < 0)
+                return err_prefix(e, "--format"), -1;
+            break;
+        case OPT_TOP:
+            if (parse_int(optarg, 0, 1 << 30, &o->top, e) < 0)
+                return err_prefix(e, "--top"), -1;
+            break;
+        case OPT_LESSONS_DIR:
+            o->lessons_dir = optarg;
+            break;
+        case ':':
+            return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
+        case '?':
+            return unknown_option(argv[optind - 1], longs, e);
+        default: {
+            int i = c - OPT_SETTING_BASE;
+            const char *name = SETTINGS_INFO[i].name;
+            if (settings_set(&check, name, optarg, e) < 0)
+                return err_prefix(e, "--%s", name), -1;
+            if (o->n_over == MAX_OVERRIDES)
+                return err_set(e, ERR_USAGE, "more than %d settings on the command line",
+                               MAX_OVERRIDES);
+            o->over[o->n_over++] = (struct override){ name, optarg };
+        }
+        }
+    }
+    int rest = argc - optind;
+    char **args = argv + optind;
+    if (rest > 0 && (strcmp(args[0], "show") == 0 || strcmp(args[0], "lessons") == 0)) {
+        o->command = args[0];
+        args++, rest--;
+    }
+    if (o->command && strcmp(o->command, "lessons") == 0) {
+        if (rest > 0)
+            return err_set(e, ERR_USAGE, "'lessons' takes no argument (got '%s')", args[0]);
+        return 0;
+    }
+    if (o->command && rest == 0)
+        return err_set(e, ERR_USAGE,
+                       "show needs a lesson: logitlab show LESSON (see logitlab lessons)");
+    if (rest > 1)
+        return err_set(e, ERR_USAGE, "one lesson at a time (got '%s' and '%s')", args[0], args[1]);
+    o->lesson = rest ? args[0] : NULL;
+    return 0;
+}

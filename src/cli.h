@@ -1,0 +1,43 @@
+/* cli.h - the command line: subcommands, options and the usage text.
+ *
+ * Kept apart from main() so that tests can feed it argument vectors and
+ * check every message it gives.
+ */
+#ifndef LOGITLAB_CLI_H
+#define LOGITLAB_CLI_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "report.h"
+
+#define MAX_OVERRIDES 64
+
+struct override {
+    const char *name;
+    const char *value;
+};
+
+enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
+
+struct options {
+    enum cli_action action;
+    const char *command; /* "show", "lessons", or NULL */
+    const char *lesson;
+    int step;
+    enum report_format format;
+    int top;
+    const char *lessons_dir;
+    int n_over;
+    struct override over[MAX_OVERRIDES]; /* settings in command-line order */
+};
+
+/* Parses argv. Every setting is checked on its own here, so that a bad value
+ * is reported before any file is read. Returns 0, or -1 with a message that
+ * names the option ("--top-p: 1.5 is out of range (must be in (0, 1])"). */
+int cli_parse(int argc, char **argv, struct options *o, struct err *e);
+
+/* The --help text. */
+void cli_usage(FILE *out);
+
+#endif

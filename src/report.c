@@ -1,0 +1,681 @@
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lmhead.h"
+#include "utf8.h"
+
+#define TEXT_WIDTH  78
+#define TOKEN_COLS  12
+#define LARGE_LOGIT 30.0 /* above this, say that softmax subtracts the max */
+
+int report_parse_format(const char *name, enum report_format *fmt, struct err *e)
+{
+    if (strcmp(name, "text") == 0)
+        *fmt = REPORT_TEXT;
+    else if (strcmp(name, "csv") == 0)
+        *fmt = REPORT_CSV;
+    else if (strcmp(name, "json") == 0)
+        *fmt = REPORT_JSON;
+    else
+        return err_set(e, ERR_USAGE, "'%s' is not a format (text, csv or json)", name);
+    return 0;
+}
+
+const char *report_removed_name(int removed_by)
+{
+    switch (removed_by) {
+    case TRACE_KEPT:
+        return "";
+    case TRACE_MASKED:
+        return "masked";
+    case STAGE_TEMPERATURE:
+        return "greedy";
+    default:
+        return stage_name((enum stage)removed_by);
+    }
+}
+
+void report_number(char *buf, size_t n, double v, int digits)
+{
+    if (isinf(v))
+        snprintf(buf, n, "%s", v > 0 ? "inf" : "-inf");
+    else if (fabs(v) >= 1e6)
+        snprintf(buf, n, "%.*e", digits, v);
+    else
+        snprintf(buf, n, "%.*f", digits, v);
+}
+
+void report_logit(char *buf, size_t n, double v, int digits)
+{
+    report_number(buf, n, v, digits);
+    if (strchr(buf, 'e') || strchr(buf, 'n'))
+        return;
+    char *dot = strchr(buf, '.');
+    if (!dot)
+        return;
+    char *end = buf + strlen(buf) - 1;
+    while (end > dot + 1 && *end == '0')
+        *end-- = '\0';
+    if (strcmp(buf, "-0.0") == 0)
+        snprintf(buf, n, "0.0");
+}
+
+double report_ask_value(const struct trace *t, const struct ask *a)
+{
+    const struct trace_row *row = a->id >= 0 ? &t->rows[t->rank_of[a->id]] : NULL;
+    switch (a->kind) {
+    case ASK_EXP:
+        return row->exp;
+    case ASK_PROB:
+        return row->prob;
+    case ASK_FINAL:
+        return row->final;
+    case ASK_CUM:
+        return row->cum;
+    case ASK_ADJUSTED:
+        return row->adjusted;
+    case ASK_SUM:
+        return t->sum_exp;
+    case ASK_KEPT_MASS:
+        return t->kept_mass;
+    }
+    return NAN;
+}
+
+static int rows_shown(const struct report *r)
+{
+    int V = r->trace->vocab_size;
+    return (r->top > 0 && r->top < V) ? r->top : V;
+}
+
+/* ---- text ------------------------------------------------------------------- */
+
+static void wrap(FILE *out, const char *first, const char *indent, const char *text)
+{
+    /* Paragraphs are separated by '\n'; each is filled to TEXT_WIDTH. */
+    const char *p = text;
+    while (*p) {
+        size_t plen = strcspn(p, "\n");
+        int indent_w = utf8_width(indent);
+        const char *lead = p == text ? first : indent;
+        fputs(lead, out);
+        int col = utf8_width(lead);
+        const char *w = p, *end = p + plen;
+        while (w < end) {
+            while (w < end && *w == ' ')
+                w++;
+            const char *we = w;
+            while (we < end && *we != ' ')
+                we++;
+            if (we == w)
+                break;
+            char word[TEXT_WIDTH * 4];
+            size_t wl = (size_t)(we - w) < sizeof word - 1 ? (size_t)(we - w) : sizeof word - 1;
+            memcpy(word, w, wl);
+            word[wl] = '\0';
+            int ww = utf8_width(word);
+            if (col > indent_w && col + 1 + ww > TEXT_WIDTH) {
+                fprintf(out, "\n%s", indent);
+                col = indent_w;
+            } else if (col > indent_w) {
+                fputc(' ', out);
+                col++;
+            }
+            fwrite(w, 1, (size_t)(we - w), out);
+            col += ww;
+            w = we;
+        }
+        fputc('\n', out);
+        p = *end ? end + 1 : end;
+        if (*p && first == indent)
+            fputc('\n', out); /* a blank line between paragraphs of the text */
+    }
+}
+
+static void context_text(const struct report *r, char *buf, size_t n)
+{
+    vocab_detok(&r->lesson->vocab, r->context, r->context_len, buf, n);
+}
+
+static void print_ids(FILE *out, const int *ids, int n)
+{
+    fputc('[', out);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s%d", i ? ", " : "", ids[i]);
+    fputc(']', out);
+}
+
+static void text_settings(FILE *out, const struct settings *s)
+{
+    static const char *const SHOWN[] = { "temperature",        "top-k", "top-p", "min-p",
+                                         "repetition-penalty", "seed" };
+    fprintf(out, "settings:");
+    char v[64];
+    for (size_t i = 0; i < sizeof SHOWN / sizeof SHOWN[0]; i++) {
+        settings_value(s, SHOWN[i], v, sizeof v);
+        fprintf(out, "%s %s %s%s", i ? "," : "", SHOWN[i], v,
+                (strcmp(SHOWN[i], "temperature") == 0 && s->sampler.temperature == 0.0)
+                    ? " (greedy)"
+                    : "");
+    }
+    fputc('\n', out);
+    const struct sampler_settings *m = &s->sampler;
+    if (m->repetition_penalty != 1.0 || m->presence_penalty != 0.0 || m->frequency_penalty != 0.0) {
+        fprintf(out, "penalty: formula %s, scope %s, last-n %d, presence %g, frequency %g\n",
+                penalty_formula_name(m->penalty_formula), penalty_scope_name(m->penalty_scope),
+                m->penalty_last_n, m->presence_penalty, m->frequency_penalty);
+    }
+    if (m->shift != 0.0)
+        fprintf(out, "shift: %g added to every logit\n", m->shift);
+    char chain[160];
+    chain_describe(&m->chain, chain, sizeof chain);
+    fprintf(out, "order: %s%s\n", chain,
+            m->chain.topk_keep_ties ? "; top-k keeps ties with the k-th" : "");
+    if (s->max_tokens || s->n_stop) {
+        fprintf(out, "stop rules: max-tokens %d", s->max_tokens);
+        for (int i = 0; i < s->n_stop; i++) {
+            char esc[2 * STOP_LEN + 1];
+            utf8_escape(s->stop[i], esc, sizeof esc);
+            fprintf(out, ", stop \"%s\"", esc);
+        }
+        fputc('\n', out);
+    }
+}
+
+static void text_head(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    int d = L->head.d;
+    char a[32];
+    if (S->given == GIVEN_HIDDEN) {
+        double rms = sqrt(0.0 + L->head.eps);
+        double ss = 0.0;
+        for (int i = 0; i < d; i++)
+            ss += S->hidden[i] * S->hidden[i];
+        rms = sqrt(ss / d + L->head.eps);
+        fprintf(out, "hidden h:        [");
+        for (int i = 0; i < d; i++)
+            report_logit(a, sizeof a, S->hidden[i], S->digits),
+                fprintf(out, "%s%s", i ? ", " : "", a);
+        report_logit(a, sizeof a, rms, S->digits);
+        fprintf(out, "]\nRMSNorm:         sqrt(mean(h^2) + %g) = %s\n", L->head.eps, a);
+        fprintf(out, "h / rms:         [");
+        for (int i = 0; i < d; i++)
+            report_logit(a, sizeof a, S->normed[i], S->digits),
+                fprintf(out, "%s%s", i ? ", " : "", a);
+        fprintf(out, "]\nLM head:         %d rows x %d = %lld weights; logit = row . (h / rms)\n",
+                L->vocab.n, d, lmhead_weight_count(L->vocab.n, d));
+    }
+    if (L->head.real_vocab && L->head.real_hidden) {
+        long long w = lmhead_weight_count(L->head.real_vocab, L->head.real_hidden);
+        long long b = lmhead_bf16_bytes(L->head.real_vocab, L->head.real_hidden);
+        fprintf(out,
+                "real head:       %ld x %ld = %lld weights = %lld bytes in bf16 (%.2f GB), "
+                "read on every decode step\n",
+                L->head.real_vocab, L->head.real_hidden, w, b, (double)b / 1e9);
+    }
+}
+
+static void text_notes(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    const struct sampler_settings *m = &r->settings->sampler;
+    int V = t->vocab_size;
+    if (m->penalty_formula == PENALTY_LESSON && m->repetition_penalty != 1.0) {
+        int shown = 0;
+        for (int k = 0; k < V; k++) {
+            const struct trace_row *row = &t->rows[k];
+            double z = row->logit + m->shift;
+            if (row->seen && z < 0.0 && isfinite(z)) {
+                char a[32], b[32], c[32];
+                report_logit(a, sizeof a, z, 4);
+                report_logit(b, sizeof b, z / m->repetition_penalty, 4);
+                report_logit(c, sizeof c, z * m->repetition_penalty, 4);
+                fprintf(out,
+                        "warning: the lesson's formula raises a negative logit: %s %s -> %s makes "
+                        "it MORE likely; the engines multiply instead (%s -> %s)\n",
+                        vocab_token(&r->lesson->vocab, row->id), a, b, a, c);
+                shown = 1;
+            }
+        }
+        if (!shown)
+            fprintf(out,
+                    "warning: the lesson's formula z / %g would raise a negative logit "
+                    "(none is seen here); the engines multiply negative logits instead\n",
+                    m->repetition_penalty);
+    }
+    for (int s = 0; s < STAGE_COUNT; s++) {
+        int listed = 0;
+        for (int c = 0; c < m->chain.n; c++)
+            listed |= m->chain.stage[c] == (enum stage)s;
+        if (!listed && stage_active(m, (enum stage)s, V))
+            fprintf(out, "note: %s is set but not in the order, so it does nothing\n",
+                    stage_name((enum stage)s));
+    }
+    if (t->max_adjusted > LARGE_LOGIT || isinf(t->sum_exp))
+        fprintf(out,
+                "note: e^z' is huge here%s; softmax subtracts the max z' (%.4f) first, which "
+                "changes no probability\n",
+                isinf(t->sum_exp) ? " (the sum overflows a double)" : "", t->max_adjusted);
+}
+
+/* One line per stage of the chain, in order: what it did and what it saw. */
+static void text_stages(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    const struct sampler_settings *m = &r->settings->sampler;
+    int d = r->lesson->steps[r->step - 1].digits;
+    char a[32], b[32], c[32], name[48];
+    fprintf(out, "chain:\n");
+    for (int i = 0; i < t->n_stages; i++) {
+        const struct stage_report *st = &t->stages[i];
+        char v[32];
+        settings_value(r->settings,
+                       st->stage == STAGE_PENALTY ? "repetition-penalty" : stage_name(st->stage), v,
+                       sizeof v);
+        snprintf(name, sizeof name, "%s %s", stage_name(st->stage),
+                 (st->stage == STAGE_PENALTY || !st->active) ? "" : v);
+        fprintf(out, "  %-18s ", name);
+        if (!st->active) {
+            fprintf(out, "off\n");
+            continue;
+        }
+        report_number(a, sizeof a, st->p_max, d);
+        report_number(b, sizeof b, st->cut, d);
+        report_number(c, sizeof c, st->removed_mass, d);
+        switch (st->stage) {
+        case STAGE_PENALTY:
+            fprintf(out,
+                    "repetition %g (%s formula, %s tokens, last-n %d), presence %g, "
+                    "frequency %g: %d token%s changed\n",
+                    m->repetition_penalty, penalty_formula_name(m->penalty_formula),
+                    penalty_scope_name(m->penalty_scope), m->penalty_last_n, m->presence_penalty,
+                    m->frequency_penalty, t->penalized, t->penalized == 1 ? "" : "s");
+            break;
+        case STAGE_TEMPERATURE:
+            if (m->temperature == 0.0)
+                fprintf(out, "greedy: %d in, kept the argmax, removed %d (mass %s)\n", st->in,
+                        st->removed, c);
+            else
+                fprintf(out, "every logit divided by %g\n", m->temperature);
+            break;
+        case STAGE_TOP_K:
+            fprintf(out, "%d in, removed %d (mass %s); the k-th had p %s here\n", st->in,
+                    st->removed, c, b);
+            break;
+        case STAGE_TOP_P:
+            fprintf(out, "%d in, removed %d (mass %s); the running sum stopped at %s\n", st->in,
+                    st->removed, c, b);
+            break;
+        case STAGE_MIN_P:
+            fprintf(out, "%d in, removed %d (mass %s); bar %g x p_max %s = %s here\n", st->in,
+                    st->removed, c, m->min_p, a, b);
+            break;
+        case STAGE_COUNT:
+            fputc('\n', out);
+            break;
+        }
+    }
+}
+
+static int write_text(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    const struct trace *t = r->trace;
+    int d = S->digits;
+    char buf[4096];
+
+    fprintf(out, "%s: %s\n", L->id, L->title);
+    fprintf(out, "step %d of %d\n", r->step, L->n_steps);
+    if (S->text) {
+        fputc('\n', out);
+        wrap(out, "  ", "  ", S->text);
+        fputc('\n', out);
+    }
+    if (S->given == GIVEN_HIDDEN || (L->head.real_vocab && L->head.real_hidden)) {
+        text_head(out, r);
+        fputc('\n', out);
+    }
+    if (r->context_len > 0 || L->prompt_len > 0) {
+        context_text(r, buf, sizeof buf);
+        fprintf(out, "context: ");
+        print_ids(out, r->context, r->context_len);
+        char esc[sizeof buf];
+        utf8_escape(buf, esc, sizeof esc);
+        fprintf(out, " \"%s\"\n", esc);
+    }
+    text_settings(out, r->settings);
+    fputc('\n', out);
+
+    int shown = rows_shown(r);
+    int prob_given = S->given == GIVEN_PROBS;
+    if (prob_given)
+        fprintf(out, "this step gives probabilities: its logits are ln p, so e^logit = p\n\n");
+    char tok[64], col[64];
+    fprintf(out, "rank     id  %s %7s %8s %9s %7s %7s %-9s %7s\n",
+            (utf8_pad("token", TOKEN_COLS, 0, tok, sizeof tok), tok), "logit", "adjusted",
+            prob_given ? "exp (=p)" : "exp", "prob", "cum", "kept", "final");
+    for (int k = 0; k < shown; k++) {
+        const struct trace_row *row = &t->rows[k];
+        char esc[128], lg[32], ad[32], ex[32], pr[32], cu[32], fi[32];
+        utf8_escape(vocab_token(&L->vocab, row->id), esc, sizeof esc);
+        utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
+        report_logit(lg, sizeof lg, row->logit, d);
+        report_logit(ad, sizeof ad, row->adjusted, d);
+        report_number(ex, sizeof ex, row->exp, d);
+        report_number(pr, sizeof pr, row->prob, d);
+        report_number(cu, sizeof cu, row->cum, d);
+        report_number(fi, sizeof fi, row->final, d);
+        char keptcol[16];
+        snprintf(keptcol, sizeof keptcol, "%s%s", row->removed_by == TRACE_KEPT ? "yes" : "no:",
+                 report_removed_name(row->removed_by));
+        fprintf(out, "%4d %6d  %s %7s %8s %9s %7s %7s %-9s %7s\n", k + 1, row->id, col, lg, ad, ex,
+                pr, cu, keptcol, fi);
+    }
+    if (shown < t->vocab_size) {
+        double mass = 1.0 - t->rows[shown - 1].cum;
+        int kept_beyond = 0;
+        for (int k = shown; k < t->vocab_size; k++)
+            kept_beyond += t->rows[k].removed_by == TRACE_KEPT;
+        fprintf(out, "     ... %d more tokens hold %.6f of the probability (%d of them kept)\n",
+                t->vocab_size - shown, mass < 0 ? 0.0 : mass, kept_beyond);
+    }
+    fputc('\n', out);
+    char se[32], ss[32], mx[32], km[32];
+    report_number(se, sizeof se, t->sum_exp, d);
+    report_number(ss, sizeof ss, t->sum_exp_shifted, d);
+    report_logit(mx, sizeof mx, t->max_adjusted, d);
+    report_number(km, sizeof km, t->kept_mass, d);
+    fprintf(out,
+            "sum of exp: %s   (softmax uses e^(z' - max) with max z' = %s: their sum is %s, "
+            "the probabilities the same)\n",
+            se, mx, ss);
+    fprintf(out, "entropy: %.4f nats (effective vocabulary e^H = %.2f)\n", t->entropy,
+            exp(t->entropy));
+    text_stages(out, r);
+    fprintf(out, "kept: %d of %d tokens, mass %s\n", t->kept_count, t->vocab_size, km);
+
+    const char *tk = vocab_token(&L->vocab, t->choice.id);
+    utf8_escape(tk, buf, sizeof buf);
+    if (t->choice.sampled) {
+        char lo[32], hi[32];
+        report_number(lo, sizeof lo, t->choice.lo, d);
+        report_number(hi, sizeof hi, t->choice.hi, d);
+        fprintf(out,
+                "choice: \"%s\" (id %d, rank %d): u = %.8f from seed %llu lands in [%s, %s) "
+                "of the kept cumulative\n",
+                buf, t->choice.id, t->choice.rank + 1, t->choice.u,
+                (unsigned long long)r->settings->sampler.seed, lo, hi);
+    } else {
+        fprintf(out, "choice: \"%s\" (id %d): greedy, the argmax; no random number is drawn\n", buf,
+                t->choice.id);
+    }
+    char stop[160];
+    stop_describe(&r->stop, r->settings, &L->vocab, stop, sizeof stop);
+    fprintf(out, "stop: %s\n",
+            r->stop.rule == STOP_NONE ? "no rule fires; the loop goes on" : stop);
+
+    if (S->n_ask > 0) {
+        fprintf(out, "\nasked (%d decimals):\n", d);
+        for (int i = 0; i < S->n_ask; i++) {
+            char what[64], v[32];
+            ask_describe(L, &S->ask[i], what, sizeof what);
+            report_number(v, sizeof v, report_ask_value(t, &S->ask[i]), d);
+            fprintf(out, "  %-16s %s\n", what, v);
+        }
+    }
+    fputc('\n', out);
+    text_notes(out, r);
+    if (S->note)
+        wrap(out, "note: ", "      ", S->note);
+    return 0;
+}
+
+/* ---- CSV ---------------------------------------------------------------------- */
+
+static void shortest(char *buf, size_t n, double v);
+
+static void csv_number(FILE *out, double v)
+{
+    char buf[40];
+    if (isinf(v)) {
+        fputs(v > 0 ? "inf" : "-inf", out);
+        return;
+    }
+    shortest(buf, sizeof buf, v);
+    fputs(buf, out);
+}
+
+static void csv_string(FILE *out, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL && s[0] != ' ' && s[0] != '\0') {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static int write_csv(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    fprintf(out,
+            "rank,id,token,logit,adjusted,exp,prob,cum,kept,removed_by,final,cum_final,seen\n");
+    int shown = rows_shown(r);
+    for (int k = 0; k < shown; k++) {
+        const struct trace_row *row = &t->rows[k];
+        fprintf(out, "%d,%d,", k + 1, row->id);
+        csv_string(out, vocab_token(&r->lesson->vocab, row->id));
+        double cols[] = { row->logit, row->adjusted, row->exp, row->prob, row->cum };
+        for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+            fputc(',', out), csv_number(out, cols[i]);
+        fprintf(out, ",%s,%s,", row->removed_by == TRACE_KEPT ? "yes" : "no",
+                report_removed_name(row->removed_by));
+        csv_number(out, row->final);
+        fputc(',', out);
+        csv_number(out, row->cum_final);
+        fprintf(out, ",%d\n", row->seen);
+    }
+    return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", out);
+        else if (*p == '\t')
+            fputs("\\t", out);
+        else if (*p == '\r')
+            fputs("\\r", out);
+        else if (*p < 0x20 || *p == 0x7F)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+/* The shortest decimal that reads back as exactly v (2.1, not 2.1000000000000001). */
+static void shortest(char *buf, size_t n, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* JSON has no infinity: an overflowed value is written as null. */
+static void json_number(FILE *out, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) {
+        fputs("null", out);
+        return;
+    }
+    shortest(buf, sizeof buf, v);
+    fputs(buf, out);
+}
+
+static void json_settings(FILE *out, const struct settings *s)
+{
+    const struct sampler_settings *m = &s->sampler;
+    fprintf(out, "  \"settings\": {\"temperature\": ");
+    json_number(out, m->temperature);
+    fprintf(out, ", \"top_k\": %d, \"top_p\": ", m->top_k);
+    json_number(out, m->top_p);
+    fprintf(out, ", \"min_p\": ");
+    json_number(out, m->min_p);
+    fprintf(out, ", \"repetition_penalty\": ");
+    json_number(out, m->repetition_penalty);
+    fprintf(out, ", \"penalty_formula\": \"%s\", \"penalty_scope\": \"%s\", \"penalty_last_n\": %d",
+            penalty_formula_name(m->penalty_formula), penalty_scope_name(m->penalty_scope),
+            m->penalty_last_n);
+    fprintf(out, ", \"presence_penalty\": ");
+    json_number(out, m->presence_penalty);
+    fprintf(out, ", \"frequency_penalty\": ");
+    json_number(out, m->frequency_penalty);
+    fprintf(out, ", \"shift\": ");
+    json_number(out, m->shift);
+    fprintf(out, ", \"seed\": %llu, \"order\": \"%s\", \"chain\": [", (unsigned long long)m->seed,
+            preset_name(m->chain.preset));
+    for (int i = 0; i < m->chain.n; i++)
+        fprintf(out, "%s\"%s\"", i ? ", " : "", stage_name(m->chain.stage[i]));
+    fprintf(out, "], \"top_k_keeps_ties\": %s, \"max_tokens\": %d, \"stop\": [",
+            m->chain.topk_keep_ties ? "true" : "false", s->max_tokens);
+    for (int i = 0; i < s->n_stop; i++) {
+        if (i)
+            fputs(", ", out);
+        json_string(out, s->stop[i]);
+    }
+    fprintf(out, "]},\n");
+}
+
+static int write_json(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    const struct trace *t = r->trace;
+    fprintf(out, "{\n  \"lesson\": ");
+    json_string(out, L->id);
+    fprintf(out, ",\n  \"title\": ");
+    json_string(out, L->title);
+    fprintf(out, ",\n  \"step\": %d,\n  \"steps\": %d,\n  \"vocab_size\": %d,\n", r->step,
+            L->n_steps, t->vocab_size);
+    json_settings(out, r->settings);
+    fprintf(out, "  \"context\": ");
+    print_ids(out, r->context, r->context_len);
+    fprintf(out, ",\n  \"prompt_len\": %d,\n  \"max_adjusted\": ", r->prompt_len);
+    json_number(out, t->max_adjusted);
+    fprintf(out, ",\n  \"sum_exp\": ");
+    json_number(out, t->sum_exp);
+    fprintf(out, ",\n  \"sum_exp_shifted\": ");
+    json_number(out, t->sum_exp_shifted);
+    fprintf(out, ",\n  \"entropy\": ");
+    json_number(out, t->entropy);
+    fprintf(out, ",\n  \"rows\": [\n");
+    int shown = rows_shown(r);
+    for (int k = 0; k < shown; k++) {
+        const struct trace_row *row = &t->rows[k];
+        fprintf(out, "    {\"rank\": %d, \"id\": %d, \"token\": ", k + 1, row->id);
+        json_string(out, vocab_token(&L->vocab, row->id));
+        const char *names[] = { "logit", "adjusted", "exp", "prob", "cum" };
+        double vals[] = { row->logit, row->adjusted, row->exp, row->prob, row->cum };
+        for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+            fprintf(out, ", \"%s\": ", names[i]);
+            json_number(out, vals[i]);
+        }
+        fprintf(out, ", \"kept\": %s, \"removed_by\": ",
+                row->removed_by == TRACE_KEPT ? "true" : "false");
+        if (row->removed_by == TRACE_KEPT)
+            fputs("null", out);
+        else
+            json_string(out, report_removed_name(row->removed_by));
+        fprintf(out, ", \"final\": ");
+        json_number(out, row->final);
+        fprintf(out, ", \"cum_final\": ");
+        json_number(out, row->cum_final);
+        fprintf(out, ", \"seen\": %d}%s\n", row->seen, k + 1 < shown ? "," : "");
+    }
+    fprintf(out, "  ],\n");
+    double tail_mass = shown < t->vocab_size ? 1.0 - t->rows[shown - 1].cum : 0.0;
+    fprintf(out, "  \"tail\": {\"count\": %d, \"mass\": ", t->vocab_size - shown);
+    json_number(out, tail_mass < 0 ? 0.0 : tail_mass);
+    fprintf(out, "},\n  \"kept_count\": %d,\n  \"kept_mass\": ", t->kept_count);
+    json_number(out, t->kept_mass);
+    fprintf(out, ",\n  \"stages\": [");
+    for (int c = 0; c < t->n_stages; c++) {
+        fprintf(out, "%s{\"stage\": \"%s\", \"active\": %s, \"removed\": %d, \"removed_mass\": ",
+                c ? ", " : "", stage_name(t->stages[c].stage),
+                t->stages[c].active ? "true" : "false", t->stages[c].removed);
+        json_number(out, t->stages[c].removed_mass);
+        fputc('}', out);
+    }
+    fprintf(out, "],\n  \"choice\": {\"id\": %d, \"token\": ", t->choice.id);
+    json_string(out, vocab_token(&L->vocab, t->choice.id));
+    fprintf(out, ", \"rank\": %d, \"rule\": \"%s\", \"u\": ", t->choice.rank + 1,
+            t->choice.sampled ? "sample" : "greedy");
+    if (t->choice.sampled)
+        json_number(out, t->choice.u);
+    else
+        fputs("null", out);
+    fprintf(out, "},\n  \"stop\": {\"rule\": ");
+    static const char *const RULES[] = { "none", "eos", "max-tokens", "stop-string" };
+    json_string(out, RULES[r->stop.rule]);
+    char desc[160];
+    stop_describe(&r->stop, r->settings, &L->vocab, desc, sizeof desc);
+    fprintf(out, ", \"detail\": ");
+    json_string(out, desc);
+    fprintf(out, "}");
+    if (S->n_ask > 0) {
+        fprintf(out, ",\n  \"asked\": [");
+        for (int i = 0; i < S->n_ask; i++) {
+            char what[64];
+            ask_describe(L, &S->ask[i], what, sizeof what);
+            fprintf(out, "%s{\"what\": ", i ? ", " : "");
+            json_string(out, what);
+            fprintf(out, ", \"value\": ");
+            json_number(out, report_ask_value(t, &S->ask[i]));
+            fputc('}', out);
+        }
+        fprintf(out, "], \"digits\": %d", S->digits);
+    }
+    fprintf(out, "\n}\n");
+    return 0;
+}
+
+int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e)
+{
+    int rc;
+    switch (fmt) {
+    case REPORT_CSV:
+        rc = write_csv(out, r);
+        break;
+    case REPORT_JSON:
+        rc = write_json(out, r);
+        break;
+    default:
+        rc = write_text(out, r);
+        break;
+    }
+    if (rc < 0 || fflush(out) != 0 || ferror(out))
+        return err_set(e, ERR_SYSTEM, "writing the report failed: %s", strerror(errno));
+    return 0;
+}

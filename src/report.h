@@ -1,0 +1,49 @@
+/* report.h - one step's trace as text, CSV or JSON, for `logitlab show`.
+ *
+ * The report writes exactly what the trace holds; it computes nothing but
+ * the formatting (and the sums that describe rows it leaves out).
+ */
+#ifndef LOGITLAB_REPORT_H
+#define LOGITLAB_REPORT_H
+
+#include <stdio.h>
+
+#include "lesson.h"
+#include "sampler.h"
+#include "settings.h"
+#include "source.h"
+
+enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
+
+struct report {
+    const struct lesson *lesson;
+    int step; /* 1-based */
+    const struct settings *settings;
+    const int *context; /* the context the step sampled in */
+    int context_len;
+    int prompt_len;
+    const struct trace *trace;
+    struct stop_result stop; /* after appending the choice */
+    int top;                 /* rows to write; 0 = all */
+};
+
+/* Writes r to out in the given format. Returns 0, or -1 on a write error. */
+int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e);
+
+/* Parses "text", "csv", "json". */
+int report_parse_format(const char *name, enum report_format *fmt, struct err *e);
+
+/* The value an exercise asks for, from the trace. */
+double report_ask_value(const struct trace *t, const struct ask *a);
+
+/* Formats v with digits decimals the way every table does ("0.4407", "403.4288",
+ * "4.8517e+08" when large). */
+void report_number(char *buf, size_t n, double v, int digits);
+
+/* The shortest of v with at most digits decimals ("2.1", "-0.24", "0.1667"). */
+void report_logit(char *buf, size_t n, double v, int digits);
+
+/* What removed a token: "" when kept, else "top-k", "top-p", "min-p", "greedy", "masked". */
+const char *report_removed_name(int removed_by);
+
+#endif

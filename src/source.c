@@ -1,0 +1,149 @@
+#include "source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void source_step_settings(const struct lesson *L, int step, struct settings *s)
+{
+    settings_defaults(s);
+    lesson_apply_settings(L, step, s);
+}
+
+int source_run_step(const struct lesson *L, int step, const struct settings *s, const int *ctx,
+                    int len, struct trace *t, struct err *e)
+{
+    if (step < 1 || step > L->n_steps)
+        return err_set(e, ERR_USAGE, "lesson '%s' has no step %d (it has %d)", L->id, step,
+                       L->n_steps);
+    struct sampler_input in = {
+        .vocab_size = L->vocab.n,
+        .logits = L->steps[step - 1].logits,
+        .context = ctx,
+        .context_len = len,
+        .prompt_len = L->prompt_len <= len ? L->prompt_len : len,
+        /* The Philox counter counts generated tokens, not lesson pages: two
+         * pages at the same position with the same seed draw the same u. */
+        .step = (uint32_t)(len - (L->prompt_len <= len ? L->prompt_len : len) + 1),
+        .row = 0,
+    };
+    return sampler_run(&in, &s->sampler, t, e);
+}
+
+static int *copy_ids(const int *ids, int n, int extra)
+{
+    int *out = malloc((size_t)(n + extra > 0 ? n + extra : 1) * sizeof *out);
+    if (out && n > 0)
+        memcpy(out, ids, (size_t)n * sizeof *out);
+    return out;
+}
+
+int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len, struct err *e)
+{
+    *ctx = NULL;
+    *len = 0;
+    if (step < 1 || step > L->n_steps)
+        return err_set(e, ERR_USAGE, "lesson '%s' has no step %d (it has %d)", L->id, step,
+                       L->n_steps);
+    struct trace t;
+    if (trace_init(&t, L->vocab.n, e) < 0)
+        return -1;
+    int n = L->prompt_len;
+    int *cur = copy_ids(L->prompt, n, step);
+    int rc = cur ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
+    for (int k = 1; rc == 0 && k <= step; k++) {
+        const struct lesson_step *S = &L->steps[k - 1];
+        if (S->has_context) {
+            int *c = copy_ids(S->context, S->context_len, step);
+            if (!c) {
+                rc = err_set(e, ERR_SYSTEM, "out of memory");
+                break;
+            }
+            free(cur);
+            cur = c;
+            n = S->context_len;
+        }
+        if (k == step)
+            break;
+        struct settings s;
+        source_step_settings(L, k, &s);
+        rc = source_run_step(L, k, &s, cur, n, &t, e);
+        if (rc == 0)
+            cur[n++] = t.choice.id;
+    }
+    trace_free(&t);
+    if (rc < 0) {
+        free(cur);
+        return -1;
+    }
+    *ctx = cur;
+    *len = n;
+    return 0;
+}
+
+/* Whether needle occurs in the generated text. Matching the joined text, not
+ * token by token, is what lets a stop string span two tokens. */
+static int text_contains(const struct vocab *v, const int *ids, int n, const char *needle)
+{
+    size_t need = vocab_detok(v, ids, n, NULL, 0);
+    char *buf = malloc(need + 1);
+    if (!buf)
+        return 0;
+    vocab_detok(v, ids, n, buf, need + 1);
+    int found = strstr(buf, needle) != NULL;
+    free(buf);
+    return found;
+}
+
+struct stop_result stop_check(const struct settings *s, const struct vocab *v, const int *ctx,
+                              int len, int prompt_len)
+{
+    struct stop_result r = { STOP_NONE, -1 };
+    if (len <= prompt_len)
+        return r;
+    int last = ctx[len - 1];
+    if (vocab_is_eos(v, last))
+        return (struct stop_result){ STOP_EOS, last };
+    for (int i = 0; i < s->n_stop; i++)
+        if (text_contains(v, ctx + prompt_len, len - prompt_len, s->stop[i]))
+            return (struct stop_result){ STOP_STRING, i };
+    if (s->max_tokens > 0 && len - prompt_len >= s->max_tokens)
+        return (struct stop_result){ STOP_MAX_TOKENS, s->max_tokens };
+    return r;
+}
+
+/* Writes s with control characters escaped, for messages. */
+static void escape_text(const char *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 3 < n; s++) {
+        if (*s == '\n')
+            buf[k++] = '\\', buf[k++] = 'n';
+        else if (*s == '\t')
+            buf[k++] = '\\', buf[k++] = 't';
+        else
+            buf[k++] = *s;
+    }
+    buf[k] = '\0';
+}
+
+void stop_describe(const struct stop_result *r, const struct settings *s, const struct vocab *v,
+                   char *buf, size_t n)
+{
+    char esc[2 * STOP_LEN + 1];
+    switch (r->rule) {
+    case STOP_EOS:
+        snprintf(buf, n, "end token %s", vocab_token(v, r->which));
+        break;
+    case STOP_STRING:
+        escape_text(s->stop[r->which], esc, sizeof esc);
+        snprintf(buf, n, "stop string \"%s\"", esc);
+        break;
+    case STOP_MAX_TOKENS:
+        snprintf(buf, n, "max tokens (%d)", r->which);
+        break;
+    case STOP_NONE:
+        snprintf(buf, n, "%s", "");
+        break;
+    }
+}

@@ -1,0 +1,19 @@
+/* check_main.c - the one test runner: every suite, one line of totals.
+ * CK_FORK=no runs the tests in this process (handy under a debugger). */
+#include <stdlib.h>
+
+#include "suites.h"
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite_philox());
+    srunner_add_suite(sr, suite_sampler());
+    srunner_add_suite(sr, suite_settings());
+    srunner_add_suite(sr, suite_lessons());
+    srunner_add_suite(sr, suite_errors());
+    srunner_add_suite(sr, suite_report());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,575 @@
+/* The sampling core against DESIGN.md section 2, on small hand-made rows
+ * whose answers can be worked out on paper. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+#include "suites.h"
+
+#define V_MAX 16
+
+static struct trace T;
+static struct sampler_settings S;
+
+static void setup(void)
+{
+    sampler_defaults(&S);
+    memset(&T, 0, sizeof T);
+}
+
+static void teardown(void)
+{
+    trace_free(&T);
+}
+
+/* Runs the chain on n logits with no context; asserts success. */
+static void run(const double *z, int n)
+{
+    struct err e;
+    trace_free(&T);
+    ck_assert_int_eq(trace_init(&T, n, &e), 0);
+    struct sampler_input in = { .vocab_size = n, .logits = z, .step = 1 };
+    ck_assert_msg(sampler_run(&in, &S, &T, &e) == 0, "sampler_run: %s", e.msg);
+}
+
+/* Same, with a context of which the first prompt_len are the prompt. */
+static void run_ctx(const double *z, int n, const int *ctx, int len, int prompt_len)
+{
+    struct err e;
+    trace_free(&T);
+    ck_assert_int_eq(trace_init(&T, n, &e), 0);
+    struct sampler_input in = { .vocab_size = n,
+                                .logits = z,
+                                .context = ctx,
+                                .context_len = len,
+                                .prompt_len = prompt_len,
+                                .step = 1 };
+    ck_assert_msg(sampler_run(&in, &S, &T, &e) == 0, "sampler_run: %s", e.msg);
+}
+
+static const struct trace_row *row_of(int id)
+{
+    return &T.rows[T.rank_of[id]];
+}
+
+static int kept(int id)
+{
+    return row_of(id)->removed_by == TRACE_KEPT;
+}
+
+/* ---- core ---------------------------------------------------------------- */
+
+START_TEST(test_softmax_by_hand)
+{
+    /* [2, 1, 0]: p_i = e^z_i / (e^2 + e + 1), worked by hand in seed 002 exercise 1. */
+    const double z[] = { 2.0, 1.0, 0.0 };
+    run(z, 3);
+    double sum = exp(2.0) + exp(1.0) + 1.0;
+    ck_assert_double_eq_tol(T.sum_exp, sum, 1e-12);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(T.rows[i].id, i);
+        ck_assert_double_eq_tol(T.rows[i].prob, exp(z[i]) / sum, 1e-15);
+        ck_assert_double_eq_tol(T.rows[i].exp, exp(z[i]), 1e-12);
+        ck_assert_double_eq_tol(T.rows[i].final, T.rows[i].prob, 1e-15);
+    }
+    ck_assert_double_eq_tol(T.rows[2].cum, 1.0, 1e-15);
+    ck_assert_int_eq(T.kept_count, 3);
+    ck_assert_double_eq_tol(T.kept_mass, 1.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_temperature_divides_logits)
+{
+    const double z[] = { 3.0, 1.0, 0.0 };
+    S.temperature = 2.0;
+    run(z, 3);
+    double sum = exp(1.5) + exp(0.5) + 1.0;
+    ck_assert_double_eq_tol(row_of(0)->adjusted, 1.5, 1e-15);
+    ck_assert_double_eq_tol(row_of(0)->prob, exp(1.5) / sum, 1e-15);
+    ck_assert_double_eq_tol(T.sum_exp, sum, 1e-12);
+}
+END_TEST
+
+START_TEST(test_temperature_zero_is_greedy)
+{
+    const double z[] = { 0.5, 2.0, 1.9, -1.0 };
+    S.temperature = 0.0;
+    S.seed = 99;
+    run(z, 4);
+    ck_assert(T.greedy);
+    ck_assert_int_eq(T.choice.id, 1);
+    ck_assert_int_eq(T.choice.sampled, 0);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert_double_eq(row_of(1)->final, 1.0);
+    ck_assert_int_eq(row_of(2)->removed_by, STAGE_TEMPERATURE);
+    /* No division happens: the probabilities shown are those of T = 1. */
+    ck_assert_double_eq(row_of(1)->adjusted, 2.0);
+}
+END_TEST
+
+START_TEST(test_ties_go_to_the_lower_id)
+{
+    const double z[] = { 1.0, 3.0, 3.0, 1.0, 3.0 };
+    run(z, 5);
+    int order[] = { 1, 2, 4, 0, 3 };
+    for (int r = 0; r < 5; r++)
+        ck_assert_int_eq(T.rows[r].id, order[r]);
+    S.temperature = 0.0;
+    run(z, 5);
+    ck_assert_int_eq(T.choice.id, 1);
+    S.temperature = 1.0;
+    S.top_k = 2;
+    run(z, 5);
+    ck_assert(kept(1) && kept(2) && !kept(4));
+}
+END_TEST
+
+START_TEST(test_hf_top_k_keeps_ties_with_kth)
+{
+    const double z[] = { 1.0, 3.0, 2.0, 2.0, 2.0, 0.0 };
+    S.top_k = 2;
+    run(z, 6);
+    ck_assert_int_eq(T.kept_count, 2); /* lesson order: exactly k */
+    chain_preset(&S.chain, PRESET_HF);
+    run(z, 6);
+    ck_assert_int_eq(T.kept_count, 4); /* hf: 3 and every 2.0 tied with the 2nd */
+    ck_assert(kept(1) && kept(2) && kept(3) && kept(4) && !kept(0) && !kept(5));
+}
+END_TEST
+
+START_TEST(test_top_k_off_when_k_zero_or_at_least_v)
+{
+    const double z[] = { 0.1, 0.2, 0.3 };
+    int ks[] = { 0, 3, 4, 1000 };
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        S.top_k = ks[i];
+        run(z, 3);
+        ck_assert_int_eq(T.kept_count, 3);
+        ck_assert(!T.stages[2].active);
+    }
+}
+END_TEST
+
+START_TEST(test_top_p_one_is_off_and_keeps_at_least_one)
+{
+    const double z[] = { 0.0, -1.0, -2.0, -30.0 };
+    S.top_p = 1.0;
+    run(z, 4);
+    ck_assert_int_eq(T.kept_count, 4);
+    S.top_p = 1e-9;
+    run(z, 4);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert(kept(0));
+}
+END_TEST
+
+START_TEST(test_top_p_shortest_prefix_reaching_p)
+{
+    /* p = 0.5, 0.3, 0.2 given as logits ln p. */
+    const double z[] = { log(0.5), log(0.3), log(0.2) };
+    S.top_p = 0.79;
+    run(z, 3);
+    ck_assert_int_eq(T.kept_count, 2);
+    ck_assert_double_eq_tol(row_of(0)->final, 0.5 / 0.8, 1e-12);
+    S.top_p = 0.81;
+    run(z, 3);
+    ck_assert_int_eq(T.kept_count, 3);
+    S.top_p = 0.49;
+    run(z, 3);
+    ck_assert_int_eq(T.kept_count, 1);
+}
+END_TEST
+
+START_TEST(test_min_p_threshold_and_one)
+{
+    const double z[] = { log(0.5), log(0.3), log(0.15), log(0.05) };
+    S.min_p = 0.3; /* bar 0.15: 0.15 stays (>=), 0.05 goes */
+    run(z, 4);
+    ck_assert(kept(2) && !kept(3));
+    ck_assert_int_eq(row_of(3)->removed_by, STAGE_MIN_P);
+    S.min_p = 1.0; /* only the top token (and its ties) */
+    run(z, 4);
+    ck_assert_int_eq(T.kept_count, 1);
+    const double tie[] = { 2.0, 2.0, 1.0 };
+    run(tie, 3);
+    ck_assert_int_eq(T.kept_count, 2);
+}
+END_TEST
+
+START_TEST(test_single_finite_logit)
+{
+    const double z[] = { -INFINITY, 0.25, -INFINITY, -INFINITY };
+    S.top_p = 0.5;
+    S.temperature = 0.7;
+    run(z, 4);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert_int_eq(T.rows[0].id, 1);
+    ck_assert_double_eq(T.rows[0].prob, 1.0);
+    ck_assert_double_eq(T.rows[0].final, 1.0);
+    ck_assert_int_eq(row_of(0)->removed_by, TRACE_MASKED);
+    ck_assert_double_eq(row_of(0)->prob, 0.0);
+    for (int i = 0; i < 50; i++) {
+        struct choice c;
+        sampler_draw(&T, sampler_u((uint64_t)i, 1, 0, 0), &c);
+        ck_assert_int_eq(c.id, 1);
+    }
+}
+END_TEST
+
+START_TEST(test_adding_a_constant_changes_no_probability)
+{
+    const double z[] = { -3.2, 0.8, 1.2, 0.5, -0.4, 2.1, 0.9 };
+    double zs[7];
+    S.top_p = 0.9;
+    S.temperature = 0.8;
+    S.seed = 5;
+    run(z, 7);
+    double p[7];
+    int choice = T.choice.id, kc = T.kept_count;
+    for (int i = 0; i < 7; i++)
+        p[i] = row_of(i)->final;
+    double shifts[] = { 10.0, -100.0, 500.0 };
+    for (size_t k = 0; k < sizeof shifts / sizeof shifts[0]; k++) {
+        for (int i = 0; i < 7; i++)
+            zs[i] = z[i] + shifts[k];
+        run(zs, 7);
+        ck_assert_int_eq(T.choice.id, choice);
+        ck_assert_int_eq(T.kept_count, kc);
+        for (int i = 0; i < 7; i++)
+            ck_assert_double_eq_tol(row_of(i)->final, p[i], 1e-12);
+        /* The same through the shift setting. */
+        S.shift = shifts[k];
+        run(z, 7);
+        for (int i = 0; i < 7; i++)
+            ck_assert_double_eq_tol(row_of(i)->final, p[i], 1e-12);
+        S.shift = 0.0;
+    }
+}
+END_TEST
+
+START_TEST(test_penalty_engine_and_lesson_formulas)
+{
+    const double z[] = { 2.0, -1.0, 0.5, 3.0 };
+    const int ctx[] = { 3, 0, 1 }; /* prompt: 3; generated: 0, 1 */
+    S.repetition_penalty = 2.0;
+    S.penalty_formula = PENALTY_ENGINE;
+    S.penalty_scope = SCOPE_GENERATED;
+    run_ctx(z, 4, ctx, 3, 1);
+    ck_assert_double_eq(row_of(0)->adjusted, 1.0);  /* 2 / 2 */
+    ck_assert_double_eq(row_of(1)->adjusted, -2.0); /* -1 * 2 */
+    ck_assert_double_eq(row_of(2)->adjusted, 0.5);  /* not seen */
+    ck_assert_double_eq(row_of(3)->adjusted, 3.0);  /* prompt only: not counted */
+    ck_assert_int_eq(T.penalized, 2);
+    S.penalty_formula = PENALTY_LESSON;
+    run_ctx(z, 4, ctx, 3, 1);
+    ck_assert_double_eq(row_of(1)->adjusted, -0.5); /* -1 / 2: raised */
+    S.penalty_scope = SCOPE_ALL;
+    run_ctx(z, 4, ctx, 3, 1);
+    ck_assert_double_eq(row_of(3)->adjusted, 1.5);
+}
+END_TEST
+
+START_TEST(test_penalty_last_n_and_presence_frequency)
+{
+    const double z[] = { 1.0, 1.0, 1.0, 1.0 };
+    const int ctx[] = { 0, 0, 1, 2, 2, 2 };
+    S.penalty_scope = SCOPE_ALL;
+    S.frequency_penalty = 0.5;
+    S.presence_penalty = 0.25;
+    run_ctx(z, 4, ctx, 6, 0);
+    ck_assert_double_eq(row_of(0)->adjusted, 1.0 - 2 * 0.5 - 0.25);
+    ck_assert_double_eq(row_of(1)->adjusted, 1.0 - 0.5 - 0.25);
+    ck_assert_double_eq(row_of(2)->adjusted, 1.0 - 3 * 0.5 - 0.25);
+    ck_assert_double_eq(row_of(3)->adjusted, 1.0);
+    ck_assert_int_eq(row_of(2)->seen, 3);
+    S.penalty_last_n = 3; /* only 2, 2, 2 */
+    run_ctx(z, 4, ctx, 6, 0);
+    ck_assert_double_eq(row_of(0)->adjusted, 1.0);
+    ck_assert_double_eq(row_of(2)->adjusted, 1.0 - 1.5 - 0.25);
+    /* Repetition first, then frequency and presence (as the engines do). */
+    S.penalty_last_n = 0;
+    S.repetition_penalty = 2.0;
+    run_ctx(z, 4, ctx, 6, 0);
+    ck_assert_double_eq(row_of(1)->adjusted, 1.0 / 2.0 - 0.5 - 0.25);
+}
+END_TEST
+
+START_TEST(test_preset_orders)
+{
+    struct chain c;
+    const enum stage vllm[] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_MIN_P, STAGE_TOP_K,
+                                STAGE_TOP_P };
+    const enum stage llama[] = { STAGE_PENALTY, STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P,
+                                 STAGE_TEMPERATURE };
+    chain_preset(&c, PRESET_VLLM);
+    ck_assert_int_eq(c.n, 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(c.stage[i], vllm[i]);
+    chain_preset(&c, PRESET_LLAMACPP);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(c.stage[i], llama[i]);
+    ck_assert(!c.topk_keep_ties);
+    chain_preset(&c, PRESET_HF);
+    ck_assert(c.topk_keep_ties);
+}
+END_TEST
+
+START_TEST(test_truncation_sees_the_logits_at_its_place_in_the_chain)
+{
+    /* min-p 0.2 with T = 3: after temperature the second token clears the bar,
+     * before temperature it does not. */
+    const double z[] = { 2.0, 0.0 }; /* ratio e^-2 = 0.135 at T = 1, e^(-2/3) = 0.513 at T = 3 */
+    S.temperature = 3.0;
+    S.min_p = 0.2;
+    chain_preset(&S.chain, PRESET_VLLM);
+    run(z, 2);
+    ck_assert_int_eq(T.kept_count, 2);
+    chain_preset(&S.chain, PRESET_LLAMACPP);
+    run(z, 2);
+    ck_assert_int_eq(T.kept_count, 1);
+    /* Top-p after top-k sees the renormalized softmax of the survivors. */
+    const double y[] = { log(0.4), log(0.3), log(0.2), log(0.1) };
+    chain_preset(&S.chain, PRESET_LESSON);
+    S.temperature = 1.0;
+    S.min_p = 0.0;
+    S.top_k = 2;
+    S.top_p = 0.55; /* of 0.4 + 0.3: 0.571 reaches 0.55 with one token */
+    run(y, 4);
+    ck_assert_int_eq(T.kept_count, 1);
+}
+END_TEST
+
+START_TEST(test_custom_order_without_a_stage_skips_it)
+{
+    const double z[] = { 1.0, 0.5, 0.0 };
+    struct chain c = { .n = 1, .stage = { STAGE_TEMPERATURE }, .preset = PRESET_CUSTOM };
+    S.chain = c;
+    S.top_k = 1;
+    run(z, 3);
+    ck_assert_int_eq(T.kept_count, 3);
+    ck_assert_int_eq(T.n_stages, 1);
+}
+END_TEST
+
+START_TEST(test_stage_reports_add_up)
+{
+    const double z[] = { 3.0, 2.5, 2.0, 1.0, 0.0, -1.0, -2.0, -5.0 };
+    S.top_k = 6;
+    S.top_p = 0.9;
+    S.min_p = 0.3;
+    run(z, 8);
+    double removed = 0.0;
+    int count = 0;
+    for (int c = 0; c < T.n_stages; c++) {
+        removed += T.stages[c].removed_mass;
+        count += T.stages[c].removed;
+    }
+    ck_assert_int_eq(count + T.kept_count, 8);
+    ck_assert_double_eq_tol(removed + T.kept_mass, 1.0, 1e-12);
+    double fin = 0.0;
+    for (int r = 0; r < 8; r++)
+        fin += T.rows[r].final;
+    ck_assert_double_eq_tol(fin, 1.0, 1e-12);
+}
+END_TEST
+
+START_TEST(test_entropy_of_uniform)
+{
+    const double z[] = { 0.7, 0.7, 0.7, 0.7 };
+    run(z, 4);
+    ck_assert_double_eq_tol(T.entropy, log(4.0), 1e-12);
+}
+END_TEST
+
+/* ---- the draw ----------------------------------------------------------------- */
+
+START_TEST(test_draw_rule_boundaries)
+{
+    const double z[] = { log(0.5), log(0.25), log(0.25) };
+    run(z, 3);
+    struct choice c;
+    sampler_draw(&T, 0.0, &c);
+    ck_assert_int_eq(c.id, 0);
+    sampler_draw(&T, 0.4999, &c);
+    ck_assert_int_eq(c.id, 0);
+    ck_assert_double_eq(c.lo, 0.0);
+    sampler_draw(&T, T.rows[0].cum_final, &c); /* "exceeds": equal goes on */
+    ck_assert_int_eq(c.id, 1);
+    sampler_draw(&T, 0.80, &c);
+    ck_assert_int_eq(c.id, 2);
+    sampler_draw(&T, 1.0 - 1.0 / 16777216.0, &c);
+    ck_assert_int_eq(c.id, 2);
+}
+END_TEST
+
+START_TEST(test_draw_skips_removed_tokens)
+{
+    const double z[] = { log(0.4), log(0.3), log(0.2), log(0.1) };
+    S.top_k = 2;
+    run(z, 4);
+    struct choice c;
+    sampler_draw(&T, 0.5, &c); /* kept 0.4/0.7 = 0.571 > 0.5 */
+    ck_assert_int_eq(c.id, 0);
+    sampler_draw(&T, 0.6, &c);
+    ck_assert_int_eq(c.id, 1);
+    sampler_draw(&T, 0.99, &c);
+    ck_assert_int_eq(c.id, 1);
+}
+END_TEST
+
+START_TEST(test_same_seed_same_draw)
+{
+    const double z[] = { -3.2, 0.8, 1.2, 0.5, -0.4, 2.1, 0.9 };
+    int first[20];
+    for (int s = 0; s < 20; s++) {
+        S.seed = (uint64_t)s * 7919u;
+        run(z, 7);
+        first[s] = T.choice.id;
+        ck_assert_double_eq(T.choice.u, sampler_u(S.seed, 1, 0, 0));
+    }
+    int differ = 0;
+    for (int s = 0; s < 20; s++) {
+        S.seed = (uint64_t)s * 7919u;
+        run(z, 7);
+        ck_assert_int_eq(T.choice.id, first[s]);
+        differ += first[s] != first[0];
+    }
+    ck_assert_int_gt(differ, 0); /* the seed does matter */
+}
+END_TEST
+
+/* Pearson's chi-square of n draws against the final probabilities. */
+static double chi_square(int n, uint64_t seed, int *cats)
+{
+    int count[V_MAX] = { 0 };
+    for (int i = 0; i < n; i++) {
+        struct choice c;
+        sampler_draw(&T, sampler_u(seed, 1, 0, (uint32_t)i), &c);
+        count[c.id]++;
+    }
+    double chi = 0.0;
+    *cats = 0;
+    for (int r = 0; r < T.vocab_size; r++) {
+        const struct trace_row *row = &T.rows[r];
+        if (row->final <= 0.0) {
+            ck_assert_int_eq(count[row->id], 0); /* removed tokens are never drawn */
+            continue;
+        }
+        double expect = n * row->final;
+        chi += (count[row->id] - expect) * (count[row->id] - expect) / expect;
+        (*cats)++;
+    }
+    return chi;
+}
+
+START_TEST(test_chi_square_of_100000_draws)
+{
+    /* Critical values of chi-square at significance 0.001: df 6 -> 22.458,
+     * df 2 -> 13.816. A sound sampler fails one seed in a thousand; these
+     * seeds are fixed, so the result is the same on every run. */
+    const double z[] = { -3.2, 0.8, 1.2, 0.5, -0.4, 2.1, 0.9 };
+    int cats;
+    run(z, 7);
+    double chi = chi_square(100000, 20240601, &cats);
+    ck_assert_int_eq(cats, 7);
+    ck_assert_msg(chi < 22.458, "chi-square %f with 6 degrees of freedom", chi);
+    S.top_k = 3;
+    S.temperature = 0.8;
+    run(z, 7);
+    chi = chi_square(100000, 77, &cats);
+    ck_assert_int_eq(cats, 3);
+    ck_assert_msg(chi < 13.816, "chi-square %f with 2 degrees of freedom", chi);
+}
+END_TEST
+
+/* ---- errors --------------------------------------------------------------- */
+
+static void expect_error(const double *z, int n, const int *ctx, int len, int plen, const char *msg)
+{
+    struct err e = { 0, "" };
+    trace_free(&T);
+    ck_assert_int_eq(trace_init(&T, n, &e), 0);
+    struct sampler_input in = { .vocab_size = n,
+                                .logits = z,
+                                .context = ctx,
+                                .context_len = len,
+                                .prompt_len = plen,
+                                .step = 1 };
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), -1);
+    ck_assert_str_eq(e.msg, msg);
+}
+
+START_TEST(test_bad_rows_are_refused)
+{
+    const double nan_row[] = { 1.0, NAN };
+    expect_error(nan_row, 2, NULL, 0, 0, "logit of token 1 is NaN");
+    const double inf_row[] = { INFINITY, 1.0 };
+    expect_error(inf_row, 2, NULL, 0, 0, "logit of token 0 is +inf");
+    const double dead[] = { -INFINITY, -INFINITY };
+    expect_error(dead, 2, NULL, 0, 0, "no token has a finite logit");
+    const double ok[] = { 1.0, 2.0 };
+    const int ctx[] = { 0, 5 };
+    expect_error(ok, 2, ctx, 2, 0, "context token 5 is not in the vocabulary (0..1)");
+    expect_error(ok, 2, ctx, 1, 2, "prompt of 2 tokens in a context of 1");
+}
+END_TEST
+
+START_TEST(test_settings_ranges_are_checked)
+{
+    const double ok[] = { 1.0, 2.0 };
+    S.temperature = -0.5;
+    expect_error(ok, 2, NULL, 0, 0, "temperature -0.5 is out of range (must be 0 or more)");
+    sampler_defaults(&S);
+    S.top_p = 0.0;
+    expect_error(ok, 2, NULL, 0, 0, "top-p 0 is out of range (must be in (0, 1])");
+    sampler_defaults(&S);
+    S.min_p = 1.5;
+    expect_error(ok, 2, NULL, 0, 0, "min-p 1.5 is out of range (must be in [0, 1])");
+    sampler_defaults(&S);
+    S.top_k = -1;
+    expect_error(ok, 2, NULL, 0, 0, "top-k -1 is out of range (must be 0 or more)");
+    sampler_defaults(&S);
+    S.repetition_penalty = 0.0;
+    expect_error(ok, 2, NULL, 0, 0, "repetition-penalty 0 is out of range (must be more than 0)");
+}
+END_TEST
+
+Suite *suite_sampler(void)
+{
+    Suite *s = suite_create("sampler");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_test(core, test_softmax_by_hand);
+    tcase_add_test(core, test_temperature_divides_logits);
+    tcase_add_test(core, test_temperature_zero_is_greedy);
+    tcase_add_test(core, test_penalty_engine_and_lesson_formulas);
+    tcase_add_test(core, test_penalty_last_n_and_presence_frequency);
+    tcase_add_test(core, test_preset_orders);
+    tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
+    tcase_add_test(core, test_stage_reports_add_up);
+    tcase_add_test(core, test_entropy_of_uniform);
+    tcase_add_test(core, test_draw_rule_boundaries);
+    tcase_add_test(core, test_draw_skips_removed_tokens);
+    tcase_add_test(core, test_same_seed_same_draw);
+    tcase_add_test(core, test_chi_square_of_100000_draws);
+    suite_add_tcase(s, core);
+    TCase *edge = tcase_create("edge");
+    tcase_add_checked_fixture(edge, setup, teardown);
+    tcase_add_test(edge, test_ties_go_to_the_lower_id);
+    tcase_add_test(edge, test_hf_top_k_keeps_ties_with_kth);
+    tcase_add_test(edge, test_top_k_off_when_k_zero_or_at_least_v);
+    tcase_add_test(edge, test_top_p_one_is_off_and_keeps_at_least_one);
+    tcase_add_test(edge, test_top_p_shortest_prefix_reaching_p);
+    tcase_add_test(edge, test_min_p_threshold_and_one);
+    tcase_add_test(edge, test_single_finite_logit);
+    tcase_add_test(edge, test_adding_a_constant_changes_no_probability);
+    tcase_add_test(edge, test_custom_order_without_a_stage_skips_it);
+    suite_add_tcase(s, edge);
+    TCase *errors = tcase_create("errors");
+    tcase_add_checked_fixture(errors, setup, teardown);
+    tcase_add_test(errors, test_bad_rows_are_refused);
+    tcase_add_test(errors, test_settings_ranges_are_checked);
+    suite_add_tcase(s, errors);
+    return s;
+}

@@ -1,0 +1,189 @@
+/* The one parser behind options, lesson keys and ':' commands. */
+#include <math.h>
+#include <string.h>
+
+#include "settings.h"
+#include "suites.h"
+
+static struct settings S;
+static struct err E;
+
+static void setup(void)
+{
+    settings_defaults(&S);
+    err_clear(&E);
+}
+
+static int set(const char *name, const char *value)
+{
+    return settings_set(&S, name, value, &E);
+}
+
+START_TEST(test_defaults_turn_every_stage_off)
+{
+    ck_assert_double_eq(S.sampler.temperature, 1.0);
+    ck_assert_int_eq(S.sampler.top_k, 0);
+    ck_assert_double_eq(S.sampler.top_p, 1.0);
+    ck_assert_double_eq(S.sampler.min_p, 0.0);
+    ck_assert_double_eq(S.sampler.repetition_penalty, 1.0);
+    ck_assert_int_eq(S.sampler.chain.preset, PRESET_LESSON);
+    for (int st = 0; st < STAGE_COUNT; st++)
+        ck_assert(!stage_active(&S.sampler, (enum stage)st, 100));
+}
+END_TEST
+
+START_TEST(test_values_are_parsed)
+{
+    ck_assert_int_eq(set("temperature", "0.5"), 0);
+    ck_assert_double_eq(S.sampler.temperature, 0.5);
+    ck_assert_int_eq(set("top-k", "40"), 0);
+    ck_assert_int_eq(S.sampler.top_k, 40);
+    ck_assert_int_eq(set("top-p", "0.95"), 0);
+    ck_assert_int_eq(set("min-p", "5e-2"), 0);
+    ck_assert_double_eq(S.sampler.min_p, 0.05);
+    ck_assert_int_eq(set("repetition-penalty", "1.3"), 0);
+    ck_assert_int_eq(set("penalty-formula", "lesson"), 0);
+    ck_assert_int_eq(S.sampler.penalty_formula, PENALTY_LESSON);
+    ck_assert_int_eq(set("penalty-scope", "all"), 0);
+    ck_assert_int_eq(S.sampler.penalty_scope, SCOPE_ALL);
+    ck_assert_int_eq(set("penalty-last-n", "64"), 0);
+    ck_assert_int_eq(set("presence-penalty", "-0.5"), 0);
+    ck_assert_double_eq(S.sampler.presence_penalty, -0.5);
+    ck_assert_int_eq(set("seed", "18446744073709551615"), 0);
+    ck_assert(S.sampler.seed == UINT64_MAX);
+    ck_assert_int_eq(set("max-tokens", "12"), 0);
+    ck_assert_int_eq(S.max_tokens, 12);
+    ck_assert_int_eq(set("top-k", "off"), 0);
+    ck_assert_int_eq(S.sampler.top_k, 0);
+    ck_assert_int_eq(set("top-p", "off"), 0);
+    ck_assert_double_eq(S.sampler.top_p, 1.0);
+}
+END_TEST
+
+START_TEST(test_orders)
+{
+    ck_assert_int_eq(set("order", "vllm"), 0);
+    ck_assert_int_eq(S.sampler.chain.preset, PRESET_VLLM);
+    ck_assert_int_eq(set("order", "top-k, temperature,penalties"), 0);
+    ck_assert_int_eq(S.sampler.chain.preset, PRESET_CUSTOM);
+    ck_assert_int_eq(S.sampler.chain.n, 3);
+    ck_assert_int_eq(S.sampler.chain.stage[0], STAGE_TOP_K);
+    ck_assert_int_eq(S.sampler.chain.stage[2], STAGE_PENALTY);
+    char buf[128];
+    chain_describe(&S.sampler.chain, buf, sizeof buf);
+    ck_assert_str_eq(buf, "custom (top-k, temperature, penalty)");
+    ck_assert_int_eq(set("order", "top-k,top-k"), -1);
+    ck_assert_str_eq(E.msg, "'top-k,top-k' names top-k twice");
+    ck_assert_int_eq(set("order", "top-q"), -1);
+    ck_assert_str_eq(E.msg, "'top-q' is not a preset (lesson, hf, vllm, llamacpp) or a stage "
+                            "(penalty, temperature, top-k, top-p, min-p)");
+    ck_assert_int_eq(S.sampler.chain.n, 3); /* unchanged by a failed set */
+}
+END_TEST
+
+START_TEST(test_stop_strings)
+{
+    ck_assert_int_eq(set("stop", "\\n\\n"), 0);
+    ck_assert_str_eq(S.stop[0], "\n\n");
+    ck_assert_int_eq(set("stop", "</s>"), 0);
+    ck_assert_int_eq(S.n_stop, 2);
+    ck_assert_int_eq(set("stop", ""), 0);
+    ck_assert_int_eq(S.n_stop, 0);
+    ck_assert_int_eq(set("stop", "a\\q"), -1);
+    ck_assert_str_eq(E.msg, "unknown escape \\q in 'a\\q' (use \\n \\t \\\\ \\\")");
+    char big[STOP_LEN + 2];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ck_assert_int_eq(set("stop", big), -1);
+    for (int i = 0; i < STOP_MAX; i++)
+        ck_assert_int_eq(set("stop", "z"), 0);
+    ck_assert_int_eq(set("stop", "z"), -1);
+    ck_assert_str_eq(E.msg, "more than 8 stop strings");
+}
+END_TEST
+
+START_TEST(test_out_of_range_messages)
+{
+    static const struct {
+        const char *name, *value, *msg;
+    } CASES[] = {
+        { "temperature", "-1", "-1 is out of range (must be 0 or more)" },
+        { "temperature", "abc", "'abc' is not a number" },
+        { "temperature", "nan", "'nan' is not a number (NaN)" },
+        { "temperature", "inf", "'inf' is not a finite number" },
+        { "temperature", "", "a number is missing" },
+        { "top-p", "0", "0 is out of range (must be in (0, 1])" },
+        { "top-p", "1.01", "1.01 is out of range (must be in (0, 1])" },
+        { "min-p", "-0.1", "-0.1 is out of range (must be in [0, 1])" },
+        { "top-k", "-3", "-3 is out of range (must be 0 or more)" },
+        { "top-k", "2.5", "'2.5' is not a whole number" },
+        { "repetition-penalty", "0", "0 is out of range (must be more than 0)" },
+        { "penalty-formula", "hf", "'hf' is not a formula (engine or lesson)" },
+        { "penalty-scope", "prompt", "'prompt' is not a scope (generated or all)" },
+        { "seed", "-1", "'-1' is not a seed (a whole number 0 to 2^64-1)" },
+        { "seed", "18446744073709551616",
+          "18446744073709551616 is out of range (a seed is at most 2^64-1)" },
+        { "temprature", "1", "'temprature' is not a setting" },
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        err_clear(&E);
+        ck_assert_int_eq(set(CASES[i].name, CASES[i].value), -1);
+        ck_assert_str_eq(E.msg, CASES[i].msg);
+        ck_assert_int_eq(E.code, ERR_USAGE);
+    }
+}
+END_TEST
+
+START_TEST(test_values_read_back)
+{
+    char buf[64];
+    set("temperature", "0.5");
+    settings_value(&S, "temperature", buf, sizeof buf);
+    ck_assert_str_eq(buf, "0.5");
+    settings_value(&S, "top-k", buf, sizeof buf);
+    ck_assert_str_eq(buf, "off");
+    set("seed", "42");
+    settings_value(&S, "seed", buf, sizeof buf);
+    ck_assert_str_eq(buf, "42");
+    /* Every listed setting reads back into something settings_set accepts. */
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+        ck_assert(settings_known(i->name));
+        if (strcmp(i->name, "stop") == 0)
+            continue;
+        settings_value(&S, i->name, buf, sizeof buf);
+        ck_assert_msg(set(i->name, buf) == 0, "%s %s: %s", i->name, buf, E.msg);
+    }
+}
+END_TEST
+
+START_TEST(test_id_lists)
+{
+    int ids[8];
+    ck_assert_int_eq(parse_int_list("1 2, 3", ids, 8, 7, &E), 3);
+    ck_assert_int_eq(ids[2], 3);
+    ck_assert_int_eq(parse_int_list("", ids, 8, 7, &E), 0);
+    ck_assert_int_eq(parse_int_list("1 9", ids, 8, 7, &E), -1);
+    ck_assert_str_eq(E.msg, "token id 9 is not in the vocabulary (0..6)");
+    ck_assert_int_eq(parse_int_list("1 x", ids, 8, 7, &E), -1);
+    ck_assert_str_eq(E.msg, "'1 x' is not a list of token ids");
+}
+END_TEST
+
+Suite *suite_settings(void)
+{
+    Suite *s = suite_create("settings");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, NULL);
+    tcase_add_test(core, test_defaults_turn_every_stage_off);
+    tcase_add_test(core, test_values_are_parsed);
+    tcase_add_test(core, test_orders);
+    tcase_add_test(core, test_values_read_back);
+    tcase_add_test(core, test_id_lists);
+    suite_add_tcase(s, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_checked_fixture(errors, setup, NULL);
+    tcase_add_test(errors, test_stop_strings);
+    tcase_add_test(errors, test_out_of_range_messages);
+    suite_add_tcase(s, errors);
+    return s;
+}

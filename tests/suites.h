@@ -1,0 +1,17 @@
+/* suites.h - one Check suite per module; check_main.c runs them all. */
+#ifndef LOGITLAB_SUITES_H
+#define LOGITLAB_SUITES_H
+
+#include <check.h>
+
+Suite *suite_philox(void);
+Suite *suite_sampler(void);
+Suite *suite_settings(void);
+Suite *suite_lessons(void);
+Suite *suite_errors(void);
+Suite *suite_report(void);
+
+/* The lessons directory of the source tree; tests run from the top directory. */
+#define TEST_LESSONS "lessons"
+
+#endif

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Installs the Debian packages logitlab needs to build and test, if any are missing.
+# Called by `make deps` (and so by `make run` and `make test`). It uses apt-get directly
+# as root, through sudo otherwise, and when neither works it says exactly what to install.
+set -eu
+
+# package  what-it-provides
+PKGS="libncurses-dev libinih-dev check pkg-config tmux"
+
+missing=""
+if command -v dpkg-query >/dev/null 2>&1; then
+    for p in $PKGS; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+            missing="$missing $p"
+        fi
+    done
+else
+    # Not a Debian system: check what pkg-config can see and let the build fail clearly otherwise.
+    for m in ncursesw inih check; do
+        pkg-config --exists "$m" 2>/dev/null || missing="$missing $m"
+    done
+    if [ -n "$missing" ]; then
+        echo "deps: not a Debian system and pkg-config cannot find:$missing" >&2
+        echo "deps: install the development packages for ncursesw, inih and check, plus tmux" >&2
+        exit 1
+    fi
+    exit 0
+fi
+
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing missing Debian packages:$missing"
+if [ "$(id -u)" = 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+else
+    echo "deps: these packages are missing and I am not root and have no sudo:" >&2
+    echo "deps:     apt-get install$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086
+if ! $SUDO apt-get install -y --no-install-recommends $missing; then
+    $SUDO apt-get update
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y --no-install-recommends $missing || {
+        echo "deps: apt-get failed; install by hand: apt-get install$missing" >&2
+        exit 1
+    }
+fi
