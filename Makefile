@@ -32,7 +32,8 @@ NVCC_ARCH  := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=
 NVCC_FLAGS := -O2 -std=c++17 -cudart static -Werror all-warnings -Xcompiler -Wall,-Wextra $(NVCC_ARCH)
 
 SRC_CORE := src/err.c src/sampler.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
-            src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c
+            src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c \
+            src/keys.c src/screen.c src/app.c src/view.c src/term.c
 SRC_MAIN := src/main.c
 TESTS    := $(sort $(wildcard tests/check_*.c))
 
@@ -77,8 +78,16 @@ test-build: $(TEST_BIN) $(SAN_BIN)
 test-unit: $(TEST_BIN)
 	$(TEST_BIN)
 
-test-cli: $(SAN_BIN)
+test-cli: $(SAN_BIN) $(BIN)
 	tests/cli.sh $(SAN_BIN)
+	tests/screens.sh $(SAN_BIN)
+	tests/tmux.sh $(SAN_BIN)
+	tests/tmux.sh $(BIN)
+
+golden: $(SAN_BIN)
+	GOLDEN_UPDATE=1 tests/cli.sh $(SAN_BIN)
+	GOLDEN_UPDATE=1 tests/screens.sh $(SAN_BIN)
+	@git diff --stat -- tests/golden || true
 
 test-gpu: $(GPU_BINS)
 	@if [ -z "$(NVCC)" ]; then echo "test-gpu: skipped: CUDA code not built (no nvcc)"; \
@@ -116,8 +125,12 @@ $(BUILD)/gpu/%: gpu/%.cu src/philox.h tests/philox_kat.h
 	@echo "  NVCC    $@"
 	@$(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
 
-bench:
-	@echo "bench: no benchmark yet"
+bench: $(BUILD)/bench_ui
+	@$(BUILD)/bench_ui
+
+$(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
 
 format:
 	clang-format -i src/*.c src/*.h tests/*.c tests/*.h

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "keys.h"
 #include "settings.h"
 
 #define OPT_SETTING_BASE 1000
@@ -14,6 +15,11 @@ enum {
     OPT_FORMAT,
     OPT_TOP,
     OPT_LESSONS_DIR,
+    OPT_HEADLESS,
+    OPT_SIZE,
+    OPT_KEYS,
+    OPT_ASCII,
+    OPT_NO_COLOR,
 };
 
 void cli_usage(FILE *out)
@@ -27,6 +33,9 @@ void cli_usage(FILE *out)
             "token: the LM head, logits, exponentials, probabilities, cumulative sums,\n"
             "temperature, top-k, top-p, min-p, penalties, the seeded draw and the stop rules.\n"
             "\n"
+            "Without a command it opens LESSON (default: the first) in the terminal, where\n"
+            "every setting is live; press ? there for the keys.\n"
+            "\n"
             "Commands:\n"
             "  show LESSON    print one step of a lesson as a table, without curses\n"
             "  lessons        list the lessons (id and title) in teaching order\n"
@@ -39,6 +48,14 @@ void cli_usage(FILE *out)
             "  --top N              write only the N most likely rows (default: all)\n"
             "  --lessons-dir DIR    read lessons from DIR (default: beside the program,\n"
             "                       else $LOGITLAB_LESSONS, ./lessons, the share directory)\n"
+            "  --headless           run the interactive view without a terminal and print\n"
+            "                       its last screen as text (for tests and handouts)\n"
+            "  --size WxH           the screen size for --headless (default 80x24)\n"
+            "  --keys KEYS          keys for --headless: characters, and <Space> <Enter>\n"
+            "                       <Esc> <Left> <Right> <Up> <Down> <PgUp> <PgDn> <Home>\n"
+            "                       <End> <Tab> <BS> <lt> <resize WxH>\n"
+            "  --ascii              draw with ASCII only (also when the locale is not UTF-8)\n"
+            "  --no-color           no colours (also when NO_COLOR is set)\n"
             "  -h, --help           show this help and exit\n"
             "  -V, --version        show the version and exit\n"
             "\n"
@@ -98,6 +115,11 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     longs[n++] = (struct option){ "format", required_argument, NULL, OPT_FORMAT };
     longs[n++] = (struct option){ "top", required_argument, NULL, OPT_TOP };
     longs[n++] = (struct option){ "lessons-dir", required_argument, NULL, OPT_LESSONS_DIR };
+    longs[n++] = (struct option){ "headless", no_argument, NULL, OPT_HEADLESS };
+    longs[n++] = (struct option){ "size", required_argument, NULL, OPT_SIZE };
+    longs[n++] = (struct option){ "keys", required_argument, NULL, OPT_KEYS };
+    longs[n++] = (struct option){ "ascii", no_argument, NULL, OPT_ASCII };
+    longs[n++] = (struct option){ "no-color", no_argument, NULL, OPT_NO_COLOR };
     for (int i = 0; SETTINGS_INFO[i].name; i++)
         longs[n++] =
             (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_SETTING_BASE + i };
@@ -105,6 +127,8 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
 
     memset(o, 0, sizeof *o);
     o->step = 1;
+    o->width = 80;
+    o->height = 24;
     struct settings check;
     settings_defaults(&check);
     opterr = 0;
@@ -132,6 +156,22 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             break;
         case OPT_LESSONS_DIR:
             o->lessons_dir = optarg;
+            break;
+        case OPT_HEADLESS:
+            o->headless = 1;
+            break;
+        case OPT_SIZE:
+            if (keys_parse_size(optarg, &o->width, &o->height, e) < 0)
+                return err_prefix(e, "--size"), -1;
+            break;
+        case OPT_KEYS:
+            o->keys = optarg;
+            break;
+        case OPT_ASCII:
+            o->ascii = 1;
+            break;
+        case OPT_NO_COLOR:
+            o->no_color = 1;
             break;
         case ':':
             return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
@@ -166,5 +206,10 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     if (rest > 1)
         return err_set(e, ERR_USAGE, "one lesson at a time (got '%s' and '%s')", args[0], args[1]);
     o->lesson = rest ? args[0] : NULL;
+    if (o->command && (o->headless || o->keys))
+        return err_set(e, ERR_USAGE, "--headless and --keys go with the interactive view, not '%s'",
+                       o->command);
+    if (o->keys && !o->headless)
+        return err_set(e, ERR_USAGE, "--keys needs --headless");
     return 0;
 }

@@ -28,6 +28,11 @@ struct options {
     enum report_format format;
     int top;
     const char *lessons_dir;
+    int headless;      /* draw once into a screen buffer and print it as text */
+    int width, height; /* --size, for --headless */
+    const char *keys;  /* --keys, for --headless */
+    int ascii;         /* draw with ASCII only */
+    int no_color;
     int n_over;
     struct override over[MAX_OVERRIDES]; /* settings in command-line order */
 };

@@ -177,8 +177,9 @@ static char *read_line(char *str, int num, void *stream)
 static const char *const SECTION_KEYS_LESSON[] = {
     "id", "title", "text", "source", "prompt", NULL
 };
-static const char *const SECTION_KEYS_STEP[] = { "logits", "probs", "hidden", "context", "text",
-                                                 "note",   "ask",   "digits", "try",     NULL };
+static const char *const SECTION_KEYS_STEP[] = { "logits", "probs", "hidden",   "context",
+                                                 "text",   "note",  "solution", "ask",
+                                                 "digits", "try",   NULL };
 static const char *const SECTION_KEYS_HEAD[] = { "eps", "real-vocab", "real-hidden", NULL };
 
 static int in_list(const char *const *list, const char *name)
@@ -980,7 +981,8 @@ static int read_step(struct loader *ld, struct lesson *L, int index,
         }
     }
     if (collect(ld, section, "text", "\n", &S->text, NULL) < 0 ||
-        collect(ld, section, "note", "\n", &S->note, NULL) < 0)
+        collect(ld, section, "note", "\n", &S->note, NULL) < 0 ||
+        collect(ld, section, "solution", "\n", &S->solution, NULL) < 0)
         return -1;
     if (collect(ld, section, "digits", NULL, &v, &line) < 0)
         return -1;
@@ -1211,6 +1213,7 @@ void lesson_free(struct lesson *L)
         free(S->context);
         free(S->text);
         free(S->note);
+        free(S->solution);
         free_settings(S->settings, S->n_settings);
         for (int i = 0; i < S->n_try; i++)
             free(S->tries[i].text);

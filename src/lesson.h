@@ -62,8 +62,9 @@ struct lesson_step {
     int has_context; /* 1: the step starts from its own context */
     int *context;
     int context_len;
-    char *text; /* what the learner reads; paragraphs end in '\n' */
-    char *note; /* remarks such as a printed number that differs from the exact one */
+    char *text;     /* what the learner reads; paragraphs end in '\n' */
+    char *note;     /* remarks such as a printed number that differs from the exact one */
+    char *solution; /* an exercise's worked solution, shown once answered */
     int n_settings;
     struct lesson_setting *settings;
     int n_ask;

@@ -333,6 +333,10 @@ static int write_text(FILE *out, const struct report *r)
 
     fprintf(out, "%s: %s\n", L->id, L->title);
     fprintf(out, "step %d of %d\n", r->step, L->n_steps);
+    if (r->step == 1 && L->text) {
+        fputc('\n', out);
+        wrap(out, "  ", "  ", L->text);
+    }
     if (S->text) {
         fputc('\n', out);
         wrap(out, "  ", "  ", S->text);
@@ -429,6 +433,10 @@ static int write_text(FILE *out, const struct report *r)
             report_number(v, sizeof v, report_ask_value(t, &S->ask[i]), d);
             fprintf(out, "  %-16s %s\n", what, v);
         }
+    }
+    if (S->solution) {
+        fputc('\n', out);
+        wrap(out, "solution: ", "          ", S->solution);
     }
     fputc('\n', out);
     text_notes(out, r);

@@ -41,7 +41,8 @@ int settings_known(const char *name);
  * a message about the value that does not repeat the name ("'abc' is not a
  * number", "1.5 is out of range (0, 1]"): the caller puts the option, key or
  * file:line in front. s is unchanged on error. Stop strings accept the
- * escapes \n \t \\ \"; an empty stop value clears the stop strings. */
+ * escapes \n \t \\ \" and may be written in double quotes; an empty stop
+ * value clears the stop strings. */
 int settings_set(struct settings *s, const char *name, const char *value, struct err *e);
 
 /* Parses an order: a preset name or stages separated by commas. */

@@ -142,3 +142,26 @@ size_t utf8_pad(const char *s, int cols, int right, char *buf, size_t n)
     buf[out] = '\0';
     return out;
 }
+
+size_t utf8_copy(char *dst, size_t n, const char *src)
+{
+    if (n == 0)
+        return 0;
+    size_t len = strlen(src);
+    if (len >= n) {
+        len = n - 1;
+        while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+            len--; /* do not split a character */
+    }
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return len;
+}
+
+size_t utf8_append(char *dst, size_t n, const char *src)
+{
+    size_t have = strlen(dst);
+    if (have >= n)
+        return have;
+    return have + utf8_copy(dst + have, n - have, src);
+}

@@ -27,4 +27,11 @@ size_t utf8_escape(const char *s, char *buf, size_t n);
  * right-aligned when right is set. Returns the length. */
 size_t utf8_pad(const char *s, int cols, int right, char *buf, size_t n);
 
+/* Copies src into dst (size n, always terminated), cutting at a character
+ * boundary when it does not fit. Returns the length copied. */
+size_t utf8_copy(char *dst, size_t n, const char *src);
+
+/* Appends src to the string in dst (size n) the same way. */
+size_t utf8_append(char *dst, size_t n, const char *src);
+
 #endif

@@ -12,6 +12,8 @@ int main(void)
     srunner_add_suite(sr, suite_lessons());
     srunner_add_suite(sr, suite_errors());
     srunner_add_suite(sr, suite_report());
+    srunner_add_suite(sr, suite_view());
+    srunner_add_suite(sr, suite_app());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

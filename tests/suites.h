@@ -10,6 +10,8 @@ Suite *suite_settings(void);
 Suite *suite_lessons(void);
 Suite *suite_errors(void);
 Suite *suite_report(void);
+Suite *suite_view(void);
+Suite *suite_app(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

@@ -1,0 +1,153 @@
+/* app.h - the running program as a model: which lesson and step, the
+ * settings, the steps taken, the trace on screen, and what each key does.
+ * No curses and no I/O beyond loading lessons: term.c feeds it keys, view.c
+ * draws it, and the headless mode and the tests drive it directly.
+ */
+#ifndef LOGITLAB_APP_H
+#define LOGITLAB_APP_H
+
+#include "catalog.h"
+#include "err.h"
+#include "lesson.h"
+#include "sampler.h"
+#include "settings.h"
+#include "source.h"
+
+/* Keys: Unicode code points for text, and these above Unicode for the rest. */
+enum app_key {
+    AK_NONE = 0,
+    AK_SPECIAL = 0x110000,
+    AK_LEFT,
+    AK_RIGHT,
+    AK_UP,
+    AK_DOWN,
+    AK_PGUP,
+    AK_PGDN,
+    AK_HOME,
+    AK_END,
+    AK_ENTER,
+    AK_ESC,
+    AK_BACKSPACE,
+    AK_TAB,
+    AK_RESIZE,
+};
+
+/* What the caller must do after a key. */
+enum app_flag {
+    APP_REDRAW = 1,
+    APP_QUIT = 2,
+};
+
+enum app_mode {
+    MODE_NORMAL,
+    MODE_HELP,   /* the key list covers the screen; any key closes it */
+    MODE_PROMPT, /* a ':' command is being typed */
+    MODE_ANSWER, /* an exercise answer is being typed */
+};
+
+enum app_end {
+    END_NONE,   /* a live step waits for its draw */
+    END_LESSON, /* the lesson has no more steps */
+    END_STOP,   /* a stop rule fired and the next step would continue the text */
+};
+
+#define APP_MAX_OVERRIDES 64
+#define APP_MAX_HISTORY   1024
+#define APP_INPUT_MAX     128
+#define APP_MSG_MAX       256
+
+struct app_override {
+    char name[32];
+    char value[STOP_LEN * 2 + 1];
+};
+
+/* A step taken: where it was, what it used, what it drew. */
+struct app_entry {
+    int step; /* lesson step, 1-based */
+    int *ctx; /* the context it sampled in (owned) */
+    int len;
+    struct settings settings;
+    int choice;
+    int sampled;
+    double u;
+    struct stop_result stop; /* after appending the choice */
+};
+
+struct app_answer {
+    int given;
+    double value;
+    int ok;
+};
+
+struct app {
+    struct catalog cat;
+    int lesson_index; /* in cat.files, or -1 for a lesson opened by path */
+    struct lesson L;
+
+    int n_cli; /* settings from the command line: the base under every lesson */
+    struct app_override cli[APP_MAX_OVERRIDES];
+    int n_live; /* settings changed while running; cleared by x and on a new lesson */
+    struct app_override live[APP_MAX_OVERRIDES];
+
+    int n_hist;
+    struct app_entry hist[APP_MAX_HISTORY];
+    int pos;       /* the entry on screen; n_hist means the live step */
+    int live_step; /* the step waiting to be taken (when end == END_NONE) */
+    int *live_ctx; /* its context (owned) */
+    int live_len;
+    enum app_end end;
+
+    /* The step on screen, recomputed after every change. */
+    struct settings cur;
+    struct trace t;
+    const int *cur_ctx;
+    int cur_len;
+    int cur_step;
+    int show_u;     /* mark where the seeded u lands on the live step */
+    int off_script; /* the live context is not the one the lesson's logits were written for */
+    char script_text[160];
+    double recompute_us; /* the last recomputation, in microseconds */
+
+    /* Exercises: answers to the asks of the live step. */
+    struct app_answer ans[LESSON_MAX_ASK];
+    int ask_index;
+    int revealed;
+
+    enum app_mode mode;
+    char input[APP_INPUT_MAX];
+    int input_len;
+    char msg[APP_MSG_MAX];
+    int msg_warn;
+    int scroll;    /* first line of the lesson text on screen */
+    int try_index; /* the step's suggestion applied last, -1 for none */
+    const char *backend;
+};
+
+/* Opens lesson what (an id or a path; NULL for the first lesson) from the
+ * lessons directory dir (NULL: the default search), with the command-line
+ * settings (name, value pairs, already checked). Returns 0 or -1. */
+int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
+             const char *const *values, struct err *e);
+
+/* Starts the lesson again from its step k (1-based), on the lesson's own
+ * path. Returns 0, or -1 with a message when there is no step k. */
+int app_start_step(struct app *a, int k, struct err *e);
+void app_free(struct app *a);
+
+/* Handles one key; returns APP_* flags. Never fails: problems become a
+ * message on the status line. */
+int app_key(struct app *a, int key);
+
+/* Runs the command typed at the ':' prompt ("temperature 0.5", "lesson toy"). */
+int app_command(struct app *a, const char *line);
+
+/* 1 when the step on screen is an exercise whose solution is still hidden. */
+int app_hidden(const struct app *a);
+
+/* The entry on screen, or NULL for the live step. */
+const struct app_entry *app_shown_entry(const struct app *a);
+
+/* One line per key, for the help screen and the README. Ends with NULL. */
+extern const char *const APP_KEY_HELP[];
+
+#endif

@@ -1,0 +1,373 @@
+/* The running program as a model: keys in, state out, no terminal. */
+#include <math.h>
+#include <string.h>
+
+#include "app.h"
+#include "keys.h"
+#include "suites.h"
+
+static struct app A;
+
+static void open_lesson(const char *id)
+{
+    struct err e;
+    app_free(&A);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, id, 0, NULL, NULL, &e) == 0, "%s", e.msg);
+}
+
+static void setup(void)
+{
+    memset(&A, 0, sizeof A);
+    open_lesson("toy");
+}
+
+static void teardown(void)
+{
+    app_free(&A);
+}
+
+/* Types keys in the --keys syntax. Returns the flags of the last key. */
+static int type(const char *spec)
+{
+    struct key_event ev[256];
+    struct err e;
+    int n = keys_parse(spec, ev, 256, &e);
+    ck_assert_msg(n >= 0, "%s", e.msg);
+    int flags = 0;
+    for (int i = 0; i < n; i++)
+        flags = app_key(&A, ev[i].key);
+    return flags;
+}
+
+static const struct trace_row *row(int id)
+{
+    return &A.t.rows[A.t.rank_of[id]];
+}
+
+enum { PAD, THE, CAT, SAT, DOG, ON, MAT, EOS };
+
+START_TEST(test_greedy_path_through_the_toy_lesson)
+{
+    /* seed 002: [1,2,3] -> on -> [1,2,3,5] -> mat -> [1,2,3,5,6]. */
+    ck_assert_int_eq(A.live_step, 1);
+    ck_assert_int_eq(A.live_len, 3);
+    type("<Space>");
+    ck_assert_int_eq(A.n_hist, 1);
+    ck_assert_int_eq(A.hist[0].choice, ON);
+    ck_assert_int_eq(A.live_step, 2);
+    ck_assert_int_eq(A.live_len, 4);
+    ck_assert_int_eq(A.live_ctx[3], ON);
+    ck_assert(!A.off_script);
+    ck_assert_double_eq_tol(A.t.sum_exp, 16.9191, 5e-5);
+    type("<Enter>");
+    ck_assert_int_eq(A.hist[1].choice, MAT);
+    ck_assert_int_eq(A.end, END_LESSON);
+    ck_assert_int_eq(A.pos, 1); /* the last draw stays on screen */
+    char text[64];
+    int after[5];
+    memcpy(after, A.hist[1].ctx, 4 * sizeof(int));
+    after[4] = A.hist[1].choice;
+    vocab_detok(&A.L.vocab, after, 5, text, sizeof text);
+    ck_assert_str_eq(text, "The cat sat on mat");
+    type("<Space>"); /* nothing more to take */
+    ck_assert_int_eq(A.n_hist, 2);
+}
+END_TEST
+
+START_TEST(test_walking_back_and_forth)
+{
+    type("<Space><Space>");
+    type("<Left>");
+    ck_assert_int_eq(A.pos, 0);
+    ck_assert_int_eq(A.cur_step, 1);
+    ck_assert_double_eq_tol(A.t.sum_exp, 18.5312, 5e-5);
+    type("<Left>");
+    ck_assert_int_eq(A.pos, 0);
+    ck_assert_str_eq(A.msg, "this is the first step");
+    type("<Right>");
+    ck_assert_int_eq(A.pos, 1);
+    type("<Right>");
+    ck_assert_int_eq(A.pos, 1); /* the lesson ended: no live step after it */
+}
+END_TEST
+
+START_TEST(test_changing_a_taken_step_goes_back_to_it)
+{
+    type("<Space><Space><Left>");
+    type("T"); /* temperature 0 -> 0.1 on step 1 */
+    ck_assert_int_eq(A.n_hist, 0);
+    ck_assert_int_eq(A.pos, 0);
+    ck_assert_int_eq(A.live_step, 1);
+    ck_assert_double_eq(A.cur.sampler.temperature, 0.1);
+    ck_assert_str_eq(A.msg, "back at step 1: the 1 step after it were dropped");
+}
+END_TEST
+
+START_TEST(test_temperature_and_top_k_from_the_prompt)
+{
+    /* The acceptance numbers of the terminal issue: T 0.5 gives on 0.7258;
+     * top-k 3 gives the renormalized 0.5856 / 0.2381 / 0.1764. */
+    type(":temperature 0.5<Enter>");
+    ck_assert_double_eq(A.cur.sampler.temperature, 0.5);
+    ck_assert_double_eq_tol(row(ON)->prob, 0.7258, 5e-5);
+    type(":temperature 1<Enter>:top-k 3<Enter>");
+    ck_assert_int_eq(A.t.kept_count, 3);
+    ck_assert_double_eq_tol(row(ON)->final, 0.5856, 5e-5);
+    ck_assert_double_eq_tol(row(CAT)->final, 0.2381, 5e-5);
+    ck_assert_double_eq_tol(row(MAT)->final, 0.1764, 5e-5);
+}
+END_TEST
+
+START_TEST(test_setting_keys_follow_their_ladders)
+{
+    type("t");
+    ck_assert_str_eq(A.msg, "temperature is already at its lowest step");
+    type("TTTT");
+    ck_assert_double_eq(A.cur.sampler.temperature, 0.5);
+    type("K");
+    ck_assert_str_eq(A.msg, "top-k is already at its highest step (off)");
+    type("k");
+    ck_assert_int_eq(A.cur.sampler.top_k, 6); /* below off: V - 1 */
+    type("kkkkk");
+    ck_assert_int_eq(A.cur.sampler.top_k, 1);
+    type("KKKKKK");
+    ck_assert_int_eq(A.cur.sampler.top_k, 0); /* off again */
+    type("p");
+    ck_assert_double_eq(A.cur.sampler.top_p, 0.99);
+    type("M");
+    ck_assert_double_eq(A.cur.sampler.min_p, 0.01);
+    type("R");
+    ck_assert_double_eq(A.cur.sampler.repetition_penalty, 1.05);
+    type("fg");
+    ck_assert_int_eq(A.cur.sampler.penalty_formula, PENALTY_LESSON);
+    ck_assert_int_eq(A.cur.sampler.penalty_scope, SCOPE_ALL);
+}
+END_TEST
+
+START_TEST(test_order_presets_cycle)
+{
+    static const enum preset CYCLE[] = { PRESET_HF, PRESET_VLLM, PRESET_LLAMACPP, PRESET_LESSON };
+    for (int i = 0; i < 4; i++) {
+        type("o");
+        ck_assert_int_eq(A.cur.sampler.chain.preset, CYCLE[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_seeds)
+{
+    type(":temperature 1<Enter>");
+    ck_assert(A.cur.sampler.seed == 0);
+    type("s");
+    ck_assert(A.cur.sampler.seed == 1);
+    ck_assert_double_eq(A.t.choice.u, sampler_u(1, 1, 0, 0));
+    type("S");
+    ck_assert_int_eq(A.mode, MODE_PROMPT);
+    ck_assert_str_eq(A.input, "seed ");
+    type("42<Enter>");
+    ck_assert(A.cur.sampler.seed == 42);
+}
+END_TEST
+
+START_TEST(test_same_seed_same_tokens)
+{
+    int first[2];
+    for (int run = 0; run < 2; run++) {
+        open_lesson("toy");
+        type(":temperature 1<Enter>:seed 11<Enter><Space><Space>");
+        ck_assert_int_eq(A.n_hist, 2);
+        if (run == 0) {
+            first[0] = A.hist[0].choice;
+            first[1] = A.hist[1].choice;
+        } else {
+            ck_assert_int_eq(A.hist[0].choice, first[0]);
+            ck_assert_int_eq(A.hist[1].choice, first[1]);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_off_the_lesson_path)
+{
+    /* Seed 0 at step 1 draws u = 0.972: at T = 1 that is dog, not on. */
+    type(":temperature 1<Enter>:seed 0<Enter><Space>");
+    ck_assert_int_eq(A.hist[0].choice, DOG);
+    ck_assert(A.off_script);
+    ck_assert_str_eq(A.script_text, "The cat sat on");
+}
+END_TEST
+
+START_TEST(test_stop_rules_end_the_text)
+{
+    open_lesson("stopping");
+    type("<Space><Space><Space>"); /* on, mat, [EOS] */
+    ck_assert_int_eq(A.hist[2].choice, EOS);
+    ck_assert_int_eq(A.hist[2].stop.rule, STOP_EOS);
+    /* Step 4 starts from its own context, so the lesson goes on. */
+    ck_assert_int_eq(A.end, END_NONE);
+    ck_assert_int_eq(A.live_step, 4);
+    open_lesson("stopping");
+    type(":max-tokens 2<Enter><Space><Space>");
+    ck_assert_int_eq(A.hist[1].stop.rule, STOP_MAX_TOKENS);
+    ck_assert_int_eq(A.end, END_STOP);
+    ck_assert_str_eq(A.msg, "step 2: \"mat\", then stop: max tokens (2)");
+    type("<Space>");
+    ck_assert_int_eq(A.n_hist, 2); /* stopped: nothing more to take */
+    /* A stop string typed in quotes at the prompt, matched across two tokens. */
+    open_lesson("stopping");
+    type(":stop \"on mat\"<Enter><Space><Space>");
+    ck_assert_str_eq(A.cur.stop[0], "on mat");
+    ck_assert_int_eq(A.hist[1].stop.rule, STOP_STRING);
+}
+END_TEST
+
+START_TEST(test_exercise_answers)
+{
+    open_lesson("exercise-1");
+    ck_assert(app_hidden(&A));
+    type("a");
+    ck_assert_int_eq(A.mode, MODE_ANSWER);
+    /* exp 0 = 7.3891: 7.3890 is within one unit of the fourth decimal, 7.39 is not. */
+    type("7.389<Enter>2.7183<Enter>1<Enter>11.1074<Enter>0.6652<Enter>0.2447<Enter>0.09<Enter>");
+    ck_assert_int_eq(A.mode, MODE_NORMAL);
+    ck_assert(!app_hidden(&A));
+    ck_assert(A.ans[0].ok);
+    ck_assert(A.ans[3].ok); /* the seed's 11.1074 is one unit from 11.1073 */
+    ck_assert_str_eq(A.msg, "7 of 7 right: the solution is shown");
+    open_lesson("exercise-1");
+    type("a7.39<Enter>abc<Enter>");
+    ck_assert(!A.ans[0].ok);
+    ck_assert_str_eq(A.msg, "'abc' is not a number: type a number, or Esc to stop");
+    type("<Esc>");
+    ck_assert(app_hidden(&A));
+    type("v");
+    ck_assert(!app_hidden(&A));
+}
+END_TEST
+
+START_TEST(test_lessons_and_steps)
+{
+    type("n");
+    ck_assert_str_eq(A.L.id, "france");
+    type("N");
+    ck_assert_str_eq(A.L.id, "toy");
+    type("NN");
+    ck_assert_str_eq(A.L.id, "exercise-3"); /* wraps around */
+    type(":lesson top-p<Enter>");
+    ck_assert_str_eq(A.L.id, "top-p");
+    type(":step 2<Enter>");
+    ck_assert_int_eq(A.live_step, 2);
+    ck_assert_int_eq(A.t.kept_count, 5);
+    type(":lesson nosuch<Enter>");
+    ck_assert_str_eq(A.L.id, "top-p");
+    ck_assert(A.msg_warn);
+    type(":step 9<Enter>");
+    ck_assert_str_eq(A.msg, "step: 9 is out of range (must be 1 to 3)");
+}
+END_TEST
+
+START_TEST(test_suggestions_and_reset)
+{
+    type(":lesson top-k<Enter>");
+    type(".");
+    ck_assert_int_eq(A.cur.sampler.top_k, 1);
+    type(".");
+    ck_assert_int_eq(A.cur.sampler.top_k, 5);
+    type("."); /* top-k 3 | order hf */
+    ck_assert_int_eq(A.cur.sampler.chain.preset, PRESET_HF);
+    type("x");
+    ck_assert_int_eq(A.cur.sampler.top_k, 3);
+    ck_assert_int_eq(A.cur.sampler.chain.preset, PRESET_LESSON);
+}
+END_TEST
+
+START_TEST(test_command_line_settings_persist)
+{
+    struct err e;
+    app_free(&A);
+    const char *names[] = { "temperature" }, *values[] = { "2" };
+    ck_assert_int_eq(app_init(&A, TEST_LESSONS, "toy", 1, names, values, &e), 0);
+    ck_assert_double_eq(A.cur.sampler.temperature, 2.0); /* over the lesson's 0 */
+    type("t");
+    ck_assert_double_eq(A.cur.sampler.temperature, 1.5);
+    type("n");
+    ck_assert_double_eq(A.cur.sampler.temperature, 2.0); /* a new lesson drops live changes */
+}
+END_TEST
+
+START_TEST(test_bad_commands_keep_running)
+{
+    ck_assert_int_eq(type(":temprature 1<Enter>"), APP_REDRAW);
+    ck_assert_str_eq(A.msg, "unknown command 'temprature' (a setting such as temperature, or "
+                            "lesson, step, reset, help, quit)");
+    type(":top-p 2<Enter>");
+    ck_assert_str_eq(A.msg, "top-p: 2 is out of range (must be in (0, 1])");
+    ck_assert_double_eq(A.cur.sampler.top_p, 1.0);
+    type(":top-p 0.9<BS>8<Enter>");
+    ck_assert_double_eq(A.cur.sampler.top_p, 0.8);
+    ck_assert_int_eq(type(":quit<Enter>"), APP_QUIT);
+    ck_assert_int_eq(type("q"), APP_QUIT);
+    type("?");
+    ck_assert_int_eq(A.mode, MODE_HELP);
+    type("z");
+    ck_assert_int_eq(A.mode, MODE_NORMAL);
+}
+END_TEST
+
+START_TEST(test_show_u)
+{
+    type(":temperature 1<Enter>:seed 7<Enter>u");
+    ck_assert(A.show_u);
+    ck_assert_double_eq(A.t.choice.u, sampler_u(7, 1, 0, 0));
+    type("u");
+    ck_assert(!A.show_u);
+}
+END_TEST
+
+START_TEST(test_keys_syntax)
+{
+    struct key_event ev[16];
+    struct err e;
+    ck_assert_int_eq(keys_parse("a<Space><lt><resize 100x30>\xc3\xa9", ev, 16, &e), 5);
+    ck_assert_int_eq(ev[1].key, ' ');
+    ck_assert_int_eq(ev[2].key, '<');
+    ck_assert_int_eq(ev[3].key, AK_RESIZE);
+    ck_assert_int_eq(ev[3].w, 100);
+    ck_assert_int_eq(ev[4].key, 0xE9);
+    ck_assert_int_eq(keys_parse("<Bogus>", ev, 16, &e), -1);
+    ck_assert_str_eq(e.msg, "<Bogus> is not a key (Space, Enter, Esc, Left, Right, Up, Down, PgUp, "
+                            "PgDn, Home, End, Tab, BS, lt, resize WxH)");
+    ck_assert_int_eq(keys_parse("<Space", ev, 16, &e), -1);
+    ck_assert_int_eq(keys_parse("<resize 10>", ev, 16, &e), -1);
+    ck_assert_str_eq(e.msg, "'10' is not a size such as 80x24");
+}
+END_TEST
+
+Suite *suite_app(void)
+{
+    Suite *s = suite_create("app");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_test(core, test_greedy_path_through_the_toy_lesson);
+    tcase_add_test(core, test_walking_back_and_forth);
+    tcase_add_test(core, test_changing_a_taken_step_goes_back_to_it);
+    tcase_add_test(core, test_temperature_and_top_k_from_the_prompt);
+    tcase_add_test(core, test_setting_keys_follow_their_ladders);
+    tcase_add_test(core, test_order_presets_cycle);
+    tcase_add_test(core, test_seeds);
+    tcase_add_test(core, test_same_seed_same_tokens);
+    tcase_add_test(core, test_off_the_lesson_path);
+    tcase_add_test(core, test_stop_rules_end_the_text);
+    tcase_add_test(core, test_exercise_answers);
+    tcase_add_test(core, test_lessons_and_steps);
+    tcase_add_test(core, test_suggestions_and_reset);
+    tcase_add_test(core, test_command_line_settings_persist);
+    tcase_add_test(core, test_show_u);
+    suite_add_tcase(s, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_checked_fixture(errors, setup, teardown);
+    tcase_add_test(errors, test_bad_commands_keep_running);
+    tcase_add_test(errors, test_keys_syntax);
+    suite_add_tcase(s, errors);
+    return s;
+}

@@ -1,0 +1,221 @@
+/* The layout over many terminal sizes, and the drawing: no pane overlaps
+ * another or leaves the screen, and no part writes outside its rectangle. */
+#include <string.h>
+
+#include "app.h"
+#include "suites.h"
+#include "view.h"
+
+static int inside(struct rect r, int w, int h)
+{
+    return r.x >= 0 && r.y >= 0 && r.w >= 0 && r.h >= 0 && r.x + r.w <= w && r.y + r.h <= h;
+}
+
+static int overlap(struct rect a, struct rect b)
+{
+    if (a.w == 0 || a.h == 0 || b.w == 0 || b.h == 0)
+        return 0;
+    return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+static const int VOCABS[] = { 3, 7, 8, 50, 1000, 128256 };
+
+START_TEST(test_layout_fits_every_size)
+{
+    int sizes = 0;
+    for (size_t v = 0; v < sizeof VOCABS / sizeof VOCABS[0]; v++)
+        for (int w = VIEW_MIN_W; w <= 320; w += 7)
+            for (int h = VIEW_MIN_H; h <= 120; h += 5) {
+                struct layout l;
+                layout_compute(w, h, VOCABS[v], &l);
+                ck_assert_msg(l.ok, "%dx%d refused", w, h);
+                struct rect parts[] = { l.title,          l.lesson,          l.pane[PANE_LOGITS],
+                                        l.pane[PANE_EXP], l.pane[PANE_PROB], l.pane[PANE_CUM],
+                                        l.status,         l.bottom };
+                int n = (int)(sizeof parts / sizeof parts[0]);
+                for (int i = 0; i < n; i++) {
+                    ck_assert_msg(inside(parts[i], w, h), "%dx%d V=%d: part %d leaves the screen",
+                                  w, h, VOCABS[v], i);
+                    for (int j = i + 1; j < n; j++)
+                        ck_assert_msg(!overlap(parts[i], parts[j]),
+                                      "%dx%d V=%d: parts %d and %d overlap", w, h, VOCABS[v], i, j);
+                }
+                for (int p = 0; p < PANE_COUNT; p++) {
+                    ck_assert_int_ge(l.pane[p].w, 38);
+                    ck_assert_int_ge(l.pane[p].h, 2); /* a title and at least one row */
+                }
+                ck_assert_int_eq(l.side, w >= VIEW_SIDE_W);
+                if (!l.side)
+                    ck_assert_int_ge(l.lesson.h, 3);
+                else
+                    ck_assert_int_ge(l.lesson.w, 40);
+                /* Every row of the screen belongs to some part: nothing is wasted
+                 * between them in the stacked layout. */
+                if (!l.side) {
+                    int rows = 0;
+                    for (int i = 0; i < n; i++)
+                        if (parts[i].x == 0)
+                            rows += parts[i].h;
+                    ck_assert_int_eq(rows, h);
+                }
+                sizes++;
+            }
+    ck_assert_int_gt(sizes, 1000);
+}
+END_TEST
+
+START_TEST(test_layout_uses_room_for_rows)
+{
+    struct layout small, big;
+    layout_compute(80, 24, 7, &small);
+    layout_compute(80, 60, 128256, &big);
+    /* 7 tokens at 80x24: each pane has its title and all 7 rows. */
+    ck_assert_int_eq(small.pane[PANE_PROB].h, 8);
+    ck_assert_int_gt(big.pane[PANE_PROB].h, small.pane[PANE_PROB].h);
+    layout_compute(132, 43, 7, &big);
+    ck_assert(big.side);
+    ck_assert_int_gt(big.pane[PANE_EXP].w, small.pane[PANE_EXP].w); /* wider bars */
+}
+END_TEST
+
+START_TEST(test_layout_too_small)
+{
+    struct layout l;
+    int sizes[][2] = { { 79, 24 }, { 80, 23 }, { 40, 10 }, { 1, 1 } };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        layout_compute(sizes[i][0], sizes[i][1], 7, &l);
+        ck_assert(!l.ok);
+    }
+}
+END_TEST
+
+static struct app A;
+
+static void app_setup(void)
+{
+    struct err e;
+    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 0, NULL, NULL, &e) == 0, "%s", e.msg);
+}
+
+static void app_teardown(void)
+{
+    app_free(&A);
+}
+
+/* Every cell outside r is still blank after drawing into r. */
+static void assert_within(const struct screen *s, struct rect r, const char *what, int w, int h)
+{
+    for (int y = 0; y < s->h; y++)
+        for (int x = 0; x < s->w; x++) {
+            if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h)
+                continue;
+            const struct cell *c = screen_at(s, x, y);
+            if (c->cp != ' ' || c->attr != 0)
+                ck_abort_msg("%s at %dx%d wrote outside at (%d,%d)", what, w, h, x, y);
+        }
+}
+
+static void check_parts_stay_inside(const char *lesson, const char *keys)
+{
+    struct err e;
+    app_free(&A);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, lesson, 0, NULL, NULL, &e) == 0, "%s", e.msg);
+    for (const char *k = keys; *k; k++)
+        app_key(&A, *k == '_' ? ' ' : *k);
+    static const int SIZES[][2] = { { 80, 24 },  { 81, 25 },  { 100, 30 }, { 119, 40 },
+                                    { 120, 24 }, { 132, 43 }, { 200, 60 } };
+    for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
+        int w = SIZES[i][0], h = SIZES[i][1];
+        struct layout l;
+        layout_compute(w, h, A.t.vocab_size, &l);
+        for (int utf8 = 0; utf8 <= 1; utf8++) {
+            struct screen s;
+            ck_assert_int_eq(screen_init(&s, w, h, utf8), 0);
+            for (int p = 0; p < PANE_COUNT; p++) {
+                screen_clear(&s);
+                view_draw_pane(&A, &s, (enum pane)p, l.pane[p]);
+                assert_within(&s, l.pane[p], "a pane", w, h);
+            }
+            screen_clear(&s);
+            view_draw_lesson(&A, &s, l.lesson, l.side);
+            assert_within(&s, l.lesson, "the lesson pane", w, h);
+            screen_free(&s);
+        }
+    }
+}
+
+START_TEST(test_parts_stay_inside)
+{
+    check_parts_stay_inside("toy", "");
+    check_parts_stay_inside("toy", "TTT_");          /* sampled, taken, adjusted logits */
+    check_parts_stay_inside("top-k", "u");           /* removed rows, the u marker */
+    check_parts_stay_inside("penalty", "_");         /* penalty warning */
+    check_parts_stay_inside("stopping", "___");      /* a stop */
+    check_parts_stay_inside("exercise-2", "");       /* hidden numbers */
+    check_parts_stay_inside("france", "pppppppppp"); /* top-p line */
+}
+END_TEST
+
+START_TEST(test_render_small_screen_says_what_it_needs)
+{
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 60, 20, 1), 0);
+    view_render(&A, &s);
+    char row[256];
+    screen_row_text(&s, 0, row, sizeof row);
+    ck_assert_str_eq(row, "logitlab needs a terminal of at least 80x24.");
+    screen_row_text(&s, 1, row, sizeof row);
+    ck_assert_str_eq(row, "This one is 60x20: enlarge it, or press q.");
+    screen_free(&s);
+}
+END_TEST
+
+START_TEST(test_render_shows_the_lesson_numbers)
+{
+    /* Toy step 1 at T = 0.5 (seed 002's temperature table): on at 0.7258. */
+    app_command(&A, "temperature 0.5");
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 80, 24, 1), 0);
+    view_render(&A, &s);
+    int found = 0;
+    char row[512];
+    for (int y = 0; y < s.h; y++) {
+        screen_row_text(&s, y, row, sizeof row);
+        found |= strstr(row, " on      0.7258 ") != NULL;
+    }
+    ck_assert_msg(found, "no row shows on at 0.7258");
+    screen_free(&s);
+}
+END_TEST
+
+START_TEST(test_ascii_screen_has_no_unicode)
+{
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 132, 43, 0), 0);
+    app_command(&A, "top-p 0.9");
+    app_key(&A, 'u');
+    view_render(&A, &s);
+    for (int i = 0; i < s.w * s.h; i++)
+        ck_assert_uint_lt(s.cells[i].cp, 0x80);
+    screen_free(&s);
+}
+END_TEST
+
+Suite *suite_view(void)
+{
+    Suite *s = suite_create("view");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_layout_fits_every_size);
+    tcase_add_test(core, test_layout_uses_room_for_rows);
+    suite_add_tcase(s, core);
+    TCase *edge = tcase_create("edge");
+    tcase_add_checked_fixture(edge, app_setup, app_teardown);
+    tcase_add_test(edge, test_layout_too_small);
+    tcase_add_test(edge, test_parts_stay_inside);
+    tcase_add_test(edge, test_render_small_screen_says_what_it_needs);
+    tcase_add_test(edge, test_render_shows_the_lesson_numbers);
+    tcase_add_test(edge, test_ascii_screen_has_no_unicode);
+    tcase_set_timeout(edge, 30);
+    suite_add_tcase(s, edge);
+    return s;
+}

@@ -1,0 +1,187 @@
+#!/bin/sh
+# End-to-end tests of the interactive view in a real terminal: a private tmux
+# server runs a shell, the tests type into it and read the pane back. They
+# wait for screen content (polling capture-pane, with a deadline), never for
+# a fixed time, and the server is killed on the way out.
+# Usage: tests/tmux.sh BINARY   (the sanitizer build also checks for reports)
+set -u
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=$(mktemp -d)
+SOCK="logitlab-test-$$"
+T="tmux -L $SOCK -f /dev/null"
+pass=0
+fail=0
+cleanup() {
+    $T kill-server 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "tmux: skipped: tmux is not installed (make test installs it)"
+    exit 0
+fi
+
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    printf 'FAIL: %s\n' "$*"
+    $T capture-pane -p -t t 2>/dev/null | sed 's/^/  | /'
+}
+screen() { $T capture-pane -p -t t; }
+keys() { $T send-keys -t t "$@"; }
+
+# wait_for TEXT [SECONDS]: until the pane shows TEXT.
+wait_for() {
+    deadline=$(($(date +%s) + ${2:-10}))
+    while [ "$(date +%s)" -le "$deadline" ]; do
+        if screen | grep -qF -- "$1"; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    return 1
+}
+
+# wait_gone TEXT [SECONDS]: until the pane no longer shows TEXT.
+wait_gone() {
+    deadline=$(($(date +%s) + ${2:-10}))
+    while [ "$(date +%s)" -le "$deadline" ]; do
+        if ! screen | grep -qF -- "$1"; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    return 1
+}
+
+# wait_prompt [SECONDS]: until the shell waits for a command: its last line
+# is the bare prompt (capture-pane drops the prompt's trailing space).
+wait_prompt() {
+    deadline=$(($(date +%s) + ${1:-10}))
+    while [ "$(date +%s)" -le "$deadline" ]; do
+        if [ "$(screen | grep -v '^$' | tail -n 1)" = '$' ]; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    return 1
+}
+
+check() { # check DESCRIPTION TEXT
+    if wait_for "$2"; then ok; else bad "$1: '$2' never appeared"; fi
+}
+
+# The shell is usable: it echoes typed commands and runs them, and the tty is
+# back in canonical mode with echo (what a crashed curses program would leave off).
+shell_usable() {
+    [ -n "${TMUX_DEBUG:-}" ] && screen # shell_usable WHAT EXPECTED_STATUS
+    keys "echo rc=\$? mark-$1; stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo" Enter
+    if wait_for "mark-$1" && wait_for "icanon echo"; then ok; else bad "$1: the shell is not usable"; fi
+    if screen | grep -qF "rc=$2 mark-$1"; then ok; else bad "$1: exit status is not $2"; fi
+    keys "clear" Enter
+    wait_gone "mark-$1" || true
+    wait_prompt || bad "$1: no prompt after clear"
+}
+
+start() { # start ARGS...: run the program in the shell, its pid in $TMP/pid
+    keys "sh -c 'echo \$\$ > $TMP/pid; exec \"\$0\" \"\$@\"' $BIN $*" Enter
+    wait_for "logitlab  " || bad "the program did not start: $*"
+}
+
+export ASAN_OPTIONS="log_path=$TMP/asan:detect_leaks=1"
+export UBSAN_OPTIONS="log_path=$TMP/ubsan:print_stacktrace=1"
+$T new-session -d -s t -x 80 -y 24 "env PS1='$ ' LC_ALL=C.UTF-8 ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS sh"
+wait_prompt || bad "no shell prompt"
+
+# 1. Open a lesson; temperature 0.5 puts "on" at 0.7258 (toy step 1).
+start toy
+check "toy opens" "Logits z"
+keys ":temperature 0.5" Enter
+check "temperature 0.5" " on      0.7258 "
+# 2. Top-k 3: the renormalized probabilities.
+keys ":temperature 1" Enter ":top-k 3" Enter
+check "top-k 3 (on)" "0.4407 → 0.5856"
+check "top-k 3 (cat)" "0.1792 → 0.2381"
+check "top-k 3 (mat)" "0.1327 → 0.1764"
+# 3. Keys change settings live.
+keys T
+check "T raises the temperature" "T 1.2 "
+keys o
+check "o cycles the order" "order hf:"
+# 4. Help, and any key closes it.
+keys "?"
+check "help opens" "Keys (any key closes this)"
+keys x
+if wait_gone "Keys (any key closes this)"; then ok; else bad "help does not close"; fi
+# 5. Resize: the side layout, too small, and back.
+$T resize-window -t t -x 132 -y 43
+check "resize to 132x43" "│ Text: The cat sat"
+$T resize-window -t t -x 60 -y 20
+check "too small" "needs a terminal of at least 80x24"
+$T resize-window -t t -x 80 -y 24
+check "back to 80x24" "Exponentials e^z'"
+# 6. Quit: the shell works again.
+keys q
+wait_prompt || bad "no prompt after q"
+shell_usable quit 0
+
+# 7. Steps with a fixed seed give the same tokens on every run.
+for run in 1 2; do
+    start toy --temperature 1 --seed 11
+    keys Space
+    wait_for "step 1 drew" || bad "run $run: step 1 not taken"
+    keys Space
+    wait_for "step 2 drew" || bad "run $run: step 2 not taken"
+    screen | grep -F "step 2 drew" >"$TMP/run$run"
+    screen | grep -F "Text:" >>"$TMP/run$run"
+    keys q
+    wait_prompt || bad "no prompt after run $run"
+    keys clear Enter
+    wait_prompt || bad "no prompt after clear"
+done
+if [ -s "$TMP/run1" ] && cmp -s "$TMP/run1" "$TMP/run2"; then ok; else
+    bad "two runs with seed 11 differ: $(cat "$TMP/run1") / $(cat "$TMP/run2")"
+fi
+
+# 8. Ctrl-C restores the terminal (exit status 130).
+start toy
+check "started for Ctrl-C" "Logits z"
+keys C-c
+wait_prompt || bad "no prompt after Ctrl-C"
+shell_usable ctrl-c 130
+
+# 9. SIGTERM restores the terminal (exit status 143).
+start top-k
+check "started for SIGTERM" "Logits z"
+kill -TERM "$(cat "$TMP/pid")"
+wait_prompt || bad "no prompt after SIGTERM"
+shell_usable sigterm 143
+
+# 10. A crash (SIGSEGV in the middle of the run) restores the terminal first.
+case "$BIN" in
+*/san/*) ;; # AddressSanitizer takes over SIGSEGV; the plain build checks this
+*)
+    start toy
+    check "started for the crash" "Logits z"
+    kill -SEGV "$(cat "$TMP/pid")"
+    check "the crash is reported" "logitlab: crashed"
+    shell_usable crash 139
+    ;;
+esac
+
+# 11. A fatal error before the screen starts leaves the terminal as it was.
+keys "$BIN nosuch-lesson" Enter
+check "an unknown lesson is reported" "logitlab: no lesson 'nosuch-lesson'"
+shell_usable fatal 2
+
+# 12. The sanitizers found nothing in the whole session.
+if ls "$TMP"/asan.* "$TMP"/ubsan.* >/dev/null 2>&1; then
+    bad "sanitizer reports: $(cat "$TMP"/asan.* "$TMP"/ubsan.* 2>/dev/null | head -20)"
+else
+    ok
+fi
+
+printf 'tmux: %d passed, %d failed\n' "$pass" "$fail"
+[ "$fail" -eq 0 ]
