@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "philox.h"
+#include "sampler_rules.h"
 
 struct zid {
     double z;
@@ -175,6 +176,13 @@ void trace_free(struct trace *t)
     free(t->work_count);
     free(t->work_order);
     free(t->work_rows);
+    free(t->fz);
+    free(t->fe);
+    free(t->fmark);
+    free(t->fkey);
+    free(t->fcand);
+    free(t->fcount);
+    free(t->fblock);
     memset(t, 0, sizeof *t);
 }
 
@@ -196,27 +204,18 @@ static void count_window(const struct sampler_input *in, const struct sampler_se
         count[in->context[i]]++;
 }
 
-/* Penalties, in the order the engines apply them: the repetition penalty
- * first, then frequency and presence. Returns how many tokens changed. */
+/* Penalties (sampler_rules.h) on every seen token. Returns how many changed. */
 static int apply_penalties(double *z, const int *count, int vocab_size,
                            const struct sampler_settings *s)
 {
-    double alpha = s->repetition_penalty;
     int changed = 0;
     for (int i = 0; i < vocab_size; i++) {
         if (count[i] == 0)
             continue;
         double before = z[i];
-        if (alpha != 1.0) {
-            /* The engines divide a positive logit and multiply a negative one,
-             * so the token always becomes less likely. The lesson's z / alpha
-             * for every sign would pull a negative logit up toward 0. */
-            if (s->penalty_formula == PENALTY_LESSON || z[i] > 0.0)
-                z[i] /= alpha;
-            else
-                z[i] *= alpha;
-        }
-        z[i] -= s->frequency_penalty * count[i] + s->presence_penalty;
+        z[i] = rule_penalize(z[i], count[i], s->repetition_penalty,
+                             s->penalty_formula == PENALTY_LESSON, s->frequency_penalty,
+                             s->presence_penalty);
         if (z[i] != before)
             changed++;
     }
@@ -303,7 +302,7 @@ static void stage_min_p(const struct zid *order, int n, double min_p, struct tra
     double max = order[0].z;
     rep->cut = min_p * rep->p_max;
     for (int r = 1; r < n; r++)
-        if (!(exp(order[r].z - max) >= min_p))
+        if (!rule_min_p_keeps(order[r].z, max, min_p))
             remove_token(mark, order[r].id, STAGE_MIN_P);
 }
 
@@ -455,6 +454,7 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
     t->entropy_final = h_final;
     t->kept_count = kept;
     t->kept_mass = kept_mass;
+    t->n_rows = V;
 
     if (t->greedy) {
         /* The only kept token is the argmax; no random number is used. */

@@ -70,8 +70,9 @@ struct sampler_settings {
  * of which are the prompt. step and row feed the Philox counter. */
 struct sampler_input {
     int vocab_size;
-    const double *logits; /* vocab_size values; -inf masks a token; NaN and +inf are errors */
-    const int *context;   /* context_len token ids, each in [0, vocab_size) */
+    const double *logits;  /* vocab_size values; -inf masks a token; NaN and +inf are errors */
+    const float *logits_f; /* or these, for sampler_run_fast (a model's float32 logits) */
+    const int *context;    /* context_len token ids, each in [0, vocab_size) */
     int context_len;
     int prompt_len; /* <= context_len */
     uint32_t step;  /* generation step, 1 for the first */
@@ -120,7 +121,8 @@ struct zid; /* private to sampler.c */
 
 struct trace {
     int vocab_size;
-    struct trace_row *rows; /* vocab_size rows, descending prob, ties to the lower id */
+    int n_rows;             /* rows filled, best first: all of them, or the top ones (fast path) */
+    struct trace_row *rows; /* descending prob, ties to the lower id */
     int *rank_of;           /* rank_of[id]: the row of token id */
     int greedy;             /* T = 0 was in the chain */
     double max_adjusted;    /* largest finite z' */
@@ -139,6 +141,16 @@ struct trace {
     int *work_count;
     struct zid *work_order;
     struct trace_row *work_rows;
+    /* The fast path's per-token state, kept after a run so that any token's
+     * row can be looked up (sampler_fast_row); allocated on first use. */
+    double *fz;     /* final z' of every token */
+    double *fe;     /* e^(z' - max) of every token */
+    uint8_t *fmark; /* 0 kept, else 1 + the stage that removed it (TRACE_MASKED + 1: masked) */
+    uint32_t *fkey; /* order-preserving keys, for radix selection */
+    int *fcand;     /* candidate lists */
+    int *fcount;    /* penalty counts, zero between runs */
+    double *fblock; /* the largest z' of each block of tokens */
+    int fmax_valid; /* the arrays above hold the last fast run */
 };
 
 /* Fills s with neutral settings, seed 0 and the lesson order. */
@@ -161,6 +173,21 @@ void trace_free(struct trace *t);
  * range, bad settings. */
 int sampler_run(const struct sampler_input *in, const struct sampler_settings *s, struct trace *t,
                 struct err *e);
+
+/* The same chain in O(V): no sort of the vocabulary. Selections use a radix
+ * descent on the float bits of z' (2048 buckets a level, counts and masses),
+ * and only the bucket a threshold falls in is sorted. Fills every statistic,
+ * the stage reports, the choice, and the first n_rows rows in rank order
+ * (t->n_rows). Same kept set and same token for the same u as sampler_run.
+ * in->logits or in->logits_f gives the row. This is the specification the GPU
+ * kernels follow, pass for pass. */
+int sampler_run_fast(const struct sampler_input *in, const struct sampler_settings *s,
+                     struct trace *t, int n_rows, struct err *e);
+
+/* After sampler_run_fast: the row of any token (its prob, cum, kept, final;
+ * logit left 0 for the caller) and its rank (0 = the most likely), found in
+ * O(V). Returns 0, or -1 for an id out of range. */
+int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *rank);
 
 /* The u of DESIGN.md: Philox4x32-10 keyed by seed, counter (step, row, draw, 0). */
 double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw);

@@ -12,6 +12,7 @@ Suite *suite_errors(void);
 Suite *suite_report(void);
 Suite *suite_view(void);
 Suite *suite_app(void);
+Suite *suite_fast(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

@@ -1,0 +1,49 @@
+/* sampler_rules.h - the per-token rules of the chain, shared by the CPU
+ * reference, the CPU fast path and the CUDA kernels (header only, HOSTDEV),
+ * so that every backend applies literally the same arithmetic.
+ */
+#ifndef LOGITLAB_SAMPLER_RULES_H
+#define LOGITLAB_SAMPLER_RULES_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "philox.h" /* HOSTDEV */
+
+/* Repetition, then frequency and presence penalties, on a token seen count
+ * times (count > 0). The engine formula divides a positive logit and
+ * multiplies a negative one, so the token always loses; the lesson's divides
+ * every sign, which pulls a negative logit up toward 0. */
+static inline HOSTDEV double rule_penalize(double z, int count, double alpha, int lesson_formula,
+                                           double frequency, double presence)
+{
+    if (alpha != 1.0) {
+        if (lesson_formula || z > 0.0)
+            z /= alpha;
+        else
+            z *= alpha;
+    }
+    return z - (frequency * count + presence);
+}
+
+/* Min-p keeps p_i >= min_p * p_max; the normalizer cancels, so the test is
+ * e^(z_i - z_max) >= min_p. */
+static inline HOSTDEV int rule_min_p_keeps(double z, double max, double min_p)
+{
+    return exp(z - max) >= min_p;
+}
+
+/* A 32-bit key that orders like z: the float bits of z, with the sign bit
+ * flipped for positives and every bit flipped for negatives. Rounding z to
+ * float never reverses an order, so tokens in a higher bucket of the key
+ * always have a larger z; ties in the key are settled by the exact z. */
+static inline HOSTDEV uint32_t rule_key(double z)
+{
+    float f = (float)z;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+#endif

@@ -1,0 +1,220 @@
+/* The O(V) sampler against the reference, which sorts everything: on random
+ * rows of many sizes and settings, the same kept set, the same statistics,
+ * the same top rows and the same token for the same u. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "philox.h"
+#include "sampler.h"
+#include "suites.h"
+
+static struct trace ref, fast;
+
+static void teardown(void)
+{
+    trace_free(&ref);
+    trace_free(&fast);
+}
+
+/* A deterministic normal from Philox (Box-Muller). */
+static double normal(uint64_t seed, uint32_t i)
+{
+    double u1 = philox_uniform(seed, i, 1, 0) + 1.0 / 33554432.0;
+    double u2 = philox_uniform(seed, i, 2, 0);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+/* Random settings: each stage on with some chance, any preset. */
+static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
+{
+    sampler_defaults(s);
+    double u[8];
+    for (int i = 0; i < 8; i++)
+        u[i] = philox_uniform(seed, 77, (uint32_t)i, 0);
+    if (u[0] < 0.15)
+        s->temperature = 0.0;
+    else if (u[0] < 0.7)
+        s->temperature = 0.3 + 2.0 * u[1];
+    if (u[2] < 0.5)
+        s->top_k = 1 + (int)(u[3] * (V < 100 ? V : 100));
+    if (u[4] < 0.5)
+        s->top_p = 0.05 + 0.94 * u[5];
+    if (u[6] < 0.4)
+        s->min_p = 0.3 * u[7];
+    if (u[1] < 0.4) {
+        s->repetition_penalty = 1.0 + u[2];
+        s->penalty_formula = u[3] < 0.5 ? PENALTY_ENGINE : PENALTY_LESSON;
+        s->penalty_scope = u[4] < 0.5 ? SCOPE_GENERATED : SCOPE_ALL;
+        s->presence_penalty = u[5] < 0.3 ? 0.5 : 0.0;
+        s->frequency_penalty = u[6] < 0.3 ? 0.25 : 0.0;
+        s->penalty_last_n = u[7] < 0.3 ? 4 : 0;
+    }
+    chain_preset(&s->chain, (enum preset)((int)(u[5] * 4) % 4));
+    s->seed = seed;
+}
+
+static void compare(const double *z, int V, const int *ctx, int len, int plen,
+                    const struct sampler_settings *s, int n_rows, const char *what)
+{
+    struct err e;
+    trace_free(&ref);
+    trace_free(&fast);
+    ck_assert_int_eq(trace_init(&ref, V, &e), 0);
+    ck_assert_int_eq(trace_init(&fast, V, &e), 0);
+    struct sampler_input in = { .vocab_size = V,
+                                .logits = z,
+                                .context = ctx,
+                                .context_len = len,
+                                .prompt_len = plen,
+                                .step = 3,
+                                .row = 1 };
+    ck_assert_msg(sampler_run(&in, s, &ref, &e) == 0, "%s: %s", what, e.msg);
+    ck_assert_msg(sampler_run_fast(&in, s, &fast, n_rows, &e) == 0, "%s: %s", what, e.msg);
+    ck_assert_int_eq(fast.n_rows, n_rows < V ? n_rows : V);
+    ck_assert_msg(fast.kept_count == ref.kept_count, "%s: kept %d, reference %d", what,
+                  fast.kept_count, ref.kept_count);
+    /* The same kept set, token by token: every token of small rows, and a
+     * spread of ranks (every one near the kept boundary) of large ones. */
+    int step = V <= 500 ? 1 : V / 200;
+    for (int r = 0; r < V; r++) {
+        int near_cut = r >= ref.kept_count - 3 && r <= ref.kept_count + 3;
+        if (r % step != 0 && !near_cut && r >= 50)
+            continue;
+        const struct trace_row *rr = &ref.rows[r];
+        struct trace_row fr;
+        int rank;
+        ck_assert_int_eq(sampler_fast_row(&fast, rr->id, &fr, &rank), 0);
+        ck_assert_msg(fr.removed_by == rr->removed_by, "%s: token %d removed by %d, reference %d",
+                      what, rr->id, fr.removed_by, rr->removed_by);
+        ck_assert_msg(rank == r, "%s: token %d rank %d, reference %d", what, rr->id, rank, r);
+        ck_assert_double_eq_tol(fr.prob, rr->prob, 1e-12);
+        ck_assert_double_eq_tol(fr.final, rr->final, 1e-12);
+        ck_assert_double_eq_tol(fr.cum, rr->cum, 1e-12);
+    }
+    /* The top rows, in order. */
+    for (int r = 0; r < fast.n_rows; r++) {
+        ck_assert_int_eq(fast.rows[r].id, ref.rows[r].id);
+        ck_assert_double_eq_tol(fast.rows[r].cum_final, ref.rows[r].cum_final, 1e-12);
+        ck_assert_int_eq(fast.rows[r].seen, ref.rows[r].seen);
+        if (isfinite(ref.rows[r].adjusted))
+            ck_assert_double_eq_tol(fast.rows[r].adjusted, ref.rows[r].adjusted, 1e-12);
+        else
+            ck_assert_double_eq(fast.rows[r].adjusted, ref.rows[r].adjusted);
+    }
+    ck_assert_double_eq_tol(fast.kept_mass, ref.kept_mass, 1e-12);
+    ck_assert_double_eq_tol(fast.entropy, ref.entropy, 1e-9);
+    ck_assert_double_eq_tol(fast.entropy_final, ref.entropy_final, 1e-9);
+    ck_assert_double_eq_tol(fast.sum_exp_shifted, ref.sum_exp_shifted, 1e-12 * ref.sum_exp_shifted);
+    for (int c = 0; c < ref.n_stages; c++) {
+        ck_assert_int_eq(fast.stages[c].removed, ref.stages[c].removed);
+        ck_assert_int_eq(fast.stages[c].in, ref.stages[c].in);
+        ck_assert_double_eq_tol(fast.stages[c].removed_mass, ref.stages[c].removed_mass, 1e-12);
+        enum stage st = ref.stages[c].stage;
+        if (ref.stages[c].active && st != STAGE_PENALTY && st != STAGE_TEMPERATURE) {
+            /* What a cutting stage saw: its top probability and its cut. */
+            ck_assert_double_eq_tol(fast.stages[c].p_max, ref.stages[c].p_max, 1e-12);
+            ck_assert_double_eq_tol(fast.stages[c].cut, ref.stages[c].cut, 1e-12);
+        }
+    }
+    /* The same token for the same u (rows that sit within 1e-12 of u aside). */
+    ck_assert_msg(fast.choice.id == ref.choice.id || fabs(ref.choice.u - ref.choice.lo) < 1e-12 ||
+                      fabs(ref.choice.u - ref.choice.hi) < 1e-12,
+                  "%s: drew %d, reference %d", what, fast.choice.id, ref.choice.id);
+    ck_assert_int_eq(fast.choice.rank, ref.choice.rank);
+    ck_assert_int_eq(fast.choice.sampled, ref.choice.sampled);
+    ck_assert_int_eq(fast.greedy, ref.greedy);
+    ck_assert_int_eq(fast.penalized, ref.penalized);
+}
+
+START_TEST(test_random_rows_match_the_reference)
+{
+    static const int SIZES[] = { 1, 2, 7, 50, 300, 2000, 5000 };
+    int ctx[64];
+    char what[96];
+    for (size_t si = 0; si < sizeof SIZES / sizeof SIZES[0]; si++) {
+        int V = SIZES[si];
+        double *z = malloc((size_t)V * sizeof *z);
+        for (uint64_t trial = 0; trial < 60; trial++) {
+            uint64_t seed = trial * 1000003u + (uint64_t)V;
+            double spread = 0.5 + 4.0 * philox_uniform(seed, 5, 5, 5);
+            for (int i = 0; i < V; i++)
+                z[i] = spread * normal(seed, (uint32_t)i);
+            if (trial % 7 == 3 && V > 3)
+                z[V / 2] = z[V / 3] = z[1]; /* ties */
+            if (trial % 11 == 5 && V > 3)
+                z[2] = -INFINITY; /* a masked token */
+            int len = (int)(philox_uniform(seed, 9, 9, 9) * 40);
+            for (int j = 0; j < len; j++)
+                ctx[j] = (int)(philox_uniform(seed, 10, (uint32_t)j, 0) * V);
+            struct sampler_settings s;
+            random_settings(seed, V, &s);
+            snprintf(what, sizeof what, "V=%d trial %d", V, (int)trial);
+            compare(z, V, ctx, len, len / 2, &s, 40, what);
+        }
+        free(z);
+    }
+}
+END_TEST
+
+START_TEST(test_real_size_row)
+{
+    /* One row the size of Llama 3's vocabulary, the full chain of the benchmark. */
+    const int V = 128256;
+    double *z = malloc((size_t)V * sizeof *z);
+    for (int i = 0; i < V; i++)
+        z[i] = 2.5 * normal(99, (uint32_t)i);
+    z[12366] = 19.0;
+    z[791] = 16.5;
+    struct sampler_settings s;
+    sampler_defaults(&s);
+    s.temperature = 0.8;
+    s.top_k = 40;
+    s.top_p = 0.95;
+    s.min_p = 0.05;
+    s.seed = 5;
+    compare(z, V, NULL, 0, 0, &s, 20, "V=128256 full chain");
+    sampler_defaults(&s);
+    s.top_p = 0.95; /* the top-p cut falls deep in the bulk */
+    compare(z, V, NULL, 0, 0, &s, 20, "V=128256 top-p alone");
+    free(z);
+}
+END_TEST
+
+START_TEST(test_float_input)
+{
+    float zf[5] = { 1.5f, -2.0f, 3.25f, 3.25f, -INFINITY };
+    double zd[5];
+    for (int i = 0; i < 5; i++)
+        zd[i] = zf[i];
+    struct err e;
+    ck_assert_int_eq(trace_init(&fast, 5, &e), 0);
+    ck_assert_int_eq(trace_init(&ref, 5, &e), 0);
+    struct sampler_settings s;
+    sampler_defaults(&s);
+    struct sampler_input in = { .vocab_size = 5, .logits_f = zf, .step = 1 };
+    ck_assert_int_eq(sampler_run_fast(&in, &s, &fast, 5, &e), 0);
+    in.logits_f = NULL;
+    in.logits = zd;
+    ck_assert_int_eq(sampler_run(&in, &s, &ref, &e), 0);
+    ck_assert_int_eq(fast.rows[0].id, 2); /* the tie goes to the lower id */
+    ck_assert_int_eq(fast.rows[4].id, 4); /* masked last */
+    ck_assert_int_eq(fast.rows[4].removed_by, TRACE_MASKED);
+    ck_assert_int_eq(fast.choice.id, ref.choice.id);
+    ck_assert_double_eq(fast.rows[0].logit, 3.25);
+}
+END_TEST
+
+Suite *suite_fast(void)
+{
+    Suite *s = suite_create("fast");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, NULL, teardown);
+    tcase_add_test(core, test_random_rows_match_the_reference);
+    tcase_add_test(core, test_real_size_row);
+    tcase_add_test(core, test_float_input);
+    tcase_set_timeout(core, 120);
+    suite_add_tcase(s, core);
+    return s;
+}
