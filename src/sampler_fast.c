@@ -41,8 +41,7 @@
 #define MARK_KEPT     0
 #define MARK_MASKED   (TRACE_MASKED + 1)
 #define MARK_UNSURE   0xFF /* min-p: too near the bar to tell without the exact test */
-#define HIST_COPIES   4 /* level-0 histograms kept apart so that adds into one bucket do not queue \
-                         */
+#define HIST_COPIES   4    /* separate level-0 histograms: adds to one bucket do not queue */
 
 struct zid {
     double z;
