@@ -30,6 +30,7 @@ const char *const APP_KEY_HELP[] = {
     "o             next order preset: lesson, hf, vllm, llamacpp",
     "s, S          next seed, type a seed",
     "u             show where the seeded u lands before taking the step",
+    "l             the lesson text on the whole screen (Up, Down scroll)",
     ".             the step's next suggested setting",
     "x             drop your changes: back to the lesson's settings",
     "a, v          answer the exercise, show its solution",
@@ -170,6 +171,7 @@ static int go_live(struct app *a, int k, const int *ctx, int len)
     a->live_len = len;
     a->live_step = k;
     a->end = END_NONE;
+    a->resume_step = 0;
     a->pos = a->n_hist;
     a->show_u = 0;
     reset_exercise(a);
@@ -179,8 +181,10 @@ static int go_live(struct app *a, int k, const int *ctx, int len)
 
 static void drop_history_from(struct app *a, int from)
 {
-    for (int i = from; i < a->n_hist; i++)
+    for (int i = from; i < a->n_hist; i++) {
         free(a->hist[i].ctx);
+        free(a->hist[i].ans);
+    }
     if (from < a->n_hist)
         a->n_hist = from;
 }
@@ -213,8 +217,8 @@ static void reopen_shown(struct app *a)
     go_live(a, en.step, ctx, en.len);
     free(ctx);
     if (later > 0)
-        set_msg(a, 0, "back at step %d: the %d step%s after it were dropped", en.step, later,
-                later == 1 ? "" : "s");
+        set_msg(a, 0, "back at step %d: %d step%s after it %s dropped", en.step, later,
+                later == 1 ? "" : "s", later == 1 ? "was" : "were");
 }
 
 /* ---- lessons ------------------------------------------------------------------- */
@@ -264,7 +268,8 @@ static int step_lesson(struct app *a, int delta)
         i = (i + delta + a->cat.n) % a->cat.n;
         struct err e;
         if (open_lesson(a, NULL, i, &e) == 0) {
-            set_msg(a, 0, "lesson %d of %d: %s", i + 1, a->cat.n, a->L.id);
+            set_msg(a, 0, "lesson %d of %d: %s%s", i + 1, a->cat.n, a->L.id,
+                    delta > 0 && i == 0 ? " (back to the first)" : "");
             return APP_REDRAW;
         }
         set_msg(a, 1, "%s", e.msg);
@@ -274,29 +279,62 @@ static int step_lesson(struct app *a, int delta)
 
 /* ---- taking steps -------------------------------------------------------------- */
 
+static void ask_prompt(struct app *a);
+
+/* What Space says when nothing is left to take. */
+static void end_message(struct app *a)
+{
+    if (a->end == END_STOP && a->resume_step)
+        return; /* Space goes on: nothing to say */
+    if (a->end == END_STOP)
+        set_msg(a, 0, "generation stopped: Home starts the lesson again, n opens the next one%s",
+                a->n_live ? " (x drops your changes)" : "");
+    else
+        set_msg(a, 0, "end of the lesson: n opens the next one, Home starts this one again");
+}
+
 static int take_step(struct app *a)
 {
-    if (a->pos < a->n_hist) {
+    if (a->pos < a->n_hist - 1) { /* looking back: Space walks forward */
         a->pos++;
-        if (a->pos == a->n_hist && a->end != END_NONE)
-            a->pos = a->n_hist - 1;
+        a->scroll = 0;
         recompute(a);
         return APP_REDRAW;
     }
-    if (a->end != END_NONE)
+    if (a->pos == a->n_hist - 1) {
+        if (a->end == END_NONE) {
+            a->pos = a->n_hist;
+            a->scroll = 0;
+            recompute(a);
+        } else if (a->end == END_STOP && a->resume_step) {
+            const struct lesson_step *S = &a->L.steps[a->resume_step - 1];
+            go_live(a, a->resume_step, S->context, S->context_len);
+            recompute(a);
+        } else {
+            end_message(a);
+        }
         return APP_REDRAW;
+    }
+    if (app_hidden(a)) {
+        ask_prompt(a); /* an exercise is answered before its step is taken */
+        return APP_REDRAW;
+    }
     if (a->n_hist == APP_MAX_HISTORY) {
         set_msg(a, 1, "history is full (%d steps): Home starts again", APP_MAX_HISTORY);
         return APP_REDRAW;
     }
-    if (app_hidden(a))
-        a->revealed = 1; /* taking the step shows what it drew, and so the solution */
     int k = a->live_step, len = a->live_len;
     int *next = malloc((size_t)(len + 1) * sizeof *next);
-    if (!next) {
+    const struct lesson_step *S = &a->L.steps[k - 1];
+    struct app_answer *ans = S->n_ask ? malloc((size_t)S->n_ask * sizeof *ans) : NULL;
+    if (!next || (S->n_ask && !ans)) {
+        free(next);
+        free(ans);
         set_msg(a, 1, "out of memory");
         return APP_REDRAW;
     }
+    if (ans)
+        memcpy(ans, a->ans, (size_t)S->n_ask * sizeof *ans);
     if (len)
         memcpy(next, a->live_ctx, (size_t)len * sizeof *next);
     next[len] = a->t.choice.id;
@@ -310,6 +348,8 @@ static int take_step(struct app *a)
         .sampled = a->t.choice.sampled,
         .u = a->t.choice.u,
         .stop = stop_check(&a->cur, &a->L.vocab, next, len + 1, plen),
+        .n_ans = S->n_ask,
+        .ans = ans,
     };
     a->live_ctx = NULL;
     a->hist[a->n_hist++] = en;
@@ -322,11 +362,15 @@ static int take_step(struct app *a)
     else
         set_msg(a, 0, "step %d took \"%s\" (greedy)", k, tok);
     const struct lesson_step *nextS = k < a->L.n_steps ? &a->L.steps[k] : NULL;
-    if (en.stop.rule != STOP_NONE && !(nextS && nextS->has_context)) {
+    if (en.stop.rule != STOP_NONE) {
+        /* The rule ends the text here; a next step with its own context is a
+         * new text, which Space then opens. */
         stop_describe(&en.stop, &en.settings, &a->L.vocab, why, sizeof why);
-        set_msg(a, 0, "step %d: \"%s\", then stop: %s", k, tok, why);
         a->end = END_STOP;
+        a->resume_step = nextS && nextS->has_context ? k + 1 : 0;
         a->pos = a->n_hist - 1;
+        set_msg(a, 0, "step %d: \"%s\", then stop: %s.%s", k, tok, why,
+                a->resume_step ? " Space goes on to the next step (a new text)." : "");
     } else if (!nextS) {
         a->end = END_LESSON;
         a->pos = a->n_hist - 1;
@@ -355,10 +399,13 @@ static int apply_setting(struct app *a, const char *name, const char *value)
         set_msg(a, 1, "too many changed settings: x drops them");
         return APP_REDRAW;
     }
-    if (a->pos < a->n_hist)
+    if (a->pos < a->n_hist) {
         reopen_shown(a);
-    else if (a->msg_warn)
-        a->msg[0] = '\0';
+    } else {
+        char v[STOP_LEN * 2 + 16];
+        settings_value(&check, name, v, sizeof v);
+        set_msg(a, 0, "%s %s", name, v);
+    }
     recompute(a);
     return APP_REDRAW;
 }
@@ -394,7 +441,9 @@ static int key_ladder(struct app *a, const char *name, const double *steps, int 
 {
     double v;
     if (!ladder(steps, n, cur, dir, &v)) {
-        set_msg(a, 0, "%s is already at its %s", name, dir > 0 ? "highest step" : "lowest step");
+        set_msg(a, 0, "%s is already at its %s", name,
+                dir > 0 ? (strcmp(name, "top-p") == 0 ? "highest step (off)" : "highest step")
+                        : "lowest step");
         return APP_REDRAW;
     }
     return set_number(a, name, v);
@@ -428,7 +477,11 @@ static int key_toggle(struct app *a, const char *name, const char *x, const char
 {
     char v[32];
     settings_value(&a->cur, name, v, sizeof v);
-    return apply_setting(a, name, strcmp(v, x) == 0 ? y : x);
+    int flags = apply_setting(a, name, strcmp(v, x) == 0 ? y : x);
+    if (a->cur.sampler.repetition_penalty == 1.0 && !a->msg_warn)
+        snprintf(a->msg + strlen(a->msg), sizeof a->msg - strlen(a->msg),
+                 " (the repetition penalty is off: R turns it on)");
+    return flags;
 }
 
 static int key_order(struct app *a)
@@ -462,17 +515,26 @@ static int key_try(struct app *a)
         flags |= app_command(a, part);
     }
     a->try_index = i;
-    set_msg(a, 0, "try %d of %d: %s", i + 1, S->n_try, S->tries[i].text);
+    set_msg(a, 0, "try %d of %d: %s (from the lesson's own settings)", i + 1, S->n_try,
+            S->tries[i].text);
     return flags;
 }
 
 static int key_reset(struct app *a)
 {
+    int had = a->n_live;
     a->n_live = 0;
     a->try_index = -1;
+    if (!had) {
+        set_msg(a, 0, "these are the lesson's settings already%s",
+                a->n_cli ? " (with the command line's)" : "");
+        return APP_REDRAW;
+    }
     if (a->pos < a->n_hist)
         reopen_shown(a);
-    set_msg(a, 0, "back to the lesson's settings");
+    if (!a->msg[0] || strncmp(a->msg, "back at", 7) != 0)
+        set_msg(a, 0, "back to the lesson's settings%s",
+                a->n_cli ? " (the command line's settings stay)" : "");
     recompute(a);
     return APP_REDRAW;
 }
@@ -494,8 +556,9 @@ static void ask_prompt(struct app *a)
     a->mode = MODE_ANSWER;
     a->input_len = 0;
     a->input[0] = '\0';
-    set_msg(a, 0, "answer %d of %d: %s = ? (%d decimals; Esc stops)", a->ask_index + 1, S->n_ask,
-            what, S->digits);
+    const struct ask *q = &S->ask[a->ask_index];
+    set_msg(a, 0, "answer %d of %d: %s = ? (%d decimals; Enter checks, Esc stops)",
+            a->ask_index + 1, S->n_ask, what, q->digits >= 0 ? q->digits : S->digits);
 }
 
 static int submit_answer(struct app *a)
@@ -510,10 +573,23 @@ static int submit_answer(struct app *a)
         return APP_REDRAW;
     }
     const struct ask *q = &S->ask[a->ask_index];
-    double want = report_ask_value(&a->t, q);
+    /* Answers are checked against the exercise as the lesson sets it, even
+     * when the screen shows other settings. */
+    struct settings own;
+    struct trace t;
+    struct err e2;
+    source_step_settings(&a->L, a->live_step, &own);
+    if (trace_init(&t, a->L.vocab.n, &e2) < 0 ||
+        source_run_step(&a->L, a->live_step, &own, a->live_ctx, a->live_len, &t, &e2) < 0) {
+        trace_free(&t);
+        set_msg(a, 1, "%s", e2.msg);
+        return APP_REDRAW;
+    }
+    double want = report_ask_value(&t, q);
+    trace_free(&t);
     /* Within one unit of the last decimal the lesson uses: rounding along the
      * way (as the lessons' own solutions do) is not a mistake. */
-    double tol = pow(10.0, -S->digits) * (1.0 + 1e-9);
+    double tol = pow(10.0, -(q->digits >= 0 ? q->digits : S->digits)) * (1.0 + 1e-9);
     struct app_answer *ans = &a->ans[a->ask_index];
     ans->given = 1;
     ans->value = v;
@@ -650,12 +726,32 @@ static const double MIN_PS[] = { 0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 
 static const double PENALTIES[] = { 1, 1.05, 1.1, 1.15, 1.2, 1.3, 1.5, 2, 3 };
 #define N_OF(x) ((int)(sizeof(x) / sizeof((x)[0])))
 
+/* Up and Down move one line, PgUp and PgDn a page (scroll_page lines), kept
+ * within the text the view last drew. */
+static void scroll(struct app *a, int key)
+{
+    int page = a->scroll_page > 1 ? a->scroll_page - 1 : 1;
+    int d = key == AK_UP ? -1 : key == AK_DOWN ? 1 : key == AK_PGUP ? -page : page;
+    a->scroll += d;
+    if (a->scroll > a->scroll_max)
+        a->scroll = a->scroll_max;
+    if (a->scroll < 0)
+        a->scroll = 0;
+}
+
 int app_key(struct app *a, int key)
 {
     if (key == AK_RESIZE || key == AK_NONE)
         return APP_REDRAW;
     if (a->mode == MODE_HELP) {
         a->mode = MODE_NORMAL;
+        return APP_REDRAW;
+    }
+    if (a->mode == MODE_TEXT) {
+        if (key == AK_UP || key == AK_DOWN || key == AK_PGUP || key == AK_PGDN)
+            scroll(a, key);
+        else
+            a->mode = MODE_NORMAL, a->scroll = 0;
         return APP_REDRAW;
     }
     if (a->mode == MODE_PROMPT)
@@ -678,7 +774,9 @@ int app_key(struct app *a, int key)
     case AK_LEFT:
         if (a->pos > 0) {
             a->pos--;
+            a->scroll = 0;
             recompute(a);
+            set_msg(a, 0, "step %d, taken: Right or Space walks forward", a->cur_step);
         } else {
             set_msg(a, 0, "this is the first step");
         }
@@ -686,10 +784,21 @@ int app_key(struct app *a, int key)
     case AK_RIGHT:
         if (a->pos < a->n_hist - (a->end != END_NONE ? 1 : 0)) {
             a->pos++;
+            a->scroll = 0;
             recompute(a);
+            if (a->pos == a->n_hist)
+                set_msg(a, 0, "step %d, live: Space takes it", a->cur_step);
+            else
+                set_msg(a, 0, "step %d, taken", a->cur_step);
+        } else if (a->end != END_NONE) {
+            end_message(a);
         } else {
-            set_msg(a, 0, "this is the latest step: Space takes it");
+            set_msg(a, 0, "this is the live step: Space takes it");
         }
+        return APP_REDRAW;
+    case 'l':
+        a->mode = MODE_TEXT;
+        a->scroll = 0;
         return APP_REDRAW;
     case AK_HOME:
         start_at(a, 1);
@@ -729,7 +838,8 @@ int app_key(struct app *a, int key)
         return APP_REDRAW;
     case 'u':
         if (a->pos < a->n_hist) {
-            set_msg(a, 0, "a taken step always shows its u");
+            set_msg(a, 0,
+                    a->t.greedy ? "a greedy step draws no u" : "a taken step always shows its u");
         } else {
             a->show_u = !a->show_u;
             if (a->show_u && a->t.greedy)
@@ -749,18 +859,17 @@ int app_key(struct app *a, int key)
     case 'v':
         if (app_hidden(a)) {
             a->revealed = 1;
+            a->mode = MODE_NORMAL;
             set_msg(a, 0, "the solution is shown");
+        } else {
+            set_msg(a, 0, "v shows an exercise's solution; this step has nothing hidden");
         }
         return APP_REDRAW;
     case AK_UP:
     case AK_PGUP:
-        a->scroll -= key == AK_UP ? 1 : 5;
-        if (a->scroll < 0)
-            a->scroll = 0;
-        return APP_REDRAW;
     case AK_DOWN:
     case AK_PGDN:
-        a->scroll += key == AK_DOWN ? 1 : 5; /* the view clamps it to the text */
+        scroll(a, key);
         return APP_REDRAW;
     case AK_ESC:
         a->msg[0] = '\0';

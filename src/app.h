@@ -43,6 +43,7 @@ enum app_mode {
     MODE_HELP,   /* the key list covers the screen; any key closes it */
     MODE_PROMPT, /* a ':' command is being typed */
     MODE_ANSWER, /* an exercise answer is being typed */
+    MODE_TEXT,   /* the lesson text fills the screen; Up and Down scroll it */
 };
 
 enum app_end {
@@ -61,6 +62,12 @@ struct app_override {
     char value[STOP_LEN * 2 + 1];
 };
 
+struct app_answer {
+    int given;
+    double value;
+    int ok;
+};
+
 /* A step taken: where it was, what it used, what it drew. */
 struct app_entry {
     int step; /* lesson step, 1-based */
@@ -71,12 +78,8 @@ struct app_entry {
     int sampled;
     double u;
     struct stop_result stop; /* after appending the choice */
-};
-
-struct app_answer {
-    int given;
-    double value;
-    int ok;
+    int n_ans;               /* the answers given, for an exercise step */
+    struct app_answer *ans;  /* (owned) */
 };
 
 struct app {
@@ -96,6 +99,7 @@ struct app {
     int *live_ctx; /* its context (owned) */
     int live_len;
     enum app_end end;
+    int resume_step; /* after a stop: the next step, when it starts from its own context */
 
     /* The step on screen, recomputed after every change. */
     struct settings cur;
@@ -118,8 +122,10 @@ struct app {
     int input_len;
     char msg[APP_MSG_MAX];
     int msg_warn;
-    int scroll;    /* first line of the lesson text on screen */
-    int try_index; /* the step's suggestion applied last, -1 for none */
+    int scroll;      /* first line of the lesson text on screen */
+    int scroll_max;  /* the last scroll that still shows text, set after each drawing */
+    int scroll_page; /* lines of text on screen, set after each drawing */
+    int try_index;   /* the step's suggestion applied last, -1 for none */
     const char *backend;
 };
 

@@ -174,9 +174,8 @@ static char *read_line(char *str, int num, void *stream)
     return str;
 }
 
-static const char *const SECTION_KEYS_LESSON[] = {
-    "id", "title", "text", "source", "prompt", NULL
-};
+static const char *const SECTION_KEYS_LESSON[] = { "id",     "title",       "text", "source",
+                                                   "prompt", "prompt-text", NULL };
 static const char *const SECTION_KEYS_STEP[] = { "logits", "probs", "hidden",   "context",
                                                  "text",   "note",  "solution", "ask",
                                                  "digits", "try",   NULL };
@@ -438,7 +437,8 @@ static int read_lesson_section(struct loader *ld, struct lesson *L)
     }
     L->title = title;
     if (collect(ld, "lesson", "text", "\n", &L->text, NULL) < 0 ||
-        collect(ld, "lesson", "source", NULL, &L->source, NULL) < 0)
+        collect(ld, "lesson", "source", NULL, &L->source, NULL) < 0 ||
+        collect(ld, "lesson", "prompt-text", NULL, &L->prompt_text, NULL) < 0)
         return -1;
     return 0;
 }
@@ -751,6 +751,17 @@ static int parse_ask(struct loader *ld, const struct lesson *L, int line, const 
         size_t lead = strspn(item, " \t");
         memmove(item, item + lead, len - lead + 1);
         p += len + (p[len] == ',');
+        /* "sum@2": this answer to 2 decimals (the solution's own precision). */
+        int digits = -1;
+        char *at = strchr(item, '@');
+        if (at) {
+            struct err de;
+            if (parse_int(at + 1, 0, DIGITS_MAX, &digits, &de) < 0) {
+                ld_error(ld, line, "ask: '%s': %s", item, de.msg);
+                return -1;
+            }
+            *at = '\0';
+        }
         char word[32] = "", arg[48] = "", extra[8] = "";
         int got = sscanf(item, " %31s %47s %7s", word, arg, extra);
         if (got < 1)
@@ -766,7 +777,7 @@ static int parse_ask(struct loader *ld, const struct lesson *L, int line, const 
                      word);
             return -1;
         }
-        struct ask a = { KINDS[k].kind, -1 };
+        struct ask a = { KINDS[k].kind, -1, digits };
         if (KINDS[k].per_token) {
             if (!arg[0]) {
                 ld_error(ld, line, "ask: '%s' needs a token (an id or its text)", word);
@@ -1200,6 +1211,7 @@ void lesson_free(struct lesson *L)
     free(L->title);
     free(L->text);
     free(L->source);
+    free(L->prompt_text);
     vocab_free(&L->vocab);
     free(L->prompt);
     free_settings(L->settings, L->n_settings);

@@ -39,7 +39,8 @@ enum ask_kind { ASK_EXP, ASK_PROB, ASK_FINAL, ASK_CUM, ASK_ADJUSTED, ASK_SUM, AS
 /* One value an exercise asks for: a column of a token's row, or a total. */
 struct ask {
     enum ask_kind kind;
-    int id; /* token id for per-token kinds, -1 for totals */
+    int id;     /* token id for per-token kinds, -1 for totals */
+    int digits; /* decimals this answer is shown and checked to; -1: the step's */
 };
 
 /* A suggestion the UI can step through: one or more settings as typed at the
@@ -88,7 +89,8 @@ struct lesson {
     char id[LESSON_ID_MAX + 1];
     char *title;
     char *text;
-    char *source; /* which seed and section the lesson follows */
+    char *source;      /* which seed and section the lesson follows */
+    char *prompt_text; /* the prompt in words, when the vocabulary lacks its tokens */
     struct vocab vocab;
     int *prompt;
     int prompt_len;

@@ -151,6 +151,8 @@ static int cmd_headless(const struct options *o, struct err *e)
             screen_free(&s);
             rc = screen_init(&s, events[i].w, events[i].h, utf8);
         }
+        /* As if drawn after every key: scrolling knows how much text there is. */
+        view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max);
         if (app_key(&a, events[i].key) & APP_QUIT)
             break;
     }
@@ -195,6 +197,7 @@ static int cmd_tui(const struct options *o, struct err *e)
         if (dirty) {
             view_render(&a, &s);
             term_present(&s);
+            view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max);
             dirty = 0;
         }
         int key = term_key(TUI_POLL_MS);

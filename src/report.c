@@ -43,8 +43,8 @@ void report_number(char *buf, size_t n, double v, int digits)
 {
     if (isinf(v))
         snprintf(buf, n, "%s", v > 0 ? "inf" : "-inf");
-    else if (fabs(v) >= 1e6)
-        snprintf(buf, n, "%.*e", digits, v);
+    else if (fabs(v) >= REPORT_LARGE)
+        snprintf(buf, n, "%.*e", digits > 1 ? digits - 1 : 0, v);
     else
         snprintf(buf, n, "%.*f", digits, v);
 }
@@ -430,7 +430,8 @@ static int write_text(FILE *out, const struct report *r)
         for (int i = 0; i < S->n_ask; i++) {
             char what[64], v[32];
             ask_describe(L, &S->ask[i], what, sizeof what);
-            report_number(v, sizeof v, report_ask_value(t, &S->ask[i]), d);
+            int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : d;
+            report_number(v, sizeof v, report_ask_value(t, &S->ask[i]), ad);
             fprintf(out, "  %-16s %s\n", what, v);
         }
     }

@@ -36,8 +36,10 @@ int report_parse_format(const char *name, enum report_format *fmt, struct err *e
 /* The value an exercise asks for, from the trace. */
 double report_ask_value(const struct trace *t, const struct ask *a);
 
-/* Formats v with digits decimals the way every table does ("0.4407", "403.4288",
- * "4.8517e+08" when large). */
+#define REPORT_LARGE 1e5 /* from here numbers are written as 4.852e+08 */
+
+/* Formats v with digits decimals the way every table and pane does ("0.4407",
+ * "403.4288", and from REPORT_LARGE on "4.852e+08": digits significant). */
 void report_number(char *buf, size_t n, double v, int digits);
 
 /* The shortest of v with at most digits decimals ("2.1", "-0.24", "0.1667"). */

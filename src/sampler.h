@@ -153,7 +153,7 @@ struct trace {
     int fmax_valid; /* the arrays above hold the last fast run */
 };
 
-/* Fills s with neutral settings, seed 0 and the lesson order. */
+/* Fills s with neutral settings, seed 1 and the lesson order. */
 void sampler_defaults(struct sampler_settings *s);
 
 /* Sets c to a preset order (not PRESET_CUSTOM). */

@@ -289,19 +289,19 @@ int settings_set(struct settings *s, const char *name, const char *value, struct
     } else if (strcmp(name, "max-tokens") == 0) {
         rc = is_off(value) ? (t.max_tokens = 0, 0) : parse_int(value, 0, INT_MAX, &t.max_tokens, e);
     } else if (strcmp(name, "stop") == 0) {
+        /* "on mat" in double quotes, as typed at the ':' prompt or in a try line. */
+        char inner[4 * STOP_LEN];
+        size_t vl = strlen(value);
+        if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"' && vl - 2 < sizeof inner) {
+            memcpy(inner, value + 1, vl - 2);
+            inner[vl - 2] = '\0';
+            value = inner;
+        }
         if (value[0] == '\0') {
             t.n_stop = 0;
         } else if (t.n_stop == STOP_MAX) {
             rc = err_set(e, ERR_USAGE, "more than %d stop strings", STOP_MAX);
         } else {
-            /* "on mat" in double quotes, as typed at the ':' prompt or in a try line. */
-            char inner[4 * STOP_LEN];
-            size_t vl = strlen(value);
-            if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"' && vl - 2 < sizeof inner) {
-                memcpy(inner, value + 1, vl - 2);
-                inner[vl - 2] = '\0';
-                value = inner;
-            }
             int len = unescape(value, t.stop[t.n_stop], sizeof t.stop[0], e);
             if (len == 0)
                 rc = err_set(e, ERR_USAGE, "a stop string cannot be empty");

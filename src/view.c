@@ -5,6 +5,11 @@
  * status lines every setting, and the bottom line a message, the ':' prompt,
  * or the keys. Numbers use the step's digits (4 unless the lesson says), so a
  * screen can be checked against a lesson's table.
+ *
+ * The panes show the final distribution: the softmax of z' after every
+ * value stage. Where a cutting stage looked at the same numbers (no stage
+ * after it changes z') its threshold is drawn on them: the top-p line and
+ * the min-p bar. Otherwise the title says what that stage saw instead.
  */
 #include "view.h"
 
@@ -15,12 +20,14 @@
 #include "report.h"
 #include "utf8.h"
 
-#define LESSON_MIN_ROWS 3 /* rows kept for the lesson text above the panes */
+#define LESSON_MIN_ROWS 2 /* rows kept for the lesson text above the panes */
 #define SIDE_MIN_W      40
 #define SIDE_MAX_W      60
 #define STATUS_ROWS     2
 #define TOKEN_W         8
-#define TEXT_LINES_MAX  200
+#define TEXT_LINES_MAX  400
+#define HELP_MAX_W      100
+#define ROWS_MAX        512
 
 /* ---- layout ---------------------------------------------------------------------- */
 
@@ -34,29 +41,29 @@ void layout_compute(int w, int h, int vocab_size, struct layout *l)
     l->bottom = (struct rect){ 0, h - 1, w, 1 };
     l->status = (struct rect){ 0, h - 1 - STATUS_ROWS, w, STATUS_ROWS };
     int top = 1, body = h - 2 - STATUS_ROWS;
-    int px = 0, pw = w, ptop = top, ph = body;
+    int want = 1 + vocab_size; /* a title row and one row per token */
+    int px = 0, pw = w, ptop = top, pane_h;
     if (w >= VIEW_SIDE_W) {
         l->side = 1;
         int lw = w / 3;
         lw = lw < SIDE_MIN_W ? SIDE_MIN_W : lw > SIDE_MAX_W ? SIDE_MAX_W : lw;
         pw = w - lw;
         l->lesson = (struct rect){ pw, top, lw, body };
+        /* Panes as tall as their tokens need, the rest of the column left empty below. */
+        pane_h = want < body / 2 ? want : body / 2;
     } else {
-        /* Each pane wants a title row and one row per token; the lesson text
-         * keeps at least LESSON_MIN_ROWS and gets whatever the panes leave. */
-        int want = 1 + vocab_size;
+        /* The lesson text keeps LESSON_MIN_ROWS and gets what the panes leave. */
         int most = (body - LESSON_MIN_ROWS) / 2;
-        int pane_h = want < most ? want : most;
+        pane_h = want < most ? want : most;
         int lesson_h = body - 2 * pane_h;
         l->lesson = (struct rect){ 0, top, w, lesson_h };
         ptop = top + lesson_h;
-        ph = 2 * pane_h;
     }
-    int half_w = pw / 2, half_h = ph / 2;
-    l->pane[PANE_LOGITS] = (struct rect){ px, ptop, half_w, half_h };
-    l->pane[PANE_EXP] = (struct rect){ px + half_w, ptop, pw - half_w, half_h };
-    l->pane[PANE_PROB] = (struct rect){ px, ptop + half_h, half_w, ph - half_h };
-    l->pane[PANE_CUM] = (struct rect){ px + half_w, ptop + half_h, pw - half_w, ph - half_h };
+    int half_w = pw / 2;
+    l->pane[PANE_LOGITS] = (struct rect){ px, ptop, half_w, pane_h };
+    l->pane[PANE_EXP] = (struct rect){ px + half_w, ptop, pw - half_w, pane_h };
+    l->pane[PANE_PROB] = (struct rect){ px, ptop + pane_h, half_w, pane_h };
+    l->pane[PANE_CUM] = (struct rect){ px + half_w, ptop + pane_h, pw - half_w, pane_h };
 }
 
 /* ---- helpers --------------------------------------------------------------------- */
@@ -66,59 +73,34 @@ static int digits_of(const struct app *a)
     return a->L.steps[a->cur_step - 1].digits;
 }
 
+static const char *glyph(const struct screen *s, const char *utf8, const char *ascii)
+{
+    return s->utf8 ? utf8 : ascii;
+}
+
 /* The rows a pane shows, in display order: by id when every token fits (as
- * the lessons' tables are), else the most likely ones by rank. */
+ * the lessons' tables are), else the most likely ones by rank, with the last
+ * row left for the "... more" line. */
 static int pane_order(const struct app *a, int rows, int by_rank, int *ids)
 {
     const struct trace *t = &a->t;
     int V = t->vocab_size;
-    int n = V < rows ? V : rows;
-    for (int i = 0; i < n; i++)
-        ids[i] = (by_rank || V > rows) ? t->rows[i].id : i;
-    return n;
-}
-
-static void fmt_num(char *buf, size_t n, double v, int d)
-{
-    if (fabs(v) >= 1e5 && isfinite(v))
-        snprintf(buf, n, "%.3e", v);
-    else
-        report_number(buf, n, v, d);
-}
-
-static int token_color(const struct app *a, const struct trace_row *row, int *attr)
-{
-    const struct app_entry *en = app_shown_entry(a);
-    int chosen = (en && en->choice == row->id) || (!en && a->show_u && a->t.choice.id == row->id);
-    *attr = chosen ? ATTR_BOLD | ATTR_REVERSE : 0;
-    if (chosen)
-        return COL_CHOSEN;
-    if (row->removed_by != TRACE_KEPT) {
-        *attr = ATTR_DIM;
-        return COL_REMOVED;
+    if (rows > ROWS_MAX)
+        rows = ROWS_MAX;
+    if (V <= rows) {
+        for (int i = 0; i < V; i++)
+            ids[i] = by_rank ? t->rows[i].id : i;
+        return V;
     }
-    return COL_DEFAULT;
+    int n = rows - 1 < t->n_rows ? rows - 1 : t->n_rows;
+    for (int i = 0; i < n; i++)
+        ids[i] = t->rows[i].id;
+    return n < 0 ? 0 : n;
 }
 
-static void draw_token(const struct app *a, struct screen *s, int x, int y,
-                       const struct trace_row *row)
+static const struct trace_row *row_of(const struct app *a, int id)
 {
-    char esc[64], pad[64];
-    int attr;
-    int col = token_color(a, row, &attr);
-    utf8_escape(vocab_token(&a->L.vocab, row->id), esc, sizeof esc);
-    utf8_pad(esc, TOKEN_W - 1, 0, pad, sizeof pad);
-    screen_text(s, x, y, TOKEN_W - 1, pad, col, attr);
-}
-
-static void pane_title(struct screen *s, struct rect r, const char *left, const char *right)
-{
-    screen_fill(s, (struct rect){ r.x, r.y, r.w, 1 }, ' ', COL_TITLE, ATTR_REVERSE);
-    screen_text(s, r.x + 1, r.y, r.w - 2, left, COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
-    int rw = utf8_width(right);
-    int lw = utf8_width(left);
-    if (rw > 0 && lw + rw + 3 <= r.w)
-        screen_text(s, r.x + r.w - rw - 1, r.y, rw, right, COL_TITLE, ATTR_REVERSE);
+    return &a->t.rows[a->t.rank_of[id]];
 }
 
 /* When a pane cannot show every token it shows the most likely ones; this
@@ -130,8 +112,76 @@ static void more_line(const struct app *a, struct screen *s, struct rect r, int 
     if (shown >= t->vocab_size || shown <= 0 || y >= r.y + r.h || app_hidden(a))
         return;
     double mass = 1.0 - t->rows[shown - 1].cum;
-    screen_printf(s, r.x + 1, y, r.w - 2, COL_REMOVED, ATTR_DIM, "... %d more, p %.4f",
+    screen_printf(s, r.x + 1, y, r.w - 2, COL_REMOVED, 0, "... %d more tokens, p %.4f",
                   t->vocab_size - shown, mass < 0 ? 0.0 : mass);
+}
+
+static int is_chosen(const struct app *a, int id)
+{
+    const struct app_entry *en = app_shown_entry(a);
+    return (en && en->choice == id) || (!en && a->show_u && a->t.choice.id == id);
+}
+
+/* The token's name; in the panes of what stages removed, a removed token is dimmed. */
+static void draw_token(const struct app *a, struct screen *s, int x, int y,
+                       const struct trace_row *row, int dim_removed)
+{
+    char esc[96], pad[96];
+    int attr = 0, col = COL_DEFAULT;
+    if (is_chosen(a, row->id)) {
+        col = COL_CHOSEN;
+        attr = ATTR_BOLD | ATTR_REVERSE;
+    } else if (dim_removed && row->removed_by != TRACE_KEPT) {
+        col = COL_REMOVED;
+        attr = ATTR_DIM;
+    }
+    utf8_escape(vocab_token(&a->L.vocab, row->id), esc, sizeof esc);
+    utf8_pad(esc, TOKEN_W - 1, 0, pad, sizeof pad);
+    screen_text(s, x, y, TOKEN_W - 1, pad, col, attr);
+}
+
+static void pane_title(struct screen *s, struct rect r, const char *left, const char *right)
+{
+    screen_fill(s, (struct rect){ r.x, r.y, r.w, 1 }, ' ', COL_TITLE, ATTR_REVERSE);
+    screen_text(s, r.x + 1, r.y, r.w - 2, left, COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
+    int rw = utf8_width(right);
+    int lw = utf8_width(left);
+    if (rw > r.w - lw - 4)
+        rw = r.w - lw - 4;
+    if (rw > 0)
+        screen_text(s, r.x + r.w - rw - 1, r.y, rw, right, COL_TITLE, ATTR_REVERSE);
+}
+
+/* Whether the chain changes z' after position c (so a threshold drawn on
+ * the final numbers would be in the wrong units). */
+static int value_change_after(const struct app *a, int c)
+{
+    const struct sampler_settings *m = &a->cur.sampler;
+    for (int j = c + 1; j < a->t.n_stages; j++) {
+        enum stage st = a->t.stages[j].stage;
+        if (a->t.stages[j].active &&
+            (st == STAGE_PENALTY || (st == STAGE_TEMPERATURE && m->temperature != 0.0)))
+            return 1;
+    }
+    return 0;
+}
+
+static int stage_index(const struct app *a, enum stage st)
+{
+    for (int c = 0; c < a->t.n_stages; c++)
+        if (a->t.stages[c].stage == st)
+            return c;
+    return -1;
+}
+
+/* The probability mass (final distribution) still kept when stage c ran:
+ * what it kept plus what it and the stages after it removed. */
+static double mass_entering(const struct app *a, int c)
+{
+    double m = a->t.kept_mass;
+    for (int j = c; j < a->t.n_stages; j++)
+        m += a->t.stages[j].removed_mass;
+    return m;
 }
 
 /* ---- the four panes ------------------------------------------------------------- */
@@ -140,43 +190,60 @@ static void draw_logits(const struct app *a, struct screen *s, struct rect r)
 {
     const struct trace *t = &a->t;
     int d = digits_of(a);
-    int ids[512], rows = r.h - 1 > 512 ? 512 : r.h - 1;
-    int n = pane_order(a, rows, 0, ids);
+    int ids[ROWS_MAX];
+    int n = pane_order(a, r.h - 1, 0, ids);
     int changed = 0;
-    double lo = 0.0, hi = 0.0;
+    double span = 0.0;
     for (int i = 0; i < n; i++) {
-        const struct trace_row *row = &t->rows[t->rank_of[ids[i]]];
-        if (isfinite(row->logit)) {
-            lo = fmin(lo, row->logit);
-            hi = fmax(hi, row->logit);
-        }
+        const struct trace_row *row = row_of(a, ids[i]);
+        if (isfinite(row->logit))
+            span = fmax(span, fabs(row->logit));
         changed |= row->adjusted != row->logit && isfinite(row->logit);
     }
-    pane_title(s, r, "Logits z", changed ? "z' after penalty, T" : "");
+    /* Bars show z' on a scale of twice the largest |z|: at T = 1 they use
+     * half the room, T = 0.5 fills it, T = 2 halves them again. */
+    span = span > 0 ? 2.0 * span : 1.0;
+    const struct sampler_settings *m = &a->cur.sampler;
+    char why[64] = "";
+    if (changed) {
+        snprintf(why, sizeof why, "z' after%s%s%s", m->shift != 0.0 ? " shift" : "",
+                 t->penalized ? " penalty" : "",
+                 m->temperature != 1.0 && m->temperature != 0.0 ? " T" : "");
+    }
+    pane_title(s, r, changed ? "Logits z -> z'" : "Logits z", why);
     int numw = changed ? 7 + 9 : 7;
     int bx = r.x + 2 + TOKEN_W + numw, bw = r.x + r.w - 1 - bx;
-    double span = hi - lo > 0 ? hi - lo : 1.0;
-    int axis = bx + (int)lround(bw * (-lo) / span);
+    int half = bw / 2;
+    int axis = bx + half;
     for (int i = 0; i < n; i++) {
         int y = r.y + 1 + i;
-        const struct trace_row *row = &t->rows[t->rank_of[ids[i]]];
-        draw_token(a, s, r.x + 1, y, row);
+        const struct trace_row *row = row_of(a, ids[i]);
+        draw_token(a, s, r.x + 1, y, row, 0);
         char z[32], adj[32];
         report_logit(z, sizeof z, row->logit, d);
         screen_printf(s, r.x + 1 + TOKEN_W, y, 7, COL_DEFAULT, 0, "%6s", z);
-        if (changed && row->adjusted != row->logit) {
+        if (changed) {
             report_logit(adj, sizeof adj, row->adjusted, d);
-            screen_printf(s, r.x + 1 + TOKEN_W + 7, y, 9, COL_ACCENT, ATTR_BOLD, "%s%8s",
-                          s->utf8 ? "\u2192" : ">", adj);
+            int differs = row->adjusted != row->logit;
+            screen_printf(s, r.x + 1 + TOKEN_W + 7, y, 9, differs ? COL_ACCENT : COL_DEFAULT,
+                          differs ? ATTR_BOLD : 0, "%s%8s", glyph(s, "\u2192", ">"), adj);
         }
-        if (bw < 4 || !isfinite(row->logit))
+        if (bw < 4 || !isfinite(row->adjusted))
             continue;
-        screen_put(s, axis, y, screen_glyph(s, 0x2502, '|'), COL_REMOVED, ATTR_DIM);
-        double len = fabs(row->logit) / span * bw;
-        if (row->logit >= 0)
+        screen_put(s, axis, y, screen_glyph(s, 0x2502, '|'), COL_REMOVED, 0);
+        double len = fabs(row->adjusted) / span * 2.0 * half;
+        int clipped = len > half;
+        if (clipped)
+            len = half;
+        if (row->adjusted >= 0)
             screen_bar(s, axis, y, len, COL_KEPT, 0);
         else
             screen_bar_left(s, axis, y, len, COL_NEG, 0);
+        if (clipped) /* z' beyond the scale: the bar's end says so */
+            screen_put(s, row->adjusted >= 0 ? axis + half - 1 : axis - half, y,
+                       screen_glyph(s, row->adjusted >= 0 ? 0x25B8 : 0x25C2,
+                                    row->adjusted >= 0 ? '>' : '<'),
+                       row->adjusted >= 0 ? COL_KEPT : COL_NEG, ATTR_BOLD | ATTR_REVERSE);
     }
     more_line(a, s, r, n);
 }
@@ -185,31 +252,33 @@ static void draw_exp(const struct app *a, struct screen *s, struct rect r)
 {
     const struct trace *t = &a->t;
     int d = digits_of(a), hidden = app_hidden(a);
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    int given = S->given == GIVEN_PROBS; /* e^(ln p) = p: the data of the exercise */
     char sum[48], title[64];
-    if (hidden)
+    if (hidden && !given)
         snprintf(sum, sizeof sum, "?");
     else if (isinf(t->sum_exp))
         snprintf(sum, sizeof sum, "overflows: see e^(z'-max)");
     else
-        fmt_num(sum, sizeof sum, t->sum_exp, d);
+        report_number(sum, sizeof sum, t->sum_exp, d);
     snprintf(title, sizeof title, "sum %s", sum);
-    pane_title(s, r, "Exponentials e^z'", title);
-    int ids[512], rows = r.h - 1 > 512 ? 512 : r.h - 1;
-    int n = pane_order(a, rows, 0, ids);
+    pane_title(s, r, given ? "Exponentials e^z' = p" : "Exponentials e^z'", title);
+    int ids[ROWS_MAX];
+    int n = pane_order(a, r.h - 1, 0, ids);
     double max = 0.0;
     for (int i = 0; i < n; i++)
-        max = fmax(max, t->rows[t->rank_of[ids[i]]].exp);
-    int bx = r.x + 1 + TOKEN_W + 11, bw = r.x + r.w - 1 - bx;
+        max = fmax(max, row_of(a, ids[i])->exp);
+    int bx = r.x + 2 + TOKEN_W + 10, bw = r.x + r.w - 1 - bx;
     for (int i = 0; i < n; i++) {
         int y = r.y + 1 + i;
-        const struct trace_row *row = &t->rows[t->rank_of[ids[i]]];
-        draw_token(a, s, r.x + 1, y, row);
-        char v[32];
-        if (hidden) {
+        const struct trace_row *row = row_of(a, ids[i]);
+        draw_token(a, s, r.x + 1, y, row, 0);
+        if (hidden && !given) {
             screen_text(s, r.x + 1 + TOKEN_W, y, 10, "         ?", COL_DEFAULT, 0);
             continue;
         }
-        fmt_num(v, sizeof v, row->exp, d);
+        char v[32];
+        report_number(v, sizeof v, row->exp, d);
         screen_printf(s, r.x + 1 + TOKEN_W, y, 10, COL_DEFAULT, 0, "%10s", v);
         if (bw > 2 && max > 0 && isfinite(max))
             screen_bar(s, bx, y, row->exp / max * bw, COL_KEPT, 0);
@@ -221,48 +290,64 @@ static void draw_prob(const struct app *a, struct screen *s, struct rect r)
 {
     const struct trace *t = &a->t;
     int d = digits_of(a), hidden = app_hidden(a);
-    char title[64];
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    int given = S->given == GIVEN_PROBS;
+    /* Min-p keeps p_i >= min_p * p_max. The ratio survives renormalizing, so
+     * its bar can be drawn on these numbers unless z' changed after it. */
+    int mc = stage_index(a, STAGE_MIN_P);
+    double bar = -1.0;
+    if (mc >= 0 && t->stages[mc].active && !value_change_after(a, mc) && t->n_rows > 0)
+        bar = a->cur.sampler.min_p * t->rows[0].prob;
+    char title[80];
     if (hidden)
         snprintf(title, sizeof title, "kept ?");
+    else if (bar >= 0)
+        snprintf(title, sizeof title, "min-p bar %.*f %s kept %d/%d", d, bar,
+                 glyph(s, "\u250a", "|"), t->kept_count, t->vocab_size);
     else
         snprintf(title, sizeof title, "kept %d/%d, mass %.*f", t->kept_count, t->vocab_size, d,
                  t->kept_mass);
     pane_title(s, r, "Probabilities p", title);
-    int ids[512], rows = r.h - 1 > 512 ? 512 : r.h - 1;
-    int n = pane_order(a, rows, 0, ids);
+    int ids[ROWS_MAX];
+    int n = pane_order(a, r.h - 1, 0, ids);
     int trunc = t->kept_count < t->vocab_size;
     int numw = 7 + (trunc ? 9 : 0);
-    int bx = r.x + 1 + TOKEN_W + numw, bw = r.x + r.w - 1 - bx;
+    int bx = r.x + 2 + TOKEN_W + numw, bw = r.x + r.w - 1 - bx;
     for (int i = 0; i < n; i++) {
         int y = r.y + 1 + i;
-        const struct trace_row *row = &t->rows[t->rank_of[ids[i]]];
-        draw_token(a, s, r.x + 1, y, row);
-        if (hidden) {
+        const struct trace_row *row = row_of(a, ids[i]);
+        draw_token(a, s, r.x + 1, y, row, !hidden);
+        if (hidden && !given) {
             screen_text(s, r.x + 1 + TOKEN_W, y, 7, "     ?", COL_DEFAULT, 0);
             continue;
         }
         char p[32], f[32];
         int kept = row->removed_by == TRACE_KEPT;
         report_number(p, sizeof p, row->prob, d);
-        screen_printf(s, r.x + 1 + TOKEN_W, y, 7, kept ? COL_DEFAULT : COL_REMOVED,
-                      kept ? 0 : ATTR_DIM, "%6s", p);
-        if (trunc) {
+        screen_printf(s, r.x + 1 + TOKEN_W, y, 7, kept || hidden ? COL_DEFAULT : COL_REMOVED,
+                      kept || hidden ? 0 : ATTR_DIM, "%6s", p);
+        if (trunc && !hidden) {
             if (kept) {
                 report_number(f, sizeof f, row->final, d);
                 screen_printf(s, r.x + 1 + TOKEN_W + 7, y, 9, COL_ACCENT, ATTR_BOLD, "%s%7s",
-                              s->utf8 ? "\u2192" : ">", f);
+                              glyph(s, "\u2192", ">"), f);
             } else {
                 screen_printf(s, r.x + 1 + TOKEN_W + 7, y, 9, COL_REMOVED, ATTR_DIM, "%s%-7s",
-                              s->utf8 ? "\u00d7" : "x", report_removed_name(row->removed_by));
+                              glyph(s, "\u00d7", "-"), report_removed_name(row->removed_by));
             }
         }
-        if (bw < 3)
+        if (bw < 3 || hidden)
             continue;
         if (kept)
             screen_bar(s, bx, y, (trunc ? row->final : row->prob) * bw, COL_KEPT, 0);
         else
             for (int x = 0; x < (int)lround(row->prob * bw); x++)
                 screen_put(s, bx + x, y, screen_glyph(s, 0x2591, '.'), COL_REMOVED, ATTR_DIM);
+        if (bar >= 0) {
+            int x = bx + (int)lround(bar * bw);
+            if (x < bx + bw)
+                screen_put(s, x, y, screen_glyph(s, 0x250a, '|'), COL_U, ATTR_BOLD);
+        }
     }
     more_line(a, s, r, n);
 }
@@ -272,29 +357,41 @@ static void draw_cum(const struct app *a, struct screen *s, struct rect r)
     const struct trace *t = &a->t;
     int d = digits_of(a), hidden = app_hidden(a);
     const struct app_entry *en = app_shown_entry(a);
-    int show_u = (en && en->sampled) || (!en && a->show_u && t->choice.sampled);
-    double p = a->cur.sampler.top_p;
-    char title[96] = "";
-    int k = 0;
-    if (p < 1.0)
-        k += snprintf(title + k, sizeof title - (size_t)k, "top-p %.2f %s", p,
-                      s->utf8 ? "\u250a" : "|");
-    if (show_u && !hidden)
-        snprintf(title + k, sizeof title - (size_t)k, "%su %.4f%s", k ? "  " : "", t->choice.u,
-                 s->utf8 ? " \u25c6" : " *");
-    pane_title(s, r, "Cumulative", title);
-    int ids[512], rows = r.h - 1 > 512 ? 512 : r.h - 1;
-    int n = pane_order(a, rows, 1, ids);
-    int bx = r.x + 1 + TOKEN_W + 7, bw = r.x + r.w - 1 - bx;
-    /* The staircase is drawn on the scale of prob. The draw compares u with
-     * the kept probabilities renormalized; when the kept tokens lead the
-     * ranking (every truncating stage keeps such a prefix) that is the same
-     * point as u * kept_mass on this scale. */
+    int show_u = ((en && en->sampled) || (!en && a->show_u && t->choice.sampled)) && !hidden;
+    /* The top-p line: top-p's running sum reached p over the tokens it saw.
+     * On these numbers that is p times the mass still kept when it ran --
+     * unless z' changed after it, when its numbers were others. */
+    int pc = stage_index(a, STAGE_TOP_P);
+    double p = a->cur.sampler.top_p, line = -1.0;
+    int p_other = 0;
+    if (pc >= 0 && t->stages[pc].active) {
+        if (value_change_after(a, pc))
+            p_other = 1;
+        else
+            line = p * mass_entering(a, pc);
+    }
+    /* The draw compares u with the renormalized cumulative; on this scale
+     * (when the kept tokens lead the ranking, as every cut leaves them) that
+     * point is u times the kept mass. */
     double u_at = t->choice.u * t->kept_mass;
+    char title[128] = "";
+    if (show_u && t->kept_mass < 1.0)
+        snprintf(title, sizeof title, "u %.4f%s%.4f=%.4f%s", t->choice.u, glyph(s, "\u00d7", "x"),
+                 t->kept_mass, u_at, glyph(s, "\u25c6", "*"));
+    else if (show_u)
+        snprintf(title, sizeof title, "u %.4f %s", t->choice.u, glyph(s, "\u25c6", "*"));
+    else if (line >= 0)
+        snprintf(title, sizeof title, "top-p %s %.*f", glyph(s, "\u250a", "|"), d, line);
+    else if (p_other)
+        snprintf(title, sizeof title, "top-p cut before T");
+    pane_title(s, r, "Cumulative", title);
+    int ids[ROWS_MAX];
+    int n = pane_order(a, r.h - 1, 1, ids);
+    int bx = r.x + 2 + TOKEN_W + 7, bw = r.x + r.w - 1 - bx;
     for (int i = 0; i < n; i++) {
         int y = r.y + 1 + i;
         const struct trace_row *row = &t->rows[i];
-        draw_token(a, s, r.x + 1, y, row);
+        draw_token(a, s, r.x + 1, y, row, !hidden);
         if (hidden) {
             screen_text(s, r.x + 1 + TOKEN_W, y, 7, "     ?", COL_DEFAULT, 0);
             continue;
@@ -314,8 +411,8 @@ static void draw_cum(const struct app *a, struct screen *s, struct rect r)
         else
             for (int x = x0; x < bx + (int)lround(row->cum * bw) && x < bx + bw; x++)
                 screen_put(s, x, y, screen_glyph(s, 0x2591, '.'), COL_REMOVED, ATTR_DIM);
-        if (p < 1.0) {
-            int px = bx + (int)lround(p * bw);
+        if (line >= 0) {
+            int px = bx + (int)lround(line * bw);
             if (px < bx + bw)
                 screen_put(s, px, y, screen_glyph(s, 0x250a, '|'), COL_U, ATTR_BOLD);
         }
@@ -354,7 +451,7 @@ static void add_wrapped(struct lines *L, const char *lead, const char *text, int
 {
     char line[256];
     int lead_w = utf8_width(lead);
-    snprintf(line, sizeof line, "%s", lead);
+    utf8_copy(line, sizeof line, lead);
     int col = lead_w;
     const char *p = text;
     while (*p) {
@@ -400,6 +497,55 @@ static void add_paragraphs(struct lines *L, const char *lead, const char *text, 
     }
 }
 
+/* The toy LM head at work: h, its RMSNorm, and each row's dot product. */
+static void head_lines(const struct app *a, struct lines *L, int width)
+{
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    const struct lesson_head *H = &a->L.head;
+    if (S->given != GIVEN_HIDDEN || !H->d)
+        return;
+    char buf[256], num[32];
+    int d = H->d, k;
+    double ss = 0.0;
+    for (int i = 0; i < d; i++)
+        ss += S->hidden[i] * S->hidden[i];
+    k = snprintf(buf, sizeof buf, "h = [");
+    for (int i = 0; i < d && k < (int)sizeof buf - 16; i++) {
+        report_logit(num, sizeof num, S->hidden[i], 4);
+        k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? ", " : "", num);
+    }
+    report_logit(num, sizeof num, sqrt(ss / d + H->eps), 4);
+    snprintf(buf + k, sizeof buf - (size_t)k, "], rms %s", num);
+    add_line(L, buf, COL_ACCENT, ATTR_BOLD);
+    k = snprintf(buf, sizeof buf, "h / rms = [");
+    for (int i = 0; i < d && k < (int)sizeof buf - 16; i++) {
+        report_logit(num, sizeof num, S->normed[i], 4);
+        k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? ", " : "", num);
+    }
+    snprintf(buf + k, sizeof buf - (size_t)k, "]");
+    add_line(L, buf, COL_ACCENT, ATTR_BOLD);
+    for (int v = 0; v < a->L.vocab.n; v++) {
+        char esc[64];
+        utf8_escape(vocab_token(&a->L.vocab, v), esc, sizeof esc);
+        k = snprintf(buf, sizeof buf, "%-6s row [", esc);
+        for (int i = 0; i < d && k < (int)sizeof buf - 24; i++) {
+            report_logit(num, sizeof num, H->w[(size_t)v * (size_t)d + (size_t)i], 4);
+            k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? " " : "", num);
+        }
+        report_logit(num, sizeof num, S->logits[v], 4);
+        snprintf(buf + k, sizeof buf - (size_t)k, "] . h/rms = %s", num);
+        add_line(L, buf, COL_DEFAULT, 0);
+    }
+    if (H->real_vocab && H->real_hidden) {
+        snprintf(buf, sizeof buf,
+                 "Llama 3 8B: %ld x %ld = %lld weights, %.2f GB in bf16, read every step",
+                 H->real_vocab, H->real_hidden, (long long)H->real_vocab * H->real_hidden,
+                 2.0 * (double)H->real_vocab * (double)H->real_hidden / 1e9);
+        add_wrapped(L, "", buf, width, COL_ACCENT, 0);
+    }
+    add_line(L, "", COL_DEFAULT, 0);
+}
+
 static void lesson_lines(const struct app *a, struct lines *L, int width)
 {
     const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
@@ -409,7 +555,10 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
         char why[160];
         stop_describe(&en->stop, &en->settings, &a->L.vocab, why, sizeof why);
         snprintf(buf, sizeof buf, "Stopped: %s.%s", why,
-                 a->end == END_STOP ? " Home starts again, n goes to the next lesson." : "");
+                 a->pos < a->n_hist - 1 ? ""
+                 : a->end == END_STOP && a->resume_step
+                     ? " Space goes on to the next step."
+                     : " Home starts again, n opens the next lesson.");
         add_wrapped(L, "", buf, width, COL_WARN, ATTR_BOLD);
     } else if (a->end == END_LESSON && a->pos == a->n_hist - 1) {
         add_wrapped(L, "", "End of the lesson: n opens the next one, Home starts again.", width,
@@ -424,26 +573,35 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
         add_paragraphs(L, "", a->L.text, width, COL_DEFAULT, ATTR_BOLD);
         add_line(L, "", COL_DEFAULT, 0);
     }
+    head_lines(a, L, width);
     if (S->text)
         add_paragraphs(L, "", S->text, width, COL_DEFAULT, 0);
+    if (S->given == GIVEN_PROBS)
+        add_wrapped(L, "",
+                    "This step gives probabilities: logitlab uses ln p as the logits, so "
+                    "e^z' is p again.",
+                    width, COL_REMOVED, 0);
     if (S->solution && !app_hidden(a))
         add_paragraphs(L, "Solution: ", S->solution, width, COL_GOOD, 0);
-    if (S->n_ask > 0 && !en) {
+    const struct app_answer *ans = en ? en->ans : a->ans;
+    int n_ans = en ? en->n_ans : S->n_ask;
+    if (S->n_ask > 0 && n_ans > 0) {
         add_line(L, "", COL_DEFAULT, 0);
         add_line(L, app_hidden(a) ? "Exercise: a answers, v shows the solution." : "Exercise:",
                  COL_ACCENT, ATTR_BOLD);
         for (int i = 0; i < S->n_ask; i++) {
             char what[64], want[32], got[48] = "";
-            ask_describe(&a->L, &S->ask[i], what, sizeof what);
-            report_number(want, sizeof want, report_ask_value(&a->t, &S->ask[i]), S->digits);
-            const struct app_answer *ans = &a->ans[i];
-            if (ans->given)
-                snprintf(got, sizeof got, "you %.*f %s", S->digits, ans->value,
-                         ans->ok ? "right" : "wrong");
-            int asking = a->mode == MODE_ANSWER && i == a->ask_index;
+            const struct ask *q = &S->ask[i];
+            int qd = q->digits >= 0 ? q->digits : S->digits;
+            ask_describe(&a->L, q, what, sizeof what);
+            report_number(want, sizeof want, report_ask_value(&a->t, q), qd);
+            if (ans[i].given)
+                snprintf(got, sizeof got, "you %.*f %s", qd, ans[i].value,
+                         ans[i].ok ? "right" : "wrong");
+            int asking = a->mode == MODE_ANSWER && i == a->ask_index && !en;
             snprintf(buf, sizeof buf, "%s%-9s %9s  %s", asking ? "> " : "  ", what,
                      app_hidden(a) ? "?" : want, got);
-            add_line(L, buf, ans->given ? (ans->ok ? COL_GOOD : COL_WARN) : COL_DEFAULT,
+            add_line(L, buf, ans[i].given ? (ans[i].ok ? COL_GOOD : COL_WARN) : COL_DEFAULT,
                      asking ? ATTR_BOLD : 0);
         }
     }
@@ -464,6 +622,48 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
                     width, COL_WARN, 0);
 }
 
+/* The first line of the lesson pane: the text so far and the context ids. */
+static int draw_text_line(const struct app *a, struct screen *s, int x, int y, int w)
+{
+    const struct app_entry *en = app_shown_entry(a);
+    int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
+    int col = x;
+    col += screen_text(s, col, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
+    char buf[1024];
+    vocab_detok(&a->L.vocab, a->cur_ctx, plen, buf, sizeof buf);
+    if (plen == 0 && a->L.prompt_text)
+        utf8_copy(buf, sizeof buf, a->L.prompt_text);
+    if (a->cur_len == 0 && !a->L.prompt_text)
+        utf8_copy(buf, sizeof buf, "(none: this step has no context)");
+    char esc[1024];
+    utf8_escape(buf, esc, sizeof esc);
+    col += screen_text(s, col, y, x + w - col, esc, COL_DEFAULT, ATTR_DIM);
+    if (a->cur_len > plen) {
+        vocab_detok(&a->L.vocab, a->cur_ctx + plen, a->cur_len - plen, buf, sizeof buf);
+        utf8_escape(buf, esc, sizeof esc);
+        col += screen_text(s, col, y, x + w - col, plen && a->L.vocab.join_space ? " " : "",
+                           COL_DEFAULT, 0);
+        col += screen_text(s, col, y, x + w - col, esc, COL_DEFAULT, ATTR_BOLD);
+    }
+    if (en) {
+        int one[1] = { en->choice };
+        vocab_detok(&a->L.vocab, one, 1, buf, sizeof buf);
+        utf8_escape(buf, esc, sizeof esc);
+        if (esc[0]) {
+            int sep = a->L.vocab.join_space && (a->cur_len > 0 || a->L.prompt_text);
+            col += screen_text(s, col, y, x + w - col, sep ? " " : "", COL_DEFAULT, 0);
+            col += screen_text(s, col, y, x + w - col, esc, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
+        }
+    }
+    return col;
+}
+
+static void lesson_text(const struct app *a, struct lines *L, int width)
+{
+    L->n = 0;
+    lesson_lines(a, L, width);
+}
+
 void view_draw_lesson(const struct app *a, struct screen *s, struct rect r, int side)
 {
     if (r.h <= 0)
@@ -472,69 +672,61 @@ void view_draw_lesson(const struct app *a, struct screen *s, struct rect r, int 
     int y = r.y;
     if (side)
         for (int i = 0; i < r.h; i++)
-            screen_put(s, r.x, r.y + i, screen_glyph(s, 0x2502, '|'), COL_REMOVED, ATTR_DIM);
-    /* The text so far: prompt dim, generated bold, the drawn token reversed. */
+            screen_put(s, r.x, r.y + i, screen_glyph(s, 0x2502, '|'), COL_REMOVED, 0);
+    int col = draw_text_line(a, s, x, y, w);
     const struct app_entry *en = app_shown_entry(a);
-    int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
-    int col = x;
-    col += screen_text(s, col, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
-    char buf[1024];
-    vocab_detok(&a->L.vocab, a->cur_ctx, plen, buf, sizeof buf);
-    if (a->cur_len == 0 && !en)
-        utf8_copy(buf, sizeof buf, "(empty: this step has no context)");
-    col += screen_text(s, col, y, x + w - col, buf, COL_DEFAULT, ATTR_DIM);
-    if (a->cur_len > plen) {
-        vocab_detok(&a->L.vocab, a->cur_ctx + plen, a->cur_len - plen, buf, sizeof buf);
-        col += screen_text(s, col, y, x + w - col, plen && a->L.vocab.join_space ? " " : "",
-                           COL_DEFAULT, 0);
-        col += screen_text(s, col, y, x + w - col, buf, COL_DEFAULT, ATTR_BOLD);
-    }
-    if (en) {
-        int one[1] = { en->choice };
-        vocab_detok(&a->L.vocab, one, 1, buf, sizeof buf);
-        if (buf[0]) {
-            col += screen_text(s, col, y, x + w - col, a->L.vocab.join_space ? " " : "",
-                               COL_DEFAULT, 0);
-            screen_text(s, col, y, x + w - col, buf, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
-        }
-    }
-    int k = snprintf(buf, sizeof buf, "ids [");
-    for (int i = 0; i < a->cur_len && k < (int)sizeof buf - 16; i++)
-        k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%d", i ? ", " : "", a->cur_ctx[i]);
-    snprintf(buf + k, sizeof buf - (size_t)k, "]%s", en ? " + drawn" : "");
-    /* The ids go beside the text when both fit, else on a line of their own. */
-    int idw = utf8_width(buf);
-    if (col + 3 + idw <= x + w) {
-        screen_text(s, x + w - idw, y, idw, buf, COL_REMOVED, 0);
-    } else if (++y < r.y + r.h) {
-        screen_text(s, x, y, w, buf, COL_REMOVED, 0);
-    }
-    y++;
-    static struct lines lines; /* 50 KB: kept off the stack; the view runs in one thread */
-    lines.n = 0;
-    lesson_lines(a, &lines, w);
-    int room = r.y + r.h - y;
-    if (room <= 0)
-        return;
+    static struct lines lines; /* 100 KB: kept off the stack; the view runs in one thread */
+    lesson_text(a, &lines, w);
+    int room = r.y + r.h - y - 1;
     int first = a->scroll;
     if (first > lines.n - room)
         first = lines.n - room;
     if (first < 0)
         first = 0;
-    /* A line that has more text below (or above) it gives up its last
-     * columns to say so: Up and Down scroll. */
-    const char *down = s->utf8 ? " \u2193 more" : " v more";
-    const char *up = s->utf8 ? " \u2191 more" : " ^ more";
-    int mark_w = utf8_width(down);
+    /* The ids, and whether more text lies below, go at the right of the first line. */
+    char ids[512], more[32] = "";
+    int k = snprintf(ids, sizeof ids, "ids [");
+    for (int i = 0; i < a->cur_len && k < (int)sizeof ids - 24; i++)
+        k += snprintf(ids + k, sizeof ids - (size_t)k, "%s%d", i ? ", " : "", a->cur_ctx[i]);
+    if (en)
+        snprintf(ids + k, sizeof ids - (size_t)k, "] + %d", en->choice);
+    else
+        snprintf(ids + k, sizeof ids - (size_t)k, "]");
+    if (first + room < lines.n)
+        snprintf(more, sizeof more, "  %s more (l)", glyph(s, "\u2193", "v"));
+    int mw = utf8_width(more), iw = utf8_width(ids);
+    if (col + 2 + iw + mw <= x + w)
+        screen_text(s, x + w - iw - mw, y, iw, ids, COL_REMOVED, 0);
+    if (mw)
+        screen_text(s, x + w - mw, y, mw, more, COL_ACCENT, ATTR_BOLD);
+    y++;
     for (int i = 0; i < room && first + i < lines.n; i++) {
         int li = first + i;
-        int below = i == room - 1 && first + room < lines.n;
-        int above = i == 0 && first > 0;
-        int tw = (below || above) ? w - mark_w : w;
-        screen_text(s, x, y + i, tw, lines.text[li], lines.color[li], lines.attr[li]);
-        if (below || above)
-            screen_text(s, x + tw, y + i, mark_w, below ? down : up, COL_ACCENT, ATTR_BOLD);
+        screen_text(s, x, y + i, w, lines.text[li], lines.color[li], lines.attr[li]);
     }
+}
+
+void view_measure(const struct app *a, int w, int h, int *page, int *max_scroll)
+{
+    static struct lines lines;
+    int width, room;
+    if (a->mode == MODE_TEXT) {
+        width = w - 4;
+        room = h - 3;
+    } else {
+        struct layout l;
+        layout_compute(w, h, a->t.vocab_size, &l);
+        width = l.lesson.w - (l.side ? 3 : 2);
+        room = l.lesson.h - 1;
+    }
+    if (width < 10 || room < 1) {
+        *page = 1;
+        *max_scroll = 0;
+        return;
+    }
+    lesson_text(a, &lines, width);
+    *page = room;
+    *max_scroll = lines.n > room ? lines.n - room : 0;
 }
 
 /* ---- title, status, bottom ----------------------------------------------------- */
@@ -544,11 +736,18 @@ static void draw_title(const struct app *a, struct screen *s, struct rect r)
     screen_fill(s, r, ' ', COL_STATUS, ATTR_REVERSE);
     char right[96], left[512];
     const struct app_entry *en = app_shown_entry(a);
-    snprintf(right, sizeof right, "step %d/%d%s  lesson %d/%d ", a->cur_step, a->L.n_steps,
+    snprintf(right, sizeof right, "  step %d/%d%s  lesson %d/%d ", a->cur_step, a->L.n_steps,
              en ? " (taken)" : "", a->lesson_index + 1, a->cat.n);
     snprintf(left, sizeof left, " logitlab  %s: %s", a->L.id, a->L.title);
-    int rw = utf8_width(right);
-    screen_text(s, r.x, r.y, r.w - rw - 1, left, COL_STATUS, ATTR_REVERSE | ATTR_BOLD);
+    int rw = utf8_width(right), room = r.w - rw;
+    if (utf8_width(left) > room) {
+        /* Cut the title where it must, and say so. */
+        char cut[512];
+        utf8_pad(left, room - 1, 0, cut, sizeof cut);
+        utf8_append(cut, sizeof cut, glyph(s, "\u2026", "~"));
+        utf8_copy(left, sizeof left, cut);
+    }
+    screen_text(s, r.x, r.y, room, left, COL_STATUS, ATTR_REVERSE | ATTR_BOLD);
     screen_text(s, r.x + r.w - rw, r.y, rw, right, COL_STATUS, ATTR_REVERSE);
 }
 
@@ -564,33 +763,53 @@ static void chain_short(const struct chain *c, char *buf, size_t n)
     }
 }
 
+static int in_chain(const struct sampler_settings *m, enum stage st)
+{
+    for (int i = 0; i < m->chain.n; i++)
+        if (m->chain.stage[i] == st)
+            return 1;
+    return 0;
+}
+
 static void draw_status(const struct app *a, struct screen *s, struct rect r)
 {
     const struct settings *st = &a->cur;
     const struct sampler_settings *m = &st->sampler;
-    char v[8][32];
+    char v[8][40];
     static const char *const NAMES[] = { "temperature",        "top-k", "top-p",     "min-p",
                                          "repetition-penalty", "seed",  "max-tokens" };
-    for (int i = 0; i < 7; i++)
+    static const enum stage STAGES[] = { STAGE_TEMPERATURE, STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P,
+                                         STAGE_PENALTY };
+    for (int i = 0; i < 7; i++) {
         settings_value(st, NAMES[i], v[i], sizeof v[i]);
+        /* A setting the chain leaves out does nothing: say so. */
+        if (i < 5 && stage_active(m, STAGES[i], a->t.vocab_size) && !in_chain(m, STAGES[i]))
+            utf8_append(v[i], sizeof v[i], " (unused)");
+    }
     screen_fill(s, r, ' ', COL_STATUS, 0);
-    char rep[96];
-    if (m->repetition_penalty != 1.0)
-        snprintf(rep, sizeof rep, "%s %s/%s/last %d", v[4],
-                 penalty_formula_name(m->penalty_formula), penalty_scope_name(m->penalty_scope),
-                 m->penalty_last_n);
-    else
-        snprintf(rep, sizeof rep, "off");
     char right[96];
     snprintf(right, sizeof right, " %s %.0f %s ", a->backend, a->recompute_us,
-             s->utf8 ? "\u00b5s" : "us");
+             glyph(s, "\u00b5s", "us"));
     int rw = utf8_width(right);
+    char rep[96];
+    if (m->repetition_penalty != 1.0) {
+        char last[24];
+        if (m->penalty_last_n > 0)
+            snprintf(last, sizeof last, "last %d", m->penalty_last_n);
+        else
+            snprintf(last, sizeof last, "all");
+        snprintf(rep, sizeof rep, "%s %s/%s/%s", v[4], penalty_formula_name(m->penalty_formula),
+                 penalty_scope_name(m->penalty_scope), last);
+    } else {
+        snprintf(rep, sizeof rep, "off");
+    }
     screen_printf(s, r.x, r.y, r.w - rw, COL_STATUS, ATTR_BOLD,
-                  " T %s%s  top-k %s  top-p %s  min-p %s  seed %s", v[0],
-                  m->temperature == 0.0 ? " (greedy)" : "", v[1], v[2], v[3], v[5]);
+                  " T %s%s  top-k %s  top-p %s  min-p %s  rep %s", v[0],
+                  m->temperature == 0.0 ? " (greedy)" : "", v[1], v[2], v[3], rep);
     screen_text(s, r.x + r.w - rw, r.y, rw, right, COL_STATUS, ATTR_REVERSE);
-    char chain[128], stops[96] = "-";
-    chain_short(&m->chain, chain, sizeof chain);
+    char chain[128] = "", stops[96] = "-";
+    if (m->chain.preset == PRESET_CUSTOM)
+        chain_short(&m->chain, chain, sizeof chain);
     for (int i = 0; i < st->n_stop; i++) {
         char esc[2 * STOP_LEN + 1];
         utf8_escape(st->stop[i], esc, sizeof esc);
@@ -602,37 +821,68 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
         utf8_append(stops, sizeof stops, esc);
         utf8_append(stops, sizeof stops, "\"");
     }
-    char shift[48] = "";
+    char extra[64] = "";
+    if (m->presence_penalty != 0.0 || m->frequency_penalty != 0.0)
+        snprintf(extra, sizeof extra, "  pres %g freq %g", m->presence_penalty,
+                 m->frequency_penalty);
     if (m->shift != 0.0)
-        snprintf(shift, sizeof shift, "  shift %g", m->shift);
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "  shift %g", m->shift);
     screen_printf(s, r.x, r.y + 1, r.w, COL_STATUS, 0,
-                  " rep %s  pres %g  freq %g  order %s: %s%s  max-tokens %s  stop %s%s", rep,
-                  m->presence_penalty, m->frequency_penalty, preset_name(m->chain.preset), chain,
-                  m->chain.topk_keep_ties ? " (k ties)" : "", v[6], stops, shift);
+                  " seed %s  order %s%s%s%s  max-tokens %s  stop %s%s", v[5],
+                  preset_name(m->chain.preset), chain[0] ? " " : "", chain,
+                  m->chain.topk_keep_ties ? " (k ties)" : "", v[6], stops, extra);
 }
 
-static void draw_bottom(const struct app *a, struct screen *s, struct rect r)
+/* Key hints for the state the screen is in. */
+static const char *hints(const struct app *a, const struct screen *s)
+{
+    if (app_hidden(a))
+        return "a answer  v solution  Space answer  l text  ? help  q quit";
+    if (a->pos < a->n_hist && a->end != END_NONE && a->pos == a->n_hist - 1)
+        return a->end == END_STOP && a->resume_step
+                   ? "Space next step  Left back  Home restart  n next lesson  ? help  q quit"
+                   : "Home restart  n next lesson  Left back  l text  ? help  q quit";
+    return s->utf8 ? "Space step  \u2190\u2192 steps  t/T k/K p/P m/M r/R  o  s  u  l  : cmd  "
+                     "? help  q quit"
+                   : "Space step  <- -> steps  t/T k/K p/P m/M r/R  o  s  u  l  : cmd  ? help  "
+                     "q quit";
+}
+
+static void draw_bottom(const struct app *a, struct screen *s, struct rect r, struct rect status)
 {
     if (a->mode == MODE_PROMPT || a->mode == MODE_ANSWER) {
         char line[APP_INPUT_MAX + 64];
         snprintf(line, sizeof line, "%s%s", a->mode == MODE_PROMPT ? ":" : "> ", a->input);
         int used = screen_text(s, r.x, r.y, r.w, line, COL_DEFAULT, ATTR_BOLD);
         screen_put(s, r.x + used, r.y, ' ', COL_DEFAULT, ATTR_REVERSE); /* the cursor */
-        if (a->mode == MODE_ANSWER && a->msg[0])
-            screen_text(s, r.x + used + 2, r.y, r.w - used - 2, a->msg, COL_ACCENT, 0);
+        const char *hint = a->mode == MODE_PROMPT ? "name value, Enter runs, Esc cancels" : a->msg;
+        int hw = utf8_width(hint);
+        if (used + 3 + hw <= r.w)
+            screen_text(s, r.x + r.w - hw, r.y, hw, hint, COL_ACCENT, 0);
+        else if (a->mode == MODE_ANSWER)
+            screen_text(s, r.x, status.y + 1, r.w, hint, COL_ACCENT, ATTR_BOLD);
         return;
     }
     if (a->msg[0]) {
-        screen_text(s, r.x, r.y, r.w, a->msg, a->msg_warn ? COL_WARN : COL_ACCENT,
-                    a->msg_warn ? ATTR_BOLD : 0);
+        /* A message longer than the line borrows the status lines above it. */
+        int color = a->msg_warn ? COL_WARN : COL_ACCENT, attr = a->msg_warn ? ATTR_BOLD : 0;
+        int width = utf8_width(a->msg);
+        if (width <= r.w) {
+            screen_text(s, r.x, r.y, r.w, a->msg, color, attr);
+            return;
+        }
+        static struct lines wrapped;
+        wrapped.n = 0;
+        add_wrapped(&wrapped, "", a->msg, r.w, color, attr);
+        int n = wrapped.n > 1 + status.h ? 1 + status.h : wrapped.n;
+        for (int i = 0; i < n; i++) {
+            int y = r.y - (n - 1) + i;
+            screen_fill(s, (struct rect){ r.x, y, r.w, 1 }, ' ', COL_DEFAULT, 0);
+            screen_text(s, r.x, y, r.w, wrapped.text[i], color, attr);
+        }
         return;
     }
-    screen_text(s, r.x, r.y, r.w,
-                s->utf8 ? "Space step  \u2190\u2192 steps  t/T k/K p/P m/M r/R  o order  s seed  "
-                          "u show u  : command  ? help  q quit"
-                        : "Space step  <> steps  t/T k/K p/P m/M r/R  o order  s seed  u show u  "
-                          ": command  ? help  q quit",
-                COL_REMOVED, 0);
+    screen_text(s, r.x, r.y, r.w, hints(a, s), COL_REMOVED, 0);
 }
 
 static void draw_help(struct screen *s)
@@ -640,12 +890,33 @@ static void draw_help(struct screen *s)
     int n = 0;
     while (APP_KEY_HELP[n])
         n++;
-    int w = 72 < s->w - 2 ? 72 : s->w - 2, h = n + 2 < s->h ? n + 2 : s->h;
+    int w = HELP_MAX_W < s->w - 2 ? HELP_MAX_W : s->w - 2, h = n + 2 < s->h ? n + 2 : s->h;
     struct rect r = { (s->w - w) / 2, (s->h - h) / 2, w, h };
     screen_clear(s);
     screen_text(s, r.x + 2, r.y, w - 4, "Keys (any key closes this)", COL_ACCENT, ATTR_BOLD);
     for (int i = 0; i < n && i + 1 < h; i++)
         screen_text(s, r.x + 2, r.y + 1 + i, w - 4, APP_KEY_HELP[i], COL_DEFAULT, 0);
+}
+
+/* The lesson text on the whole screen, for reading it at a small size. */
+static void draw_text_mode(const struct app *a, struct screen *s)
+{
+    static struct lines lines;
+    screen_clear(s);
+    int w = s->w - 4;
+    lesson_text(a, &lines, w);
+    draw_text_line(a, s, 2, 0, w);
+    int room = s->h - 3;
+    int first = a->scroll > lines.n - room ? lines.n - room : a->scroll;
+    if (first < 0)
+        first = 0;
+    for (int i = 0; i < room && first + i < lines.n; i++)
+        screen_text(s, 2, 2 + i, w, lines.text[first + i], lines.color[first + i],
+                    lines.attr[first + i]);
+    screen_printf(s, 0, s->h - 1, s->w, COL_REMOVED, 0,
+                  "Up, Down, PgUp, PgDn scroll  any other key goes back   lines %d-%d of %d",
+                  lines.n ? first + 1 : 0, first + room < lines.n ? first + room : lines.n,
+                  lines.n);
 }
 
 void view_draw_pane(const struct app *a, struct screen *s, enum pane p, struct rect r)
@@ -680,12 +951,16 @@ void view_render(const struct app *a, struct screen *s)
                       s->w, s->h);
         return;
     }
+    if (a->mode == MODE_TEXT) {
+        draw_text_mode(a, s);
+        return;
+    }
     draw_title(a, s, l.title);
     view_draw_lesson(a, s, l.lesson, l.side);
     for (int p = 0; p < PANE_COUNT; p++)
         view_draw_pane(a, s, (enum pane)p, l.pane[p]);
     draw_status(a, s, l.status);
-    draw_bottom(a, s, l.bottom);
+    draw_bottom(a, s, l.bottom, l.status);
     if (a->mode == MODE_HELP)
         draw_help(s);
 }

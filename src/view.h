@@ -31,6 +31,11 @@ void layout_compute(int w, int h, int vocab_size, struct layout *l);
 /* Draws the whole app into s (of any size). */
 void view_render(const struct app *a, struct screen *s);
 
+/* After drawing at w x h: how many lines of lesson text were on screen and
+ * the last scroll position that still shows text. The caller hands them to
+ * the app (scroll_page, scroll_max) so that scrolling stops at the end. */
+void view_measure(const struct app *a, int w, int h, int *page, int *max_scroll);
+
 /* Draws one pane, or the lesson pane, into rectangle r of s: what
  * view_render does for each part, exposed so that tests can check that no
  * part writes outside its rectangle. */

@@ -99,7 +99,7 @@ START_TEST(test_changing_a_taken_step_goes_back_to_it)
     ck_assert_int_eq(A.pos, 0);
     ck_assert_int_eq(A.live_step, 1);
     ck_assert_double_eq(A.cur.sampler.temperature, 0.1);
-    ck_assert_str_eq(A.msg, "back at step 1: the 1 step after it were dropped");
+    ck_assert_str_eq(A.msg, "back at step 1: 1 step after it was dropped");
 }
 END_TEST
 
@@ -157,10 +157,10 @@ END_TEST
 START_TEST(test_seeds)
 {
     type(":temperature 1<Enter>");
-    ck_assert(A.cur.sampler.seed == 0);
+    ck_assert(A.cur.sampler.seed == 1); /* the default */
     type("s");
-    ck_assert(A.cur.sampler.seed == 1);
-    ck_assert_double_eq(A.t.choice.u, sampler_u(1, 1, 0, 0));
+    ck_assert(A.cur.sampler.seed == 2);
+    ck_assert_double_eq(A.t.choice.u, sampler_u(2, 1, 0, 0));
     type("S");
     ck_assert_int_eq(A.mode, MODE_PROMPT);
     ck_assert_str_eq(A.input, "seed ");
@@ -203,14 +203,23 @@ START_TEST(test_stop_rules_end_the_text)
     type("<Space><Space><Space>"); /* on, mat, [EOS] */
     ck_assert_int_eq(A.hist[2].choice, EOS);
     ck_assert_int_eq(A.hist[2].stop.rule, STOP_EOS);
-    /* Step 4 starts from its own context, so the lesson goes on. */
+    /* The stop is shown on the step that fired it... */
+    ck_assert_int_eq(A.end, END_STOP);
+    ck_assert_int_eq(A.pos, 2);
+    ck_assert_str_eq(A.msg, "step 3: \"[EOS]\", then stop: end token [EOS]. Space goes on to "
+                            "the next step (a new text).");
+    /* ...and step 4 starts from its own context, so Space goes on. */
+    type("<Space>");
     ck_assert_int_eq(A.end, END_NONE);
     ck_assert_int_eq(A.live_step, 4);
+    type("<Space>"); /* max-tokens 2 fires after "mat" */
+    ck_assert_int_eq(A.hist[3].stop.rule, STOP_MAX_TOKENS);
+    ck_assert_int_eq(A.end, END_STOP);
     open_lesson("stopping");
     type(":max-tokens 2<Enter><Space><Space>");
     ck_assert_int_eq(A.hist[1].stop.rule, STOP_MAX_TOKENS);
     ck_assert_int_eq(A.end, END_STOP);
-    ck_assert_str_eq(A.msg, "step 2: \"mat\", then stop: max tokens (2)");
+    ck_assert_str_eq(A.msg, "step 2: \"mat\", then stop: max tokens (2).");
     type("<Space>");
     ck_assert_int_eq(A.n_hist, 2); /* stopped: nothing more to take */
     /* A stop string typed in quotes at the prompt, matched across two tokens. */
@@ -273,7 +282,9 @@ START_TEST(test_suggestions_and_reset)
     ck_assert_int_eq(A.cur.sampler.top_k, 1);
     type(".");
     ck_assert_int_eq(A.cur.sampler.top_k, 5);
-    type("."); /* top-k 3 | order hf */
+    type("."); /* the suggestions come round again */
+    ck_assert_int_eq(A.cur.sampler.top_k, 1);
+    type("o");
     ck_assert_int_eq(A.cur.sampler.chain.preset, PRESET_HF);
     type("x");
     ck_assert_int_eq(A.cur.sampler.top_k, 3);
@@ -309,6 +320,53 @@ START_TEST(test_bad_commands_keep_running)
     ck_assert_int_eq(type("q"), APP_QUIT);
     type("?");
     ck_assert_int_eq(A.mode, MODE_HELP);
+    type("z");
+    ck_assert_int_eq(A.mode, MODE_NORMAL);
+}
+END_TEST
+
+START_TEST(test_exercises_are_checked_against_their_own_settings)
+{
+    open_lesson("exercise-1");
+    type("t"); /* the screen now shows another temperature... */
+    ck_assert_double_eq(A.cur.sampler.temperature, 0.8);
+    /* ...but the answers are those of the exercise as written. */
+    type("a7.3891<Enter>2.7183<Enter>1<Enter>11.1073<Enter>0.6652<Enter>0.2447<Enter>0.09<Enter>");
+    ck_assert_str_eq(A.msg, "7 of 7 right: the solution is shown");
+    /* Space on an unanswered exercise asks instead of drawing. */
+    open_lesson("exercise-2");
+    type("<Space>");
+    ck_assert_int_eq(A.mode, MODE_ANSWER);
+    ck_assert_int_eq(A.n_hist, 0);
+    /* A sum asked to 2 decimals accepts the seed's rounded 23.81. */
+    open_lesson("exercise-3");
+    type(":step 2<Enter>a23.81<Enter>");
+    ck_assert(A.ans[0].ok);
+}
+END_TEST
+
+START_TEST(test_answers_stay_with_the_step)
+{
+    open_lesson("exercise-2");
+    type("a0.85<Enter>0.588<Enter>0.235<Enter>0.176<Enter><Space>");
+    ck_assert_int_eq(A.n_hist, 1);
+    ck_assert_int_eq(A.hist[0].n_ans, 4);
+    ck_assert(A.hist[0].ans[1].ok);
+}
+END_TEST
+
+START_TEST(test_scroll_stays_within_the_text)
+{
+    A.scroll_max = 3;
+    A.scroll_page = 4;
+    type("<Down><Down><Down><Down><Down>");
+    ck_assert_int_eq(A.scroll, 3);
+    type("<Up>");
+    ck_assert_int_eq(A.scroll, 2);
+    type("<PgUp>");
+    ck_assert_int_eq(A.scroll, 0);
+    type("l");
+    ck_assert_int_eq(A.mode, MODE_TEXT);
     type("z");
     ck_assert_int_eq(A.mode, MODE_NORMAL);
 }
@@ -363,6 +421,9 @@ Suite *suite_app(void)
     tcase_add_test(core, test_suggestions_and_reset);
     tcase_add_test(core, test_command_line_settings_persist);
     tcase_add_test(core, test_show_u);
+    tcase_add_test(core, test_exercises_are_checked_against_their_own_settings);
+    tcase_add_test(core, test_answers_stay_with_the_step);
+    tcase_add_test(core, test_scroll_stays_within_the_text);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, teardown);

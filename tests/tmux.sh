@@ -109,7 +109,7 @@ check "top-k 3 (mat)" "0.1327 → 0.1764"
 keys T
 check "T raises the temperature" "T 1.2 "
 keys o
-check "o cycles the order" "order hf:"
+check "o cycles the order" "order hf "
 # 4. Help, and any key closes it.
 keys "?"
 check "help opens" "Keys (any key closes this)"
