@@ -12,13 +12,13 @@ CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 DEFS     := -DLOGITLAB_VERSION='"$(VERSION)"'
 PKG_CFLAGS = $(shell pkg-config --cflags inih ncursesw 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs inih ncursesw 2>/dev/null || echo -linih -lncursesw)
+PKG_LIBS   = $(shell pkg-config --libs inih ncursesw 2>/dev/null || echo -linih -lncursesw) -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread)
 
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
+ALL_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -pthread -MMD -MP $(CFLAGS)
 SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SAN_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -MMD -MP -O1 -g $(SAN_FLAGS)
+SAN_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -pthread -MMD -MP -O1 -g $(SAN_FLAGS)
 
 # The CUDA toolkit: nvcc on PATH or under /usr/local/cuda; CUDA=0 leaves it out.
 CUDA     ?= 1
@@ -33,7 +33,8 @@ NVCC_FLAGS := -O2 -std=c++17 -cudart static -Werror all-warnings -Xcompiler -Wal
 
 SRC_CORE := src/err.c src/sampler.c src/sampler_fast.c src/vecmath.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
             src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c \
-            src/keys.c src/screen.c src/app.c src/view.c src/term.c
+            src/keys.c src/screen.c src/app.c src/view.c src/term.c src/model.c src/ini_file.c src/scenario.c \
+            src/realrun.c src/npy.c
 SRC_MAIN := src/main.c
 TESTS    := $(sort $(wildcard tests/check_*.c))
 
@@ -131,12 +132,18 @@ $(BUILD)/gpu/%: gpu/%.cu src/philox.h tests/philox_kat.h
 	@echo "  NVCC    $@"
 	@$(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
 
-bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler
+bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_model
 	@$(BUILD)/bench_sampler
+	@echo
+	@$(BUILD)/bench_model
 	@echo
 	@$(BUILD)/bench_ui
 
 $(BUILD)/bench_sampler: tests/bench/bench_sampler.c $(OBJ_CORE)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
+
+$(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
 

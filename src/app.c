@@ -32,6 +32,8 @@ const char *const APP_KEY_HELP[] = {
     "u             show where the seeded u lands before taking the step",
     "l             the lesson text on the whole screen (Up, Down scroll)",
     ".             the step's next suggested setting",
+    "/             full size: find a token by its text or id and show its row",
+    "D             full size: draw 10,000 times and count against the probabilities",
     "x             drop your changes: back to the lesson's settings",
     "a, v          answer the exercise, show its solution",
     "Up, Down      scroll the lesson text (also PgUp, PgDn)",
@@ -126,8 +128,17 @@ static void recompute(struct app *a)
         a->cur_step = a->live_step;
     }
     struct err e;
-    if (source_run_step(&a->L, a->cur_step, &a->cur, a->cur_ctx, a->cur_len, &a->t, &e) < 0)
+    a->draws_ok = 0;
+    if (source_run_step(&a->L, a->cur_step, &a->cur, a->cur_ctx, a->cur_len, &a->t, &e) < 0) {
         set_msg(a, 1, "%s", e.msg);
+    } else if (a->draws_on && source_is_fast(&a->L)) {
+        int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
+        if (rr_draws(&a->t, a->cur.sampler.seed, (uint32_t)(a->cur_len - plen + 1),
+                     RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &a->draws, &e) < 0)
+            set_msg(a, 1, "%s", e.msg);
+        else
+            a->draws_ok = 1;
+    }
     a->recompute_us = now_us() - t0;
 }
 
@@ -136,6 +147,8 @@ static void check_script(struct app *a)
 {
     a->off_script = 0;
     a->script_text[0] = '\0';
+    if (a->L.model.on || a->L.captured)
+        return; /* the model's logits follow any context; captured ones follow none */
     int *ctx = NULL, len = 0;
     struct err e;
     if (source_lesson_context(&a->L, a->live_step, &ctx, &len, &e) < 0)
@@ -226,10 +239,17 @@ static void reopen_shown(struct app *a)
 static int open_lesson(struct app *a, const char *what, int index, struct err *e)
 {
     struct lesson L;
-    int rc =
-        index >= 0 ? lesson_load(&L, a->cat.files[index], e) : catalog_load(&a->cat, what, &L, e);
+    int rc;
+    if (index >= 0)
+        rc = lesson_load(&L, a->cat.files[index], e);
+    else
+        rc = catalog_load_any(&a->cat, what, a->src.vocab, &L, e);
     if (rc < 0)
         return -1;
+    if (source_open(&L, a->src.hidden, SOURCE_FAST_ROWS, e) < 0) {
+        lesson_free(&L);
+        return -1;
+    }
     struct trace t;
     if (trace_init(&t, L.vocab.n, e) < 0) {
         lesson_free(&L);
@@ -241,6 +261,8 @@ static int open_lesson(struct app *a, const char *what, int index, struct err *e
     a->L = L;
     a->t = t;
     a->lesson_index = index;
+    a->find_id = -1;
+    a->draws_on = 0;
     if (index < 0)
         for (int i = 0; i < a->cat.n; i++) {
             struct lesson probe;
@@ -610,6 +632,8 @@ static int submit_answer(struct app *a)
 
 /* ---- commands ---------------------------------------------------------------------- */
 
+static int find_token(struct app *a, const char *text);
+
 int app_command(struct app *a, const char *line)
 {
     char name[48] = "";
@@ -639,6 +663,22 @@ int app_command(struct app *a, const char *line)
             set_msg(a, 1, "%s", e.msg);
         else
             set_msg(a, 0, "lesson %s", a->L.id);
+        return APP_REDRAW;
+    }
+    if (strcmp(name, "find") == 0)
+        return find_token(a, value);
+    if (strcmp(name, "draws") == 0) {
+        if (!source_is_fast(&a->L)) {
+            set_msg(a, 1, "many draws are for full-size steps (real-france, ...)");
+        } else {
+            a->draws_on = !a->draws_on;
+            recompute(a);
+            if (a->draws_ok)
+                set_msg(a, 0,
+                        "%d draws with this step's settings and seed, counted beside the "
+                        "probabilities (D hides them)",
+                        RR_DRAWS_DEFAULT);
+        }
         return APP_REDRAW;
     }
     if (strcmp(name, "step") == 0) {
@@ -700,13 +740,56 @@ static int key_input(struct app *a, int key, int (*submit)(struct app *))
     return APP_REDRAW;
 }
 
-static int submit_command(struct app *a)
+/* Finds a token by its display text, its raw text, or its id. */
+static int find_token(struct app *a, const char *text)
+{
+    const struct vocab *v = &a->L.vocab;
+    if (!source_is_fast(&a->L)) {
+        set_msg(a, 1, "every token of this lesson is on screen already");
+        return APP_REDRAW;
+    }
+    if (!text[0]) {
+        a->find_id = -1;
+        set_msg(a, 0, "find: cleared");
+        return APP_REDRAW;
+    }
+    int id = vocab_find(v, text);
+    struct err e;
+    if (id < 0 && parse_int(text, 0, v->n - 1, &id, &e) < 0)
+        id = -1;
+    if (id < 0) {
+        /* "Paris" most often means the word after a space. */
+        char spaced[APP_INPUT_MAX + 2];
+        snprintf(spaced, sizeof spaced, " %s", text);
+        id = vocab_find(v, spaced);
+    }
+    if (id < 0) {
+        set_msg(a, 1, "no token '%s' (type its text, a leading space as a space, or its id)", text);
+        return APP_REDRAW;
+    }
+    a->find_id = id;
+    set_msg(a, 0, "found %s (id %d): its row is under the table", vocab_token(v, id), id);
+    return APP_REDRAW;
+}
+
+/* Closes the input line and hands what was typed to run. */
+static int submit_input(struct app *a, int (*run)(struct app *, const char *))
 {
     char line[APP_INPUT_MAX];
     snprintf(line, sizeof line, "%s", a->input);
     a->mode = MODE_NORMAL;
     a->msg[0] = '\0';
-    return app_command(a, line);
+    return run(a, line);
+}
+
+static int submit_find(struct app *a)
+{
+    return submit_input(a, find_token);
+}
+
+static int submit_command(struct app *a)
+{
+    return submit_input(a, app_command);
 }
 
 static void open_prompt(struct app *a, const char *prefill)
@@ -758,6 +841,8 @@ int app_key(struct app *a, int key)
         return key_input(a, key, submit_command);
     if (a->mode == MODE_ANSWER)
         return key_input(a, key, submit_answer);
+    if (a->mode == MODE_FIND)
+        return key_input(a, key, submit_find);
     const struct sampler_settings *m = &a->cur.sampler;
     switch (key) {
     case 'q':
@@ -848,6 +933,18 @@ int app_key(struct app *a, int key)
         return APP_REDRAW;
     case '.':
         return key_try(a);
+    case '/':
+        if (!source_is_fast(&a->L)) {
+            set_msg(a, 0, "/ finds a token in a full-size step; here every token is shown");
+            return APP_REDRAW;
+        }
+        a->mode = MODE_FIND;
+        a->input[0] = '\0';
+        a->input_len = 0;
+        a->msg[0] = '\0';
+        return APP_REDRAW;
+    case 'D':
+        return app_command(a, "draws");
     case 'x':
         return key_reset(a);
     case 'a':
@@ -893,9 +990,11 @@ int app_start_step(struct app *a, int k, struct err *e)
 }
 
 int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
-             const char *const *values, struct err *e)
+             const char *const *values, const struct app_source *src, struct err *e)
 {
     memset(a, 0, sizeof *a);
+    if (src)
+        a->src = *src;
     a->lesson_index = -1;
     a->try_index = -1;
     a->backend = "CPU";

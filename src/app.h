@@ -12,6 +12,7 @@
 #include "sampler.h"
 #include "settings.h"
 #include "source.h"
+#include "realrun.h"
 
 /* Keys: Unicode code points for text, and these above Unicode for the rest. */
 enum app_key {
@@ -44,6 +45,7 @@ enum app_mode {
     MODE_PROMPT, /* a ':' command is being typed */
     MODE_ANSWER, /* an exercise answer is being typed */
     MODE_TEXT,   /* the lesson text fills the screen; Up and Down scroll it */
+    MODE_FIND,   /* a token to find is being typed (full-size steps) */
 };
 
 enum app_end {
@@ -56,6 +58,12 @@ enum app_end {
 #define APP_MAX_HISTORY   1024
 #define APP_INPUT_MAX     128
 #define APP_MSG_MAX       256
+
+/* How lessons that need more than their file are opened. */
+struct app_source {
+    int hidden;        /* the hidden size of a model lesson's head; 0: the lesson's */
+    const char *vocab; /* the vocabulary of captured logits; NULL: Llama 3's */
+};
 
 struct app_override {
     char name[32];
@@ -127,13 +135,22 @@ struct app {
     int scroll_page; /* lines of text on screen, set after each drawing */
     int try_index;   /* the step's suggestion applied last, -1 for none */
     const char *backend;
+    struct app_source src;
+
+    /* Full-size steps (the O(V) sampler): a token found with '/', and many
+     * draws (D), recomputed with the step while they are on. */
+    int find_id; /* -1: none */
+    int draws_on;
+    struct rr_draws draws;
+    int draws_ok;
 };
 
-/* Opens lesson what (an id or a path; NULL for the first lesson) from the
- * lessons directory dir (NULL: the default search), with the command-line
- * settings (name, value pairs, already checked). Returns 0 or -1. */
+/* Opens lesson what (an id, a lesson file, or a .npy file of captured
+ * logits; NULL for the first lesson) from the lessons directory dir (NULL:
+ * the default search), with the command-line settings (name, value pairs,
+ * already checked). src may be NULL. Returns 0 or -1. */
 int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
-             const char *const *values, struct err *e);
+             const char *const *values, const struct app_source *src, struct err *e);
 
 /* Starts the lesson again from its step k (1-based), on the lesson's own
  * path. Returns 0, or -1 with a message when there is no step k. */

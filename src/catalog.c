@@ -153,6 +153,15 @@ int catalog_load(const struct catalog *c, const char *what, struct lesson *L, st
 {
     if (strchr(what, '/') || has_suffix(what, ".ini"))
         return lesson_load(L, what, e);
+    /* "real:france" names the lesson real-france. */
+    char id[LESSON_ID_MAX + 1];
+    if (strchr(what, ':') && strlen(what) <= LESSON_ID_MAX) {
+        strcpy(id, what);
+        for (char *p = id; *p; p++)
+            if (*p == ':')
+                *p = '-';
+        what = id;
+    }
     /* An id: the file of that lesson. A broken file in the directory is
      * reported when it is the one asked for, not skipped in silence. */
     struct err first = { 0, "" };
@@ -171,4 +180,22 @@ int catalog_load(const struct catalog *c, const char *what, struct lesson *L, st
         return err_set(e, ERR_USAGE, "no lesson '%s' in %s (and %s)", what, c->dir, first.msg);
     return err_set(e, ERR_USAGE, "no lesson '%s' in %s (logitlab lessons lists them)", what,
                    c->dir);
+}
+
+void catalog_data_path(const struct catalog *c, const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/../data/%s", c->dir, name);
+}
+
+int catalog_load_any(const struct catalog *c, const char *what, const char *vocab, struct lesson *L,
+                     struct err *e)
+{
+    if (!has_suffix(what, ".npy"))
+        return catalog_load(c, what, L, e);
+    char path[CATALOG_PATH_MAX + 64];
+    if (!vocab) {
+        catalog_data_path(c, "llama3-vocab.bin", path, sizeof path);
+        vocab = path;
+    }
+    return lesson_from_npy(L, what, vocab, e);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "model.h"
 #include "settings.h"
 
 #define OPT_SETTING_BASE 1000
@@ -20,6 +21,11 @@ enum {
     OPT_KEYS,
     OPT_ASCII,
     OPT_NO_COLOR,
+    OPT_HIDDEN,
+    OPT_DRAWS,
+    OPT_FIND,
+    OPT_LOGITS,
+    OPT_VOCAB,
 };
 
 void cli_usage(FILE *out)
@@ -27,6 +33,7 @@ void cli_usage(FILE *out)
     fprintf(out,
             "Usage: logitlab [OPTIONS] [LESSON]\n"
             "       logitlab show LESSON [--step N] [--format text|csv|json] [--top N] [SETTINGS]\n"
+            "       logitlab generate LESSON [SETTINGS]\n"
             "       logitlab lessons\n"
             "\n"
             "logitlab shows how a language model turns its last hidden vector into the next\n"
@@ -38,6 +45,8 @@ void cli_usage(FILE *out)
             "\n"
             "Commands:\n"
             "  show LESSON    print one step of a lesson as a table, without curses\n"
+            "  generate LESSON  run the loop from the prompt with the settings given,\n"
+            "                 printing the text as it grows, until a stop rule fires\n"
             "  lessons        list the lessons (id and title) in teaching order\n"
             "\n"
             "LESSON is a lesson id (see 'logitlab lessons') or the path of a lesson file.\n"
@@ -45,7 +54,18 @@ void cli_usage(FILE *out)
             "Options:\n"
             "  --step N             the step of the lesson to show (default 1)\n"
             "  --format FORMAT      text (default), csv or json\n"
-            "  --top N              write only the N most likely rows (default: all)\n"
+            "  --top N              write only the N most likely rows (default: all; 20 for\n"
+            "                       a full-size vocabulary)\n"
+            "  --draws N            show: draw N times with the step's settings and count\n"
+            "                       the tokens against their probabilities (full size)\n"
+            "  --find TOKEN         show: also the row of TOKEN (text or id), wherever it\n"
+            "                       ranks; may be repeated\n"
+            "  --logits FILE.npy    play logits captured from a model: float32 or float16,\n"
+            "                       shape [V] or [steps, V]; instead of a LESSON\n"
+            "  --vocab FILE         the vocabulary of those logits (default: Llama 3's,\n"
+            "                       data/llama3-vocab.bin)\n"
+            "  --hidden-size N      the hidden size of a full-size lesson's LM head\n"
+            "                       (default 4096; smaller is faster)\n"
             "  --lessons-dir DIR    read lessons from DIR (default: beside the program,\n"
             "                       else $LOGITLAB_LESSONS, ./lessons, the share directory)\n"
             "  --headless           run the interactive view without a terminal and print\n"
@@ -120,6 +140,11 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     longs[n++] = (struct option){ "keys", required_argument, NULL, OPT_KEYS };
     longs[n++] = (struct option){ "ascii", no_argument, NULL, OPT_ASCII };
     longs[n++] = (struct option){ "no-color", no_argument, NULL, OPT_NO_COLOR };
+    longs[n++] = (struct option){ "hidden-size", required_argument, NULL, OPT_HIDDEN };
+    longs[n++] = (struct option){ "draws", required_argument, NULL, OPT_DRAWS };
+    longs[n++] = (struct option){ "find", required_argument, NULL, OPT_FIND };
+    longs[n++] = (struct option){ "logits", required_argument, NULL, OPT_LOGITS };
+    longs[n++] = (struct option){ "vocab", required_argument, NULL, OPT_VOCAB };
     for (int i = 0; SETTINGS_INFO[i].name; i++)
         longs[n++] =
             (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_SETTING_BASE + i };
@@ -173,6 +198,27 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         case OPT_NO_COLOR:
             o->no_color = 1;
             break;
+        case OPT_HIDDEN:
+            if (parse_int(optarg, 8, MODEL_MAX_HIDDEN, &o->hidden, e) < 0)
+                return err_prefix(e, "--hidden-size"), -1;
+            if (o->hidden % 8 != 0)
+                return err_set(e, ERR_USAGE, "--hidden-size: %d is not a multiple of 8", o->hidden);
+            break;
+        case OPT_DRAWS:
+            if (parse_int(optarg, 1, DRAWS_MAX, &o->draws, e) < 0)
+                return err_prefix(e, "--draws"), -1;
+            break;
+        case OPT_FIND:
+            if (o->n_find == CLI_MAX_FIND)
+                return err_set(e, ERR_USAGE, "--find: at most %d tokens", CLI_MAX_FIND);
+            o->find[o->n_find++] = optarg;
+            break;
+        case OPT_LOGITS:
+            o->logits = optarg;
+            break;
+        case OPT_VOCAB:
+            o->vocab = optarg;
+            break;
         case ':':
             return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
         case '?':
@@ -191,7 +237,8 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     }
     int rest = argc - optind;
     char **args = argv + optind;
-    if (rest > 0 && (strcmp(args[0], "show") == 0 || strcmp(args[0], "lessons") == 0)) {
+    if (rest > 0 && (strcmp(args[0], "show") == 0 || strcmp(args[0], "lessons") == 0 ||
+                     strcmp(args[0], "generate") == 0)) {
         o->command = args[0];
         args++, rest--;
     }
@@ -200,9 +247,15 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             return err_set(e, ERR_USAGE, "'lessons' takes no argument (got '%s')", args[0]);
         return 0;
     }
-    if (o->command && rest == 0)
+    if (o->command && rest == 0 && !o->logits)
         return err_set(e, ERR_USAGE,
-                       "show needs a lesson: logitlab show LESSON (see logitlab lessons)");
+                       "%s needs a lesson: logitlab %s LESSON (see logitlab lessons), or "
+                       "--logits FILE.npy",
+                       o->command, o->command);
+    if (rest > 0 && o->logits)
+        return err_set(e, ERR_USAGE, "--logits plays its own file: drop the lesson '%s'", args[0]);
+    if (o->vocab && !o->logits)
+        return err_set(e, ERR_USAGE, "--vocab goes with --logits FILE.npy");
     if (rest > 1)
         return err_set(e, ERR_USAGE, "one lesson at a time (got '%s' and '%s')", args[0], args[1]);
     o->lesson = rest ? args[0] : NULL;

@@ -12,6 +12,8 @@
 #include "report.h"
 
 #define MAX_OVERRIDES 64
+#define CLI_MAX_FIND  16
+#define DRAWS_MAX     10000000
 
 struct override {
     const char *name;
@@ -33,6 +35,12 @@ struct options {
     const char *keys;  /* --keys, for --headless */
     int ascii;         /* draw with ASCII only */
     int no_color;
+    int hidden; /* --hidden-size of a model lesson's head; 0: the lesson's */
+    int draws;  /* --draws N: many draws with the step's settings; 0: none */
+    int n_find; /* --find TOKEN: rows of these tokens (text or id) */
+    const char *find[CLI_MAX_FIND];
+    const char *logits; /* --logits FILE.npy: play captured logits */
+    const char *vocab;  /* --vocab FILE: their vocabulary */
     int n_over;
     struct override over[MAX_OVERRIDES]; /* settings in command-line order */
 };

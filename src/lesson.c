@@ -16,45 +16,32 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <ini.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ini_file.h"
 #include "lmhead.h"
+#include "npy.h"
 
 #define NAME_MAX_LEN       64
 #define PROB_SUM_TOLERANCE 1e-6
 #define DIGITS_DEFAULT     4
 #define DIGITS_MAX         10
 
-struct entry {
-    char section[NAME_MAX_LEN];
-    char name[NAME_MAX_LEN];
-    char *value;
-    int line;
-    int cont; /* an indented continuation of the entry before it */
-};
-
+/* The entries of the file and what interpreting them found. */
 struct loader {
     const char *path;
-    const char *text;
-    size_t len, pos;
-    int lineno;    /* the line inih is working on */
-    int indented;  /* that line starts with a space or tab */
-    int after_key; /* a name = value line came since the last section header:
-                    * inih then reads an indented line as a continuation */
-    int stop;      /* the reader refused a line: give inih no more */
-    int err_line;  /* first error we found, 0 if none; NO_LINE for a whole-file error */
+    int err_line; /* first error found, 0 if none; NO_LINE for a whole-file error */
     struct err err;
     /* The line of each section header, 0 when the file has none. */
-    int lesson_line, vocab_line, settings_line, head_line;
+    int lesson_line, vocab_line, settings_line, head_line, model_line;
     int step_line[LESSON_MAX_STEPS + 1];
     int oom;
-    struct entry *entries;
-    int n, cap;
+    struct ini_entry *entries;
+    int n;
 };
 
 #define NO_LINE INT_MAX /* an error about the file as a whole, such as a missing section */
@@ -79,99 +66,11 @@ static void ld_error(struct loader *ld, int line, const char *fmt, ...)
 
 static int valid_section(const char *name, size_t len)
 {
-    static const char *const FIXED[] = { "lesson", "vocab", "settings", "head" };
+    static const char *const FIXED[] = { "lesson", "vocab", "settings", "head", "model" };
     for (size_t i = 0; i < sizeof FIXED / sizeof FIXED[0]; i++)
         if (strlen(FIXED[i]) == len && strncmp(name, FIXED[i], len) == 0)
             return 1;
-    if (len > 5 && strncmp(name, "step.", 5) == 0) {
-        for (size_t i = 5; i < len; i++)
-            if (!isdigit((unsigned char)name[i]))
-                return 0;
-        return name[5] != '0';
-    }
-    return 0;
-}
-
-static void check_section_line(struct loader *ld, const char *line, size_t len)
-{
-    size_t i = 0;
-    if (ld->lineno == 1 && len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
-        i = 3;
-    if (ld->indented && ld->after_key)
-        return; /* a continuation line, even when it starts with '[' */
-    while (i < len && isspace((unsigned char)line[i]))
-        i++;
-    if (i == len || line[i] != '[')
-        return;
-    ld->after_key = 0;
-    const char *close = memchr(line + i, ']', len - i);
-    if (!close)
-        return; /* inih reports it; we explain it in syntax_message() */
-    const char *name = line + i + 1;
-    size_t n = (size_t)(close - name);
-    if (!valid_section(name, n)) {
-        ld_error(ld, ld->lineno,
-                 "unknown section [%.*s] (sections: lesson, vocab, settings, head, step.1, "
-                 "step.2, ...)",
-                 (int)(n > 40 ? 40 : n), name);
-        return;
-    }
-    /* Only a comment may follow the header (inih would drop anything else). */
-    const char *rest = close + 1;
-    while (rest < line + len && isspace((unsigned char)*rest))
-        rest++;
-    if (rest < line + len && *rest != ';' && *rest != '#')
-        ld_error(ld, ld->lineno, "text after the section header [%.*s]", (int)n, name);
-    int *slot = NULL;
-    if (n == 6 && strncmp(name, "lesson", 6) == 0)
-        slot = &ld->lesson_line;
-    else if (n == 5 && strncmp(name, "vocab", 5) == 0)
-        slot = &ld->vocab_line;
-    else if (n == 8 && strncmp(name, "settings", 8) == 0)
-        slot = &ld->settings_line;
-    else if (n == 4 && strncmp(name, "head", 4) == 0)
-        slot = &ld->head_line;
-    else {
-        long k = strtol(name + 5, NULL, 10);
-        if (k > LESSON_MAX_STEPS || n > 5 + 4) {
-            ld_error(ld, ld->lineno, "[%.*s]: a lesson has at most %d steps", (int)n, name,
-                     LESSON_MAX_STEPS);
-            return;
-        }
-        slot = &ld->step_line[k];
-    }
-    if (*slot == 0)
-        *slot = ld->lineno;
-}
-
-/* The ini_reader: one line per call, like fgets, but counting lines and
- * refusing lines that inih's fixed buffer would split in two. */
-static char *read_line(char *str, int num, void *stream)
-{
-    struct loader *ld = stream;
-    if (ld->stop || ld->pos >= ld->len)
-        return NULL;
-    const char *start = ld->text + ld->pos;
-    const char *nl = memchr(start, '\n', ld->len - ld->pos);
-    size_t linelen = nl ? (size_t)(nl - start) : ld->len - ld->pos;
-    size_t content = linelen;
-    if (content > 0 && start[content - 1] == '\r')
-        content--;
-    ld->lineno++;
-    if (content > LESSON_MAX_LINE || linelen + 2 > (size_t)num) {
-        ld_error(ld, ld->lineno,
-                 "line is %zu bytes long; lines are limited to %d bytes (inih's limit)", content,
-                 LESSON_MAX_LINE);
-        ld->stop = 1;
-        return NULL;
-    }
-    memcpy(str, start, linelen);
-    str[linelen] = '\n';
-    str[linelen + 1] = '\0';
-    ld->pos += linelen + (nl ? 1 : 0);
-    ld->indented = linelen > 0 && (start[0] == ' ' || start[0] == '\t');
-    check_section_line(ld, start, content);
-    return str;
+    return ini_numbered_section(name, len, "step.");
 }
 
 static const char *const SECTION_KEYS_LESSON[] = { "id",     "title",       "text", "source",
@@ -180,6 +79,8 @@ static const char *const SECTION_KEYS_STEP[] = { "logits", "probs", "hidden",   
                                                  "text",   "note",  "solution", "ask",
                                                  "digits", "try",   NULL };
 static const char *const SECTION_KEYS_HEAD[] = { "eps", "real-vocab", "real-hidden", NULL };
+static const char *const SECTION_KEYS_MODEL[] = { "vocab",        "scenario", "hidden-size",
+                                                  "weights-seed", "steps",    NULL };
 
 static int in_list(const char *const *list, const char *name)
 {
@@ -211,89 +112,11 @@ static int key_allowed(const char *section, const char *name)
     if (strcmp(section, "head") == 0)
         return in_list(SECTION_KEYS_HEAD, name) ||
                (strncmp(name, "row.", 4) == 0 && all_digits(name + 4));
+    if (strcmp(section, "model") == 0)
+        return in_list(SECTION_KEYS_MODEL, name);
     if (strncmp(section, "step.", 5) == 0)
         return in_list(SECTION_KEYS_STEP, name) || settings_known(name);
     return 0;
-}
-
-static int handler(void *user, const char *section, const char *name, const char *value)
-{
-    struct loader *ld = user;
-    int line = ld->lineno;
-    ld->after_key = 1;
-    struct entry *prev = ld->n ? &ld->entries[ld->n - 1] : NULL;
-    int cont = ld->indented && prev && strcmp(prev->section, section) == 0 &&
-               strcmp(prev->name, name) == 0;
-    if (!cont && name[0] == '\0') {
-        ld_error(ld, line, "a name is missing before '='");
-        return 0;
-    }
-    if (!cont) {
-        if (section[0] == '\0') {
-            ld_error(ld, line, "'%s' comes before any [section]", name);
-            return 0;
-        }
-        if (!valid_section(section, strlen(section)))
-            return 1; /* already reported at its header */
-        if (!key_allowed(section, name)) {
-            ld_error(ld, line, "unknown key '%s' in [%s]", name, section);
-            return 0;
-        }
-    }
-    if (ld->n == ld->cap) {
-        int cap = ld->cap ? ld->cap * 2 : 64;
-        struct entry *grown = realloc(ld->entries, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            ld->oom = 1;
-            return 0;
-        }
-        ld->entries = grown;
-        ld->cap = cap;
-    }
-    struct entry *en = &ld->entries[ld->n];
-    memset(en, 0, sizeof *en);
-    snprintf(en->section, sizeof en->section, "%s", section);
-    snprintf(en->name, sizeof en->name, "%s", name);
-    en->value = malloc(strlen(value) + 1);
-    if (!en->value) {
-        ld->oom = 1;
-        return 0;
-    }
-    strcpy(en->value, value);
-    if (cont) {
-        /* Some inih versions keep an inline comment on a continuation line. */
-        for (char *c = en->value; *c; c++)
-            if (*c == ';' && (c == en->value || isspace((unsigned char)c[-1]))) {
-                *c = '\0';
-                break;
-            }
-        size_t vl = strlen(en->value);
-        while (vl > 0 && isspace((unsigned char)en->value[vl - 1]))
-            en->value[--vl] = '\0';
-    }
-    en->line = line;
-    en->cont = cont;
-    ld->n++;
-    return 1;
-}
-
-/* Explains a line inih could not parse. */
-static void syntax_message(struct loader *ld, int line)
-{
-    const char *p = ld->text;
-    for (int l = 1; l < line && p; l++) {
-        p = memchr(p, '\n', (size_t)(ld->text + ld->len - p));
-        if (p)
-            p++;
-    }
-    while (p && (*p == ' ' || *p == '\t'))
-        p++;
-    if (p && *p == '[')
-        ld_error(ld, line, "a section header needs a closing ']'");
-    else
-        ld_error(ld, line,
-                 "expected 'name = value', a [section] or a comment (a line that continues "
-                 "a value must be indented)");
 }
 
 /* ---- pass 2: interpretation ---------------------------------------------- */
@@ -306,7 +129,7 @@ static int collect(struct loader *ld, const char *section, const char *name, con
     size_t total = 0;
     int found = 0, first_line = 0;
     for (int i = 0; i < ld->n; i++) {
-        struct entry *en = &ld->entries[i];
+        struct ini_entry *en = &ld->entries[i];
         if (strcmp(en->section, section) || strcmp(en->name, name))
             continue;
         if (found && !en->cont && !sep) {
@@ -332,7 +155,7 @@ static int collect(struct loader *ld, const char *section, const char *name, con
     s[0] = '\0';
     int started = 0;
     for (int i = 0; i < ld->n; i++) {
-        struct entry *en = &ld->entries[i];
+        struct ini_entry *en = &ld->entries[i];
         if (strcmp(en->section, section) || strcmp(en->name, name))
             continue;
         if (started)
@@ -447,7 +270,7 @@ static int read_vocab(struct loader *ld, struct lesson *L)
 {
     int max_id = -1, vocab_line = 0;
     for (int i = 0; i < ld->n; i++) {
-        struct entry *en = &ld->entries[i];
+        struct ini_entry *en = &ld->entries[i];
         if (strcmp(en->section, "vocab") != 0)
             continue;
         if (!vocab_line)
@@ -487,7 +310,7 @@ static int read_vocab(struct loader *ld, struct lesson *L)
     }
     int rc = 0;
     for (int i = 0; i < ld->n && rc == 0; i++) {
-        struct entry *en = &ld->entries[i];
+        struct ini_entry *en = &ld->entries[i];
         if (strcmp(en->section, "vocab") != 0)
             continue;
         char text[128];
@@ -544,6 +367,116 @@ static int read_vocab(struct loader *ld, struct lesson *L)
     return rc;
 }
 
+/* A path in a lesson file is relative to the lesson's directory. */
+static char *relative_path(const char *lesson_path, const char *rel)
+{
+    const char *slash = strrchr(lesson_path, '/');
+    size_t dir = rel[0] == '/' || !slash ? 0 : (size_t)(slash - lesson_path) + 1;
+    char *out = malloc(dir + strlen(rel) + 1);
+    if (out) {
+        memcpy(out, lesson_path, dir);
+        strcpy(out + dir, rel);
+    }
+    return out;
+}
+
+/* [model]: the vocabulary file, the scenario and the head's sizes. The
+ * prompt comes from the scenario; the steps are the model's. */
+static int read_model(struct loader *ld, struct lesson *L)
+{
+    struct lesson_model *M = &L->model;
+    M->on = 1;
+    M->hidden = MODEL_DEFAULT_HIDDEN;
+    M->seed = MODEL_DEFAULT_SEED;
+    M->steps = LESSON_MODEL_STEPS;
+    if (ld->vocab_line || ld->head_line) {
+        ld_error(ld, ld->vocab_line ? ld->vocab_line : ld->head_line,
+                 "a lesson with [model] takes its vocabulary and head from the model: "
+                 "drop [%s]",
+                 ld->vocab_line ? "vocab" : "head");
+        return -1;
+    }
+    static const char *const INTS[] = { "hidden-size", "weights-seed", "steps" };
+    const int lo[] = { 8, 0, 1 }, hi[] = { MODEL_MAX_HIDDEN, INT_MAX, LESSON_MAX_STEPS };
+    for (int k = 0; k < 3; k++) {
+        char *v = NULL;
+        int line = 0, x = 0;
+        struct err e;
+        if (collect(ld, "model", INTS[k], NULL, &v, &line) < 0)
+            return -1;
+        if (!v)
+            continue;
+        int rc = parse_int(v, lo[k], hi[k], &x, &e);
+        free(v);
+        if (rc < 0) {
+            ld_error(ld, line, "%s: %s", INTS[k], e.msg);
+            return -1;
+        }
+        if (k == 0)
+            M->hidden = x;
+        else if (k == 1)
+            M->seed = (uint64_t)x;
+        else
+            M->steps = x;
+    }
+    char *vocab = NULL, *scen = NULL;
+    int vline = 0, sline = 0;
+    if (collect(ld, "model", "vocab", NULL, &vocab, &vline) < 0 ||
+        collect(ld, "model", "scenario", NULL, &scen, &sline) < 0) {
+        free(vocab);
+        return -1;
+    }
+    int rc = 0;
+    if (!vocab || !scen) {
+        ld_error(ld, ld->model_line, "[model] needs %s (a path relative to the lesson file)",
+                 !vocab ? "vocab" : "scenario");
+        rc = -1;
+    }
+    char *path = rc == 0 ? relative_path(ld->path, vocab) : NULL;
+    struct err e;
+    if (rc == 0 && !path)
+        ld->oom = 1, rc = -1;
+    if (rc == 0 && vocab_load(&L->vocab, path, &e) < 0)
+        ld_error(ld, vline, "vocab: %s", e.msg), rc = -1;
+    free(path);
+    path = rc == 0 ? relative_path(ld->path, scen) : NULL;
+    if (rc == 0 && !path)
+        ld->oom = 1, rc = -1;
+    if (rc == 0) {
+        M->scenario = calloc(1, sizeof *M->scenario);
+        if (!M->scenario)
+            ld->oom = 1, rc = -1;
+        else if (scenario_load(M->scenario, path, &L->vocab, &e) < 0) {
+            ld_error(ld, sline, "scenario: %s", e.msg);
+            free(M->scenario);
+            M->scenario = NULL;
+            rc = -1;
+        }
+    }
+    free(path);
+    free(vocab);
+    free(scen);
+    if (rc < 0)
+        return -1;
+    const struct scenario *S = M->scenario;
+    L->prompt = malloc((size_t)S->prompt_len * sizeof *L->prompt);
+    if (!L->prompt) {
+        ld->oom = 1;
+        return -1;
+    }
+    memcpy(L->prompt, S->prompt, (size_t)S->prompt_len * sizeof *L->prompt);
+    L->prompt_len = S->prompt_len;
+    if (!L->prompt_text && S->prompt_text) {
+        L->prompt_text = malloc(strlen(S->prompt_text) + 1);
+        if (!L->prompt_text) {
+            ld->oom = 1;
+            return -1;
+        }
+        strcpy(L->prompt_text, S->prompt_text);
+    }
+    return 0;
+}
+
 static int read_id_list(struct loader *ld, const struct lesson *L, int line, const char *what,
                         const char *text, int **out, int *len)
 {
@@ -584,7 +517,7 @@ static int read_settings(struct loader *ld, const char *section, struct settings
     }
     *out = list;
     for (int i = 0; i < ld->n; i++) {
-        struct entry *en = &ld->entries[i];
+        struct ini_entry *en = &ld->entries[i];
         if (strcmp(en->section, section) != 0 || !settings_known(en->name))
             continue;
         if (en->cont) {
@@ -665,7 +598,7 @@ static int read_head(struct loader *ld, struct lesson *L)
     }
     int rc = 0;
     for (int i = 0; i < ld->n && rc == 0; i++) {
-        struct entry *en = &ld->entries[i];
+        struct ini_entry *en = &ld->entries[i];
         if (strcmp(en->section, "head") != 0 || strncmp(en->name, "row.", 4) != 0 || en->cont)
             continue;
         if (!head_line)
@@ -811,7 +744,7 @@ static int parse_tries(struct loader *ld, const struct settings *base, struct le
                        const char *section)
 {
     for (int i = 0; i < ld->n; i++) {
-        struct entry *en = &ld->entries[i];
+        struct ini_entry *en = &ld->entries[i];
         if (strcmp(en->section, section) || strcmp(en->name, "try"))
             continue;
         if (en->cont) {
@@ -889,6 +822,19 @@ static int read_step(struct loader *ld, struct lesson *L, int index,
     }
     int given = !!logits + !!probs + !!hidden;
     int rc = 0;
+    if (L->model.on) {
+        free(logits), free(probs), free(hidden);
+        if (given) {
+            ld_error(ld,
+                     lline   ? lline
+                     : pline ? pline
+                             : hline,
+                     "[%s]: the model computes the logits of a lesson with [model]", section);
+            return -1;
+        }
+        S->given = GIVEN_MODEL;
+        goto rest;
+    }
     if (given != 1) {
         int line = lline ? lline : pline ? pline : hline ? hline : S->line;
         ld_error(ld, line,
@@ -976,6 +922,7 @@ static int read_step(struct loader *ld, struct lesson *L, int index,
     if (rc < 0)
         return -1;
 
+rest:;
     char *v = NULL;
     int line = 0;
     if (collect(ld, section, "context", NULL, &v, &line) < 0)
@@ -1027,11 +974,20 @@ static int read_steps(struct loader *ld, struct lesson *L, const struct settings
     for (int k = 1; k <= LESSON_MAX_STEPS; k++)
         if (ld->step_line[k])
             max = k;
+    if (L->model.on) {
+        /* The model gives every step; [step.N] only adds text or settings. */
+        if (max > L->model.steps) {
+            ld_error(ld, ld->step_line[max], "[step.%d] is past the last step (steps = %d)", max,
+                     L->model.steps);
+            return -1;
+        }
+        max = L->model.steps;
+    }
     if (max <= 0) {
         ld_error(ld, NO_LINE, "the lesson has no [step.1]");
         return -1;
     }
-    for (int k = 1; k <= max; k++)
+    for (int k = 1; k <= max && !L->model.on; k++)
         if (!ld->step_line[k]) {
             int next = k + 1;
             while (!ld->step_line[next])
@@ -1054,12 +1010,19 @@ static int read_steps(struct loader *ld, struct lesson *L, const struct settings
 
 static int interpret(struct loader *ld, struct lesson *L)
 {
-    if (read_lesson_section(ld, L) < 0 || read_vocab(ld, L) < 0)
+    if (read_lesson_section(ld, L) < 0)
+        return -1;
+    if (ld->model_line ? read_model(ld, L) < 0 : read_vocab(ld, L) < 0)
         return -1;
     char *v = NULL;
     int line = 0;
     if (collect(ld, "lesson", "prompt", NULL, &v, &line) < 0)
         return -1;
+    if (v && L->model.on) {
+        free(v);
+        ld_error(ld, line, "a lesson with [model] takes its prompt from the scenario");
+        return -1;
+    }
     if (v) {
         int rc = read_id_list(ld, L, line, "prompt", v, &L->prompt, &L->prompt_len);
         free(v);
@@ -1076,126 +1039,73 @@ static int interpret(struct loader *ld, struct lesson *L)
 
 /* ---- entry points ---------------------------------------------------------- */
 
-static int valid_utf8(const unsigned char *s, size_t n, size_t *bad)
+static const struct ini_rules LESSON_RULES = {
+    .max_bytes = LESSON_MAX_BYTES,
+    .section_ok = valid_section,
+    .sections_hint = "lesson, vocab, settings, head, model, step.1, step.2, ...",
+    .key_ok = key_allowed,
+};
+
+/* Interprets the entries of a file that read as sound INI. */
+static int interpret_file(struct lesson *L, const struct ini_file *f, struct err *e)
 {
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (len == 0 || i + (size_t)len > n || (c == 0))
-            break;
-        int ok = 1;
-        for (int k = 1; k < len; k++)
-            ok &= (s[i + (size_t)k] & 0xC0) == 0x80;
-        if (!ok || (len == 2 && c < 0xC2) || (len == 3 && c == 0xE0 && s[i + 1] < 0xA0) ||
-            (len == 3 && c == 0xED && s[i + 1] >= 0xA0) || /* UTF-16 surrogates */
-            (len == 4 &&
-             (c > 0xF4 || (c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90))))
-            break;
-        i += (size_t)len;
+    const char *path = f->path;
+    struct loader ld = { .path = path, .entries = f->entries, .n = f->n };
+    ld.lesson_line = ini_section_line(f, "lesson");
+    ld.vocab_line = ini_section_line(f, "vocab");
+    ld.settings_line = ini_section_line(f, "settings");
+    ld.head_line = ini_section_line(f, "head");
+    ld.model_line = ini_section_line(f, "model");
+    for (int i = 0; i < f->n_sections && !ld.err_line; i++) {
+        const char *name = f->sections[i].name;
+        if (strncmp(name, "step.", 5) != 0)
+            continue;
+        long k = strtol(name + 5, NULL, 10);
+        if (k < 1 || k > LESSON_MAX_STEPS || strlen(name) > 5 + 4)
+            ld_error(&ld, f->sections[i].line, "[%s]: a lesson has at most %d steps", name,
+                     LESSON_MAX_STEPS);
+        else if (!ld.step_line[k])
+            ld.step_line[k] = f->sections[i].line;
     }
-    *bad = i;
-    return i == n;
-}
-
-static int line_of_offset(const char *text, size_t off)
-{
-    int line = 1;
-    for (size_t i = 0; i < off; i++)
-        line += text[i] == '\n';
-    return line;
-}
-
-static void loader_free(struct loader *ld)
-{
-    for (int i = 0; i < ld->n; i++)
-        free(ld->entries[i].value);
-    free(ld->entries);
-}
-
-int lesson_load_text(struct lesson *L, const char *path, const char *text, struct err *e)
-{
-    memset(L, 0, sizeof *L);
-    size_t len = strlen(text);
-    size_t bad;
-    if (len > LESSON_MAX_BYTES)
-        return err_set(e, ERR_USAGE, "%s: the file is larger than %d bytes", path,
-                       LESSON_MAX_BYTES);
-    if (!valid_utf8((const unsigned char *)text, len, &bad))
-        return err_set(e, ERR_USAGE, "%s:%d: the text is not valid UTF-8", path,
-                       line_of_offset(text, bad));
-
-    struct loader ld = { .path = path, .text = text, .len = len };
-    int rc = ini_parse_stream(read_line, &ld, handler, &ld);
-    if (rc == -2 || ld.oom) {
-        loader_free(&ld);
-        return err_set(e, ERR_SYSTEM, "%s: out of memory", path);
-    }
-    if (rc > 0 && (ld.err_line == 0 || rc < ld.err_line))
-        syntax_message(&ld, rc);
-    if (ld.err_line == 0) {
-        L->path = malloc(strlen(path) + 1);
-        if (!L->path)
-            ld.oom = 1;
-        else
-            strcpy(L->path, path);
-        if (!ld.oom)
-            interpret(&ld, L);
-    }
-    loader_free(&ld);
+    L->path = malloc(strlen(path) + 1);
+    if (!L->path)
+        ld.oom = 1;
+    else
+        strcpy(L->path, path);
+    if (!ld.oom && !ld.err_line)
+        interpret(&ld, L);
     if (ld.oom) {
         lesson_free(L);
         return err_set(e, ERR_SYSTEM, "%s: out of memory", path);
     }
-    if (ld.err_line == NO_LINE) {
-        lesson_free(L);
-        return err_set(e, ERR_USAGE, "%s: %s", path, ld.err.msg);
-    }
     if (ld.err_line) {
         lesson_free(L);
+        if (ld.err_line == NO_LINE)
+            return err_set(e, ERR_USAGE, "%s: %s", path, ld.err.msg);
         return err_set(e, ERR_USAGE, "%s:%d: %s", path, ld.err_line, ld.err.msg);
     }
     return 0;
 }
 
-int lesson_load(struct lesson *L, const char *path, struct err *e)
+static int load(struct lesson *L, const char *path, const char *text, struct err *e)
 {
     memset(L, 0, sizeof *L);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return err_set(e, ERR_USAGE, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return err_set(e, ERR_USAGE, "%s: cannot read: %s", path, strerror(EISDIR));
-    }
-    char *buf = malloc(LESSON_MAX_BYTES + 2);
-    if (!buf) {
-        fclose(f);
-        return err_set(e, ERR_SYSTEM, "%s: out of memory", path);
-    }
-    size_t n = fread(buf, 1, LESSON_MAX_BYTES + 1, f);
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
-        free(buf);
-        return err_set(e, ERR_USAGE, "%s: read error", path);
-    }
-    if (n > LESSON_MAX_BYTES) {
-        free(buf);
-        return err_set(e, ERR_USAGE, "%s: the file is larger than %d bytes", path,
-                       LESSON_MAX_BYTES);
-    }
-    if (memchr(buf, '\0', n)) {
-        int line = line_of_offset(buf, (size_t)((char *)memchr(buf, '\0', n) - buf));
-        free(buf);
-        return err_set(e, ERR_USAGE, "%s:%d: the file holds a NUL byte (is it a text file?)", path,
-                       line);
-    }
-    buf[n] = '\0';
-    int rc = lesson_load_text(L, path, buf, e);
-    free(buf);
+    struct ini_file f;
+    if (ini_file_load(&f, path, text, &LESSON_RULES, e) < 0)
+        return -1;
+    int rc = interpret_file(L, &f, e);
+    ini_file_free(&f);
     return rc;
+}
+
+int lesson_load_text(struct lesson *L, const char *path, const char *text, struct err *e)
+{
+    return load(L, path, text, e);
+}
+
+int lesson_load(struct lesson *L, const char *path, struct err *e)
+{
+    return load(L, path, NULL, e);
 }
 
 static void free_settings(struct lesson_setting *s, int n)
@@ -1216,6 +1126,15 @@ void lesson_free(struct lesson *L)
     free(L->prompt);
     free_settings(L->settings, L->n_settings);
     free(L->head.w);
+    free(L->captured);
+    if (L->model.run) {
+        scenario_run_free(L->model.run);
+        free(L->model.run);
+    }
+    if (L->model.scenario) {
+        scenario_free(L->model.scenario);
+        free(L->model.scenario);
+    }
     for (int k = 0; k < L->n_steps; k++) {
         struct lesson_step *S = &L->steps[k];
         free(S->logits);
@@ -1259,4 +1178,59 @@ void ask_describe(const struct lesson *L, const struct ask *a, char *buf, size_t
         snprintf(buf, n, "%s %s", WORDS[a->kind], vocab_token(&L->vocab, a->id));
     else
         snprintf(buf, n, "%s", WORDS[a->kind]);
+}
+
+int lesson_from_npy(struct lesson *L, const char *npy_path, const char *vocab_path, struct err *e)
+{
+    memset(L, 0, sizeof *L);
+    struct npy a;
+    if (npy_load(&a, npy_path, e) < 0)
+        return -1;
+    if (a.rows > LESSON_MAX_STEPS) {
+        npy_free(&a);
+        return err_set(e, ERR_USAGE, "%s: %d steps; at most %d are played", npy_path, a.rows,
+                       LESSON_MAX_STEPS);
+    }
+    if (vocab_load(&L->vocab, vocab_path, e) < 0) {
+        npy_free(&a);
+        return -1;
+    }
+    if (L->vocab.n != a.cols) {
+        err_set(e, ERR_USAGE,
+                "%s: %d logits a step, but the vocabulary %s has %d tokens (give the model's "
+                "with --vocab FILE)",
+                npy_path, a.cols, vocab_path, L->vocab.n);
+        vocab_free(&L->vocab);
+        npy_free(&a);
+        return -1;
+    }
+    const char *base = strrchr(npy_path, '/');
+    base = base ? base + 1 : npy_path;
+    static const char TEXT[] =
+        "Logits captured from a model and saved as a .npy file, one row per step. The "
+        "sampler runs on them exactly as on the lessons' own; the context grows with the "
+        "tokens drawn here, which need not be the ones the model saw when the logits were "
+        "captured.";
+    L->path = malloc(strlen(npy_path) + 1);
+    L->title = malloc(strlen(base) + 32);
+    L->text = malloc(sizeof TEXT);
+    L->steps = calloc((size_t)a.rows, sizeof *L->steps);
+    L->prompt = malloc(sizeof *L->prompt);
+    if (!L->path || !L->title || !L->text || !L->steps || !L->prompt) {
+        npy_free(&a);
+        lesson_free(L);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    strcpy(L->path, npy_path);
+    snprintf(L->title, strlen(base) + 32, "captured logits (%s)", base);
+    memcpy(L->text, TEXT, sizeof TEXT);
+    strcpy(L->id, "captured");
+    L->captured = a.data;
+    L->n_steps = a.rows;
+    for (int k = 0; k < a.rows; k++) {
+        L->steps[k].given = GIVEN_LOGITS;
+        L->steps[k].logits_f = a.data + (size_t)k * (size_t)a.cols;
+        L->steps[k].digits = DIGITS_DEFAULT;
+    }
+    return 0;
 }

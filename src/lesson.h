@@ -14,12 +14,14 @@
 #define LOGITLAB_LESSON_H
 
 #include "err.h"
+#include "scenario.h"
 #include "settings.h"
 #include "vocab.h"
 
 #define LESSON_MAX_BYTES   (1 << 20) /* a lesson file larger than this is refused */
 #define LESSON_MAX_VOCAB   4096      /* tokens in a lesson's vocabulary */
 #define LESSON_MAX_STEPS   256
+#define LESSON_MODEL_STEPS 64   /* steps of a model lesson unless it says */
 #define LESSON_MAX_CONTEXT 1024 /* token ids in a prompt or context */
 #define LESSON_MAX_HIDDEN  64   /* size of a toy head's hidden vector */
 #define LESSON_MAX_ASK     32   /* values asked for in one exercise step */
@@ -50,17 +52,19 @@ struct lesson_try {
     int line;
 };
 
-enum step_given { GIVEN_LOGITS, GIVEN_PROBS, GIVEN_HIDDEN };
+enum step_given { GIVEN_LOGITS, GIVEN_PROBS, GIVEN_HIDDEN, GIVEN_MODEL };
 
 struct lesson_step {
     int line; /* of its [step.N] header */
     enum step_given given;
-    double
-        *logits;   /* vocab.n values, always filled (from probs as ln p, from hidden by the head) */
-    double *probs; /* as given, when given == GIVEN_PROBS */
-    double *hidden;  /* as given, when given == GIVEN_HIDDEN (head.d values) */
-    double *normed;  /* RMSNorm(hidden), when given == GIVEN_HIDDEN */
-    int has_context; /* 1: the step starts from its own context */
+    /* vocab.n values (from probs as ln p, from hidden by the head); NULL for
+     * GIVEN_MODEL, whose logits depend on the context (source.h) */
+    double *logits;
+    const float *logits_f; /* or these: a row of captured logits (lesson_from_npy) */
+    double *probs;         /* as given, when given == GIVEN_PROBS */
+    double *hidden;        /* as given, when given == GIVEN_HIDDEN (head.d values) */
+    double *normed;        /* RMSNorm(hidden), when given == GIVEN_HIDDEN */
+    int has_context;       /* 1: the step starts from its own context */
     int *context;
     int context_len;
     char *text;     /* what the learner reads; paragraphs end in '\n' */
@@ -84,6 +88,17 @@ struct lesson_head {
     long real_hidden;
 };
 
+/* A lesson run by the synthetic model (model.h, scenario.h) on a real
+ * vocabulary: the logits of a step come from the LM head, for the context. */
+struct lesson_model {
+    int on;
+    int hidden;    /* hidden size; MODEL_DEFAULT_HIDDEN unless set */
+    uint64_t seed; /* of the weights */
+    int steps;     /* LESSON_MODEL_STEPS unless set */
+    struct scenario *scenario;
+    struct scenario_run *run; /* the built head, once source_open has built it */
+};
+
 struct lesson {
     char *path;
     char id[LESSON_ID_MAX + 1];
@@ -97,6 +112,9 @@ struct lesson {
     int n_settings;
     struct lesson_setting *settings;
     struct lesson_head head;
+    struct lesson_model model;
+    float *captured; /* the logits of a lesson made from a .npy file (owned) */
+    int fast_rows;   /* 0: the reference sampler; else the O(V) one, ranking this many rows */
     int n_steps;
     struct lesson_step *steps; /* steps[0] is [step.1] */
 };
@@ -109,6 +127,11 @@ int lesson_load(struct lesson *L, const char *path, struct err *e);
 int lesson_load_text(struct lesson *L, const char *path, const char *text, struct err *e);
 
 void lesson_free(struct lesson *L);
+
+/* Makes a lesson of captured logits: one step per row of the .npy file at
+ * npy_path, in the vocabulary at vocab_path (data/llama3-vocab.bin for
+ * 128,256 tokens). The id is "captured", the title the file's name. */
+int lesson_from_npy(struct lesson *L, const char *npy_path, const char *vocab_path, struct err *e);
 
 /* Applies the lesson-wide settings, then those of step (1-based), to s.
  * They were checked at load, so this cannot fail. */

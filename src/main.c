@@ -22,6 +22,7 @@
 #include "sampler.h"
 #include "settings.h"
 #include "source.h"
+#include "realrun.h"
 
 #define HEADLESS_MAX_KEYS 4096
 #define TUI_POLL_MS       250 /* how often the loop looks at the stop flag */
@@ -54,15 +55,58 @@ static int cmd_lessons(const struct options *o, struct err *e)
     return 0;
 }
 
-static int cmd_show(const struct options *o, const char *what, struct err *e)
+/* Loads the lesson of the command line (an id, a file, or --logits FILE.npy)
+ * and makes it ready to run. */
+static int load_lesson(const struct options *o, const char *what, int rows, struct lesson *L,
+                       struct err *e)
 {
     struct catalog cat;
     if (catalog_open(&cat, o->lessons_dir, e) < 0)
         return -1;
-    struct lesson L;
-    int rc = catalog_load(&cat, what, &L, e);
+    int rc = catalog_load_any(&cat, o->logits ? o->logits : what, o->vocab, L, e);
     catalog_close(&cat);
     if (rc < 0)
+        return -1;
+    if (source_open(L, o->hidden, rows, e) < 0) {
+        lesson_free(L);
+        return -1;
+    }
+    return 0;
+}
+
+/* The settings of step k with the command line's on top. */
+static int step_settings(const struct options *o, const struct lesson *L, int k, struct settings *s,
+                         struct err *e)
+{
+    source_step_settings(L, k, s);
+    for (int i = 0; i < o->n_over; i++)
+        if (settings_set(s, o->over[i].name, o->over[i].value, e) < 0)
+            return err_prefix(e, "--%s", o->over[i].name), -1;
+    return 0;
+}
+
+/* --find: token ids from their text ("␣Paris", " Paris") or their number. */
+static int find_ids(const struct options *o, const struct lesson *L, int *ids, struct err *e)
+{
+    for (int i = 0; i < o->n_find; i++) {
+        int id = vocab_find(&L->vocab, o->find[i]);
+        if (id < 0 && parse_int(o->find[i], 0, L->vocab.n - 1, &id, e) < 0)
+            return err_set(e, ERR_USAGE,
+                           "--find '%s': no such token (give its text, with \u2423 or a space "
+                           "for a leading space, or its id 0..%d)",
+                           o->find[i], L->vocab.n - 1);
+        ids[i] = id;
+    }
+    return 0;
+}
+
+static int cmd_show(const struct options *o, const char *what, struct err *e)
+{
+    struct lesson L;
+    int rows = o->top > SOURCE_FAST_ROWS ? o->top : SOURCE_FAST_ROWS;
+    if (rows > SOURCE_MAX_ROWS)
+        rows = SOURCE_MAX_ROWS;
+    if (load_lesson(o, what, rows, &L, e) < 0)
         return -1;
     if (o->step > L.n_steps) {
         err_set(e, ERR_USAGE, "--step %d: lesson '%s' has %d step%s", o->step, L.id, L.n_steps,
@@ -70,21 +114,36 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
         lesson_free(&L);
         return -1;
     }
+    int fast = source_is_fast(&L);
+    if (!fast && (o->draws || o->n_find)) {
+        err_set(e, ERR_USAGE, "--%s goes with a full-size lesson (real-france, ...) or --logits",
+                o->draws ? "draws" : "find");
+        lesson_free(&L);
+        return -1;
+    }
     struct settings s;
-    source_step_settings(&L, o->step, &s);
-    for (int i = 0; i < o->n_over; i++)
-        if (settings_set(&s, o->over[i].name, o->over[i].value, e) < 0) {
-            err_prefix(e, "--%s", o->over[i].name);
-            lesson_free(&L);
-            return -1;
-        }
-    int *ctx = NULL, len = 0;
+    int found[CLI_MAX_FIND];
+    if (step_settings(o, &L, o->step, &s, e) < 0 || find_ids(o, &L, found, e) < 0) {
+        lesson_free(&L);
+        return -1;
+    }
+    int *ctx = NULL, len = 0, rc;
     struct trace t;
     rc = source_lesson_context(&L, o->step, &ctx, &len, e);
     if (rc == 0)
         rc = trace_init(&t, L.vocab.n, e);
     if (rc == 0) {
         rc = source_run_step(&L, o->step, &s, ctx, len, &t, e);
+        static struct rr_hist hist;
+        static struct rr_draws draws;
+        int with_hist = fast && L.vocab.n >= 1000; /* a few tokens are all in the table */
+        if (rc == 0 && with_hist)
+            rr_histogram(&t, 16, &hist);
+        if (rc == 0 && o->draws) {
+            int plen = L.prompt_len <= len ? L.prompt_len : len;
+            rc = rr_draws(&t, s.sampler.seed, (uint32_t)(len - plen + 1), o->draws,
+                          o->top > 0 ? o->top : REPORT_FAST_TOP, &draws, e);
+        }
         if (rc == 0) {
             int *next = malloc((size_t)(len + 1) * sizeof *next);
             if (!next) {
@@ -103,6 +162,10 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
                     .trace = &t,
                     .stop = stop_check(&s, &L.vocab, next, len + 1, L.prompt_len),
                     .top = o->top,
+                    .hist = with_hist ? &hist : NULL,
+                    .draws = o->draws ? &draws : NULL,
+                    .n_find = o->n_find,
+                    .find = found,
                 };
                 rc = report_write(stdout, o->format, &r, e);
                 free(next);
@@ -110,6 +173,96 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
         }
         trace_free(&t);
     }
+    free(ctx);
+    lesson_free(&L);
+    return rc;
+}
+
+/* Writes the new text of a stream: the bytes of the context from *done on
+ * that end on a whole character (a character split across tokens waits for
+ * its last byte). */
+static void stream_text(const struct vocab *v, const int *ids, int n, int final, size_t *done,
+                        char **buf, size_t *cap)
+{
+    size_t need = vocab_detok(v, ids, n, NULL, 0) + 1;
+    if (need > *cap) {
+        char *b = realloc(*buf, need);
+        if (!b)
+            return;
+        *buf = b;
+        *cap = need;
+    }
+    size_t len = vocab_detok(v, ids, n, *buf, *cap);
+    size_t ready = final ? len : vocab_complete_prefix(*buf, len);
+    if (ready > *done) {
+        fwrite(*buf + *done, 1, ready - *done, stdout);
+        fflush(stdout);
+        *done = ready;
+    }
+}
+
+/* generate: the loop, from the prompt, with the settings of the command line
+ * over the lesson's, until a stop rule fires. */
+static int cmd_generate(const struct options *o, const char *what, struct err *e)
+{
+    struct lesson L;
+    if (load_lesson(o, what, SOURCE_FAST_ROWS, &L, e) < 0)
+        return -1;
+    int cap = L.prompt_len + L.n_steps + 1, len = L.prompt_len, rc = 0;
+    int *ctx = malloc((size_t)cap * sizeof *ctx);
+    struct trace t;
+    if (!ctx || trace_init(&t, L.vocab.n, e) < 0) {
+        free(ctx);
+        lesson_free(&L);
+        return ctx ? -1 : err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    if (len)
+        memcpy(ctx, L.prompt, (size_t)len * sizeof *ctx);
+    char *text = NULL;
+    size_t text_cap = 0, done = 0;
+    if (o->format == REPORT_TEXT) {
+        /* The prompt first, then each token's text as it is drawn. */
+        if (L.prompt_len)
+            stream_text(&L.vocab, ctx, len, 0, &done, &text, &text_cap);
+        else if (L.prompt_text)
+            fputs(L.prompt_text, stdout);
+    }
+    struct stop_result stop = { STOP_NONE, 0 };
+    struct settings s;
+    int k;
+    for (k = 1; k <= L.n_steps && rc == 0; k++) {
+        rc = step_settings(o, &L, k, &s, e);
+        if (rc == 0)
+            rc = source_run_step(&L, k, &s, ctx, len, &t, e);
+        if (rc < 0)
+            break;
+        ctx[len++] = t.choice.id;
+        if (o->format == REPORT_TEXT)
+            stream_text(&L.vocab, ctx, len, 0, &done, &text, &text_cap);
+        stop = stop_check(&s, &L.vocab, ctx, len, L.prompt_len);
+        if (stop.rule != STOP_NONE)
+            break;
+    }
+    if (rc == 0) {
+        char why[160];
+        stop_describe(&stop, &s, &L.vocab, why, sizeof why);
+        if (stop.rule == STOP_NONE)
+            snprintf(why, sizeof why, "the lesson's %d steps ran out", L.n_steps);
+        int gen = len - L.prompt_len;
+        if (o->format == REPORT_TEXT) {
+            stream_text(&L.vocab, ctx, len, 1, &done, &text, &text_cap);
+            printf("\n[%d token%s; stopped by %s]\n", gen, gen == 1 ? "" : "s", why);
+        } else {
+            printf("{\"lesson\": \"%s\", \"generated\": [", L.id);
+            for (int i = L.prompt_len; i < len; i++)
+                printf("%s%d", i > L.prompt_len ? ", " : "", ctx[i]);
+            printf("], \"stop\": \"%s\"}\n", why);
+        }
+        if (fflush(stdout) != 0)
+            rc = err_set(e, ERR_SYSTEM, "writing the text failed");
+    }
+    free(text);
+    trace_free(&t);
     free(ctx);
     lesson_free(&L);
     return rc;
@@ -123,7 +276,8 @@ static int open_app(const struct options *o, struct app *a, struct err *e)
         names[i] = o->over[i].name;
         values[i] = o->over[i].value;
     }
-    if (app_init(a, o->lessons_dir, o->lesson, o->n_over, names, values, e) < 0)
+    if (app_init(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names, values,
+                 &(struct app_source){ o->hidden, o->vocab }, e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);
@@ -236,6 +390,8 @@ int main(int argc, char **argv)
     if (rc == 0) {
         if (o.command && strcmp(o.command, "lessons") == 0) {
             rc = cmd_lessons(&o, &e);
+        } else if (o.command && strcmp(o.command, "generate") == 0) {
+            rc = cmd_generate(&o, o.lesson, &e);
         } else if (o.command) {
             rc = cmd_show(&o, o.lesson, &e);
         } else if (o.headless) {

@@ -88,8 +88,40 @@ double report_ask_value(const struct trace *t, const struct ask *a)
 
 static int rows_shown(const struct report *r)
 {
-    int V = r->trace->vocab_size;
-    return (r->top > 0 && r->top < V) ? r->top : V;
+    const struct trace *t = r->trace;
+    int V = t->vocab_size;
+    int n = (r->top > 0 && r->top < V) ? r->top : V;
+    if (t->fmax_valid && r->top <= 0 && n > REPORT_FAST_TOP)
+        n = REPORT_FAST_TOP;
+    return n < t->n_rows ? n : t->n_rows;
+}
+
+/* What lies beyond the first shown rows: how many tokens, their mass, and
+ * how many of them are kept. */
+static void tail_of(const struct trace *t, int shown, int *count, double *mass, int *kept)
+{
+    *count = t->vocab_size - shown;
+    double m = shown > 0 ? 1.0 - t->rows[shown - 1].cum : 1.0;
+    *mass = m < 0 ? 0.0 : m;
+    int k = t->kept_count;
+    for (int i = 0; i < shown; i++)
+        k -= t->rows[i].removed_by == TRACE_KEPT;
+    *kept = k;
+}
+
+/* The row and rank of any token: from the rows, or looked up in the fast
+ * run's state. Returns 0, or -1 when neither knows it. */
+int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank)
+{
+    if (id < 0 || id >= t->vocab_size)
+        return -1;
+    int r = t->rank_of[id];
+    if (r >= 0 && r < t->n_rows && t->rows[r].id == id) {
+        *row = t->rows[r];
+        *rank = r;
+        return 0;
+    }
+    return sampler_fast_row(t, id, row, rank);
 }
 
 /* ---- text ------------------------------------------------------------------- */
@@ -323,6 +355,74 @@ static void text_stages(FILE *out, const struct report *r)
     }
 }
 
+double report_logit_of(const struct report *r, int id)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    if (S->logits)
+        return S->logits[id];
+    if (S->logits_f)
+        return S->logits_f[id];
+    if (L->model.run && L->model.run->valid)
+        return L->model.run->logits[id];
+    return NAN;
+}
+
+static void text_hist(FILE *out, const struct rr_hist *h)
+{
+    long most = 1;
+    for (int b = 0; b < h->bins; b++)
+        most = h->count[b] > most ? h->count[b] : most;
+    double width = (h->hi - h->lo) / h->bins;
+    fprintf(out, "histogram of z' over %ld tokens (mean %.3f, sd %.3f%s):\n", h->n, h->mean, h->sd,
+            h->masked ? ", masked ones left out" : "");
+    for (int b = 0; b < h->bins; b++) {
+        int len = (int)((double)h->count[b] * 50.0 / (double)most + 0.5);
+        if (h->count[b] > 0 && len == 0)
+            len = 1;
+        fprintf(out, "  %8.3f .. %8.3f %7ld ", h->lo + b * width, h->lo + (b + 1) * width,
+                h->count[b]);
+        for (int i = 0; i < len; i++)
+            fputc('#', out);
+        fputc('\n', out);
+    }
+}
+
+static void text_draws(FILE *out, const struct report *r)
+{
+    const struct rr_draws *d = r->draws;
+    const struct lesson *L = r->lesson;
+    fprintf(out, "\n%d draws with seed %llu (u_i from Philox counter (step, 0, i, 0)):\n", d->n,
+            (unsigned long long)r->settings->sampler.seed);
+    fprintf(
+        out,
+        "rank  token           without filters: count  expected   with filters: count  expected\n");
+    for (int k = 0; k < d->rows; k++) {
+        char esc[128], col[64];
+        utf8_escape(vocab_token(&L->vocab, d->id[k]), esc, sizeof esc);
+        utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
+        fprintf(out, "%4d  %s %25ld %9.1f %20ld %9.1f\n", k + 1, col, d->c_plain[k],
+                d->p_plain[k] * d->n, d->c_kept[k], d->p_kept[k] * d->n);
+    }
+    fprintf(out, "      %-12s %25ld %9.1f %20ld %9.1f\n", "(the tail)", d->tail_plain,
+            d->tail_p_plain * d->n, d->tail_kept, d->tail_p_kept * d->n);
+    fprintf(out,
+            "different tokens drawn: %ld without filters, %ld with them\n"
+            "chi-square against the probabilities: %.2f on %d df without filters, %.2f on %d df "
+            "with them (0.1%% limits %.1f, %.1f)\n",
+            d->distinct_plain, d->distinct_kept, d->chi2_plain, d->df_plain, d->chi2_kept,
+            d->df_kept, rr_chi2_limit(d->df_plain), rr_chi2_limit(d->df_kept));
+    if (d->n_examples) {
+        fprintf(out, "tail tokens drawn without filters, first ones:");
+        for (int i = 0; i < d->n_examples; i++) {
+            char esc[128];
+            utf8_escape(vocab_token(&L->vocab, d->example[i]), esc, sizeof esc);
+            fprintf(out, "%s \"%s\" (rank %d)", i ? "," : "", esc, d->example_rank[i] + 1);
+        }
+        fputc('\n', out);
+    }
+}
+
 static int write_text(FILE *out, const struct report *r)
 {
     const struct lesson *L = r->lesson;
@@ -383,12 +483,31 @@ static int write_text(FILE *out, const struct report *r)
                 pr, cu, keptcol, fi);
     }
     if (shown < t->vocab_size) {
-        double mass = 1.0 - t->rows[shown - 1].cum;
-        int kept_beyond = 0;
-        for (int k = shown; k < t->vocab_size; k++)
-            kept_beyond += t->rows[k].removed_by == TRACE_KEPT;
+        int count, kept;
+        double mass;
+        tail_of(t, shown, &count, &mass, &kept);
         fprintf(out, "     ... %d more tokens hold %.6f of the probability (%d of them kept)\n",
-                t->vocab_size - shown, mass < 0 ? 0.0 : mass, kept_beyond);
+                count, mass, kept);
+    }
+    for (int i = 0; i < r->n_find; i++) {
+        struct trace_row row;
+        int rank;
+        if (report_row_of(t, r->find[i], &row, &rank) < 0)
+            continue;
+        char esc[128], pr[32], cu[32], fi[32], lg[32], ad[32];
+        utf8_escape(vocab_token(&L->vocab, row.id), esc, sizeof esc);
+        utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
+        report_logit(lg, sizeof lg, report_logit_of(r, row.id), d);
+        report_logit(ad, sizeof ad, row.adjusted, d);
+        report_number(pr, sizeof pr, row.prob, d);
+        report_number(cu, sizeof cu, row.cum, d);
+        report_number(fi, sizeof fi, row.final, d);
+        char keptcol[16], ex[32];
+        report_number(ex, sizeof ex, row.exp, d);
+        snprintf(keptcol, sizeof keptcol, "%s%s",
+                 row.removed_by == TRACE_KEPT ? "yes" : "no:", report_removed_name(row.removed_by));
+        fprintf(out, "%s%6d %6d  %s %7s %8s %9s %7s %7s %-9s %7s   (found)\n", i == 0 ? "\n" : "",
+                rank + 1, row.id, col, lg, ad, ex, pr, cu, keptcol, fi);
     }
     fputc('\n', out);
     char se[32], ss[32], mx[32], km[32];
@@ -402,6 +521,8 @@ static int write_text(FILE *out, const struct report *r)
             se, mx, ss);
     fprintf(out, "entropy: %.4f nats (effective vocabulary e^H = %.2f)\n", t->entropy,
             exp(t->entropy));
+    if (r->hist)
+        text_hist(out, r->hist);
     text_stages(out, r);
     fprintf(out, "kept: %d of %d tokens, mass %s\n", t->kept_count, t->vocab_size, km);
 
@@ -420,6 +541,15 @@ static int write_text(FILE *out, const struct report *r)
         fprintf(out, "choice: \"%s\" (id %d): greedy, the argmax; no random number is drawn\n", buf,
                 t->choice.id);
     }
+    if (t->fmax_valid) {
+        struct trace_row row;
+        int rank;
+        if (report_row_of(t, t->choice.id, &row, &rank) == 0)
+            fprintf(out, "chosen token: rank %d of %d, prob %.6f, final %.6f\n", rank + 1,
+                    t->vocab_size, row.prob, row.final);
+    }
+    if (r->draws)
+        text_draws(out, r);
     char stop[160];
     stop_describe(&r->stop, r->settings, &L->vocab, stop, sizeof stop);
     fprintf(out, "stop: %s\n",
@@ -577,6 +707,15 @@ static void json_settings(FILE *out, const struct settings *s)
     fprintf(out, "]},\n");
 }
 
+/* Writes ", \"name\": value" for each of n fields. */
+static void json_fields(FILE *out, const char *const *names, const double *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, ", \"%s\": ", names[i]);
+        json_number(out, vals[i]);
+    }
+}
+
 static int write_json(FILE *out, const struct report *r)
 {
     const struct lesson *L = r->lesson;
@@ -605,12 +744,9 @@ static int write_json(FILE *out, const struct report *r)
         const struct trace_row *row = &t->rows[k];
         fprintf(out, "    {\"rank\": %d, \"id\": %d, \"token\": ", k + 1, row->id);
         json_string(out, vocab_token(&L->vocab, row->id));
-        const char *names[] = { "logit", "adjusted", "exp", "prob", "cum" };
-        double vals[] = { row->logit, row->adjusted, row->exp, row->prob, row->cum };
-        for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
-            fprintf(out, ", \"%s\": ", names[i]);
-            json_number(out, vals[i]);
-        }
+        const char *const names[] = { "logit", "adjusted", "exp", "prob", "cum" };
+        const double vals[] = { row->logit, row->adjusted, row->exp, row->prob, row->cum };
+        json_fields(out, names, vals, 5);
         fprintf(out, ", \"kept\": %s, \"removed_by\": ",
                 row->removed_by == TRACE_KEPT ? "true" : "false");
         if (row->removed_by == TRACE_KEPT)
@@ -624,10 +760,62 @@ static int write_json(FILE *out, const struct report *r)
         fprintf(out, ", \"seen\": %d}%s\n", row->seen, k + 1 < shown ? "," : "");
     }
     fprintf(out, "  ],\n");
-    double tail_mass = shown < t->vocab_size ? 1.0 - t->rows[shown - 1].cum : 0.0;
-    fprintf(out, "  \"tail\": {\"count\": %d, \"mass\": ", t->vocab_size - shown);
-    json_number(out, tail_mass < 0 ? 0.0 : tail_mass);
-    fprintf(out, "},\n  \"kept_count\": %d,\n  \"kept_mass\": ", t->kept_count);
+    int tail_count, tail_kept;
+    double tail_mass;
+    tail_of(t, shown, &tail_count, &tail_mass, &tail_kept);
+    fprintf(out, "  \"tail\": {\"count\": %d, \"mass\": ", tail_count);
+    json_number(out, tail_mass);
+    fprintf(out, ", \"kept\": %d},\n", tail_kept);
+    if (r->n_find > 0) {
+        fprintf(out, "  \"found\": [");
+        for (int i = 0; i < r->n_find; i++) {
+            struct trace_row row;
+            int rank;
+            if (report_row_of(t, r->find[i], &row, &rank) < 0)
+                continue;
+            fprintf(out, "%s{\"rank\": %d, \"id\": %d, \"token\": ", i ? ", " : "", rank + 1,
+                    row.id);
+            json_string(out, vocab_token(&L->vocab, row.id));
+            const char *const names[] = { "logit", "adjusted", "prob", "cum", "final" };
+            const double vals[] = { report_logit_of(r, row.id), row.adjusted, row.prob, row.cum,
+                                    row.final };
+            json_fields(out, names, vals, 5);
+            fprintf(out, ", \"kept\": %s}", row.removed_by == TRACE_KEPT ? "true" : "false");
+        }
+        fprintf(out, "],\n");
+    }
+    if (r->hist) {
+        const struct rr_hist *h = r->hist;
+        const char *const names[] = { "lo", "hi", "mean", "sd" };
+        const double vals[] = { h->lo, h->hi, h->mean, h->sd };
+        fprintf(out, "  \"histogram\": {\"bins\": %d", h->bins);
+        json_fields(out, names, vals, 4);
+        fprintf(out, ", \"counts\": [");
+        for (int b = 0; b < h->bins; b++)
+            fprintf(out, "%s%ld", b ? ", " : "", h->count[b]);
+        fprintf(out, "]},\n");
+    }
+    if (r->draws) {
+        const struct rr_draws *d = r->draws;
+        fprintf(out, "  \"draws\": {\"n\": %d, \"rows\": [", d->n);
+        for (int k = 0; k < d->rows; k++) {
+            fprintf(out, "%s{\"id\": %d, \"prob\": ", k ? ", " : "", d->id[k]);
+            json_number(out, d->p_plain[k]);
+            fprintf(out, ", \"count\": %ld, \"final\": ", d->c_plain[k]);
+            json_number(out, d->p_kept[k]);
+            fprintf(out, ", \"count_filtered\": %ld}", d->c_kept[k]);
+        }
+        fprintf(out, "], \"tail\": {\"prob\": ");
+        json_number(out, d->tail_p_plain);
+        fprintf(out, ", \"count\": %ld, \"final\": ", d->tail_plain);
+        json_number(out, d->tail_p_kept);
+        fprintf(out, ", \"count_filtered\": %ld}, \"chi2\": ", d->tail_kept);
+        json_number(out, d->chi2_plain);
+        fprintf(out, ", \"df\": %d, \"chi2_filtered\": ", d->df_plain);
+        json_number(out, d->chi2_kept);
+        fprintf(out, ", \"df_filtered\": %d},\n", d->df_kept);
+    }
+    fprintf(out, "  \"kept_count\": %d,\n  \"kept_mass\": ", t->kept_count);
     json_number(out, t->kept_mass);
     fprintf(out, ",\n  \"stages\": [");
     for (int c = 0; c < t->n_stages; c++) {
@@ -639,6 +827,16 @@ static int write_json(FILE *out, const struct report *r)
     }
     fprintf(out, "],\n  \"choice\": {\"id\": %d, \"token\": ", t->choice.id);
     json_string(out, vocab_token(&L->vocab, t->choice.id));
+    {
+        struct trace_row row;
+        int rank;
+        if (report_row_of(t, t->choice.id, &row, &rank) == 0) {
+            fprintf(out, ", \"prob\": ");
+            json_number(out, row.prob);
+            fprintf(out, ", \"final\": ");
+            json_number(out, row.final);
+        }
+    }
     fprintf(out, ", \"rank\": %d, \"rule\": \"%s\", \"u\": ", t->choice.rank + 1,
             t->choice.sampled ? "sample" : "greedy");
     if (t->choice.sampled)

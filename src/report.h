@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "realrun.h"
 #include "sampler.h"
 #include "settings.h"
 #include "source.h"
@@ -24,8 +25,15 @@ struct report {
     int prompt_len;
     const struct trace *trace;
     struct stop_result stop; /* after appending the choice */
-    int top;                 /* rows to write; 0 = all */
+    int top;                 /* rows to write; 0 = all (the fast path: its rows) */
+    /* A full-size step (the trace of sampler_run_fast) can also show: */
+    const struct rr_hist *hist;   /* a histogram of every z', or NULL */
+    const struct rr_draws *draws; /* many draws, or NULL */
+    int n_find;                   /* rows of these tokens, wherever they rank */
+    const int *find;
 };
+
+#define REPORT_FAST_TOP 20 /* rows a full-size step writes unless --top says */
 
 /* Writes r to out in the given format. Returns 0, or -1 on a write error. */
 int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e);
@@ -44,6 +52,13 @@ void report_number(char *buf, size_t n, double v, int digits);
 
 /* The shortest of v with at most digits decimals ("2.1", "-0.24", "0.1667"). */
 void report_logit(char *buf, size_t n, double v, int digits);
+
+/* The row and rank (0-based) of token id, from the rows of t or, after a
+ * fast run, looked up among all tokens. Returns 0, or -1. */
+int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank);
+
+/* The logit of token id at r's step, as given (NAN when unknown). */
+double report_logit_of(const struct report *r, int id);
 
 /* What removed a token: "" when kept, else "top-k", "top-p", "min-p", "greedy", "masked". */
 const char *report_removed_name(int removed_by);

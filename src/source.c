@@ -10,6 +10,43 @@ void source_step_settings(const struct lesson *L, int step, struct settings *s)
     lesson_apply_settings(L, step, s);
 }
 
+int source_open(struct lesson *L, int hidden, int rows, struct err *e)
+{
+    if (rows < 0 || rows > SOURCE_MAX_ROWS)
+        return err_set(e, ERR_USAGE, "%d rows: from 1 to %d", rows, SOURCE_MAX_ROWS);
+    if (!L->model.on && !L->captured && L->vocab.n <= LESSON_MAX_VOCAB)
+        return 0; /* a lesson's table: the reference sampler, every row */
+    L->fast_rows = rows ? rows : SOURCE_FAST_ROWS;
+    if (L->fast_rows > L->vocab.n)
+        L->fast_rows = L->vocab.n;
+    if (!L->model.on || L->model.run)
+        return 0;
+    struct scenario_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    if (scenario_run_open(r, L->model.scenario, L->vocab.n, hidden ? hidden : L->model.hidden,
+                          L->model.seed, e) < 0) {
+        free(r);
+        return -1;
+    }
+    L->model.run = r;
+    return 0;
+}
+
+int source_is_fast(const struct lesson *L)
+{
+    return L->fast_rows > 0;
+}
+
+const float *source_model_logits(const struct lesson *L, const int *ctx, int len, struct err *e)
+{
+    if (!L->model.run) {
+        err_set(e, ERR_SYSTEM, "lesson '%s': its model was not built (source_open)", L->id);
+        return NULL;
+    }
+    return scenario_run_logits(L->model.run, ctx, len, e);
+}
+
 int source_run_step(const struct lesson *L, int step, const struct settings *s, const int *ctx,
                     int len, struct trace *t, struct err *e)
 {
@@ -27,6 +64,20 @@ int source_run_step(const struct lesson *L, int step, const struct settings *s, 
         .step = (uint32_t)(len - (L->prompt_len <= len ? L->prompt_len : len) + 1),
         .row = 0,
     };
+    const struct lesson_step *S = &L->steps[step - 1];
+    if (L->model.on) {
+        in.logits = NULL;
+        in.logits_f = source_model_logits(L, ctx, len, e);
+        if (!in.logits_f)
+            return -1;
+    } else if (S->logits_f) {
+        in.logits = NULL;
+        in.logits_f = S->logits_f;
+    }
+    if (L->fast_rows > 0)
+        return sampler_run_fast(&in, &s->sampler, t, L->fast_rows, e);
+    if (!in.logits)
+        return err_set(e, ERR_SYSTEM, "lesson '%s' was not opened (source_open)", L->id);
     return sampler_run(&in, &s->sampler, t, e);
 }
 

@@ -14,6 +14,22 @@
 #include "sampler.h"
 #include "settings.h"
 
+#define SOURCE_FAST_ROWS 64 /* rows a model lesson ranks unless asked for more */
+#define SOURCE_MAX_ROWS  4096
+
+/* Makes L ready to run. A lesson with [model], captured logits, or more than
+ * LESSON_MAX_VOCAB tokens runs on the O(V) sampler, which ranks rows (0:
+ * SOURCE_FAST_ROWS) of the best tokens in full; a lesson with [model] also
+ * gets its LM head built, with hidden size hidden (0: the lesson's): a
+ * second or so at full size. Other lessons run on the reference sampler. */
+int source_open(struct lesson *L, int hidden, int rows, struct err *e);
+
+/* 1 when L runs on the O(V) sampler (source_open decided). */
+int source_is_fast(const struct lesson *L);
+
+/* The model's float logits for the token after ctx, or NULL (e says why). */
+const float *source_model_logits(const struct lesson *L, const int *ctx, int len, struct err *e);
+
 /* Fills *ctx (malloc'd, caller frees) and *len with the context of step
  * (1-based) on the lesson's own path. Returns 0 or -1. */
 int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len, struct err *e);

@@ -1,8 +1,10 @@
 #include "vecmath.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "fastexp.h"
+#include "lmhead_gen.h"
 #include "sampler_rules.h"
 
 /* Each function is built three times on x86-64 (AVX-512, AVX2, baseline)
@@ -180,5 +182,83 @@ VEC_CLONES void vm_block_max(const double *x, int n, double *block_max)
         for (int i = full * VM_BLOCK; i < n; i++)
             m = x[i] > m ? x[i] : m;
         block_max[full] = m;
+    }
+}
+
+#define GEMV_LANES 16
+
+VEC_CLONES void vm_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, float *out)
+{
+    int full = d / GEMV_LANES * GEMV_LANES;
+    for (int r = 0; r < rows; r++) {
+        const uint16_t *row = w + (size_t)r * (size_t)d;
+        float a[GEMV_LANES] = { 0 };
+        for (int i = 0; i < full; i += GEMV_LANES)
+            for (int k = 0; k < GEMV_LANES; k++)
+                a[k] += lm_float(row[i + k]) * x[i + k];
+        for (int i = full; i < d; i++)
+            a[i - full] += lm_float(row[i]) * x[i];
+        for (int k = 0; k < GEMV_LANES / 2; k++)
+            a[k] += a[k + GEMV_LANES / 2];
+        for (int k = 0; k < GEMV_LANES / 4; k++)
+            a[k] += a[k + GEMV_LANES / 4];
+        out[r] = (a[0] + a[2]) + (a[1] + a[3]);
+    }
+}
+
+#define LM_BATCH 1024 /* counters per batch: four arrays of them stay in the L1 cache */
+
+VEC_CLONES void vm_lm_row(uint64_t seed, uint32_t row, int d, float scale, uint16_t *out)
+{
+    uint32_t x0[LM_BATCH], x1[LM_BATCH], x2[LM_BATCH], x3[LM_BATCH];
+    int n4 = d / 4;
+    for (int base = 0; base < n4; base += LM_BATCH) {
+        int n = n4 - base < LM_BATCH ? n4 - base : LM_BATCH;
+        for (int j = 0; j < n; j++) {
+            x0[j] = row;
+            x1[j] = (uint32_t)(base + j);
+            x2[j] = LM_WEIGHT_TAG;
+            x3[j] = 0u;
+        }
+        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+        /* The rounds of philox.h, one round at a time over every counter. */
+        for (int r = 0; r < PHILOX_ROUNDS; r++) {
+            if (r > 0) {
+                k0 += PHILOX_W0;
+                k1 += PHILOX_W1;
+            }
+            for (int j = 0; j < n; j++) {
+                uint64_t p0 = (uint64_t)PHILOX_M0 * x0[j];
+                uint64_t p1 = (uint64_t)PHILOX_M1 * x2[j];
+                uint32_t y0 = (uint32_t)(p1 >> 32) ^ x1[j] ^ k0;
+                uint32_t y2 = (uint32_t)(p0 >> 32) ^ x3[j] ^ k1;
+                x1[j] = (uint32_t)p1;
+                x3[j] = (uint32_t)p0;
+                x0[j] = y0;
+                x2[j] = y2;
+            }
+        }
+        /* Each output word to weights, one word at a time (so the loops
+         * vectorize), then interleaved into the row. */
+        uint16_t wt[4][LM_BATCH];
+        const uint32_t *words[4] = { x0, x1, x2, x3 };
+        for (int w = 0; w < 4; w++) {
+            const uint32_t *xw = words[w];
+            for (int j = 0; j < n; j++) {
+                uint32_t x = xw[j];
+                int sum = (int)(x & 1023u) + (int)((x >> 10) & 1023u) + (int)((x >> 20) & 1023u);
+                float f = (float)(2 * sum - 3069) * scale;
+                uint32_t u;
+                memcpy(&u, &f, sizeof u);
+                wt[w][j] = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); /* lm_bf16 */
+            }
+        }
+        uint16_t *o = out + 4 * base;
+        for (int j = 0; j < n; j++) {
+            o[4 * j] = wt[0][j];
+            o[4 * j + 1] = wt[1][j];
+            o[4 * j + 2] = wt[2][j];
+            o[4 * j + 3] = wt[3][j];
+        }
     }
 }

@@ -62,4 +62,13 @@ void vm_bar_marks(const double *z, uint8_t *mark, int n, double max, double lo, 
 /* The ids i in [lo, hi) with mark[i] == kept, into out; returns how many. */
 int vm_collect(const uint8_t *mark, int lo, int hi, uint8_t kept, int *out);
 
+/* out[r] = sum_i bf16(w[r * d + i]) * x[i] for r in [0, rows), in float:
+ * sixteen running sums per row in a fixed pattern, then a fixed tree, and no
+ * fused multiply-add (ISO C mode), so every CPU gets the same bits. */
+void vm_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, float *out);
+
+/* Row `row` of the synthetic head (lmhead_gen.h), all d weights, with the
+ * Philox rounds run across the row's counters side by side. */
+void vm_lm_row(uint64_t seed, uint32_t row, int d, float scale, uint16_t *out);
+
 #endif

@@ -623,8 +623,80 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
 }
 
 /* The first line of the lesson pane: the text so far and the context ids. */
+/* The text of s without its first cols columns, behind an ellipsis. */
+static const char *skip_cols(const char *s, int cols)
+{
+    int done = 0;
+    while (*s && done < cols) {
+        uint32_t cp;
+        int n = utf8_decode(s, strlen(s), &cp);
+        done += n ? utf8_cp_width(cp) : 1;
+        s += n ? n : 1;
+    }
+    return s;
+}
+
+/* The text line of a byte-level vocabulary, streamed: a character whose
+ * bytes are split across tokens shows once its last byte has come (until
+ * then "+N bytes" says what waits), the newest token's text is marked, and
+ * when the line is too long its start gives way to the end. */
+static int draw_stream_line(const struct app *a, struct screen *s, int x, int y, int w)
+{
+    const struct app_entry *en = app_shown_entry(a);
+    const struct vocab *v = &a->L.vocab;
+    int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
+    int col = x + screen_text(s, x, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
+    static char prompt[2048], gen[4096], e1[4096], e2[4096], e3[8192];
+    static int ids[APP_MAX_HISTORY + LESSON_MAX_CONTEXT + 1];
+    vocab_detok(v, a->cur_ctx, plen, prompt, sizeof prompt);
+    int n = 0;
+    for (int i = plen; i < a->cur_len && n < (int)(sizeof ids / sizeof ids[0]) - 1; i++)
+        ids[n++] = a->cur_ctx[i];
+    size_t la = vocab_detok(v, ids, n, gen, sizeof gen);
+    if (la >= sizeof gen)
+        la = sizeof gen - 1;
+    size_t ra = vocab_complete_prefix(gen, la);
+    if (en)
+        ids[n++] = en->choice;
+    size_t lb = vocab_detok(v, ids, n, gen, sizeof gen);
+    if (lb >= sizeof gen)
+        lb = sizeof gen - 1;
+    size_t rb = vocab_complete_prefix(gen, lb);
+    if (ra > rb)
+        ra = rb;
+    char pend[32] = "";
+    if (lb > rb)
+        snprintf(pend, sizeof pend, " +%zu byte%s", lb - rb, lb - rb == 1 ? "" : "s");
+    char keep = gen[rb];
+    gen[rb] = '\0';
+    utf8_escape(gen + ra, e2, sizeof e2);
+    gen[ra] = '\0';
+    utf8_escape(gen, e1, sizeof e1);
+    gen[rb] = keep;
+    utf8_escape(prompt, e3, sizeof e3);
+    const char *p = e3, *g = e1;
+    int room = x + w - col, ell = utf8_width("\u2026");
+    int total = utf8_width(p) + utf8_width(g) + utf8_width(e2) + utf8_width(pend);
+    if (total > room) {
+        /* Cut the oldest text first: the prompt, then the generated part. */
+        int over = total - room + ell;
+        int wp = utf8_width(p);
+        p = skip_cols(p, over);
+        if (over > wp)
+            g = skip_cols(g, over - wp);
+        col += screen_text(s, col, y, ell, glyph(s, "\u2026", "~"), COL_REMOVED, 0);
+    }
+    col += screen_text(s, col, y, x + w - col, p, COL_DEFAULT, ATTR_DIM);
+    col += screen_text(s, col, y, x + w - col, g, COL_DEFAULT, ATTR_BOLD);
+    col += screen_text(s, col, y, x + w - col, e2, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
+    col += screen_text(s, col, y, x + w - col, pend, COL_REMOVED, ATTR_DIM);
+    return col;
+}
+
 static int draw_text_line(const struct app *a, struct screen *s, int x, int y, int w)
 {
+    if (a->L.vocab.byte_level)
+        return draw_stream_line(a, s, x, y, w);
     const struct app_entry *en = app_shown_entry(a);
     int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
     int col = x;
@@ -850,12 +922,19 @@ static const char *hints(const struct app *a, const struct screen *s)
 
 static void draw_bottom(const struct app *a, struct screen *s, struct rect r, struct rect status)
 {
-    if (a->mode == MODE_PROMPT || a->mode == MODE_ANSWER) {
+    if (a->mode == MODE_PROMPT || a->mode == MODE_ANSWER || a->mode == MODE_FIND) {
         char line[APP_INPUT_MAX + 64];
-        snprintf(line, sizeof line, "%s%s", a->mode == MODE_PROMPT ? ":" : "> ", a->input);
+        snprintf(line, sizeof line, "%s%s",
+                 a->mode == MODE_PROMPT ? ":"
+                 : a->mode == MODE_FIND ? "/"
+                                        : "> ",
+                 a->input);
         int used = screen_text(s, r.x, r.y, r.w, line, COL_DEFAULT, ATTR_BOLD);
         screen_put(s, r.x + used, r.y, ' ', COL_DEFAULT, ATTR_REVERSE); /* the cursor */
-        const char *hint = a->mode == MODE_PROMPT ? "name value, Enter runs, Esc cancels" : a->msg;
+        const char *hint = a->mode == MODE_PROMPT ? "name value, Enter runs, Esc cancels"
+                           : a->mode == MODE_FIND
+                               ? "token text (a space for a leading space) or id, Enter finds"
+                               : a->msg;
         int hw = utf8_width(hint);
         if (used + 3 + hw <= r.w)
             screen_text(s, r.x + r.w - hw, r.y, hw, hint, COL_ACCENT, 0);
@@ -919,6 +998,206 @@ static void draw_text_mode(const struct app *a, struct screen *s)
                   lines.n);
 }
 
+/* ---- a full-size step ------------------------------------------------------------ */
+
+/* One table row: rank, token, logit, exp, prob, cum, kept, final -- or,
+ * while the draws are on, rank, token, logit, prob, final, kept and the
+ * share of draws that came up with this token without and with the filters
+ * -- then a bar of prob where there is room. */
+static void big_row(const struct app *a, struct screen *s, int x, int y, int w, int rank,
+                    const struct trace_row *row, double logit, int found)
+{
+    int d = digits_of(a);
+    char tok[96], pad[96], lg[32], pr[32], cu[32], fi[32];
+    utf8_escape(vocab_token(&a->L.vocab, row->id), tok, sizeof tok);
+    utf8_pad(tok, 12, 0, pad, sizeof pad);
+    report_number(lg, sizeof lg, logit, d);
+    report_number(pr, sizeof pr, row->prob, d);
+    report_number(cu, sizeof cu, row->cum, d);
+    report_number(fi, sizeof fi, row->final, d);
+    int kept = row->removed_by == TRACE_KEPT;
+    const char *kc = kept ? "yes" : report_removed_name(row->removed_by);
+    int col = kept ? COL_DEFAULT : COL_REMOVED, attr = kept ? 0 : ATTR_DIM;
+    if (a->t.choice.id == row->id)
+        col = COL_CHOSEN, attr = ATTR_BOLD | (is_chosen(a, row->id) ? ATTR_REVERSE : 0);
+    if (found)
+        col = COL_ACCENT, attr = ATTR_BOLD;
+    char line[512];
+    if (a->draws_ok) {
+        const struct rr_draws *dr = &a->draws;
+        char c1[16] = "", c2[16] = "";
+        if (!found && rank < dr->rows) {
+            snprintf(c1, sizeof c1, "%.4f", (double)dr->c_plain[rank] / dr->n);
+            snprintf(c2, sizeof c2, "%.4f", (double)dr->c_kept[rank] / dr->n);
+        }
+        snprintf(line, sizeof line, "%7d %s %8s %7s %7s %-6s %7s %7s", rank + 1, pad, lg, pr, fi,
+                 kc, c1, c2);
+    } else {
+        snprintf(line, sizeof line, "%7d %s %8s %9.3e %7s %7s %-6s %7s", rank + 1, pad, lg,
+                 row->exp, pr, cu, kc, fi);
+    }
+    int used = screen_text(s, x, y, w, line, col, attr);
+    int bar = w - used - 2;
+    if (bar > 2) {
+        double len = row->prob * bar;
+        for (int i = 0; i < bar && i < (int)len; i++)
+            screen_put(s, x + used + 1 + i, y, screen_glyph(s, 0x2588, '#'),
+                       kept ? COL_KEPT : COL_REMOVED, 0);
+    }
+}
+
+static void big_table(const struct app *a, struct screen *s, struct rect r)
+{
+    const struct trace *t = &a->t;
+    pane_title(s, r,
+               a->draws_ok ? "   rank token           logit    prob   final kept     drawn  "
+                             "drawn/kept"
+                           : "   rank token           logit       exp    prob     cum kept     "
+                             "final",
+               "");
+    if (app_hidden(a))
+        return;
+    int rows = r.h - 2; /* the title and the tail line */
+    int found = a->find_id >= 0;
+    if (found)
+        rows--;
+    if (rows > t->n_rows)
+        rows = t->n_rows;
+    const struct report at = { .lesson = &a->L, .step = a->cur_step };
+    for (int k = 0; k < rows; k++)
+        big_row(a, s, r.x, r.y + 1 + k, r.w, k, &t->rows[k], report_logit_of(&at, t->rows[k].id),
+                0);
+    int y = r.y + 1 + (rows > 0 ? rows : 0);
+    if (rows > 0 && rows < t->vocab_size) {
+        double mass = 1.0 - t->rows[rows - 1].cum;
+        int kept = t->kept_count;
+        for (int k = 0; k < rows; k++)
+            kept -= t->rows[k].removed_by == TRACE_KEPT;
+        char line[256];
+        int n = snprintf(line, sizeof line, "  ... %d more tokens: p %.4f, %d kept",
+                         t->vocab_size - rows, mass < 0 ? 0.0 : mass, kept);
+        if (a->draws_ok) {
+            const struct rr_draws *dr = &a->draws;
+            long tp = dr->tail_plain, tk = dr->tail_kept;
+            for (int k = rows; k < dr->rows; k++)
+                tp += dr->c_plain[k], tk += dr->c_kept[k];
+            snprintf(line + n, sizeof line - (size_t)n, "; drawn %.4f, %.4f", (double)tp / dr->n,
+                     (double)tk / dr->n);
+        }
+        screen_text(s, r.x, y, r.w, line, COL_ACCENT, ATTR_BOLD);
+        y++;
+    }
+    struct trace_row row;
+    int rank;
+    if (found && report_row_of(t, a->find_id, &row, &rank) == 0)
+        big_row(a, s, r.x, y, r.w, rank, &row, report_logit_of(&at, row.id), 1);
+}
+
+/* The histogram of every z' in rows rows of eighth blocks, on a log scale
+ * so that a bin of one token still shows. */
+static void big_hist(const struct app *a, struct screen *s, int x, int y, int w, int rows)
+{
+    struct rr_hist h;
+    int bins = w - 2 < RR_HIST_BINS_MAX ? w - 2 : RR_HIST_BINS_MAX;
+    if (bins < 8 || rows < 1 || rr_histogram(&a->t, bins, &h) < 0 || h.n == 0)
+        return;
+    double top = log1p((double)h.count[0]);
+    for (int b = 1; b < bins; b++)
+        top = log1p((double)h.count[b]) > top ? log1p((double)h.count[b]) : top;
+    static const uint32_t EIGHTHS[] = { ' ',    0x2581, 0x2582, 0x2583, 0x2584,
+                                        0x2585, 0x2586, 0x2587, 0x2588 };
+    static const char ASCII[] = " ..::||##";
+    double choice_z = a->t.fz ? a->t.fz[a->t.choice.id] : NAN;
+    int choice_bin = isfinite(choice_z) ? (int)((choice_z - h.lo) / (h.hi - h.lo) * bins) : -1;
+    if (choice_bin >= bins)
+        choice_bin = bins - 1;
+    for (int b = 0; b < bins; b++) {
+        double level = top > 0 ? log1p((double)h.count[b]) / top * rows * 8 : 0;
+        if (h.count[b] > 0 && level < 1)
+            level = 1;
+        int col = b == choice_bin ? COL_CHOSEN : COL_KEPT;
+        for (int r = 0; r < rows; r++) {
+            int fill = (int)level - (rows - 1 - r) * 8;
+            fill = fill < 0 ? 0 : fill > 8 ? 8 : fill;
+            screen_put(s, x + 1 + b, y + r, screen_glyph(s, EIGHTHS[fill], ASCII[fill]), col, 0);
+        }
+    }
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%.1f", h.lo);
+    snprintf(hi, sizeof hi, "%.1f", h.hi);
+    screen_text(s, x + 1, y + rows, w, lo, COL_REMOVED, 0);
+    int hw = utf8_width(hi);
+    screen_text(s, x + 1 + bins - hw, y + rows, hw, hi, COL_REMOVED, 0);
+    char mid[96];
+    snprintf(mid, sizeof mid, "z' of all %ld tokens (log): sd %.2f", h.n, h.sd);
+    int mw = utf8_width(mid);
+    if (mw < bins - 12)
+        screen_text(s, x + 1 + (bins - mw) / 2, y + rows, mw, mid, COL_REMOVED, 0);
+}
+
+static void big_stats(const struct app *a, struct screen *s, struct rect r)
+{
+    const struct trace *t = &a->t;
+    char line[512];
+    int n = 0;
+    for (int c = 0; c < t->n_stages; c++) {
+        const struct stage_report *st = &t->stages[c];
+        int cut = st->stage == STAGE_TOP_K || st->stage == STAGE_TOP_P ||
+                  st->stage == STAGE_MIN_P || (st->stage == STAGE_TEMPERATURE && t->greedy);
+        if (!cut || !st->active)
+            continue;
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s%s -%d (p %.4f)", n ? "  " : "",
+                      st->stage == STAGE_TEMPERATURE ? "greedy" : stage_name(st->stage),
+                      st->removed, st->removed_mass);
+    }
+    if (!n)
+        snprintf(line, sizeof line, "no filter is on: each of the %d tokens can be drawn",
+                 t->vocab_size);
+    else
+        snprintf(line + n, sizeof line - (size_t)n, "  kept %d, p %.4f", t->kept_count,
+                 t->kept_mass);
+    int y = r.y;
+    screen_text(s, r.x + 1, y++, r.w - 2, line, COL_DEFAULT, 0);
+    struct trace_row row;
+    int rank;
+    if (y < r.y + r.h && report_row_of(t, t->choice.id, &row, &rank) == 0) {
+        const struct app_entry *en = app_shown_entry(a);
+        char tok[96];
+        utf8_escape(vocab_token(&a->L.vocab, t->choice.id), tok, sizeof tok);
+        snprintf(line, sizeof line, "%s %s: rank %d, p %.4f, final %.4f  H %.3f nats, e^H %.1f",
+                 en          ? "drawn"
+                 : t->greedy ? "greedy takes"
+                             : "seed draws",
+                 tok, rank + 1, row.prob, row.final, t->entropy, exp(t->entropy));
+        screen_text(s, r.x + 1, y++, r.w - 2, line, COL_DEFAULT, 0);
+    }
+    if (a->draws_ok && y < r.y + r.h) {
+        const struct rr_draws *dr = &a->draws;
+        snprintf(line, sizeof line,
+                 "%d draws: %ld tokens seen (%ld with filters), chi2 %.1f on %d df "
+                 "(limit %.1f)",
+                 dr->n, dr->distinct_plain, dr->distinct_kept, dr->chi2_plain, dr->df_plain,
+                 rr_chi2_limit(dr->df_plain));
+        screen_text(s, r.x + 1, y++, r.w - 2, line, COL_ACCENT, 0);
+    }
+    int rows = r.y + r.h - y - 1;
+    if (rows > 3)
+        rows = 3;
+    big_hist(a, s, r.x, y, r.w, rows);
+}
+
+/* A full-size step: a table of the top tokens and the tail, then what the
+ * rest of the vocabulary holds. */
+static void draw_big(const struct app *a, struct screen *s, struct rect r)
+{
+    int stats_h = r.h >= 16 ? 6 : r.h >= 12 ? 4 : 0;
+    if (a->draws_ok && stats_h)
+        stats_h++;
+    big_table(a, s, (struct rect){ r.x, r.y, r.w, r.h - stats_h });
+    if (stats_h)
+        big_stats(a, s, (struct rect){ r.x, r.y + r.h - stats_h, r.w, stats_h });
+}
+
 void view_draw_pane(const struct app *a, struct screen *s, enum pane p, struct rect r)
 {
     switch (p) {
@@ -957,8 +1236,13 @@ void view_render(const struct app *a, struct screen *s)
     }
     draw_title(a, s, l.title);
     view_draw_lesson(a, s, l.lesson, l.side);
-    for (int p = 0; p < PANE_COUNT; p++)
-        view_draw_pane(a, s, (enum pane)p, l.pane[p]);
+    if (source_is_fast(&a->L)) {
+        struct rect a0 = l.pane[PANE_LOGITS], a3 = l.pane[PANE_CUM];
+        draw_big(a, s, (struct rect){ a0.x, a0.y, a3.x + a3.w - a0.x, a3.y + a3.h - a0.y });
+    } else {
+        for (int p = 0; p < PANE_COUNT; p++)
+            view_draw_pane(a, s, (enum pane)p, l.pane[p]);
+    }
     draw_status(a, s, l.status);
     draw_bottom(a, s, l.bottom, l.status);
     if (a->mode == MODE_HELP)

@@ -12,7 +12,7 @@ static void open_lesson(const char *id)
 {
     struct err e;
     app_free(&A);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, id, 0, NULL, NULL, &e) == 0, "%s", e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, id, 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
 }
 
 static void setup(void)
@@ -261,7 +261,7 @@ START_TEST(test_lessons_and_steps)
     type("N");
     ck_assert_str_eq(A.L.id, "toy");
     type("NN");
-    ck_assert_str_eq(A.L.id, "exercise-3"); /* wraps around */
+    ck_assert_str_eq(A.L.id, "real-story"); /* wraps around to the last lesson */
     type(":lesson top-p<Enter>");
     ck_assert_str_eq(A.L.id, "top-p");
     type(":step 2<Enter>");
@@ -297,7 +297,7 @@ START_TEST(test_command_line_settings_persist)
     struct err e;
     app_free(&A);
     const char *names[] = { "temperature" }, *values[] = { "2" };
-    ck_assert_int_eq(app_init(&A, TEST_LESSONS, "toy", 1, names, values, &e), 0);
+    ck_assert_int_eq(app_init(&A, TEST_LESSONS, "toy", 1, names, values, TEST_SOURCE, &e), 0);
     ck_assert_double_eq(A.cur.sampler.temperature, 2.0); /* over the lesson's 0 */
     type("t");
     ck_assert_double_eq(A.cur.sampler.temperature, 1.5);

@@ -182,17 +182,17 @@ END_TEST
 
 START_TEST(test_lesson_unknown_section)
 {
-    expect_refused(MINIMAL "[steps.2]\nlogits = 1 2\n",
-                   PATH ":9: unknown section [steps.2] (sections: lesson, vocab, settings, head, "
-                        "step.1, step.2, ...)");
+    expect_refused(MINIMAL "[steps.2]\nlogits = 1 2\n", PATH
+                   ":9: unknown section [steps.2] (sections: lesson, vocab, settings, head, model, "
+                   "step.1, step.2, ...)");
     /* Steps count from 1. */
-    expect_refused(L_LESSON L_VOCAB "[step.0]\n" L_LOGITS,
-                   PATH ":7: unknown section [step.0] (sections: lesson, vocab, settings, head, "
-                        "step.1, step.2, ...)");
+    expect_refused(L_LESSON L_VOCAB "[step.0]\n" L_LOGITS, PATH
+                   ":7: unknown section [step.0] (sections: lesson, vocab, settings, head, model, "
+                   "step.1, step.2, ...)");
     /* inih never reports a header with no keys under it; the loader must. */
-    expect_refused(MINIMAL "[extra]\n",
-                   PATH ":9: unknown section [extra] (sections: lesson, vocab, settings, head, "
-                        "step.1, step.2, ...)");
+    expect_refused(MINIMAL "[extra]\n", PATH
+                   ":9: unknown section [extra] (sections: lesson, vocab, settings, head, model, "
+                   "step.1, step.2, ...)");
 }
 END_TEST
 
@@ -667,9 +667,12 @@ END_TEST
 
 START_TEST(test_cli_bad_arguments)
 {
-    CLI_REFUSED("show needs a lesson: logitlab show LESSON (see logitlab lessons)", "show");
-    CLI_REFUSED("show needs a lesson: logitlab show LESSON (see logitlab lessons)", "show",
-                "--top-k", "3");
+    CLI_REFUSED(
+        "show needs a lesson: logitlab show LESSON (see logitlab lessons), or --logits FILE.npy",
+        "show");
+    CLI_REFUSED(
+        "show needs a lesson: logitlab show LESSON (see logitlab lessons), or --logits FILE.npy",
+        "show", "--top-k", "3");
     CLI_REFUSED("one lesson at a time (got 'a' and 'b')", "a", "b");
     CLI_REFUSED("'lessons' takes no argument (got 'x')", "lessons", "x");
 }

@@ -94,7 +94,8 @@ static struct app A;
 static void app_setup(void)
 {
     struct err e;
-    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 0, NULL, NULL, &e) == 0, "%s", e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
+                  e.msg);
 }
 
 static void app_teardown(void)
@@ -119,7 +120,8 @@ static void check_parts_stay_inside(const char *lesson, const char *keys)
 {
     struct err e;
     app_free(&A);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, lesson, 0, NULL, NULL, &e) == 0, "%s", e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, lesson, 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
+                  e.msg);
     for (const char *k = keys; *k; k++)
         app_key(&A, *k == '_' ? ' ' : *k);
     static const int SIZES[][2] = { { 80, 24 },  { 81, 25 },  { 100, 30 }, { 119, 40 },

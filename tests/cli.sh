@@ -53,22 +53,82 @@ golden() {
 # Every step of every lesson, in every format, must run clean under the sanitizers.
 ids=$("$BIN" lessons | awk '{print $1}')
 [ -n "$ids" ] || bad "logitlab lessons listed nothing"
+# Full-size lessons build a head of 128,256 rows: at hidden size 384 here (the
+# smallest their scenarios fit in), and their first steps and last one.
+SMALL="--hidden-size 384"
 for id in $ids; do
-    steps=$("$BIN" show "$id" --format json | sed -n 's/^  "steps": \([0-9]*\),$/\1/p')
+    case $id in real-*) size=$SMALL ;; *) size= ;; esac
+    # shellcheck disable=SC2086 # $size is two words or none
+    steps=$("$BIN" show "$id" $size --format json | sed -n 's/^  "steps": \([0-9]*\),$/\1/p')
     [ -n "$steps" ] || { bad "show $id: no step count"; continue; }
-    k=1
-    while [ "$k" -le "$steps" ]; do
+    case $id in real-*) list="1 2 3 $steps" ;; *) list=$(seq 1 "$steps") ;; esac
+    for k in $list; do
         for fmt in text csv json; do
-            if "$BIN" show "$id" --step "$k" --format "$fmt" >"$TMP/out" 2>"$TMP/err" &&
+            # shellcheck disable=SC2086
+            if "$BIN" show "$id" $size --step "$k" --format "$fmt" >"$TMP/out" 2>"$TMP/err" &&
                 [ ! -s "$TMP/err" ]; then
                 ok
             else
                 bad "show $id --step $k --format $fmt: $(cat "$TMP/err")"
             fi
         done
-        k=$((k + 1))
     done
 done
+
+# The full-size run at its real size (128,256 x 4,096): " Paris" first, a
+# tail of about 0.9 % beyond the 20 rows, the same with a seed twice.
+if "$BIN" show real:france --step 1 --top 20 --format json >"$TMP/fr.json" 2>"$TMP/err"; then
+    first=$(grep -m1 '"rank": 1,' "$TMP/fr.json")
+    tail=$(sed -n 's/^  "tail": {"count": \([0-9]*\), "mass": \([0-9.e-]*\),.*/\1 \2/p' "$TMP/fr.json")
+    case $first in *'"id": 12366, "token": "␣Paris"'*) ok ;; *) bad "real:france: first row $first" ;; esac
+    echo "$tail" | awk '$1 == 128236 && $2 > 0.005 && $2 < 0.02 { exit 0 } { exit 1 }' &&
+        ok || bad "real:france: tail '$tail'"
+else
+    bad "show real:france: $(cat "$TMP/err")"
+fi
+a=$("$BIN" show real-story $SMALL --seed 7 --format json | grep '"choice"')
+b=$("$BIN" show real-story $SMALL --seed 7 --format json | grep '"choice"')
+c=$("$BIN" show real-story $SMALL --seed 8 --format json | grep '"choice"')
+[ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ] && ok ||
+    bad "real-story: seed 7 twice: '$a' / '$b'; seed 8: '$c'"
+golden generate-loop.txt generate real-loop $SMALL
+golden generate-loop-penalty.txt generate real-loop $SMALL --repetition-penalty 1.3
+golden generate-france.txt generate real-france $SMALL
+grep -q 'the cat sat on the mat and the cat sat on the mat and' "$GOLDEN/generate-loop.txt" &&
+    grep -q 'stopped by max tokens (40)' "$GOLDEN/generate-loop.txt" &&
+    grep -q 'sat on a rug\.$' "$GOLDEN/generate-loop-penalty.txt" &&
+    grep -q 'stopped by end token <|eot_id|>' "$GOLDEN/generate-loop-penalty.txt" &&
+    ok || bad "the loop scenario: greedy must loop, penalty 1.3 must end it"
+golden show-real-france-draws.txt show real-france $SMALL --top 8 --draws 10000 --find Paris --find 128009
+
+# Captured logits (.npy): one good file, and a bad one of each kind.
+npy() { # npy FILE DESCR SHAPE DATA-PRINTF: a version 1.0 file, data at byte 80
+    hdr="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    pad=$((80 - 10 - ${#hdr} - 1))
+    # shellcheck disable=SC2059 # the data is a printf format of octal escapes
+    { printf '\223NUMPY\001\000\106\000%s%*s\n' "$hdr" "$pad" ''; printf "$4"; } >"$1"
+}
+npy "$TMP/v3.npy" '<f4' '(3,)' '\000\000\200\077\000\000\000\100\000\000\100\100'
+printf '0 a\n1 b\n2 c\n' >"$TMP/abc.txt"
+printf 'a\nb\nc\n' >"$TMP/abc.vocab"
+if "$BIN" show --logits "$TMP/v3.npy" --vocab "$TMP/abc.vocab" --format json >"$TMP/out" 2>"$TMP/err" &&
+    grep -q '"rank": 1, "id": 2, "token": "c", "logit": 3,' "$TMP/out"; then
+    ok
+else
+    bad "show --logits v3.npy: $(cat "$TMP/err")"
+fi
+printf 'NOTNPY' >"$TMP/bad.npy"
+expect 2 "logitlab: $TMP/bad.npy: not a .npy file (it does not start with \\x93NUMPY)" show --logits "$TMP/bad.npy" --vocab "$TMP/abc.vocab"
+npy "$TMP/f8.npy" '<f8' '(3,)' ''
+expect 2 "logitlab: $TMP/f8.npy: dtype '<f8' is not supported (little-endian float32 '<f4' or float16 '<f2'; save with logits.float().numpy())" show --logits "$TMP/f8.npy" --vocab "$TMP/abc.vocab"
+npy "$TMP/short.npy" '<f4' '(3,)' '\000\000\200\077'
+expect 2 "logitlab: $TMP/short.npy: truncated: the shape needs 12 bytes of data, the file has 4" show --logits "$TMP/short.npy" --vocab "$TMP/abc.vocab"
+npy "$TMP/v4.npy" '<f4' '(4,)' '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\100\100'
+expect 2 "logitlab: $TMP/v4.npy: 4 logits a step, but the vocabulary $TMP/abc.vocab has 3 tokens (give the model's with --vocab FILE)" show --logits "$TMP/v4.npy" --vocab "$TMP/abc.vocab"
+npy "$TMP/nan.npy" '<f4' '(3,)' '\000\000\200\077\000\000\300\177\000\000\100\100'
+expect 2 "logitlab: $TMP/nan.npy: token 1: the logit is NaN" show --logits "$TMP/nan.npy" --vocab "$TMP/abc.vocab"
+expect 2 "logitlab: --vocab goes with --logits FILE.npy" show toy --vocab "$TMP/abc.vocab"
+expect 2 "logitlab: --draws goes with a full-size lesson (real-france, ...) or --logits" show toy --draws 10
 
 golden show-toy-1.txt show toy --step 1
 golden show-toy-2.txt show toy --step 2
@@ -96,7 +156,7 @@ expect 2 "logitlab: unknown option '--temprature' (logitlab --help lists them)" 
 expect 2 "logitlab: option '--seed' needs a value" show toy --seed
 expect 2 "logitlab: --format: 'xml' is not a format (text, csv or json)" show toy --format xml
 expect 2 "logitlab: --step 9: lesson 'toy' has 2 steps" show toy --step 9
-expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons)" show
+expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons), or --logits FILE.npy" show
 expect 2 "logitlab: no lesson 'nosuch' in $(cd "$HERE/.." && pwd)/lessons (logitlab lessons lists them)" show nosuch
 expect 2 "logitlab: $TMP/missing.ini: cannot open: No such file or directory" show "$TMP/missing.ini"
 

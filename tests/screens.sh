@@ -35,9 +35,14 @@ scene() {
     fi
 }
 
+# Full-size lessons at hidden size 384: the same screens, a smaller head.
+SMALL="--hidden-size 384"
 for id in $("$BIN" lessons | awk '{print $1}'); do
-    scene "$id-80x24" 80x24 "" "$id"
-    scene "$id-132x43" 132x43 "" "$id"
+    case $id in real-*) opts=$SMALL ;; *) opts= ;; esac
+    # shellcheck disable=SC2086 # $opts is two words or none
+    scene "$id-80x24" 80x24 "" "$id" $opts
+    # shellcheck disable=SC2086
+    scene "$id-132x43" 132x43 "" "$id" $opts
 done
 
 scene toy-t05 80x24 ":temperature 0.5<Enter>" toy
@@ -53,6 +58,13 @@ scene exercise-hidden 80x24 "a7.4<Enter>" exercise-1
 scene exercise-solved 132x43 "a7.3891<Enter>2.7183<Enter>1<Enter>11.1073<Enter>0.6652<Enter>0.2447<Enter>0.09<Enter>" exercise-1
 scene ascii 80x24 ":top-p 0.9<Enter>u" toy --ascii
 scene penalty-engine 132x43 "f" penalty --step 3
+# shellcheck disable=SC2086
+{
+    scene real-draws-find 132x43 "D/Paris<Enter>" real-france $SMALL
+    scene real-loop-steps 100x30 "<Space><Space><Space><Space><Space><Space><Space><Space><Space>" real-loop $SMALL
+    scene real-loop-escape 100x30 ":repetition-penalty 1.3<Enter><Space><Space><Space><Space><Space><Space><Space><Space><Space>" real-loop $SMALL
+    scene real-story-filters 80x24 ":top-p 0.95<Enter>:min-p 0.05<Enter>D" real-story $SMALL
+}
 
 printf 'screens: %d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

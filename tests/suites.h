@@ -4,6 +4,8 @@
 
 #include <check.h>
 
+#include "app.h"
+
 Suite *suite_philox(void);
 Suite *suite_sampler(void);
 Suite *suite_settings(void);
@@ -13,8 +15,13 @@ Suite *suite_report(void);
 Suite *suite_view(void);
 Suite *suite_app(void);
 Suite *suite_fast(void);
+Suite *suite_real(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"
+/* The full-size lessons' head at a hidden size that the sanitized tests
+ * build fast (384 is the smallest every scenario's logits fit in). */
+#define TEST_HIDDEN 384
+#define TEST_SOURCE (&(struct app_source){ TEST_HIDDEN, NULL })
 
 #endif

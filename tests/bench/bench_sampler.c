@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 #include "philox.h"
 #include "sampler.h"
 #include "settings.h"
@@ -16,24 +18,8 @@
 #define TOP_ROWS 20
 #define PENALTY_WINDOW 64
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
+#define now_us bench_now_us
+#define median bench_median
 
 /* A row like a model's: a bulk normal of standard deviation 2.5 and a few
  * tokens at 15 to 20. */

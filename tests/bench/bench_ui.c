@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 #include "app.h"
 #include "screen.h"
 #include "term.h"
@@ -14,30 +16,14 @@
 #define ROUNDS 2001
 #define FRAME_US 16667.0 /* one frame at 60 Hz */
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
+#define now_us bench_now_us
+#define median bench_median
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
-static void bench(const char *lesson, int w, int h)
+static void bench(const char *lesson, int w, int h, const char *setup, int rounds)
 {
     struct app *a = calloc(1, sizeof *a);
     struct err e;
-    if (!a || app_init(a, "lessons", lesson, 0, NULL, NULL, &e) < 0) {
+    if (!a || app_init(a, "lessons", lesson, 0, NULL, NULL, NULL, &e) < 0) {
         fprintf(stderr, "bench: %s\n", a ? e.msg : "out of memory");
         exit(1);
     }
@@ -46,7 +32,9 @@ static void bench(const char *lesson, int w, int h)
         exit(1);
     static double key_us[ROUNDS], draw_us[ROUNDS], out_us[ROUNDS], total_us[ROUNDS];
     app_command(a, "temperature 1");
-    for (int i = 0; i < ROUNDS; i++) {
+    if (setup)
+        app_command(a, setup);
+    for (int i = 0; i < rounds; i++) {
         double t0 = now_us();
         app_key(a, (i & 1) ? 'T' : 't'); /* temperature up and down: a recomputation each time */
         double t1 = now_us();
@@ -59,11 +47,13 @@ static void bench(const char *lesson, int w, int h)
         out_us[i] = t3 - t2;
         total_us[i] = t3 - t0;
     }
-    double k = median(key_us, ROUNDS), d = median(draw_us, ROUNDS), o = median(out_us, ROUNDS);
-    double t = median(total_us, ROUNDS);
-    printf("%-12s %4dx%-3d  key+recompute %6.1f us  view %6.1f us  ncurses %6.1f us  "
+    double k = median(key_us, rounds), d = median(draw_us, rounds), o = median(out_us, rounds);
+    double t = median(total_us, rounds);
+    char name[64];
+    snprintf(name, sizeof name, "%s%s%s", lesson, setup ? " +" : "", setup ? setup : "");
+    printf("%-18s %4dx%-3d  key+recompute %6.1f us  view %6.1f us  ncurses %6.1f us  "
            "total %6.1f us  (%.3f of a 60 Hz frame)\n",
-           lesson, w, h, k, d, o, t, t / FRAME_US);
+           name, w, h, k, d, o, t, t / FRAME_US);
     screen_free(&s);
     app_free(a);
     free(a);
@@ -90,11 +80,23 @@ int main(void)
     static const struct {
         const char *lesson;
         int w, h;
-    } CASES[] = { { "toy", 80, 24 }, { "toy", 132, 43 }, { "penalty", 80, 24 }, { "top-p", 200, 60 } };
-    printf("keystroke: recompute and redraw, medians of %d keystrokes\n", ROUNDS);
+        const char *setup;
+        int rounds;
+    } CASES[] = {
+        { "toy", 80, 24, NULL, ROUNDS },
+        { "toy", 132, 43, NULL, ROUNDS },
+        { "penalty", 80, 24, NULL, ROUNDS },
+        { "top-p", 200, 60, NULL, ROUNDS },
+        /* Full size, 128,256 tokens: the O(V) sampler on the logits of the
+         * step (the head's product is done once per context, not per key). */
+        { "real-france", 132, 43, NULL, ROUNDS },
+        { "real-story", 200, 60, "top-p 0.95", ROUNDS },
+        { "real-story", 132, 43, "draws", 201 },
+    };
+    printf("keystroke: recompute and redraw, medians of %d keystrokes (201 with draws)\n", ROUNDS);
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         open_terminal(CASES[i].w, CASES[i].h);
-        bench(CASES[i].lesson, CASES[i].w, CASES[i].h);
+        bench(CASES[i].lesson, CASES[i].w, CASES[i].h, CASES[i].setup, CASES[i].rounds);
         term_close();
     }
     return 0;

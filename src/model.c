@@ -1,0 +1,135 @@
+/* model.c - building the synthetic head and multiplying by it, split over
+ * the CPU's cores (rows are independent, so each thread takes a band). */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
+#endif
+#include "model.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lmhead_gen.h"
+#include "vecmath.h"
+
+#define MAX_THREADS 16
+
+float lm_weight_scale(int d)
+{
+    /* A logit is a sum of d products of weights (spread scale * LM_V_SPREAD)
+     * with a vector of root mean square 1: its spread is that times sqrt(d). */
+    return (float)(LM_LOGIT_SPREAD / sqrt((double)d) / LM_V_SPREAD);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+struct band {
+    struct model *m;
+    int lo, hi;
+    const float *x;
+    float *out;
+};
+
+static void *build_band(void *arg)
+{
+    struct band *b = arg;
+    struct model *m = b->m;
+    for (int r = b->lo; r < b->hi; r++)
+        vm_lm_row(m->seed, (uint32_t)r, m->d, m->scale, m->w + (size_t)r * (size_t)m->d);
+    return NULL;
+}
+
+static void *gemv_band(void *arg)
+{
+    struct band *b = arg;
+    vm_gemv_bf16(b->m->w + (size_t)b->lo * (size_t)b->m->d, b->hi - b->lo, b->m->d, b->x,
+                 b->out + b->lo);
+    return NULL;
+}
+
+/* Runs fn over the rows in bands, one per thread (the caller's thread too). */
+static void run_bands(struct model *m, void *(*fn)(void *), const float *x, float *out)
+{
+    int n = m->threads;
+    struct band bands[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = { 0 };
+    for (int t = 0; t < n; t++) {
+        bands[t] = (struct band){ m, (int)((long long)m->V * t / n),
+                                  (int)((long long)m->V * (t + 1) / n), x, out };
+        if (t > 0)
+            started[t] = pthread_create(&tid[t], NULL, fn, &bands[t]) == 0;
+        if (t > 0 && !started[t])
+            fn(&bands[t]); /* no thread to be had: do it here */
+    }
+    fn(&bands[0]);
+    for (int t = 1; t < n; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+}
+
+int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e)
+{
+    memset(m, 0, sizeof *m);
+    if (V <= 0)
+        return err_set(e, ERR_USAGE, "a model needs a vocabulary");
+    if (d < 4 || d > MODEL_MAX_HIDDEN || d % 4 != 0)
+        return err_set(e, ERR_USAGE, "hidden size %d: must be a multiple of 4 from 4 to %d", d,
+                       MODEL_MAX_HIDDEN);
+    size_t bytes = (size_t)V * (size_t)d * sizeof *m->w;
+    /* A gigabyte touched page by page costs more in page faults than the
+     * weights cost to compute: ask for huge pages. */
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return err_set(e, ERR_SYSTEM, "out of memory for the LM head: %d x %d bf16 = %.2f GB", V, d,
+                       (double)bytes / 1e9);
+    madvise(p, bytes, MADV_HUGEPAGE);
+    m->w = p;
+    m->bytes = bytes;
+    m->V = V;
+    m->d = d;
+    m->seed = seed;
+    m->scale = lm_weight_scale(d);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    m->threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+    if ((size_t)V * (size_t)d < (1u << 20))
+        m->threads = 1; /* too small to be worth a thread */
+    double t0 = now_ms();
+    run_bands(m, build_band, NULL, NULL);
+    m->build_ms = now_ms() - t0;
+    return 0;
+}
+
+void model_free(struct model *m)
+{
+    if (m->w)
+        munmap(m->w, m->bytes);
+    memset(m, 0, sizeof *m);
+}
+
+float model_rmsnorm(const float *h, int d, float *out)
+{
+    double ss = 0.0;
+    for (int i = 0; i < d; i++)
+        ss += (double)h[i] * h[i];
+    float rms = (float)sqrt(ss / d + MODEL_RMS_EPS);
+    for (int i = 0; i < d; i++)
+        out[i] = h[i] / rms;
+    return rms;
+}
+
+void model_logits(struct model *m, const float *x, float *logits)
+{
+    double t0 = now_ms();
+    run_bands(m, gemv_band, x, logits);
+    m->last_logits_ms = now_ms() - t0;
+}

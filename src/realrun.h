@@ -1,0 +1,67 @@
+/* realrun.h - what a full-size step shows beyond its top rows: a histogram
+ * of every z', and many draws counted against the probabilities.
+ *
+ * Both read the per-token state a fast sampler run leaves in the trace
+ * (sampler_run_fast), so they see exactly the distribution of the step.
+ */
+#ifndef LOGITLAB_REALRUN_H
+#define LOGITLAB_REALRUN_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "sampler.h"
+
+#define RR_HIST_BINS_MAX 64
+#define RR_DRAW_ROWS     32 /* top tokens counted one by one */
+#define RR_EXAMPLES      8  /* tail tokens drawn, listed as examples */
+#define RR_DRAWS_DEFAULT 10000
+
+/* Counts of z' (the logits the softmax sees) in equal bins from lo to hi. */
+struct rr_hist {
+    int bins;
+    double lo, hi;
+    long count[RR_HIST_BINS_MAX];
+    long n;      /* finite values counted */
+    long masked; /* -inf: tokens masked before the chain */
+    double mean, sd;
+};
+
+/* Fills h with bins equal bins (1 to RR_HIST_BINS_MAX) over t's finite z'.
+ * Returns 0, or -1 when t holds no fast run. */
+int rr_histogram(const struct trace *t, int bins, struct rr_hist *h);
+
+/* One set of many draws: u_i = sampler_u(seed, step, 0, i) for i < n, each
+ * turned into a token twice: with the filters (the kept tokens, by the draw
+ * rule) and without them (every token, by its softmax probability). Draw 0
+ * is the step's own draw. */
+struct rr_draws {
+    int n;
+    int rows; /* top tokens counted one by one (rank order) */
+    int id[RR_DRAW_ROWS];
+    double p_plain[RR_DRAW_ROWS], p_kept[RR_DRAW_ROWS]; /* prob and final of each */
+    long c_plain[RR_DRAW_ROWS], c_kept[RR_DRAW_ROWS];   /* how often each came up */
+    double tail_p_plain, tail_p_kept;   /* the mass of every token below those rows */
+    long tail_plain, tail_kept;         /* draws that landed there */
+    long distinct_plain, distinct_kept; /* different tokens drawn */
+    int n_examples;
+    int example[RR_EXAMPLES]; /* tail tokens drawn without the filters, first come */
+    int example_rank[RR_EXAMPLES];
+    /* Pearson's chi-square of the counts against n * p, over the rows
+     * expected at least 5 times and one bucket for the rest. */
+    double chi2_plain, chi2_kept;
+    int df_plain, df_kept;
+    int first_kept; /* the token of draw 0 with the filters */
+};
+
+/* Makes n draws (1 to 10,000,000) on the distribution of t. Returns 0, or -1
+ * (t holds no fast run, out of memory). About 15 ms at V = 128,256 plus
+ * 0.1 microsecond a draw. */
+int rr_draws(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows,
+             struct rr_draws *d, struct err *e);
+
+/* The upper 0.1 % point of chi-square with df degrees of freedom (Wilson-
+ * Hilferty), for tests and for saying whether counts fit. */
+double rr_chi2_limit(int df);
+
+#endif
