@@ -23,6 +23,7 @@
 #include "settings.h"
 #include "source.h"
 #include "realrun.h"
+#include "utf8.h"
 
 #define HEADLESS_MAX_KEYS 4096
 #define TUI_POLL_MS       250 /* how often the loop looks at the stop flag */
@@ -194,8 +195,20 @@ static void stream_text(const struct vocab *v, const int *ids, int n, int final,
     }
     size_t len = vocab_detok(v, ids, n, *buf, *cap);
     size_t ready = final ? len : vocab_complete_prefix(*buf, len);
+    /* Whole characters, newlines and tabs as they are; any other control
+     * byte, and a byte that can never be part of a character, as \xNN. */
+    for (size_t i = *done; i < ready;) {
+        uint32_t cp;
+        int cl = utf8_decode(*buf + i, ready - i, &cp);
+        if (cl > 0 && (cp >= 0x20 || cp == '\n' || cp == '\t') && cp != 0x7F) {
+            fwrite(*buf + i, 1, (size_t)cl, stdout);
+            i += (size_t)cl;
+        } else {
+            printf("\\x%02X", (unsigned char)(*buf)[i]);
+            i++;
+        }
+    }
     if (ready > *done) {
-        fwrite(*buf + *done, 1, ready - *done, stdout);
         fflush(stdout);
         *done = ready;
     }
@@ -246,12 +259,14 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
     if (rc == 0) {
         char why[160];
         stop_describe(&stop, &s, &L.vocab, why, sizeof why);
-        if (stop.rule == STOP_NONE)
-            snprintf(why, sizeof why, "the lesson's %d steps ran out", L.n_steps);
         int gen = len - L.prompt_len;
+        if (stop.rule == STOP_NONE)
+            snprintf(why, sizeof why, "no stop rule fired: the lesson's %d steps ran out",
+                     L.n_steps);
         if (o->format == REPORT_TEXT) {
             stream_text(&L.vocab, ctx, len, 1, &done, &text, &text_cap);
-            printf("\n[%d token%s; stopped by %s]\n", gen, gen == 1 ? "" : "s", why);
+            printf("\n[%d token%s; %s%s]\n", gen, gen == 1 ? "" : "s",
+                   stop.rule == STOP_NONE ? "" : "stopped by ", why);
         } else {
             printf("{\"lesson\": \"%s\", \"generated\": [", L.id);
             for (int i = L.prompt_len; i < len; i++)
@@ -261,6 +276,8 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
         if (fflush(stdout) != 0)
             rc = err_set(e, ERR_SYSTEM, "writing the text failed");
     }
+    if (rc < 0 && done > 0)
+        putchar('\n'); /* the error goes on a line of its own */
     free(text);
     trace_free(&t);
     free(ctx);

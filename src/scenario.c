@@ -370,6 +370,34 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Whether the head's hidden size can meet blend b: the rows part of the
+ * vector, |sum c_j row_j|^2 = c . logit, must stay below d (RMSNorm makes
+ * the whole vector's squared length d), and the rows must be independent. */
+static int blend_fits(const struct scenario *s, const struct model *m, const struct blend *b,
+                      struct err *e)
+{
+    int n = b->n, d = m->d;
+    double G[SCENARIO_MAX_BLEND * SCENARIO_MAX_BLEND], c[SCENARIO_MAX_BLEND];
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k <= a; k++) {
+            const uint16_t *ra = m->w + (size_t)b->id[a] * d, *rk = m->w + (size_t)b->id[k] * d;
+            double dot = 0.0;
+            for (int i = 0; i < d; i++)
+                dot += (double)lm_float(ra[i]) * lm_float(rk[i]);
+            G[a * n + k] = G[k * n + a] = dot;
+        }
+    if (solve_spd(G, n, b->logit, c) < 0)
+        return err_set(e, ERR_USAGE, "scenario %s: the rows of a blend are not independent", s->id);
+    double hn = 0.0;
+    for (int j = 0; j < n; j++)
+        hn += c[j] * b->logit[j];
+    if (hn >= d)
+        return err_set(e, ERR_USAGE,
+                       "scenario %s: its logits need a hidden size above %d (this head has %d)",
+                       s->id, (int)ceil(hn), d);
+    return 0;
+}
+
 int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, int d, uint64_t seed,
                       struct err *e)
 {
@@ -377,6 +405,16 @@ int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, i
     r->s = s;
     if (model_build(&r->m, V, d, seed, e) < 0)
         return -1;
+    /* Every blend is checked now, so that no run stops half way. */
+    int rc = blend_fits(s, &r->m, &s->fallback, e);
+    for (int k = 0; rc == 0 && k < s->n_steps; k++)
+        rc = blend_fits(s, &r->m, &s->steps[k], e);
+    for (int k = 0; rc == 0 && k < s->n_next; k++)
+        rc = blend_fits(s, &r->m, &s->next[k].blend, e);
+    if (rc < 0) {
+        model_free(&r->m);
+        return -1;
+    }
     r->h = malloc((size_t)d * sizeof *r->h);
     r->x = malloc((size_t)d * sizeof *r->x);
     r->logits = malloc((size_t)V * sizeof *r->logits);

@@ -808,8 +808,12 @@ static void draw_title(const struct app *a, struct screen *s, struct rect r)
     screen_fill(s, r, ' ', COL_STATUS, ATTR_REVERSE);
     char right[96], left[512];
     const struct app_entry *en = app_shown_entry(a);
-    snprintf(right, sizeof right, "  step %d/%d%s  lesson %d/%d ", a->cur_step, a->L.n_steps,
-             en ? " (taken)" : "", a->lesson_index + 1, a->cat.n);
+    if (a->lesson_index >= 0)
+        snprintf(right, sizeof right, "  step %d/%d%s  lesson %d/%d ", a->cur_step, a->L.n_steps,
+                 en ? " (taken)" : "", a->lesson_index + 1, a->cat.n);
+    else
+        snprintf(right, sizeof right, "  step %d/%d%s ", a->cur_step, a->L.n_steps,
+                 en ? " (taken)" : "");
     snprintf(left, sizeof left, " logitlab  %s: %s", a->L.id, a->L.title);
     int rw = utf8_width(right), room = r.w - rw;
     if (utf8_width(left) > room) {

@@ -253,6 +253,24 @@ START_TEST(test_real_france_step_one)
 }
 END_TEST
 
+START_TEST(test_hidden_size_too_small)
+{
+    /* The France script asks for 19.5, 15.6, ... from nine rows whose
+     * logits spread 2.5: the sum of (logit / 2.5)^2 alone is 293, and with
+     * the rows' overlaps the vector needs more than 319 of its squared
+     * length d. 256 is refused when the lesson opens, not half way in. */
+    struct catalog cat;
+    struct err e;
+    ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
+    ck_assert_int_eq(catalog_load(&cat, "real-france", &L, &e), 0);
+    catalog_close(&cat);
+    ck_assert_int_eq(source_open(&L, 256, 64, &e), -1);
+    ck_assert_str_eq(
+        e.msg, "scenario france: its logits need a hidden size above 319 (this head has 256)");
+    lesson_free(&L);
+}
+END_TEST
+
 START_TEST(test_real_runs_repeat_with_a_seed)
 {
     open_real("real-story");
@@ -497,6 +515,7 @@ Suite *suite_real(void)
     tcase_set_timeout(run, 120);
     tcase_add_test(run, test_lm_head_against_double_reference);
     tcase_add_test(run, test_real_france_step_one);
+    tcase_add_test(run, test_hidden_size_too_small);
     tcase_add_test(run, test_real_runs_repeat_with_a_seed);
     tcase_add_test(run, test_loop_and_its_escape);
     tcase_add_test(run, test_many_draws_against_the_probabilities);
