@@ -34,7 +34,7 @@ NVCC_FLAGS := -O2 -std=c++17 -cudart static -Werror all-warnings -Xcompiler -Wal
 SRC_CORE := src/err.c src/sampler.c src/sampler_fast.c src/vecmath.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
             src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c \
             src/keys.c src/screen.c src/app.c src/view.c src/term.c src/model.c src/ini_file.c src/scenario.c \
-            src/realrun.c src/npy.c
+            src/realrun.c src/npy.c src/outfile.c
 SRC_MAIN := src/main.c
 TESTS    := $(sort $(wildcard tests/check_*.c))
 
@@ -49,7 +49,7 @@ SAN_BIN  := $(BUILD)/san/logitlab
 TEST_BIN := $(BUILD)/san/check_logitlab
 GPU_BINS := $(if $(NVCC),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(wildcard gpu/*.cu)))
 
-.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench format format-check \
+.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench fuzz format format-check \
         golden clean config
 
 all: config $(BIN) $(GPU_BINS)
@@ -150,6 +150,23 @@ $(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE)
 $(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
+
+# Fuzzing (libFuzzer, clang): each harness for FUZZ_TIME seconds.
+FUZZ_TIME ?= 60
+FUZZ_CC   ?= clang
+FUZZERS   := lesson scenario npy vocab command
+FUZZ_SRC  := $(filter-out src/term.c,$(SRC_CORE))
+FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
+
+fuzz: $(FUZZ_BIN)
+	FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/run.sh $(BUILD)/fuzz
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
+	@tools/deps.sh clang
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	@$(FUZZ_CC) $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-Isrc $(PKG_CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) -lm
 
 format:
 	clang-format -i src/*.c src/*.h tests/*.c tests/*.h

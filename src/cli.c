@@ -26,6 +26,8 @@ enum {
     OPT_FIND,
     OPT_LOGITS,
     OPT_VOCAB,
+    OPT_OUTPUT = 'o',
+    OPT_FORCE = 257 + 32,
 };
 
 void cli_usage(FILE *out)
@@ -34,6 +36,7 @@ void cli_usage(FILE *out)
             "Usage: logitlab [OPTIONS] [LESSON]\n"
             "       logitlab show LESSON [--step N] [--format text|csv|json] [--top N] [SETTINGS]\n"
             "       logitlab generate LESSON [SETTINGS]\n"
+            "       logitlab export LESSON [-o FILE] [--force] [SETTINGS]\n"
             "       logitlab lessons\n"
             "\n"
             "logitlab shows how a language model turns its last hidden vector into the next\n"
@@ -47,13 +50,18 @@ void cli_usage(FILE *out)
             "  show LESSON    print one step of a lesson as a table, without curses\n"
             "  generate LESSON  run the loop from the prompt with the settings given,\n"
             "                 printing the text as it grows, until a stop rule fires\n"
+            "  export LESSON  every step of a lesson as one Markdown handout, exercises as\n"
+            "                 worksheets with the answers at the end\n"
             "  lessons        list the lessons (id and title) in teaching order\n"
             "\n"
             "LESSON is a lesson id (see 'logitlab lessons') or the path of a lesson file.\n"
             "\n"
             "Options:\n"
             "  --step N             the step of the lesson to show (default 1)\n"
-            "  --format FORMAT      text (default), csv or json\n"
+            "  --format FORMAT      text (default), csv, json or markdown\n"
+            "  -o, --output FILE    write to FILE instead of standard output; an existing\n"
+            "                       file is left alone unless --force is given\n"
+            "  --force              replace the file of --output\n"
             "  --top N              write only the N most likely rows (default: all; 20 for\n"
             "                       a full-size vocabulary)\n"
             "  --draws N            show: draw N times with the step's settings and count\n"
@@ -145,6 +153,8 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     longs[n++] = (struct option){ "find", required_argument, NULL, OPT_FIND };
     longs[n++] = (struct option){ "logits", required_argument, NULL, OPT_LOGITS };
     longs[n++] = (struct option){ "vocab", required_argument, NULL, OPT_VOCAB };
+    longs[n++] = (struct option){ "output", required_argument, NULL, OPT_OUTPUT };
+    longs[n++] = (struct option){ "force", no_argument, NULL, OPT_FORCE };
     for (int i = 0; SETTINGS_INFO[i].name; i++)
         longs[n++] =
             (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_SETTING_BASE + i };
@@ -159,7 +169,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     opterr = 0;
     optind = 0; /* glibc: 0 starts afresh, forgetting any earlier argv */
     int c;
-    while ((c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hVo:", longs, NULL)) != -1) {
         switch (c) {
         case OPT_HELP:
             o->action = CLI_HELP;
@@ -174,6 +184,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         case OPT_FORMAT:
             if (report_parse_format(optarg, &o->format, e) < 0)
                 return err_prefix(e, "--format"), -1;
+            o->format_given = 1;
             break;
         case OPT_TOP:
             if (parse_int(optarg, 0, 1 << 30, &o->top, e) < 0)
@@ -219,6 +230,12 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         case OPT_VOCAB:
             o->vocab = optarg;
             break;
+        case OPT_OUTPUT:
+            o->output = optarg;
+            break;
+        case OPT_FORCE:
+            o->force = 1;
+            break;
         case ':':
             return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
         case '?':
@@ -238,7 +255,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     int rest = argc - optind;
     char **args = argv + optind;
     if (rest > 0 && (strcmp(args[0], "show") == 0 || strcmp(args[0], "lessons") == 0 ||
-                     strcmp(args[0], "generate") == 0)) {
+                     strcmp(args[0], "generate") == 0 || strcmp(args[0], "export") == 0)) {
         o->command = args[0];
         args++, rest--;
     }
@@ -256,6 +273,14 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         return err_set(e, ERR_USAGE, "--logits plays its own file: drop the lesson '%s'", args[0]);
     if (o->vocab && !o->logits)
         return err_set(e, ERR_USAGE, "--vocab goes with --logits FILE.npy");
+    if ((o->output || o->force) && (!o->command || strcmp(o->command, "lessons") == 0))
+        return err_set(e, ERR_USAGE, "--%s goes with show, generate or export",
+                       o->output ? "output" : "force");
+    if (o->force && !o->output)
+        return err_set(e, ERR_USAGE, "--force replaces the file of --output FILE: give one");
+    if (o->command && strcmp(o->command, "export") == 0 && o->format_given &&
+        o->format != REPORT_MARKDOWN)
+        return err_set(e, ERR_USAGE, "export writes Markdown: drop --format or say markdown");
     if (rest > 1)
         return err_set(e, ERR_USAGE, "one lesson at a time (got '%s' and '%s')", args[0], args[1]);
     o->lesson = rest ? args[0] : NULL;

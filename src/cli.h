@@ -41,6 +41,9 @@ struct options {
     const char *find[CLI_MAX_FIND];
     const char *logits; /* --logits FILE.npy: play captured logits */
     const char *vocab;  /* --vocab FILE: their vocabulary */
+    const char *output; /* -o, --output FILE: where show, generate and export write */
+    int force;          /* --force: replace an existing output file */
+    int format_given;   /* --format was on the command line */
     int n_over;
     struct override over[MAX_OVERRIDES]; /* settings in command-line order */
 };

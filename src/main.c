@@ -24,6 +24,7 @@
 #include "source.h"
 #include "realrun.h"
 #include "utf8.h"
+#include "outfile.h"
 
 #define HEADLESS_MAX_KEYS 4096
 #define TUI_POLL_MS       250 /* how often the loop looks at the stop flag */
@@ -124,7 +125,9 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
     }
     struct settings s;
     int found[CLI_MAX_FIND];
-    if (step_settings(o, &L, o->step, &s, e) < 0 || find_ids(o, &L, found, e) < 0) {
+    struct outfile of;
+    if (step_settings(o, &L, o->step, &s, e) < 0 || find_ids(o, &L, found, e) < 0 ||
+        outfile_open(&of, o->output, o->force, e) < 0) {
         lesson_free(&L);
         return -1;
     }
@@ -168,12 +171,14 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
                     .n_find = o->n_find,
                     .find = found,
                 };
-                rc = report_write(stdout, o->format, &r, e);
+                rc = report_write(of.f, o->format, &r, e);
                 free(next);
             }
         }
         trace_free(&t);
     }
+    if (outfile_close(&of, rc == 0, e) < 0)
+        rc = -1;
     free(ctx);
     lesson_free(&L);
     return rc;
@@ -182,8 +187,8 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
 /* Writes the new text of a stream: the bytes of the context from *done on
  * that end on a whole character (a character split across tokens waits for
  * its last byte). */
-static void stream_text(const struct vocab *v, const int *ids, int n, int final, size_t *done,
-                        char **buf, size_t *cap)
+static void stream_text(FILE *out, const struct vocab *v, const int *ids, int n, int final,
+                        size_t *done, char **buf, size_t *cap)
 {
     size_t need = vocab_detok(v, ids, n, NULL, 0) + 1;
     if (need > *cap) {
@@ -201,15 +206,15 @@ static void stream_text(const struct vocab *v, const int *ids, int n, int final,
         uint32_t cp;
         int cl = utf8_decode(*buf + i, ready - i, &cp);
         if (cl > 0 && (cp >= 0x20 || cp == '\n' || cp == '\t') && cp != 0x7F) {
-            fwrite(*buf + i, 1, (size_t)cl, stdout);
+            fwrite(*buf + i, 1, (size_t)cl, out);
             i += (size_t)cl;
         } else {
-            printf("\\x%02X", (unsigned char)(*buf)[i]);
+            fprintf(out, "\\x%02X", (unsigned char)(*buf)[i]);
             i++;
         }
     }
     if (ready > *done) {
-        fflush(stdout);
+        fflush(out);
         *done = ready;
     }
 }
@@ -233,12 +238,20 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
         memcpy(ctx, L.prompt, (size_t)len * sizeof *ctx);
     char *text = NULL;
     size_t text_cap = 0, done = 0;
+    struct outfile of;
+    if (outfile_open(&of, o->output, o->force, e) < 0) {
+        trace_free(&t);
+        free(ctx);
+        lesson_free(&L);
+        return -1;
+    }
+    FILE *out = of.f;
     if (o->format == REPORT_TEXT) {
         /* The prompt first, then each token's text as it is drawn. */
         if (L.prompt_len)
-            stream_text(&L.vocab, ctx, len, 0, &done, &text, &text_cap);
+            stream_text(out, &L.vocab, ctx, len, 0, &done, &text, &text_cap);
         else if (L.prompt_text)
-            fputs(L.prompt_text, stdout);
+            fputs(L.prompt_text, out);
     }
     struct stop_result stop = { STOP_NONE, 0 };
     struct settings s;
@@ -251,7 +264,7 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
             break;
         ctx[len++] = t.choice.id;
         if (o->format == REPORT_TEXT)
-            stream_text(&L.vocab, ctx, len, 0, &done, &text, &text_cap);
+            stream_text(out, &L.vocab, ctx, len, 0, &done, &text, &text_cap);
         stop = stop_check(&s, &L.vocab, ctx, len, L.prompt_len);
         if (stop.rule != STOP_NONE)
             break;
@@ -264,9 +277,9 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
             snprintf(why, sizeof why, "no stop rule fired: the lesson's %d steps ran out",
                      L.n_steps);
         if (o->format == REPORT_TEXT) {
-            stream_text(&L.vocab, ctx, len, 1, &done, &text, &text_cap);
-            printf("\n[%d token%s; %s%s]\n", gen, gen == 1 ? "" : "s",
-                   stop.rule == STOP_NONE ? "" : "stopped by ", why);
+            stream_text(out, &L.vocab, ctx, len, 1, &done, &text, &text_cap);
+            fprintf(out, "\n[%d token%s; %s%s]\n", gen, gen == 1 ? "" : "s",
+                    stop.rule == STOP_NONE ? "" : "stopped by ", why);
         } else {
             printf("{\"lesson\": \"%s\", \"generated\": [", L.id);
             for (int i = L.prompt_len; i < len; i++)
@@ -281,6 +294,75 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
     free(text);
     trace_free(&t);
     free(ctx);
+    lesson_free(&L);
+    return rc;
+}
+
+/* export: every step of a lesson on its own path, as one Markdown document;
+ * exercise steps as worksheets, their answers at the end. */
+static int cmd_export(const struct options *o, const char *what, struct err *e)
+{
+    struct lesson L;
+    if (load_lesson(o, what, o->top > SOURCE_FAST_ROWS ? o->top : SOURCE_FAST_ROWS, &L, e) < 0)
+        return -1;
+    struct outfile of;
+    struct trace t;
+    if (outfile_open(&of, o->output, o->force, e) < 0) {
+        lesson_free(&L);
+        return -1;
+    }
+    int rc = trace_init(&t, L.vocab.n, e), exercises = 0;
+    if (rc == 0)
+        report_markdown_title(of.f, &L);
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        if (pass == 1 && !exercises)
+            break;
+        if (pass == 1)
+            fprintf(of.f, "## Answers\n\n");
+        for (int k = 1; k <= L.n_steps && rc == 0; k++) {
+            if (pass == 1 && !L.steps[k - 1].n_ask)
+                continue;
+            struct settings s;
+            int *ctx = NULL, len = 0;
+            rc = step_settings(o, &L, k, &s, e);
+            if (rc == 0)
+                rc = source_lesson_context(&L, k, &ctx, &len, e);
+            if (rc == 0)
+                rc = source_run_step(&L, k, &s, ctx, len, &t, e);
+            if (rc == 0) {
+                int *next = malloc((size_t)(len + 1) * sizeof *next);
+                if (!next) {
+                    rc = err_set(e, ERR_SYSTEM, "out of memory");
+                } else {
+                    if (len)
+                        memcpy(next, ctx, (size_t)len * sizeof *next);
+                    next[len] = t.choice.id;
+                    struct report r = { .lesson = &L,
+                                        .step = k,
+                                        .settings = &s,
+                                        .context = ctx,
+                                        .context_len = len,
+                                        .prompt_len = L.prompt_len,
+                                        .trace = &t,
+                                        .stop =
+                                            stop_check(&s, &L.vocab, next, len + 1, L.prompt_len),
+                                        .top = o->top,
+                                        .heading = 2 };
+                    exercises += L.steps[k - 1].n_ask > 0;
+                    if (pass == 0)
+                        rc = report_write(of.f, REPORT_MARKDOWN, &r, e);
+                    else
+                        report_markdown_answers(of.f, &r);
+                    free(next);
+                }
+            }
+            free(ctx);
+        }
+    }
+    if (rc == 0 || t.rows)
+        trace_free(&t);
+    if (outfile_close(&of, rc == 0, e) < 0)
+        rc = -1;
     lesson_free(&L);
     return rc;
 }
@@ -407,6 +489,8 @@ int main(int argc, char **argv)
     if (rc == 0) {
         if (o.command && strcmp(o.command, "lessons") == 0) {
             rc = cmd_lessons(&o, &e);
+        } else if (o.command && strcmp(o.command, "export") == 0) {
+            rc = cmd_export(&o, o.lesson, &e);
         } else if (o.command && strcmp(o.command, "generate") == 0) {
             rc = cmd_generate(&o, o.lesson, &e);
         } else if (o.command) {

@@ -20,8 +20,10 @@ int report_parse_format(const char *name, enum report_format *fmt, struct err *e
         *fmt = REPORT_CSV;
     else if (strcmp(name, "json") == 0)
         *fmt = REPORT_JSON;
+    else if (strcmp(name, "markdown") == 0 || strcmp(name, "md") == 0)
+        *fmt = REPORT_MARKDOWN;
     else
-        return err_set(e, ERR_USAGE, "'%s' is not a format (text, csv or json)", name);
+        return err_set(e, ERR_USAGE, "'%s' is not a format (text, csv, json or markdown)", name);
     return 0;
 }
 
@@ -260,7 +262,7 @@ static void text_notes(FILE *out, const struct report *r)
     int V = t->vocab_size;
     if (m->penalty_formula == PENALTY_LESSON && m->repetition_penalty != 1.0) {
         int shown = 0;
-        for (int k = 0; k < V; k++) {
+        for (int k = 0; k < t->n_rows; k++) { /* the rows held: all of them, or the top ones */
             const struct trace_row *row = &t->rows[k];
             double z = row->logit + m->shift;
             if (row->seen && z < 0.0 && isfinite(z)) {
@@ -868,6 +870,228 @@ static int write_json(FILE *out, const struct report *r)
     return 0;
 }
 
+/* ---- Markdown: handouts ------------------------------------------------------ */
+
+/* Text for a Markdown table cell or paragraph: '|', '*', '_', '`', '<', '>',
+ * '[' and '\' escaped so that a token reads as itself. */
+static void md_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (strchr("|*_`<>[]\\#", *s))
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+}
+
+static void md_token(FILE *out, const struct lesson *L, int id)
+{
+    char esc[160];
+    utf8_escape(vocab_token(&L->vocab, id), esc, sizeof esc);
+    md_text(out, esc);
+}
+
+/* Paragraphs of lesson text ('\n' separates them). */
+static void md_paragraphs(FILE *out, const char *prefix, const char *text)
+{
+    const char *p = text;
+    while (*p) {
+        size_t n = strcspn(p, "\n");
+        if (n) {
+            char *para = malloc(n + 1);
+            if (para) {
+                memcpy(para, p, n);
+                para[n] = '\0';
+                fputs(prefix, out);
+                md_text(out, para);
+                fputs("\n\n", out);
+                free(para);
+            }
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+}
+
+/* The head of a handout: the lesson's title, its source, and (with_text) its text. */
+static void md_title(FILE *out, const struct lesson *L, int with_text)
+{
+    fprintf(out, "# ");
+    md_text(out, L->title);
+    fprintf(out, "\n\n");
+    if (L->source) {
+        fprintf(out, "*Source: ");
+        md_text(out, L->source);
+        fprintf(out, ".*\n\n");
+    }
+    if (with_text && L->text)
+        md_paragraphs(out, "", L->text);
+}
+
+void report_markdown_title(FILE *out, const struct lesson *L)
+{
+    md_title(out, L, 1);
+}
+
+/* Whether the worksheet leaves a value blank: an exercise step hides what
+ * it asks for, as the interactive view does until it is answered. */
+static int md_hidden(const struct lesson_step *S)
+{
+    return S->n_ask > 0;
+}
+
+static int write_markdown(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    const struct trace *t = r->trace;
+    int d = S->digits, level = r->heading > 0 ? r->heading : 2, hide = md_hidden(S);
+    const char *blank = "\\_\\_\\_\\_\\_\\_";
+    char buf[4096];
+    if (r->heading == 0) /* a step on its own: the lesson's title first */
+        md_title(out, L, 0);
+    fprintf(out, "%.*s Step %d of %d%s\n\n", level, "######", r->step, L->n_steps,
+            S->n_ask ? ": exercise" : "");
+    if (r->heading == 0 && r->step == 1 && L->text)
+        md_paragraphs(out, "", L->text);
+    if (S->text)
+        md_paragraphs(out, "", S->text);
+    if (r->context_len > 0 || L->prompt_len > 0) {
+        context_text(r, buf, sizeof buf);
+        char esc[sizeof buf];
+        utf8_escape(buf, esc, sizeof esc);
+        fprintf(out, "**Context:** \"");
+        md_text(out, esc);
+        fprintf(out, "\", ids [");
+        for (int i = 0; i < r->context_len; i++)
+            fprintf(out, "%s%d", i ? ", " : "", r->context[i]);
+        fprintf(out, "]  \n");
+    }
+    const struct sampler_settings *m = &r->settings->sampler;
+    char v[6][64];
+    static const char *const SHOWN[] = { "temperature",        "top-k", "top-p", "min-p",
+                                         "repetition-penalty", "seed" };
+    for (int i = 0; i < 6; i++)
+        settings_value(r->settings, SHOWN[i], v[i], sizeof v[i]);
+    char chain[160];
+    chain_describe(&m->chain, chain, sizeof chain);
+    fprintf(out,
+            "**Settings:** temperature %s, top-k %s, top-p %s, min-p %s, repetition penalty %s, "
+            "seed %s; order %s\n\n",
+            v[0], v[1], v[2], v[3], v[4], v[5], chain);
+    fprintf(out, "| rank | id | token | logit | z' | e^z' | p | cum | kept | final |\n");
+    fprintf(out, "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n");
+    int shown = rows_shown(r);
+    for (int k = 0; k < shown; k++) {
+        const struct trace_row *row = &t->rows[k];
+        char lg[32], ad[32], ex[32], pr[32], cu[32], fi[32];
+        report_logit(lg, sizeof lg, row->logit, d);
+        report_logit(ad, sizeof ad, row->adjusted, d);
+        report_number(ex, sizeof ex, row->exp, d);
+        report_number(pr, sizeof pr, row->prob, d);
+        report_number(cu, sizeof cu, row->cum, d);
+        report_number(fi, sizeof fi, row->final, d);
+        /* A worksheet lists the tokens by id, so that rank gives nothing away. */
+        const struct trace_row *w = hide ? &t->rows[t->rank_of[k]] : row;
+        if (hide) {
+            report_logit(lg, sizeof lg, w->logit, d);
+            report_logit(ad, sizeof ad, w->adjusted, d);
+        }
+        fprintf(out, "| %s | %d | ", hide ? "" : (snprintf(buf, sizeof buf, "%d", k + 1), buf),
+                w->id);
+        md_token(out, L, w->id);
+        if (hide)
+            fprintf(out, " | %s | %s | %s | %s | %s | | %s |\n", lg, ad, blank, blank, blank,
+                    blank);
+        else
+            fprintf(out, " | %s | %s | %s | %s | %s | %s | %s |\n", lg, ad, ex, pr, cu,
+                    row->removed_by == TRACE_KEPT ? "yes" : report_removed_name(row->removed_by),
+                    fi);
+    }
+    if (shown < t->vocab_size && !hide) {
+        int count, kept;
+        double mass;
+        tail_of(t, shown, &count, &mass, &kept);
+        fprintf(out, "\n... %d more tokens hold p %.6f (%d of them kept).\n", count, mass, kept);
+    }
+    fputc('\n', out);
+    if (hide) {
+        fprintf(out, "**Work out:**\n\n");
+        for (int i = 0; i < S->n_ask; i++) {
+            char what[64];
+            ask_describe(L, &S->ask[i], what, sizeof what);
+            int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : d;
+            fprintf(out, "- ");
+            md_text(out, what);
+            fprintf(out, " (%d decimals): %s\n", ad, blank);
+        }
+        fputc('\n', out);
+        return 0;
+    }
+    char se[32], km[32];
+    report_number(se, sizeof se, t->sum_exp, d);
+    report_number(km, sizeof km, t->kept_mass, d);
+    fprintf(out,
+            "Sum of e^z': %s. Entropy %.4f nats (e^H = %.2f). Kept %d of %d tokens, mass %s.\n\n",
+            se, t->entropy, exp(t->entropy), t->kept_count, t->vocab_size, km);
+    int any = 0;
+    for (int c = 0; c < t->n_stages; c++) {
+        const struct stage_report *st = &t->stages[c];
+        if (!st->active)
+            continue;
+        char rm[32];
+        report_number(rm, sizeof rm, st->removed_mass, d);
+        fprintf(out, "%s- %s: %d in, removed %d (mass %s)\n",
+                any ? "" : "Stages that did something:\n\n",
+                st->stage == STAGE_TEMPERATURE && t->greedy ? "greedy (T = 0)"
+                                                            : stage_name(st->stage),
+                st->in, st->removed, rm);
+        any = 1;
+    }
+    if (any)
+        fputc('\n', out);
+    fprintf(out, "**Drawn:** ");
+    md_token(out, L, t->choice.id);
+    if (t->choice.sampled)
+        fprintf(out,
+                " (id %d): u = %.8f from seed %llu lands in [%.4f, %.4f) of the kept cumulative.",
+                t->choice.id, t->choice.u, (unsigned long long)m->seed, t->choice.lo, t->choice.hi);
+    else
+        fprintf(out, " (id %d): greedy takes the largest.", t->choice.id);
+    char stop[160];
+    stop_describe(&r->stop, r->settings, &L->vocab, stop, sizeof stop);
+    if (r->stop.rule != STOP_NONE) {
+        fprintf(out, " Then it stops: ");
+        md_text(out, stop);
+        fputc('.', out);
+    }
+    fprintf(out, "\n\n");
+    if (S->note)
+        md_paragraphs(out, "*Note:* ", S->note);
+    return 0;
+}
+
+void report_markdown_answers(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    if (!S->n_ask)
+        return;
+    fprintf(out, "### Step %d\n\n", r->step);
+    for (int i = 0; i < S->n_ask; i++) {
+        char what[64], val[32];
+        ask_describe(L, &S->ask[i], what, sizeof what);
+        int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : S->digits;
+        report_number(val, sizeof val, report_ask_value(r->trace, &S->ask[i]), ad);
+        fprintf(out, "- ");
+        md_text(out, what);
+        fprintf(out, ": %s\n", val);
+    }
+    fputc('\n', out);
+    if (S->solution)
+        md_paragraphs(out, "", S->solution);
+}
+
 int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e)
 {
     int rc;
@@ -877,6 +1101,9 @@ int report_write(FILE *out, enum report_format fmt, const struct report *r, stru
         break;
     case REPORT_JSON:
         rc = write_json(out, r);
+        break;
+    case REPORT_MARKDOWN:
+        rc = write_markdown(out, r);
         break;
     default:
         rc = write_text(out, r);

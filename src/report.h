@@ -14,7 +14,7 @@
 #include "settings.h"
 #include "source.h"
 
-enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
+enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON, REPORT_MARKDOWN };
 
 struct report {
     const struct lesson *lesson;
@@ -31,6 +31,8 @@ struct report {
     const struct rr_draws *draws; /* many draws, or NULL */
     int n_find;                   /* rows of these tokens, wherever they rank */
     const int *find;
+    int heading; /* Markdown: 0, a step on its own (with the lesson's title); else the
+                  * level of the step's heading inside a document (export) */
 };
 
 #define REPORT_FAST_TOP 20 /* rows a full-size step writes unless --top says */
@@ -38,7 +40,14 @@ struct report {
 /* Writes r to out in the given format. Returns 0, or -1 on a write error. */
 int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e);
 
-/* Parses "text", "csv", "json". */
+/* The head of a Markdown document of a whole lesson: title, source, text. */
+void report_markdown_title(FILE *out, const struct lesson *L);
+
+/* The answers of an exercise step in Markdown, for the end of a worksheet:
+ * each asked value and the solution. Nothing for other steps. */
+void report_markdown_answers(FILE *out, const struct report *r);
+
+/* Parses "text", "csv", "json", "markdown". */
 int report_parse_format(const char *name, enum report_format *fmt, struct err *e);
 
 /* The value an exercise asks for, from the trace. */

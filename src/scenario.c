@@ -197,9 +197,15 @@ static int interpret(struct scenario *s, const struct ini_file *f, const struct 
 
 int scenario_load(struct scenario *s, const char *path, const struct vocab *v, struct err *e)
 {
+    return scenario_load_text(s, path, NULL, v, e);
+}
+
+int scenario_load_text(struct scenario *s, const char *path, const char *text,
+                       const struct vocab *v, struct err *e)
+{
     memset(s, 0, sizeof *s);
     struct ini_file f;
-    if (ini_file_load(&f, path, NULL, &RULES, e) < 0)
+    if (ini_file_load(&f, path, text, &RULES, e) < 0)
         return -1;
     s->next = calloc(SCENARIO_MAX_NEXT, sizeof *s->next);
     int rc = s->next ? interpret(s, &f, v, e) : err_set(e, ERR_SYSTEM, "out of memory");

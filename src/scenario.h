@@ -58,6 +58,9 @@ enum blend_source { BLEND_SCRIPT, BLEND_NEXT, BLEND_DEFAULT };
  * must read as the prompt text, every id must exist, no blend may name a
  * token twice. Errors are "path:line: message". */
 int scenario_load(struct scenario *s, const char *path, const struct vocab *v, struct err *e);
+/* The same from text in memory (NULL: read path); path names it in messages. */
+int scenario_load_text(struct scenario *s, const char *path, const char *text,
+                       const struct vocab *v, struct err *e);
 void scenario_free(struct scenario *s);
 
 /* The blend for the token after ctx[0..len) (the prompt first). */

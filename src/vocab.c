@@ -374,13 +374,20 @@ int vocab_load(struct vocab *v, const char *path, struct err *e)
     }
     size_t got = fread(d, 1, size, f);
     fclose(f);
-    int rc;
-    if (got != size)
-        rc = err_set(e, ERR_USAGE, "%s: read error", path);
-    else if (size >= 8 && memcmp(d, LLVOCAB_MAGIC, 8) == 0)
-        rc = load_binary(v, path, d, size, e);
-    else
-        rc = load_text(v, path, (const char *)d, size, e);
+    int rc = got != size ? err_set(e, ERR_USAGE, "%s: read error", path)
+                         : vocab_parse(v, path, d, size, e);
     free(d);
     return rc;
+}
+
+int vocab_parse(struct vocab *v, const char *path, const unsigned char *d, size_t size,
+                struct err *e)
+{
+    memset(v, 0, sizeof *v);
+    if (size > VOCAB_FILE_MAX)
+        return err_set(e, ERR_USAGE, "%s: %zu bytes: a vocabulary file is at most %u MiB", path,
+                       size, VOCAB_FILE_MAX >> 20);
+    if (size >= 8 && memcmp(d, LLVOCAB_MAGIC, 8) == 0)
+        return load_binary(v, path, d, size, e);
+    return load_text(v, path, (const char *)d, size, e);
 }

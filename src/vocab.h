@@ -49,6 +49,10 @@ int vocab_set(struct vocab *v, int id, const char *text, struct err *e);
  * Llama 3 end tokens when it is that vocabulary. Errors name the file. */
 int vocab_load(struct vocab *v, const char *path, struct err *e);
 
+/* The same from size bytes in memory; path is only used in messages. */
+int vocab_parse(struct vocab *v, const char *path, const unsigned char *d, size_t size,
+                struct err *e);
+
 /* Builds a byte-level vocabulary from n tokens of raw bytes in memory. */
 int vocab_from_bytes(struct vocab *v, int n, const char *const *tok, const size_t *len,
                      int first_special, struct err *e);

@@ -642,7 +642,7 @@ START_TEST(test_cli_bad_words)
                 "--order", "bogus");
     CLI_REFUSED("--order: 'top-k,top-k' names top-k twice", "--order", "top-k,top-k");
     CLI_REFUSED("--order: an order is empty", "--order", "");
-    CLI_REFUSED("--format: 'xml' is not a format (text, csv or json)", "--format", "xml");
+    CLI_REFUSED("--format: 'xml' is not a format (text, csv, json or markdown)", "--format", "xml");
     CLI_REFUSED("--penalty-formula: 'x' is not a formula (engine or lesson)", "--penalty-formula",
                 "x");
     CLI_REFUSED("--stop: unknown escape \\q in '\\q' (use \\n \\t \\\\ \\\")", "--stop", "\\q");

@@ -154,7 +154,7 @@ expect 2 "logitlab: --repetition-penalty: 0 is out of range (must be more than 0
 expect 2 "logitlab: --temperature: 'warm' is not a number" show toy --temperature warm
 expect 2 "logitlab: unknown option '--temprature' (logitlab --help lists them)" show toy --temprature 1
 expect 2 "logitlab: option '--seed' needs a value" show toy --seed
-expect 2 "logitlab: --format: 'xml' is not a format (text, csv or json)" show toy --format xml
+expect 2 "logitlab: --format: 'xml' is not a format (text, csv, json or markdown)" show toy --format xml
 expect 2 "logitlab: --step 9: lesson 'toy' has 2 steps" show toy --step 9
 expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons), or --logits FILE.npy" show
 expect 2 "logitlab: no lesson 'nosuch' in $(cd "$HERE/.." && pwd)/lessons (logitlab lessons lists them)" show nosuch
@@ -173,6 +173,28 @@ if "$BIN" show "$TMP/readme.ini" >"$TMP/out" 2>"$TMP/err" && grep -q '^   3     
 else
     bad "the README's lesson example: $(cat "$TMP/err")"
 fi
+
+# Handouts: Markdown, and output files that are never clobbered.
+golden show-top-k.md show top-k --format markdown
+golden export-exercise-1.md export exercise-1
+golden export-toy.md export toy
+out="$TMP/handout.md"
+expect 0 "" export toy -o "$out"
+cmp -s "$out" "$GOLDEN/export-toy.md" && ok || bad "export -o: the file differs from the golden"
+echo "my notes" >"$out"
+expect 2 "logitlab: $out exists: add --force to replace it" export toy -o "$out"
+[ "$(cat "$out")" = "my notes" ] && ok || bad "export -o overwrote an existing file"
+expect 0 "" export toy -o "$out" --force
+cmp -s "$out" "$GOLDEN/export-toy.md" && ok || bad "export --force did not replace the file"
+expect 2 "logitlab: scenario france: its logits need a hidden size above 319 (this head has 256)" export real-france --hidden-size 256 -o "$TMP/fail.md"
+[ ! -e "$TMP/fail.md" ] && ok || bad "a failed export left a file behind"
+ls "$TMP" | grep -q 'tmp-' && bad "a temporary file was left behind: $(ls "$TMP")" || ok
+expect 2 "logitlab: export writes Markdown: drop --format or say markdown" export toy --format csv
+expect 2 "logitlab: --force replaces the file of --output FILE: give one" show toy --force
+expect 2 "logitlab: --output goes with show, generate or export" toy -o "$out"
+expect 0 "" show toy --format markdown -o "$TMP/show.md"
+grep -q '^| 1 | 5 | on | 2.1 | 2.1 | 8.1662 | 0.4407 | 0.4407 | greedy' "$TMP/show.md" 2>/dev/null ||
+    grep -q '^| 1 | 5 | on |' "$TMP/show.md" && ok || bad "show -o: $(head -3 "$TMP/show.md")"
 
 expect 0 "" --help
 expect 0 "" --version

@@ -2,10 +2,11 @@
 # Installs the Debian packages logitlab needs to build and test, if any are missing.
 # Called by `make deps` (and so by `make run` and `make test`). It uses apt-get directly
 # as root, through sudo otherwise, and when neither works it says exactly what to install.
+# Arguments name more packages that one target needs (clang for `make fuzz`, valgrind).
 set -eu
 
 # package  what-it-provides
-PKGS="libncurses-dev libinih-dev check pkg-config tmux"
+PKGS="libncurses-dev libinih-dev check pkg-config tmux $*"
 
 missing=""
 if command -v dpkg-query >/dev/null 2>&1; then
