@@ -34,7 +34,7 @@ NVCC_FLAGS := -O2 -std=c++17 -cudart static -Werror all-warnings -Xcompiler -Wal
 SRC_CORE := src/err.c src/sampler.c src/sampler_fast.c src/vecmath.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
             src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c \
             src/keys.c src/screen.c src/app.c src/view.c src/term.c src/model.c src/ini_file.c src/scenario.c \
-            src/realrun.c src/npy.c src/outfile.c
+            src/realrun.c src/npy.c src/outfile.c src/config.c
 SRC_MAIN := src/main.c
 TESTS    := $(sort $(wildcard tests/check_*.c))
 

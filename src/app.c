@@ -246,6 +246,7 @@ static int open_lesson(struct app *a, const char *what, int index, struct err *e
         rc = catalog_load_any(&a->cat, what, a->src.vocab, &L, e);
     if (rc < 0)
         return -1;
+    L.config = a->src.config;
     if (source_open(&L, a->src.hidden, SOURCE_FAST_ROWS, e) < 0) {
         lesson_free(&L);
         return -1;
@@ -843,6 +844,8 @@ int app_key(struct app *a, int key)
         return key_input(a, key, submit_answer);
     if (a->mode == MODE_FIND)
         return key_input(a, key, submit_find);
+    if (key > 0 && key < 128 && a->keymap[key])
+        key = a->keymap[key]; /* the user's key bindings (config.h) */
     const struct sampler_settings *m = &a->cur.sampler;
     switch (key) {
     case 'q':
@@ -995,6 +998,9 @@ int app_init(struct app *a, const char *dir, const char *what, int n_over, const
     memset(a, 0, sizeof *a);
     if (src)
         a->src = *src;
+    if (a->src.config)
+        for (int i = 0; i < a->src.config->n_bindings; i++)
+            a->keymap[a->src.config->bindings[i].key] = a->src.config->bindings[i].action;
     a->lesson_index = -1;
     a->try_index = -1;
     a->backend = "CPU";

@@ -7,6 +7,7 @@
 #define LOGITLAB_APP_H
 
 #include "catalog.h"
+#include "config.h"
 #include "err.h"
 #include "lesson.h"
 #include "sampler.h"
@@ -61,8 +62,9 @@ enum app_end {
 
 /* How lessons that need more than their file are opened. */
 struct app_source {
-    int hidden;        /* the hidden size of a model lesson's head; 0: the lesson's */
-    const char *vocab; /* the vocabulary of captured logits; NULL: Llama 3's */
+    int hidden;                  /* the hidden size of a model lesson's head; 0: the lesson's */
+    const char *vocab;           /* the vocabulary of captured logits; NULL: Llama 3's */
+    const struct config *config; /* the user's defaults and key bindings, or NULL */
 };
 
 struct app_override {
@@ -136,6 +138,7 @@ struct app {
     int try_index;   /* the step's suggestion applied last, -1 for none */
     const char *backend;
     struct app_source src;
+    int keymap[128]; /* a key pressed -> the key of the action bound to it; 0: itself */
 
     /* Full-size steps (the O(V) sampler): a token found with '/', and many
      * draws (D), recomputed with the step while they are on. */

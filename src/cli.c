@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "config.h"
 #include "keys.h"
 #include "model.h"
 #include "settings.h"
@@ -28,6 +29,9 @@ enum {
     OPT_VOCAB,
     OPT_OUTPUT = 'o',
     OPT_FORCE = 257 + 32,
+    OPT_CONFIG,
+    OPT_NO_CONFIG,
+    OPT_THEME,
 };
 
 void cli_usage(FILE *out)
@@ -84,6 +88,9 @@ void cli_usage(FILE *out)
             "                       <End> <Tab> <BS> <lt> <resize WxH>\n"
             "  --ascii              draw with ASCII only (also when the locale is not UTF-8)\n"
             "  --no-color           no colours (also when NO_COLOR is set)\n"
+            "  --theme NAME         default, projector (high contrast) or mono\n"
+            "  --config FILE        read defaults from FILE (default:\n"
+            "                       $XDG_CONFIG_HOME/logitlab/config.ini); --no-config: none\n"
             "  -h, --help           show this help and exit\n"
             "  -V, --version        show the version and exit\n"
             "\n"
@@ -155,6 +162,9 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     longs[n++] = (struct option){ "vocab", required_argument, NULL, OPT_VOCAB };
     longs[n++] = (struct option){ "output", required_argument, NULL, OPT_OUTPUT };
     longs[n++] = (struct option){ "force", no_argument, NULL, OPT_FORCE };
+    longs[n++] = (struct option){ "config", required_argument, NULL, OPT_CONFIG };
+    longs[n++] = (struct option){ "no-config", no_argument, NULL, OPT_NO_CONFIG };
+    longs[n++] = (struct option){ "theme", required_argument, NULL, OPT_THEME };
     for (int i = 0; SETTINGS_INFO[i].name; i++)
         longs[n++] =
             (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_SETTING_BASE + i };
@@ -236,6 +246,19 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         case OPT_FORCE:
             o->force = 1;
             break;
+        case OPT_CONFIG:
+            o->config = optarg;
+            break;
+        case OPT_NO_CONFIG:
+            o->no_config = 1;
+            break;
+        case OPT_THEME: {
+            enum theme t;
+            if (config_parse_theme(optarg, &t, e) < 0)
+                return err_prefix(e, "--theme"), -1;
+            o->theme = (int)t + 1;
+            break;
+        }
         case ':':
             return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
         case '?':
@@ -289,5 +312,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
                        o->command);
     if (o->keys && !o->headless)
         return err_set(e, ERR_USAGE, "--keys needs --headless");
+    if (o->config && o->no_config)
+        return err_set(e, ERR_USAGE, "--config and --no-config contradict each other");
     return 0;
 }

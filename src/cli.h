@@ -44,6 +44,9 @@ struct options {
     const char *output; /* -o, --output FILE: where show, generate and export write */
     int force;          /* --force: replace an existing output file */
     int format_given;   /* --format was on the command line */
+    const char *config; /* --config FILE */
+    int no_config;      /* --no-config: built-in defaults only */
+    int theme;          /* --theme: an enum theme + 1; 0: the config's */
     int n_over;
     struct override over[MAX_OVERRIDES]; /* settings in command-line order */
 };

@@ -47,13 +47,13 @@ struct ini_rules {
     int (*key_ok)(const char *section, const char *name); /* a known key of that section */
 };
 
-/* Reads the file at path (or, when text is not NULL, that text, with path
- * only for messages) and checks it against the rules. Returns 0, or -1 with
- * "path:line: message" (or "path: message"); nothing to free on failure. */
 /* Whether name (len bytes) is prefix followed by a number from 1 up, with no
  * leading zero: "step.1", "step.12", not "step.0" or "step.x". */
 int ini_numbered_section(const char *name, size_t len, const char *prefix);
 
+/* Reads the file at path (or, when text is not NULL, that text, with path
+ * only for messages) and checks it against the rules. Returns 0, or -1 with
+ * "path:line: message" (or "path: message"); nothing to free on failure. */
 int ini_file_load(struct ini_file *f, const char *path, const char *text, const struct ini_rules *r,
                   struct err *e);
 void ini_file_free(struct ini_file *f);

@@ -18,6 +18,8 @@
 #include "settings.h"
 #include "vocab.h"
 
+struct config;
+
 #define LESSON_MAX_BYTES   (1 << 20) /* a lesson file larger than this is refused */
 #define LESSON_MAX_VOCAB   4096      /* tokens in a lesson's vocabulary */
 #define LESSON_MAX_STEPS   256
@@ -113,8 +115,9 @@ struct lesson {
     struct lesson_setting *settings;
     struct lesson_head head;
     struct lesson_model model;
-    float *captured; /* the logits of a lesson made from a .npy file (owned) */
-    int fast_rows;   /* 0: the reference sampler; else the O(V) one, ranking this many rows */
+    float *captured;             /* the logits of a lesson made from a .npy file (owned) */
+    const struct config *config; /* the user's defaults under the lesson's (not owned), or NULL */
+    int fast_rows; /* 0: the reference sampler; else the O(V) one, ranking this many rows */
     int n_steps;
     struct lesson_step *steps; /* steps[0] is [step.1] */
 };

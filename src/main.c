@@ -12,6 +12,7 @@
 #include "app.h"
 #include "catalog.h"
 #include "cli.h"
+#include "config.h"
 #include "keys.h"
 #include "screen.h"
 #include "term.h"
@@ -27,7 +28,12 @@
 #include "outfile.h"
 
 #define HEADLESS_MAX_KEYS 4096
-#define TUI_POLL_MS       250 /* how often the loop looks at the stop flag */
+
+/* The user's configuration, read once in main() before anything else and
+ * only read after that. */
+static struct config CONFIG;
+static char config_warning[APP_MSG_MAX];
+#define TUI_POLL_MS 250 /* how often the loop looks at the stop flag */
 
 #ifndef LOGITLAB_VERSION
 #define LOGITLAB_VERSION "0.1.0"
@@ -69,6 +75,7 @@ static int load_lesson(const struct options *o, const char *what, int rows, stru
     catalog_close(&cat);
     if (rc < 0)
         return -1;
+    L->config = &CONFIG;
     if (source_open(L, o->hidden, rows, e) < 0) {
         lesson_free(L);
         return -1;
@@ -376,7 +383,7 @@ static int open_app(const struct options *o, struct app *a, struct err *e)
         values[i] = o->over[i].value;
     }
     if (app_init(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names, values,
-                 &(struct app_source){ o->hidden, o->vocab }, e) < 0)
+                 &(struct app_source){ o->hidden, o->vocab, &CONFIG }, e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);
@@ -397,7 +404,9 @@ static int cmd_headless(const struct options *o, struct err *e)
     if (open_app(o, &a, e) < 0)
         return -1;
     struct screen s;
-    int utf8 = !o->ascii && term_locale_utf8();
+    int utf8 = !o->ascii && !CONFIG.ascii && term_locale_utf8();
+    if (config_warning[0])
+        memcpy(a.msg, config_warning, sizeof a.msg), a.msg_warn = 1;
     int rc = screen_init(&s, o->width, o->height, utf8);
     for (int i = 0; rc == 0 && i < n; i++) {
         if (events[i].key == AK_RESIZE) {
@@ -427,11 +436,16 @@ static int cmd_tui(const struct options *o, struct err *e)
     if (open_app(o, &a, e) < 0)
         return -1;
     term_install_signals();
-    if (term_open(!o->no_color, e) < 0) {
+    enum theme theme = o->theme ? (enum theme)(o->theme - 1) : CONFIG.theme;
+    if (o->no_color)
+        theme = THEME_MONO;
+    if (term_open((int)theme, e) < 0) {
         app_free(&a);
         return -1;
     }
-    int utf8 = !o->ascii && term_locale_utf8();
+    if (config_warning[0]) /* the first thing on the screen says what was wrong */
+        memcpy(a.msg, config_warning, sizeof a.msg), a.msg_warn = 1;
+    int utf8 = !o->ascii && !CONFIG.ascii && term_locale_utf8();
     struct screen s = { 0 };
     int rc = 0, w = 0, h = 0, dirty = 1;
     for (;;) {
@@ -485,6 +499,20 @@ int main(int argc, char **argv)
     if (rc == 0 && o.action == CLI_VERSION) {
         printf("logitlab %s\n", LOGITLAB_VERSION);
         return 0;
+    }
+    if (rc == 0 && !o.no_config) {
+        struct err ce;
+        if (config_load(&CONFIG, o.config, &ce) < 0) {
+            if (o.config) /* a file asked for by name must be right */
+                rc = err_set(&e, ERR_USAGE, "%s", ce.msg);
+            else {
+                fprintf(stderr, "logitlab: warning: %s (the built-in defaults are used)\n", ce.msg);
+                snprintf(config_warning, sizeof config_warning, "%.200s (built-in defaults used)",
+                         ce.msg);
+            }
+        }
+    } else if (rc == 0) {
+        config_load_text(&CONFIG, "(none)", "", &e);
     }
     if (rc == 0) {
         if (o.command && strcmp(o.command, "lessons") == 0) {

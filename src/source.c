@@ -1,5 +1,7 @@
 #include "source.h"
 
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,8 @@
 void source_step_settings(const struct lesson *L, int step, struct settings *s)
 {
     settings_defaults(s);
+    if (L->config)
+        config_apply_defaults(L->config, s);
     lesson_apply_settings(L, step, s);
 }
 

@@ -34,7 +34,8 @@ const float *source_model_logits(const struct lesson *L, const int *ctx, int len
  * (1-based) on the lesson's own path. Returns 0 or -1. */
 int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len, struct err *e);
 
-/* Builds the settings of a step: defaults, then the lesson's, then the step's. */
+/* Builds the settings of a step: defaults, the user's (L->config), then the
+ * lesson's, then the step's. */
 void source_step_settings(const struct lesson *L, int step, struct settings *s);
 
 /* Runs the sampler on step of L with settings s in context ctx, into t

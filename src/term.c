@@ -18,6 +18,7 @@
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t is_open;
 static int use_color;
+static int projector;         /* the high-contrast theme: bright colours on black, all bold */
 static SCREEN *stream_screen; /* from term_open_stream, freed on close */
 
 int term_locale_utf8(void)
@@ -42,16 +43,37 @@ static void init_colors(void)
         [COL_U] = COLOR_MAGENTA,  [COL_ACCENT] = COLOR_CYAN, [COL_WARN] = COLOR_RED,
         [COL_GOOD] = COLOR_GREEN, [COL_STATUS] = -1,
     };
+    /* For a projector: the brightest colours, on black, where a washed-out
+     * image loses the pale ones. */
+    static const short BRIGHT[COL_COUNT] = {
+        [COL_DEFAULT] = 15,  [COL_TITLE] = 51,   [COL_KEPT] = 45,   [COL_NEG] = 202,
+        [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_U] = 201,     [COL_ACCENT] = 87,
+        [COL_WARN] = 196,    [COL_GOOD] = 46,    [COL_STATUS] = 15,
+    };
+    static const short BRIGHT_BASIC[COL_COUNT] = {
+        [COL_DEFAULT] = COLOR_WHITE, [COL_TITLE] = COLOR_CYAN,    [COL_KEPT] = COLOR_CYAN,
+        [COL_NEG] = COLOR_RED,       [COL_REMOVED] = COLOR_WHITE, [COL_CHOSEN] = COLOR_YELLOW,
+        [COL_U] = COLOR_MAGENTA,     [COL_ACCENT] = COLOR_CYAN,   [COL_WARN] = COLOR_RED,
+        [COL_GOOD] = COLOR_GREEN,    [COL_STATUS] = COLOR_WHITE,
+    };
     start_color();
     use_default_colors();
-    const short *fg = COLORS >= COLORS_RICH ? RICH : BASIC;
+    int rich = COLORS >= COLORS_RICH;
+    const short *fg = projector ? (rich ? BRIGHT : BRIGHT_BASIC) : rich ? RICH : BASIC;
+    short bg = projector ? COLOR_BLACK : -1;
+    if (projector) {
+        init_pair((short)COL_DEFAULT + COL_COUNT, fg[COL_DEFAULT], bg);
+        bkgd((chtype)COLOR_PAIR(COL_DEFAULT + COL_COUNT));
+    }
     for (int c = 1; c < COL_COUNT; c++)
-        init_pair((short)c, fg[c], -1);
+        init_pair((short)c, fg[c], bg);
 }
 
 /* What both ways of opening share once curses has a screen. */
-static void setup(int color)
+static void setup(int theme)
 {
+    int color = theme != 0;
+    projector = theme == 2;
     is_open = 1;
     cbreak();
     noecho();
@@ -65,7 +87,7 @@ static void setup(int color)
         init_colors();
 }
 
-int term_open(int color, struct err *e)
+int term_open(int theme, struct err *e)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return err_set(e, ERR_USAGE,
@@ -76,18 +98,18 @@ int term_open(int color, struct err *e)
         return err_set(e, ERR_USAGE, "cannot use this terminal (TERM=%s): try TERM=xterm",
                        getenv("TERM") ? getenv("TERM") : "unset");
     set_term(stream_screen);
-    setup(color);
+    setup(theme);
     return 0;
 }
 
-int term_open_stream(const char *termtype, FILE *out, FILE *in, int color, struct err *e)
+int term_open_stream(const char *termtype, FILE *out, FILE *in, int theme, struct err *e)
 {
     stream_screen = newterm(termtype, out, in);
     if (!stream_screen)
         return err_set(e, ERR_SYSTEM, "cannot start curses for TERM=%s",
                        termtype ? termtype : "$TERM");
     set_term(stream_screen);
-    setup(color);
+    setup(theme);
     return 0;
 }
 
@@ -185,7 +207,13 @@ void term_present(const struct screen *s)
                 continue; /* right half of a wide character */
             wchar_t wc[2] = { (wchar_t)c->cp, 0 };
             cchar_t cc;
-            setcchar(&cc, wc, curses_attr(c->attr), use_color ? (short)c->color : 0, NULL);
+            short pair = use_color ? (short)c->color : 0;
+            if (projector && pair == COL_DEFAULT)
+                pair = COL_DEFAULT + COL_COUNT; /* white on black, not the terminal's own */
+            attr_t at = curses_attr(c->attr) | (projector ? A_BOLD : 0);
+            if (projector)
+                at &= ~(attr_t)A_DIM; /* dim text vanishes on a projector */
+            setcchar(&cc, wc, at, pair, NULL);
             mvadd_wch(y, x, &cc); /* ERR in the bottom-right corner is harmless */
         }
     refresh();

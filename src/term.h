@@ -12,13 +12,14 @@
 #include "err.h"
 #include "screen.h"
 
-/* Starts curses on the controlling terminal. color: 1 to use colours when the
- * terminal has them (NO_COLOR in the environment turns them off). */
-int term_open(int color, struct err *e);
+/* Starts curses on the controlling terminal in theme (config.h: 0 mono, 1
+ * the default colours, 2 the projector's high contrast), colours only when
+ * the terminal has them and NO_COLOR is not set. */
+int term_open(int theme, struct err *e);
 
 /* Starts curses writing to out and reading from in as a terminal of type
  * termtype (NULL: $TERM): what the benchmark uses to time ncurses' part. */
-int term_open_stream(const char *termtype, FILE *out, FILE *in, int color, struct err *e);
+int term_open_stream(const char *termtype, FILE *out, FILE *in, int theme, struct err *e);
 
 /* Restores the terminal. Safe to call more than once and when not open. */
 void term_close(void);

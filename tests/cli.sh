@@ -9,6 +9,8 @@ HERE=$(dirname "$0")
 GOLDEN="$HERE/golden"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# A user's own config.ini must not change what the tests see.
+export XDG_CONFIG_HOME="$TMP/config"
 pass=0
 fail=0
 
@@ -195,6 +197,29 @@ expect 2 "logitlab: --output goes with show, generate or export" toy -o "$out"
 expect 0 "" show toy --format markdown -o "$TMP/show.md"
 grep -q '^| 1 | 5 | on | 2.1 | 2.1 | 8.1662 | 0.4407 | 0.4407 | greedy' "$TMP/show.md" 2>/dev/null ||
     grep -q '^| 1 | 5 | on |' "$TMP/show.md" && ok || bad "show -o: $(head -3 "$TMP/show.md")"
+
+# The configuration file: defaults under the lessons, the command line on top,
+# a mistake reported with file:line while the program still runs.
+mkdir -p "$XDG_CONFIG_HOME/logitlab"
+printf '[defaults]\nseed = 42\norder = vllm\n[display]\ntheme = projector\n' >"$XDG_CONFIG_HOME/logitlab/config.ini"
+"$BIN" show toy --temperature 1 >"$TMP/out" 2>"$TMP/err"
+grep -q 'seed 42$' "$TMP/out" && grep -q '^order: vllm' "$TMP/out" && [ ! -s "$TMP/err" ] && ok ||
+    bad "config defaults not applied: $(grep -e seed -e order "$TMP/out")"
+"$BIN" show toy --temperature 1 --seed 3 --order lesson >"$TMP/out"
+grep -q 'seed 3$' "$TMP/out" && grep -q '^order: lesson' "$TMP/out" && ok || bad "the command line does not win over the config"
+"$BIN" show top-k >"$TMP/out"
+grep -q 'seed 7$' "$TMP/out" && ok || bad "the config's seed overrode the lesson's"
+"$BIN" show toy --no-config --temperature 1 >"$TMP/out"
+grep -q 'seed 1$' "$TMP/out" && ok || bad "--no-config still read the file"
+printf '[display]\ntheme = neon\n' >"$XDG_CONFIG_HOME/logitlab/config.ini"
+if "$BIN" show toy >"$TMP/out" 2>"$TMP/err" && [ "$(cat "$TMP/err")" = "logitlab: warning: $XDG_CONFIG_HOME/logitlab/config.ini:2: 'neon' is not a theme (default, projector or mono) (the built-in defaults are used)" ]; then
+    ok
+else
+    bad "a bad config: $(cat "$TMP/err")"
+fi
+rm -f "$XDG_CONFIG_HOME/logitlab/config.ini"
+expect 2 "logitlab: $TMP/nosuch.ini: cannot open: No such file or directory" show toy --config "$TMP/nosuch.ini"
+expect 2 "logitlab: --theme: 'neon' is not a theme (default, projector or mono)" --theme neon
 
 expect 0 "" --help
 expect 0 "" --version

@@ -9,6 +9,8 @@ BIN=${1:?usage: tests/screens.sh BINARY}
 DIR="$(dirname "$0")/golden/screens"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# A user's own config.ini must not change what the tests see.
+export XDG_CONFIG_HOME="$TMP/config"
 export LC_ALL=C.UTF-8
 pass=0
 fail=0

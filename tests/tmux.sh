@@ -90,9 +90,10 @@ start() { # start ARGS...: run the program in the shell, its pid in $TMP/pid
     wait_for "logitlab  " || bad "the program did not start: $*"
 }
 
+export XDG_CONFIG_HOME="$TMP/config" # a user's own config.ini must not change the screens
 export ASAN_OPTIONS="log_path=$TMP/asan:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$TMP/ubsan:print_stacktrace=1"
-$T new-session -d -s t -x 80 -y 24 "env PS1='$ ' LC_ALL=C.UTF-8 ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS sh"
+$T new-session -d -s t -x 80 -y 24 "env PS1='$ ' LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$XDG_CONFIG_HOME ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS sh"
 wait_prompt || bad "no shell prompt"
 
 # 1. Open a lesson; temperature 0.5 puts "on" at 0.7258 (toy step 1).
