@@ -49,7 +49,8 @@ SAN_BIN  := $(BUILD)/san/logitlab
 TEST_BIN := $(BUILD)/san/check_logitlab
 GPU_BINS := $(if $(NVCC),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(wildcard gpu/*.cu)))
 
-.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench fuzz format format-check \
+.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench fuzz install uninstall \
+	test-install test-valgrind format format-check \
         golden clean config
 
 all: config $(BIN) $(GPU_BINS)
@@ -72,7 +73,7 @@ run: build
 
 test: deps
 	@$(MAKE) --no-print-directory all test-build
-	@$(MAKE) --no-print-directory format-check test-unit test-cli test-gpu
+	@$(MAKE) --no-print-directory format-check test-unit test-cli test-install test-valgrind test-gpu
 
 test-build: $(TEST_BIN) $(SAN_BIN)
 
@@ -150,6 +151,34 @@ $(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE)
 $(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
+
+# Installing: PREFIX/bin/logitlab, PREFIX/share/logitlab/{lessons,data}, the man page.
+# The program finds its lessons from its own location, so any PREFIX works.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SHARE    = $(DESTDIR)$(PREFIX)/share/logitlab
+MAN1     = $(DESTDIR)$(PREFIX)/share/man/man1
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)/lessons $(SHARE)/data/scenarios $(MAN1)
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/logitlab
+	install -m 644 lessons/*.ini $(SHARE)/lessons/
+	install -m 644 data/llama3-vocab.bin data/README.md $(SHARE)/data/
+	install -m 644 data/scenarios/*.ini $(SHARE)/data/scenarios/
+	install -m 644 doc/logitlab.1 $(MAN1)/logitlab.1
+	@echo "installed logitlab in $(DESTDIR)$(PREFIX) (lessons and data in $(SHARE))"
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/logitlab $(MAN1)/logitlab.1
+	rm -rf $(SHARE)
+	@echo "removed logitlab from $(DESTDIR)$(PREFIX)"
+
+test-install: $(BIN)
+	tests/install.sh
+
+test-valgrind: $(BIN)
+	@tools/deps.sh valgrind
+	tests/valgrind.sh $(BIN)
 
 # Fuzzing (libFuzzer, clang): each harness for FUZZ_TIME seconds.
 FUZZ_TIME ?= 60

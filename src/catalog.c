@@ -70,12 +70,19 @@ static int pick_dir(char *out, size_t n, const char *dir, struct err *e)
         return 0;
     }
     char base[CATALOG_PATH_MAX];
-    char cand[CATALOG_PATH_MAX + 16];
+    char cand[CATALOG_PATH_MAX + 32];
     /* build/logitlab and build/san/logitlab both find the tree's lessons/. */
     for (int up = 1; up <= 3; up++) {
         if (exe_ancestor(base, sizeof base, up) < 0)
             break;
         snprintf(cand, sizeof cand, "%s/lessons", base);
+        if (is_dir(cand) && copy_path(out, n, cand) == 0)
+            return 0;
+    }
+    /* Installed: PREFIX/bin/logitlab finds PREFIX/share/logitlab/lessons,
+     * wherever PREFIX is (and under a DESTDIR as well). */
+    if (exe_ancestor(base, sizeof base, 2) == 0) {
+        snprintf(cand, sizeof cand, "%s/share/logitlab/lessons", base);
         if (is_dir(cand) && copy_path(out, n, cand) == 0)
             return 0;
     }

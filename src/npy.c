@@ -131,11 +131,11 @@ int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t 
                      path, nd);
     if (rc == 0) {
         long rows = nd == 2 ? dims[0] : 1, cols = nd == 2 ? dims[1] : dims[0];
-        if (rows < 1 || cols < 2 || rows > 100000 || cols > (1L << 22))
+        if (rows < 1 || cols < 2 || rows > NPY_MAX_ROWS || cols > NPY_MAX_COLS)
             rc = err_set(e, ERR_USAGE,
-                         "%s: shape (%ld, %ld) is not one of logits (1 to 100000 steps of 2 to "
-                         "4194304 tokens)",
-                         path, rows, cols);
+                         "%s: shape (%ld, %ld) is not one of logits (1 to %d steps of 2 to %d "
+                         "tokens)",
+                         path, rows, cols, NPY_MAX_ROWS, NPY_MAX_COLS);
         else {
             a->rows = (int)rows;
             a->cols = (int)cols;
@@ -198,7 +198,8 @@ int npy_load(struct npy *a, const char *path, struct err *e)
     if (size < 0 || (size_t)size > NPY_MAX_BYTES) {
         fclose(f);
         return err_set(e, ERR_USAGE, "%s: %s", path,
-                       size < 0 ? "cannot tell its size" : "larger than 4 GB");
+                       size < 0 ? "cannot tell its size"
+                                : "larger than 1 GiB (at most 256 steps are played)");
     }
     unsigned char *buf = malloc((size_t)size + 1);
     if (!buf) {

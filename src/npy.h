@@ -11,7 +11,9 @@
 
 #include "err.h"
 
-#define NPY_MAX_BYTES ((size_t)4 << 30) /* a larger file is refused */
+#define NPY_MAX_BYTES ((size_t)1 << 30) /* a larger file is refused: 1 GiB */
+#define NPY_MAX_ROWS  256               /* steps in one file, as in a lesson */
+#define NPY_MAX_COLS  (1 << 22)         /* tokens in a step, as in a vocabulary */
 
 struct npy {
     int rows;    /* 1 for shape [V] */

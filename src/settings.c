@@ -157,14 +157,14 @@ int unescape(const char *text, char *out, size_t n, struct err *e)
                 c = '"';
                 break;
             case '\0':
-                return err_set(e, ERR_USAGE, "'%s' ends in a lone backslash", text);
+                return err_set(e, ERR_USAGE, "'%.60s' ends in a lone backslash", text);
             default:
                 return err_set(e, ERR_USAGE, "unknown escape \\%c in '%s' (use \\n \\t \\\\ \\\")",
                                *p, text);
             }
         }
         if (k + 1 >= n)
-            return err_set(e, ERR_USAGE, "'%s' is too long (at most %zu bytes)", text, n - 1);
+            return err_set(e, ERR_USAGE, "'%.24s...' is too long (at most %zu bytes)", text, n - 1);
         out[k++] = c;
     }
     out[k] = '\0';

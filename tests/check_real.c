@@ -460,8 +460,13 @@ START_TEST(test_npy_bad_files)
     npy_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 3), }", f, sizeof f,
                 "x.npy: shape has 3 dimensions; logits are [V] or [steps, V]");
     npy_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", f, sizeof f,
-                "x.npy: shape (0, 3) is not one of logits (1 to 100000 steps of 2 to 4194304 "
+                "x.npy: shape (0, 3) is not one of logits (1 to 256 steps of 2 to 4194304 "
                 "tokens)");
+    /* A header that claims a terabyte is refused before anything is read. */
+    npy_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2000000, 128256), }", f,
+                sizeof f,
+                "x.npy: shape (2000000, 128256) is not one of logits (1 to 256 steps of 2 to "
+                "4194304 tokens)");
     npy_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", f, sizeof f,
                 "x.npy: truncated: the shape needs 16 bytes of data, the file has 12");
     const float nan3[3] = { 1.0f, NAN, 3.0f }, inf3[6] = { 1, 2, 3, 4, -INFINITY, 6 };
@@ -500,6 +505,42 @@ START_TEST(test_stop_rules_at_full_size)
 }
 END_TEST
 
+/* Huge or hostile inputs are refused with a message, not followed. */
+START_TEST(test_limits)
+{
+    struct vocab v;
+    struct err e;
+    /* A token of 2,000 bytes. */
+    size_t n = 2001;
+    unsigned char *long_token = malloc(n);
+    memset(long_token, 'a', n - 1);
+    long_token[n - 1] = '\n';
+    ck_assert_int_eq(vocab_parse(&v, "v.txt", long_token, n, &e), -1);
+    ck_assert_str_eq(e.msg, "v.txt:1: a token longer than 1024 bytes");
+    free(long_token);
+    /* Five million one-byte tokens: more than any vocabulary. */
+    n = 10000000;
+    unsigned char *many = malloc(n);
+    for (size_t i = 0; i < n; i += 2)
+        many[i] = 'x', many[i + 1] = '\n';
+    ck_assert_int_eq(vocab_parse(&v, "v.txt", many, n, &e), -1);
+    ck_assert_str_eq(e.msg, "v.txt: 5000000 lines: a vocabulary has 1 to 4194304 tokens");
+    free(many);
+    /* A binary vocabulary whose header promises four billion tokens. */
+    unsigned char hdr[24] = "LLVOCAB1\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00";
+    ck_assert_int_eq(vocab_parse(&v, "v.bin", hdr, sizeof hdr, &e), -1);
+    ck_assert_str_eq(e.msg, "v.bin: 4294967295 tokens: a vocabulary has 1 to 4194304");
+    /* A stop string longer than any sensible one. */
+    struct settings s;
+    settings_defaults(&s);
+    char stop[200];
+    memset(stop, 's', sizeof stop - 1);
+    stop[sizeof stop - 1] = '\0';
+    ck_assert_int_eq(settings_set(&s, "stop", stop, &e), -1);
+    ck_assert_str_eq(e.msg, "'ssssssssssssssssssssssss...' is too long (at most 64 bytes)");
+}
+END_TEST
+
 Suite *suite_real(void)
 {
     Suite *s = suite_create("real");
@@ -523,6 +564,7 @@ Suite *suite_real(void)
     TCase *npy = tcase_create("npy");
     tcase_add_test(npy, test_npy_good_files);
     tcase_add_test(npy, test_npy_bad_files);
+    tcase_add_test(npy, test_limits);
     suite_add_tcase(s, npy);
     return s;
 }

@@ -7,15 +7,8 @@ set -u
 BIN=${1:?usage: tests/cli.sh BINARY}
 HERE=$(dirname "$0")
 GOLDEN="$HERE/golden"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-# A user's own config.ini must not change what the tests see.
-export XDG_CONFIG_HOME="$TMP/config"
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); printf 'FAIL: %s\n' "$*"; }
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
 
 # expect STATUS "STDERR" ARGS...: exit status and the exact stderr.
 expect() {

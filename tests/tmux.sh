@@ -160,6 +160,42 @@ kill -TERM "$(cat "$TMP/pid")"
 wait_prompt || bad "no prompt after SIGTERM"
 shell_usable sigterm 143
 
+# 9b. SIGHUP (the terminal closed) restores it too (exit status 129).
+start toy
+check "started for SIGHUP" "Logits z"
+kill -HUP "$(cat "$TMP/pid")"
+wait_prompt || bad "no prompt after SIGHUP"
+shell_usable sighup 129
+
+# 9c. Ctrl-Z suspends: the shell gets the terminal back; fg resumes with the
+# screen redrawn, and the program still answers keys.
+start toy
+check "started for Ctrl-Z" "Logits z"
+keys C-z
+wait_prompt || bad "no prompt after Ctrl-Z"
+if screen | grep -qF "Logits z"; then bad "the screen was not restored on Ctrl-Z"; else ok; fi
+keys "fg" Enter
+check "fg redraws the screen" "Logits z"
+keys ":temperature 0.5" Enter
+check "keys work after fg" " on      0.7258 "
+keys q
+wait_prompt || bad "no prompt after q (after fg)"
+shell_usable suspend 0
+
+# 9d. A storm of resizes: the screen ends at the last size, drawn right.
+start toy
+check "started for the resize storm" "Logits z"
+for size in 100x30 60x20 132x43 81x25 200x60 80x24 140x50 90x26 132x43; do
+    $T resize-window -t t -x "${size%x*}" -y "${size#*x}"
+done
+check "after the storm: the side layout" "│ Text: The cat sat"
+keys ":temperature 1" Enter ":top-k 3" Enter
+check "keys work after the storm" "0.4407 → 0.5856"
+keys q
+wait_prompt || bad "no prompt after the storm"
+$T resize-window -t t -x 80 -y 24
+shell_usable storm 0
+
 # 10. A crash (SIGSEGV in the middle of the run) restores the terminal first.
 case "$BIN" in
 */san/*) ;; # AddressSanitizer takes over SIGSEGV; the plain build checks this
