@@ -125,6 +125,18 @@ int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len,
         rc = source_run_step(L, k, &s, cur, n, &t, e);
         if (rc == 0)
             cur[n++] = t.choice.id;
+        /* A stop rule ends the lesson's own text: a later step exists on
+         * this path only when it starts a text of its own. */
+        struct stop_result st = rc == 0 ? stop_check(&s, &L->vocab, cur, n, L->prompt_len)
+                                        : (struct stop_result){ STOP_NONE, 0 };
+        if (st.rule != STOP_NONE && !L->steps[k].has_context) {
+            char why[160];
+            stop_describe(&st, &s, &L->vocab, why, sizeof why);
+            rc = err_set(e, ERR_USAGE,
+                         "lesson '%s' stops after step %d on its own path (%s): step %d is not "
+                         "on it (logitlab generate runs past it with other settings)",
+                         L->id, k, why, step);
+        }
     }
     trace_free(&t);
     if (rc < 0) {

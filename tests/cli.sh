@@ -49,14 +49,15 @@ golden() {
 ids=$("$BIN" lessons | awk '{print $1}')
 [ -n "$ids" ] || bad "logitlab lessons listed nothing"
 # Full-size lessons build a head of 128,256 rows: at hidden size 384 here (the
-# smallest their scenarios fit in), and their first steps and last one.
+# smallest their scenarios fit in), and their first steps.
 SMALL="--hidden-size 384"
 for id in $ids; do
     case $id in real-*) size=$SMALL ;; *) size= ;; esac
     # shellcheck disable=SC2086 # $size is two words or none
     steps=$("$BIN" show "$id" $size --format json | sed -n 's/^  "steps": \([0-9]*\),$/\1/p')
     [ -n "$steps" ] || { bad "show $id: no step count"; continue; }
-    case $id in real-*) list="1 2 3 $steps" ;; *) list=$(seq 1 "$steps") ;; esac
+    # The full-size lessons' own paths end at an end token after a few steps.
+    case $id in real-*) list="1 2 3" ;; *) list=$(seq 1 "$steps") ;; esac
     for k in $list; do
         for fmt in text csv json; do
             # shellcheck disable=SC2086
@@ -123,6 +124,7 @@ expect 2 "logitlab: $TMP/v4.npy: 4 logits a step, but the vocabulary $TMP/abc.vo
 npy "$TMP/nan.npy" '<f4' '(3,)' '\000\000\200\077\000\000\300\177\000\000\100\100'
 expect 2 "logitlab: $TMP/nan.npy: token 1: the logit is NaN" show --logits "$TMP/nan.npy" --vocab "$TMP/abc.vocab"
 expect 2 "logitlab: --vocab goes with --logits FILE.npy" show toy --vocab "$TMP/abc.vocab"
+expect 2 "logitlab: lesson 'real-france' stops after step 3 on its own path (end token <|eot_id|>): step 5 is not on it (logitlab generate runs past it with other settings)" show real-france $SMALL --step 5
 expect 2 "logitlab: --draws goes with a full-size lesson (real-france, ...) or --logits" show toy --draws 10
 
 golden show-toy-1.txt show toy --step 1
