@@ -754,18 +754,9 @@ static int find_token(struct app *a, const char *text)
         set_msg(a, 0, "find: cleared");
         return APP_REDRAW;
     }
-    int id = vocab_find(v, text);
-    struct err e;
-    if (id < 0 && parse_int(text, 0, v->n - 1, &id, &e) < 0)
-        id = -1;
+    int id = vocab_lookup(v, text);
     if (id < 0) {
-        /* "Paris" most often means the word after a space. */
-        char spaced[APP_INPUT_MAX + 2];
-        snprintf(spaced, sizeof spaced, " %s", text);
-        id = vocab_find(v, spaced);
-    }
-    if (id < 0) {
-        set_msg(a, 1, "no token '%s' (type its text, a leading space as a space, or its id)", text);
+        set_msg(a, 1, "no token '%s' (type its text, a leading space as a space, or #id)", text);
         return APP_REDRAW;
     }
     a->find_id = id;

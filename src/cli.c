@@ -78,8 +78,9 @@ void cli_usage(FILE *out)
             "                       data/llama3-vocab.bin)\n"
             "  --hidden-size N      the hidden size of a full-size lesson's LM head\n"
             "                       (default 4096; smaller is faster)\n"
-            "  --lessons-dir DIR    read lessons from DIR (default: beside the program,\n"
-            "                       else $LOGITLAB_LESSONS, ./lessons, the share directory)\n"
+            "  --lessons-dir DIR    read lessons from DIR (default: $LOGITLAB_LESSONS, else\n"
+            "                       beside the program, the installed share directory,\n"
+            "                       ./lessons)\n"
             "  --headless           run the interactive view without a terminal and print\n"
             "                       its last screen as text (for tests and handouts)\n"
             "  --size WxH           the screen size for --headless (default 80x24)\n"
@@ -90,7 +91,8 @@ void cli_usage(FILE *out)
             "  --no-color           no colours (also when NO_COLOR is set)\n"
             "  --theme NAME         default, projector (high contrast) or mono\n"
             "  --config FILE        read defaults from FILE (default:\n"
-            "                       $XDG_CONFIG_HOME/logitlab/config.ini); --no-config: none\n"
+            "                       $XDG_CONFIG_HOME/logitlab/config.ini)\n"
+            "  --no-config          read no configuration file\n"
             "  -h, --help           show this help and exit\n"
             "  -V, --version        show the version and exit\n"
             "\n"
@@ -109,7 +111,7 @@ void cli_usage(FILE *out)
                  "Exit status: 0 success, 2 bad option or input, 3 system failure.\n"
                  "Examples:\n"
                  "  logitlab show toy --step 1 --temperature 0.5\n"
-                 "  logitlab show toy --top-k 3 --seed 42 --format json\n"
+                 "  logitlab show top-k --seed 42 --format json\n"
                  "  logitlab show penalty --step 2 --penalty-formula engine\n");
 }
 

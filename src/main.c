@@ -98,11 +98,11 @@ static int step_settings(const struct options *o, const struct lesson *L, int k,
 static int find_ids(const struct options *o, const struct lesson *L, int *ids, struct err *e)
 {
     for (int i = 0; i < o->n_find; i++) {
-        int id = vocab_find(&L->vocab, o->find[i]);
-        if (id < 0 && parse_int(o->find[i], 0, L->vocab.n - 1, &id, e) < 0)
+        int id = vocab_lookup(&L->vocab, o->find[i]);
+        if (id < 0)
             return err_set(e, ERR_USAGE,
                            "--find '%s': no such token (give its text, with \u2423 or a space "
-                           "for a leading space, or its id 0..%d)",
+                           "for a leading space, or #ID for an id from 0 to %d)",
                            o->find[i], L->vocab.n - 1);
         ids[i] = id;
     }

@@ -231,7 +231,7 @@ static void draw_logits(const struct app *a, struct screen *s, struct rect r)
         if (bw < 4 || !isfinite(row->adjusted))
             continue;
         screen_put(s, axis, y, screen_glyph(s, 0x2502, '|'), COL_REMOVED, 0);
-        double len = fabs(row->adjusted) / span * 2.0 * half;
+        double len = fabs(row->adjusted) / span * half;
         int clipped = len > half;
         if (clipped)
             len = half;
@@ -299,8 +299,11 @@ static void draw_prob(const struct app *a, struct screen *s, struct rect r)
     if (mc >= 0 && t->stages[mc].active && !value_change_after(a, mc) && t->n_rows > 0)
         bar = a->cur.sampler.min_p * t->rows[0].prob;
     char title[80];
+    int bar_other = mc >= 0 && t->stages[mc].active && value_change_after(a, mc);
     if (hidden)
         snprintf(title, sizeof title, "kept ?");
+    else if (bar_other) /* the bar was drawn on numbers a later stage changed */
+        snprintf(title, sizeof title, "min-p cut before T");
     else if (bar >= 0)
         snprintf(title, sizeof title, "min-p bar %.*f %s kept %d/%d", d, bar,
                  glyph(s, "\u250a", "|"), t->kept_count, t->vocab_size);

@@ -99,6 +99,40 @@ int vocab_find(const struct vocab *v, const char *text)
     return -1;
 }
 
+/* A whole decimal number in [0, n); -1 otherwise. */
+static int id_of(const char *s, int n)
+{
+    if (!*s)
+        return -1;
+    long x = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || x > n)
+            return -1;
+        x = x * 10 + (*s - '0');
+    }
+    return x < n ? (int)x : -1;
+}
+
+int vocab_lookup(const struct vocab *v, const char *text)
+{
+    if (text[0] == '#')
+        return id_of(text + 1, v->n);
+    int id = vocab_find(v, text);
+    if (id < 0)
+        id = id_of(text, v->n);
+    if (id < 0 && text[0] != ' ') {
+        size_t n = strlen(text);
+        char *spaced = malloc(n + 2);
+        if (spaced) {
+            spaced[0] = ' ';
+            memcpy(spaced + 1, text, n + 1);
+            id = vocab_find(v, spaced);
+            free(spaced);
+        }
+    }
+    return id;
+}
+
 size_t vocab_complete_prefix(const char *text, size_t len)
 {
     /* Look back at most 3 bytes for the start of a last character. */

@@ -70,6 +70,11 @@ int vocab_is_eos(const struct vocab *v, int id);
 /* Finds a token by its display text or raw text; -1 if none. */
 int vocab_find(const struct vocab *v, const char *text);
 
+/* What a person typing a token means: "#127" is id 127; else the token with
+ * that text; else a number is an id; else the word after a space ("Paris"
+ * finds " Paris" when no token is "Paris" itself). -1 if nothing fits. */
+int vocab_lookup(const struct vocab *v, const char *text);
+
 /* Writes the text of ids[0..n) into buf (size size, always terminated):
  * raw bytes for a byte-level vocabulary, words and spaces for a word-level
  * one. End-of-sequence tokens are left out: they end the text, they are not

@@ -59,6 +59,17 @@ START_TEST(test_llama3_entries)
     ck_assert_int_eq(vocab_find(&V3, " Paris"), 12366);
     ck_assert_int_eq(vocab_find(&V3, VOCAB_SPACE_MARK "Paris"), 12366);
     ck_assert_int_eq(vocab_find(&V3, "<|eot_id|>"), 128009);
+    /* What a person types to find a token: #N is an id, a number is text
+     * first (token 6804 is "127"), a word without its space finds the word
+     * itself when it exists (60704 "Paris") and the spaced one otherwise. */
+    ck_assert_int_eq(vocab_lookup(&V3, "#127"), 127);
+    ck_assert_int_eq(vocab_lookup(&V3, "127"), 6804);
+    ck_assert_int_eq(vocab_lookup(&V3, "Paris"), 60704);
+    ck_assert_int_eq(vocab_lookup(&V3, " Paris"), 12366);
+    ck_assert_int_eq(vocab_lookup(&V3, "#128256"), -1);
+    ck_assert_int_eq(vocab_lookup(&V3, "#"), -1);
+    ck_assert_int_eq(vocab_find(&V3, "Lyon"), -1); /* only " Lyon" (56301) exists */
+    ck_assert_int_eq(vocab_lookup(&V3, "Lyon"), 56301);
 }
 END_TEST
 
