@@ -132,8 +132,7 @@ static void recompute(struct app *a)
     if (source_run_step(&a->L, a->cur_step, &a->cur, a->cur_ctx, a->cur_len, &a->t, &e) < 0) {
         set_msg(a, 1, "%s", e.msg);
     } else if (a->draws_on && source_is_fast(&a->L)) {
-        int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
-        if (rr_draws(&a->t, a->cur.sampler.seed, (uint32_t)(a->cur_len - plen + 1),
+        if (rr_draws(&a->t, a->cur.sampler.seed, source_draw_step(&a->L, a->cur_len),
                      RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &a->draws, &e) < 0)
             set_msg(a, 1, "%s", e.msg);
         else
@@ -265,18 +264,7 @@ static int open_lesson(struct app *a, const char *what, int index, struct err *e
     a->find_id = -1;
     a->draws_on = 0;
     if (index < 0)
-        for (int i = 0; i < a->cat.n; i++) {
-            struct lesson probe;
-            struct err pe;
-            if (lesson_load(&probe, a->cat.files[i], &pe) == 0) {
-                int same = strcmp(probe.id, a->L.id) == 0;
-                lesson_free(&probe);
-                if (same) {
-                    a->lesson_index = i;
-                    break;
-                }
-            }
-        }
+        a->lesson_index = catalog_find(&a->cat, a->L.id);
     a->n_live = 0;
     start_at(a, 1);
     return 0;

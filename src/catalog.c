@@ -141,19 +141,27 @@ void catalog_close(struct catalog *c)
     c->n = 0;
 }
 
-int catalog_find(const struct catalog *c, const char *id)
+/* The index of the file whose lesson has id, or -1; first (if not NULL)
+ * gets the error of the first file whose id could not be read. */
+static int find_id(const struct catalog *c, const char *id, struct err *first)
 {
     for (int i = 0; i < c->n; i++) {
-        struct lesson L;
+        char got[LESSON_ID_MAX + 1];
         struct err e;
-        if (lesson_load(&L, c->files[i], &e) < 0)
+        if (lesson_peek_id(c->files[i], got, &e) < 0) {
+            if (first && !first->code)
+                *first = e;
             continue;
-        int match = strcmp(L.id, id) == 0;
-        lesson_free(&L);
-        if (match)
+        }
+        if (strcmp(got, id) == 0)
             return i;
     }
     return -1;
+}
+
+int catalog_find(const struct catalog *c, const char *id)
+{
+    return find_id(c, id, NULL);
 }
 
 int catalog_load(const struct catalog *c, const char *what, struct lesson *L, struct err *e)
@@ -172,17 +180,9 @@ int catalog_load(const struct catalog *c, const char *what, struct lesson *L, st
     /* An id: the file of that lesson. A broken file in the directory is
      * reported when it is the one asked for, not skipped in silence. */
     struct err first = { 0, "" };
-    for (int i = 0; i < c->n; i++) {
-        struct err le;
-        if (lesson_load(L, c->files[i], &le) < 0) {
-            if (!first.code)
-                first = le;
-            continue;
-        }
-        if (strcmp(L->id, what) == 0)
-            return 0;
-        lesson_free(L);
-    }
+    int i = find_id(c, what, &first);
+    if (i >= 0)
+        return lesson_load(L, c->files[i], e);
     if (first.code)
         return err_set(e, ERR_USAGE, "no lesson '%s' in %s (and %s)", what, c->dir, first.msg);
     return err_set(e, ERR_USAGE, "no lesson '%s' in %s (logitlab lessons lists them)", what,

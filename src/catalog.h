@@ -38,7 +38,7 @@ void catalog_data_path(const struct catalog *c, const char *name, char *buf, siz
 int catalog_load_any(const struct catalog *c, const char *what, const char *vocab, struct lesson *L,
                      struct err *e);
 
-/* Index of the file whose lesson has id, or -1. Loads lessons to find out. */
+/* Index of the file whose lesson has id, or -1. Reads only the ids. */
 int catalog_find(const struct catalog *c, const char *id);
 
 #endif

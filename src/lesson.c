@@ -1108,6 +1108,23 @@ int lesson_load(struct lesson *L, const char *path, struct err *e)
     return load(L, path, NULL, e);
 }
 
+int lesson_peek_id(const char *path, char *id, struct err *e)
+{
+    struct ini_file f;
+    if (ini_file_load(&f, path, NULL, &LESSON_RULES, e) < 0)
+        return -1;
+    int rc = err_set(e, ERR_USAGE, "%s: the [lesson] section needs an id", path);
+    for (int i = 0; i < f.n; i++)
+        if (strcmp(f.entries[i].section, "lesson") == 0 && strcmp(f.entries[i].name, "id") == 0 &&
+            strlen(f.entries[i].value) <= LESSON_ID_MAX) {
+            strcpy(id, f.entries[i].value);
+            rc = 0;
+            break;
+        }
+    ini_file_free(&f);
+    return rc;
+}
+
 static void free_settings(struct lesson_setting *s, int n)
 {
     for (int i = 0; i < n; i++)

@@ -131,6 +131,11 @@ int lesson_load_text(struct lesson *L, const char *path, const char *text, struc
 
 void lesson_free(struct lesson *L);
 
+/* Reads only the id of the lesson at path into id (LESSON_ID_MAX + 1 bytes),
+ * without building its vocabulary or its model: what finding a lesson by
+ * id needs. Returns 0, or -1 when the file does not read as INI or has no id. */
+int lesson_peek_id(const char *path, char *id, struct err *e);
+
 /* Makes a lesson of captured logits: one step per row of the .npy file at
  * npy_path, in the vocabulary at vocab_path (data/llama3-vocab.bin for
  * 128,256 tokens). The id is "captured", the title the file's name. */

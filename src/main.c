@@ -64,10 +64,12 @@ static int cmd_lessons(const struct options *o, struct err *e)
 }
 
 /* Loads the lesson of the command line (an id, a file, or --logits FILE.npy)
- * and makes it ready to run. */
-static int load_lesson(const struct options *o, const char *what, int rows, struct lesson *L,
-                       struct err *e)
+ * and makes it ready to run, ranking at least the rows --top asks for. */
+static int load_lesson(const struct options *o, const char *what, struct lesson *L, struct err *e)
 {
+    int rows = o->top > SOURCE_FAST_ROWS ? o->top : SOURCE_FAST_ROWS;
+    if (rows > SOURCE_MAX_ROWS)
+        rows = SOURCE_MAX_ROWS;
     struct catalog cat;
     if (catalog_open(&cat, o->lessons_dir, e) < 0)
         return -1;
@@ -109,13 +111,25 @@ static int find_ids(const struct options *o, const struct lesson *L, int *ids, s
     return 0;
 }
 
+/* The stop rules after choice is appended to ctx. Returns 0 or -1. */
+static int stop_after(const struct settings *s, const struct lesson *L, const int *ctx, int len,
+                      int choice, struct stop_result *out, struct err *e)
+{
+    int *next = malloc((size_t)(len + 1) * sizeof *next);
+    if (!next)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    if (len)
+        memcpy(next, ctx, (size_t)len * sizeof *next);
+    next[len] = choice;
+    *out = stop_check(s, &L->vocab, next, len + 1, L->prompt_len);
+    free(next);
+    return 0;
+}
+
 static int cmd_show(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
-    int rows = o->top > SOURCE_FAST_ROWS ? o->top : SOURCE_FAST_ROWS;
-    if (rows > SOURCE_MAX_ROWS)
-        rows = SOURCE_MAX_ROWS;
-    if (load_lesson(o, what, rows, &L, e) < 0)
+    if (load_lesson(o, what, &L, e) < 0)
         return -1;
     if (o->step > L.n_steps) {
         err_set(e, ERR_USAGE, "--step %d: lesson '%s' has %d step%s", o->step, L.id, L.n_steps,
@@ -151,37 +165,27 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
         if (rc == 0 && with_hist)
             rr_histogram(&t, 16, &hist);
         if (rc == 0 && o->draws) {
-            int plen = L.prompt_len <= len ? L.prompt_len : len;
-            rc = rr_draws(&t, s.sampler.seed, (uint32_t)(len - plen + 1), o->draws,
+            rc = rr_draws(&t, s.sampler.seed, source_draw_step(&L, len), o->draws,
                           o->top > 0 ? o->top : REPORT_FAST_TOP, &draws, e);
         }
-        if (rc == 0) {
-            int *next = malloc((size_t)(len + 1) * sizeof *next);
-            if (!next) {
-                rc = err_set(e, ERR_SYSTEM, "out of memory");
-            } else {
-                if (len)
-                    memcpy(next, ctx, (size_t)len * sizeof *next);
-                next[len] = t.choice.id;
-                struct report r = {
-                    .lesson = &L,
-                    .step = o->step,
-                    .settings = &s,
-                    .context = ctx,
-                    .context_len = len,
-                    .prompt_len = L.prompt_len,
-                    .trace = &t,
-                    .stop = stop_check(&s, &L.vocab, next, len + 1, L.prompt_len),
-                    .top = o->top,
-                    .hist = with_hist ? &hist : NULL,
-                    .draws = o->draws ? &draws : NULL,
-                    .n_find = o->n_find,
-                    .find = found,
-                };
-                rc = report_write(of.f, o->format, &r, e);
-                free(next);
-            }
-        }
+        struct report r = {
+            .lesson = &L,
+            .step = o->step,
+            .settings = &s,
+            .context = ctx,
+            .context_len = len,
+            .prompt_len = L.prompt_len,
+            .trace = &t,
+            .top = o->top,
+            .hist = with_hist ? &hist : NULL,
+            .draws = o->draws ? &draws : NULL,
+            .n_find = o->n_find,
+            .find = found,
+        };
+        if (rc == 0)
+            rc = stop_after(&s, &L, ctx, len, t.choice.id, &r.stop, e);
+        if (rc == 0)
+            rc = report_write(of.f, o->format, &r, e);
         trace_free(&t);
     }
     if (outfile_close(&of, rc == 0, e) < 0)
@@ -231,7 +235,7 @@ static void stream_text(FILE *out, const struct vocab *v, const int *ids, int n,
 static int cmd_generate(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
-    if (load_lesson(o, what, SOURCE_FAST_ROWS, &L, e) < 0)
+    if (load_lesson(o, what, &L, e) < 0)
         return -1;
     int cap = L.prompt_len + L.n_steps + 1, len = L.prompt_len, rc = 0;
     int *ctx = malloc((size_t)cap * sizeof *ctx);
@@ -306,68 +310,65 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
 }
 
 /* export: every step of a lesson on its own path, as one Markdown document;
- * exercise steps as worksheets, their answers at the end. */
+ * exercise steps as worksheets, their answers gathered for the end. The
+ * path is walked once; the page shows each step with the command line's
+ * settings over the lesson's. */
 static int cmd_export(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
-    if (load_lesson(o, what, o->top > SOURCE_FAST_ROWS ? o->top : SOURCE_FAST_ROWS, &L, e) < 0)
+    if (load_lesson(o, what, &L, e) < 0)
         return -1;
     struct outfile of;
-    struct trace t;
     if (outfile_open(&of, o->output, o->force, e) < 0) {
         lesson_free(&L);
         return -1;
     }
-    int rc = trace_init(&t, L.vocab.n, e), exercises = 0;
+    char *answers = NULL;
+    size_t answers_len = 0;
+    FILE *ans = open_memstream(&answers, &answers_len);
+    struct source_path path;
+    struct trace t = { 0 };
+    int rc = ans ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
     if (rc == 0)
+        rc = source_path_start(&path, &L, e);
+    if (rc == 0 && (rc = trace_init(&t, L.vocab.n, e)) < 0)
+        source_path_free(&path);
+    if (rc == 0) {
         report_markdown_title(of.f, &L);
-    for (int pass = 0; pass < 2 && rc == 0; pass++) {
-        if (pass == 1 && !exercises)
-            break;
-        if (pass == 1)
-            fprintf(of.f, "## Answers\n\n");
-        for (int k = 1; k <= L.n_steps && rc == 0; k++) {
-            if (pass == 1 && !L.steps[k - 1].n_ask)
-                continue;
+        for (int more = 1; rc == 0 && more;) {
+            int k = path.step;
             struct settings s;
-            int *ctx = NULL, len = 0;
             rc = step_settings(o, &L, k, &s, e);
             if (rc == 0)
-                rc = source_lesson_context(&L, k, &ctx, &len, e);
+                rc = source_run_step(&L, k, &s, path.ctx, path.len, &t, e);
+            struct report r = { .lesson = &L,
+                                .step = k,
+                                .settings = &s,
+                                .context = path.ctx,
+                                .context_len = path.len,
+                                .prompt_len = L.prompt_len,
+                                .trace = &t,
+                                .top = o->top,
+                                .heading = 2 };
             if (rc == 0)
-                rc = source_run_step(&L, k, &s, ctx, len, &t, e);
-            if (rc == 0) {
-                int *next = malloc((size_t)(len + 1) * sizeof *next);
-                if (!next) {
-                    rc = err_set(e, ERR_SYSTEM, "out of memory");
-                } else {
-                    if (len)
-                        memcpy(next, ctx, (size_t)len * sizeof *next);
-                    next[len] = t.choice.id;
-                    struct report r = { .lesson = &L,
-                                        .step = k,
-                                        .settings = &s,
-                                        .context = ctx,
-                                        .context_len = len,
-                                        .prompt_len = L.prompt_len,
-                                        .trace = &t,
-                                        .stop =
-                                            stop_check(&s, &L.vocab, next, len + 1, L.prompt_len),
-                                        .top = o->top,
-                                        .heading = 2 };
-                    exercises += L.steps[k - 1].n_ask > 0;
-                    if (pass == 0)
-                        rc = report_write(of.f, REPORT_MARKDOWN, &r, e);
-                    else
-                        report_markdown_answers(of.f, &r);
-                    free(next);
-                }
-            }
-            free(ctx);
+                rc = stop_after(&s, &L, path.ctx, path.len, t.choice.id, &r.stop, e);
+            if (rc == 0)
+                rc = report_write(of.f, REPORT_MARKDOWN, &r, e);
+            if (rc == 0)
+                report_markdown_answers(ans, &r);
+            if (rc == 0 && (more = source_path_next(&path, e)) < 0)
+                rc = -1;
         }
+        source_path_free(&path);
     }
-    if (rc == 0 || t.rows)
-        trace_free(&t);
+    if (ans && fclose(ans) != 0 && rc == 0)
+        rc = err_set(e, ERR_SYSTEM, "out of memory");
+    if (rc == 0 && answers_len > 0) {
+        fprintf(of.f, "## Answers\n\n");
+        fwrite(answers, 1, answers_len, of.f);
+    }
+    free(answers);
+    trace_free(&t);
     if (outfile_close(&of, rc == 0, e) < 0)
         rc = -1;
     lesson_free(&L);

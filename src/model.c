@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lmhead_gen.h"
@@ -23,13 +22,6 @@ float lm_weight_scale(int d)
     /* A logit is a sum of d products of weights (spread scale * LM_V_SPREAD)
      * with a vector of root mean square 1: its spread is that times sqrt(d). */
     return (float)(LM_LOGIT_SPREAD / sqrt((double)d) / LM_V_SPREAD);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 struct band {
@@ -103,9 +95,7 @@ int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e)
     m->threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
     if ((size_t)V * (size_t)d < (1u << 20))
         m->threads = 1; /* too small to be worth a thread */
-    double t0 = now_ms();
     run_bands(m, build_band, NULL, NULL);
-    m->build_ms = now_ms() - t0;
     return 0;
 }
 
@@ -129,7 +119,5 @@ float model_rmsnorm(const float *h, int d, float *out)
 
 void model_logits(struct model *m, const float *x, float *logits)
 {
-    double t0 = now_ms();
     run_bands(m, gemv_band, x, logits);
-    m->last_logits_ms = now_ms() - t0;
 }

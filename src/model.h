@@ -22,7 +22,6 @@ struct model {
     uint16_t *w;  /* V x d bf16 weights, row-major */
     size_t bytes; /* of w */
     int threads;  /* worker threads for building and for the product */
-    double build_ms, last_logits_ms;
 };
 
 /* The scale that gives a logit spread of LM_LOGIT_SPREAD at hidden size d. */

@@ -46,11 +46,6 @@ int rr_histogram(const struct trace *t, int bins, struct rr_hist *h)
     return 0;
 }
 
-struct ranked {
-    double z;
-    int id;
-};
-
 /* Puts the finite z' of t in rank order (z' descending, ties to the lower
  * id): an LSD radix sort of 64-bit words (the inverted order key of z' as
  * a float, then the id), three passes of 16 bits, then an insertion pass
@@ -61,7 +56,7 @@ static struct {
     size_t V;
     uint64_t *a, *b;
     unsigned *count;
-    struct ranked *order;
+    struct zid *order;
     double *cum_p, *cum_k;
     unsigned char *hit;
 } W;
@@ -85,7 +80,7 @@ static int work_reserve(size_t V)
     return 0;
 }
 
-static void rank_order(const struct trace *t, struct ranked *out, int *m_out)
+static void rank_order(const struct trace *t, struct zid *out, int *m_out)
 {
     int V = t->vocab_size, m = 0;
     uint64_t *a = W.a, *b = W.b;
@@ -113,9 +108,9 @@ static void rank_order(const struct trace *t, struct ranked *out, int *m_out)
     }
     for (int i = 0; i < m; i++) {
         int id = (int)(uint32_t)a[i];
-        struct ranked x = { t->fz[id], id };
+        struct zid x = { t->fz[id], id };
         int j = i;
-        while (j > 0 && (out[j - 1].z < x.z || (out[j - 1].z == x.z && out[j - 1].id > x.id))) {
+        while (j > 0 && rule_ranks_before(x.z, x.id, out[j - 1].z, out[j - 1].id)) {
             out[j] = out[j - 1];
             j--;
         }
@@ -173,7 +168,7 @@ int rr_draws(const struct trace *t, uint64_t seed, uint32_t step, int n, int row
     int V = t->vocab_size, m = 0;
     if (work_reserve((size_t)V) < 0)
         return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
-    struct ranked *order = W.order;
+    struct zid *order = W.order;
     double *cum_p = W.cum_p, *cum_k = W.cum_k;
     unsigned char *hit = W.hit;
     memset(hit, 0, 2 * (size_t)V);

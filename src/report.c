@@ -357,19 +357,6 @@ static void text_stages(FILE *out, const struct report *r)
     }
 }
 
-double report_logit_of(const struct report *r, int id)
-{
-    const struct lesson *L = r->lesson;
-    const struct lesson_step *S = &L->steps[r->step - 1];
-    if (S->logits)
-        return S->logits[id];
-    if (S->logits_f)
-        return S->logits_f[id];
-    if (L->model.run && L->model.run->valid)
-        return L->model.run->logits[id];
-    return NAN;
-}
-
 static void text_hist(FILE *out, const struct rr_hist *h)
 {
     long most = 1;
@@ -425,6 +412,37 @@ static void text_draws(FILE *out, const struct report *r)
     }
 }
 
+/* A row's numbers as every table prints them, logit as given. */
+struct row_cells {
+    char logit[32], adjusted[32], exp[32], prob[32], cum[32], final[32];
+    const char *kept; /* "yes", or the stage that removed the token */
+};
+
+static void row_cells(const struct trace_row *row, double logit, int d, struct row_cells *c)
+{
+    report_logit(c->logit, sizeof c->logit, logit, d);
+    report_logit(c->adjusted, sizeof c->adjusted, row->adjusted, d);
+    report_number(c->exp, sizeof c->exp, row->exp, d);
+    report_number(c->prob, sizeof c->prob, row->prob, d);
+    report_number(c->cum, sizeof c->cum, row->cum, d);
+    report_number(c->final, sizeof c->final, row->final, d);
+    c->kept = row->removed_by == TRACE_KEPT ? "yes" : report_removed_name(row->removed_by);
+}
+
+/* One row of the text table; rank_w columns for the rank (0-based rank). */
+static void text_row(FILE *out, const struct lesson *L, int rank_w, int rank,
+                     const struct trace_row *row, double logit, int d, const char *suffix)
+{
+    char esc[128], col[64], kept[24];
+    struct row_cells c;
+    row_cells(row, logit, d, &c);
+    utf8_escape(vocab_token(&L->vocab, row->id), esc, sizeof esc);
+    utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
+    snprintf(kept, sizeof kept, "%s%s", row->removed_by == TRACE_KEPT ? "" : "no:", c.kept);
+    fprintf(out, "%*d %6d  %s %7s %8s %9s %7s %7s %-9s %7s%s\n", rank_w, rank + 1, row->id, col,
+            c.logit, c.adjusted, c.exp, c.prob, c.cum, kept, c.final, suffix);
+}
+
 static int write_text(FILE *out, const struct report *r)
 {
     const struct lesson *L = r->lesson;
@@ -463,27 +481,12 @@ static int write_text(FILE *out, const struct report *r)
     int prob_given = S->given == GIVEN_PROBS;
     if (prob_given)
         fprintf(out, "this step gives probabilities: its logits are ln p, so e^logit = p\n\n");
-    char tok[64], col[64];
+    char tok[64];
     fprintf(out, "rank     id  %s %7s %8s %9s %7s %7s %-9s %7s\n",
             (utf8_pad("token", TOKEN_COLS, 0, tok, sizeof tok), tok), "logit", "adjusted",
             prob_given ? "exp (=p)" : "exp", "prob", "cum", "kept", "final");
-    for (int k = 0; k < shown; k++) {
-        const struct trace_row *row = &t->rows[k];
-        char esc[128], lg[32], ad[32], ex[32], pr[32], cu[32], fi[32];
-        utf8_escape(vocab_token(&L->vocab, row->id), esc, sizeof esc);
-        utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
-        report_logit(lg, sizeof lg, row->logit, d);
-        report_logit(ad, sizeof ad, row->adjusted, d);
-        report_number(ex, sizeof ex, row->exp, d);
-        report_number(pr, sizeof pr, row->prob, d);
-        report_number(cu, sizeof cu, row->cum, d);
-        report_number(fi, sizeof fi, row->final, d);
-        char keptcol[16];
-        snprintf(keptcol, sizeof keptcol, "%s%s", row->removed_by == TRACE_KEPT ? "yes" : "no:",
-                 report_removed_name(row->removed_by));
-        fprintf(out, "%4d %6d  %s %7s %8s %9s %7s %7s %-9s %7s\n", k + 1, row->id, col, lg, ad, ex,
-                pr, cu, keptcol, fi);
-    }
+    for (int k = 0; k < shown; k++)
+        text_row(out, L, 4, k, &t->rows[k], t->rows[k].logit, d, "");
     if (shown < t->vocab_size) {
         int count, kept;
         double mass;
@@ -496,20 +499,9 @@ static int write_text(FILE *out, const struct report *r)
         int rank;
         if (report_row_of(t, r->find[i], &row, &rank) < 0)
             continue;
-        char esc[128], pr[32], cu[32], fi[32], lg[32], ad[32];
-        utf8_escape(vocab_token(&L->vocab, row.id), esc, sizeof esc);
-        utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
-        report_logit(lg, sizeof lg, report_logit_of(r, row.id), d);
-        report_logit(ad, sizeof ad, row.adjusted, d);
-        report_number(pr, sizeof pr, row.prob, d);
-        report_number(cu, sizeof cu, row.cum, d);
-        report_number(fi, sizeof fi, row.final, d);
-        char keptcol[16], ex[32];
-        report_number(ex, sizeof ex, row.exp, d);
-        snprintf(keptcol, sizeof keptcol, "%s%s",
-                 row.removed_by == TRACE_KEPT ? "yes" : "no:", report_removed_name(row.removed_by));
-        fprintf(out, "%s%6d %6d  %s %7s %8s %9s %7s %7s %-9s %7s   (found)\n", i == 0 ? "\n" : "",
-                rank + 1, row.id, col, lg, ad, ex, pr, cu, keptcol, fi);
+        if (i == 0)
+            fputc('\n', out);
+        text_row(out, L, 6, rank, &row, source_logit(r->lesson, r->step, row.id), d, "   (found)");
     }
     fputc('\n', out);
     char se[32], ss[32], mx[32], km[32];
@@ -779,8 +771,8 @@ static int write_json(FILE *out, const struct report *r)
                     row.id);
             json_string(out, vocab_token(&L->vocab, row.id));
             const char *const names[] = { "logit", "adjusted", "prob", "cum", "final" };
-            const double vals[] = { report_logit_of(r, row.id), row.adjusted, row.prob, row.cum,
-                                    row.final };
+            const double vals[] = { source_logit(r->lesson, r->step, row.id), row.adjusted,
+                                    row.prob, row.cum, row.final };
             json_fields(out, names, vals, 5);
             fprintf(out, ", \"kept\": %s}", row.removed_by == TRACE_KEPT ? "true" : "false");
         }
@@ -983,30 +975,19 @@ static int write_markdown(FILE *out, const struct report *r)
     fprintf(out, "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n");
     int shown = rows_shown(r);
     for (int k = 0; k < shown; k++) {
-        const struct trace_row *row = &t->rows[k];
-        char lg[32], ad[32], ex[32], pr[32], cu[32], fi[32];
-        report_logit(lg, sizeof lg, row->logit, d);
-        report_logit(ad, sizeof ad, row->adjusted, d);
-        report_number(ex, sizeof ex, row->exp, d);
-        report_number(pr, sizeof pr, row->prob, d);
-        report_number(cu, sizeof cu, row->cum, d);
-        report_number(fi, sizeof fi, row->final, d);
         /* A worksheet lists the tokens by id, so that rank gives nothing away. */
-        const struct trace_row *w = hide ? &t->rows[t->rank_of[k]] : row;
-        if (hide) {
-            report_logit(lg, sizeof lg, w->logit, d);
-            report_logit(ad, sizeof ad, w->adjusted, d);
-        }
+        const struct trace_row *row = hide ? &t->rows[t->rank_of[k]] : &t->rows[k];
+        struct row_cells c;
+        row_cells(row, row->logit, d, &c);
         fprintf(out, "| %s | %d | ", hide ? "" : (snprintf(buf, sizeof buf, "%d", k + 1), buf),
-                w->id);
-        md_token(out, L, w->id);
+                row->id);
+        md_token(out, L, row->id);
         if (hide)
-            fprintf(out, " | %s | %s | %s | %s | %s | | %s |\n", lg, ad, blank, blank, blank,
-                    blank);
+            fprintf(out, " | %s | %s | %s | %s | %s | | %s |\n", c.logit, c.adjusted, blank, blank,
+                    blank, blank);
         else
-            fprintf(out, " | %s | %s | %s | %s | %s | %s | %s |\n", lg, ad, ex, pr, cu,
-                    row->removed_by == TRACE_KEPT ? "yes" : report_removed_name(row->removed_by),
-                    fi);
+            fprintf(out, " | %s | %s | %s | %s | %s | %s | %s |\n", c.logit, c.adjusted, c.exp,
+                    c.prob, c.cum, c.kept, c.final);
     }
     if (shown < t->vocab_size && !hide) {
         int count, kept;

@@ -66,9 +66,6 @@ void report_logit(char *buf, size_t n, double v, int digits);
  * fast run, looked up among all tokens. Returns 0, or -1. */
 int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank);
 
-/* The logit of token id at r's step, as given (NAN when unknown). */
-double report_logit_of(const struct report *r, int id);
-
 /* What removed a token: "" when kept, else "top-k", "top-p", "min-p", "greedy", "masked". */
 const char *report_removed_name(int removed_by);
 

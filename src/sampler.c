@@ -16,23 +16,6 @@
 #include "philox.h"
 #include "sampler_rules.h"
 
-struct zid {
-    double z;
-    int id;
-};
-
-/* Descending z, ties to the lower id: the one order every stage and every
- * table uses. -inf sorts last; NaN never gets here. */
-static int zid_cmp(const void *a, const void *b)
-{
-    const struct zid *x = a, *y = b;
-    if (x->z > y->z)
-        return -1;
-    if (x->z < y->z)
-        return 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
 static const char *const STAGE_NAMES[STAGE_COUNT] = { "penalty", "temperature", "top-k", "top-p",
                                                       "min-p" };
 static const char *const PRESET_NAMES[PRESET_COUNT] = { "lesson", "hf", "vllm", "llamacpp",
@@ -230,7 +213,7 @@ static int sorted_alive(const double *z, const struct trace_row *mark, int vocab
     for (int i = 0; i < vocab_size; i++)
         if (mark[i].removed_by == TRACE_KEPT)
             order[n++] = (struct zid){ z[i], i };
-    qsort(order, (size_t)n, sizeof *order, zid_cmp);
+    qsort(order, (size_t)n, sizeof *order, rule_zid_cmp);
     return n;
 }
 
@@ -401,7 +384,7 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
     struct zid *order = t->work_order;
     for (int i = 0; i < V; i++)
         order[i] = (struct zid){ z[i], i };
-    qsort(order, (size_t)V, sizeof *order, zid_cmp);
+    qsort(order, (size_t)V, sizeof *order, rule_zid_cmp);
     double max = order[0].z; /* finite: at least one logit is */
     double sum_shifted = 0.0, sum_exp = 0.0, kept_shifted = 0.0;
     for (int i = 0; i < V; i++) {

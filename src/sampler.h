@@ -117,7 +117,7 @@ struct choice {
     double lo, hi; /* the interval of u in [0, 1) that selects this token */
 };
 
-struct zid; /* private to sampler.c */
+struct zid; /* sampler_rules.h */
 
 struct trace {
     int vocab_size;

@@ -43,28 +43,6 @@
 #define MARK_UNSURE   0xFF /* min-p: too near the bar to tell without the exact test */
 #define HIST_COPIES   4    /* separate level-0 histograms: adds to one bucket do not queue */
 
-struct zid {
-    double z;
-    int id;
-};
-
-/* Descending z, ties to the lower id (the order of sampler.c). */
-static int zid_cmp(const void *a, const void *b)
-{
-    const struct zid *x = a, *y = b;
-    if (x->z > y->z)
-        return -1;
-    if (x->z < y->z)
-        return 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Token a comes before token b in rank order. */
-static int ranks_before(double za, int a, double zb, int b)
-{
-    return za > zb || (za == zb && a < b);
-}
-
 struct fast {
     int V;
     double *z;
@@ -175,7 +153,7 @@ static int alive_best(struct fast *f)
     }
     for (int j = 0; j < f->n_alive; j++) {
         int i = f->alive[j];
-        if (best < 0 || ranks_before(f->z[i], i, f->z[best], best))
+        if (best < 0 || rule_ranks_before(f->z[i], i, f->z[best], best))
             best = i;
     }
     return best;
@@ -272,7 +250,7 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
         return (struct pick){ -2, 0, 0.0 };
     for (int j = 0; j < n_cand; j++)
         f->sorted[j] = (struct zid){ f->z[cand[j]], cand[j] };
-    qsort(f->sorted, (size_t)n_cand, sizeof *f->sorted, zid_cmp);
+    qsort(f->sorted, (size_t)n_cand, sizeof *f->sorted, rule_zid_cmp);
     for (int j = 0; j < n_cand; j++) {
         int i = f->sorted[j].id;
         int c_next = res.count_before + 1;
@@ -294,9 +272,9 @@ static void heap_down(struct zid *h, int n, int at)
 {
     for (;;) {
         int l = 2 * at + 1, r = l + 1, worst = at;
-        if (l < n && ranks_before(h[worst].z, h[worst].id, h[l].z, h[l].id))
+        if (l < n && rule_ranks_before(h[worst].z, h[worst].id, h[l].z, h[l].id))
             worst = l;
-        if (r < n && ranks_before(h[worst].z, h[worst].id, h[r].z, h[r].id))
+        if (r < n && rule_ranks_before(h[worst].z, h[worst].id, h[r].z, h[r].id))
             worst = r;
         if (worst == at)
             return;
@@ -314,14 +292,14 @@ static void heap_offer(struct zid *h, int *n, int k, double z, int id)
         h[at] = (struct zid){ z, id };
         while (at > 0) { /* up while it is worse than its parent */
             int up = (at - 1) / 2;
-            if (!ranks_before(h[up].z, h[up].id, h[at].z, h[at].id))
+            if (!rule_ranks_before(h[up].z, h[up].id, h[at].z, h[at].id))
                 break;
             struct zid t = h[at];
             h[at] = h[up];
             h[up] = t;
             at = up;
         }
-    } else if (ranks_before(z, id, h[0].z, h[0].id)) {
+    } else if (rule_ranks_before(z, id, h[0].z, h[0].id)) {
         h[0] = (struct zid){ z, id };
         heap_down(h, k, 0);
     }
@@ -358,7 +336,7 @@ static int best_k(struct fast *f, int k, int all)
             heap_offer(h, &n, k, f->z[i], i);
         }
     }
-    qsort(h, (size_t)n, sizeof *h, zid_cmp);
+    qsort(h, (size_t)n, sizeof *h, rule_zid_cmp);
     return n;
 }
 
@@ -388,7 +366,7 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
     int k = 0;
     for (int j = 0; j < f->n_alive; j++) {
         int i = f->alive[j];
-        int keep = keep_ties ? f->z[i] >= zc : !ranks_before(zc, idc, f->z[i], i);
+        int keep = keep_ties ? f->z[i] >= zc : !rule_ranks_before(zc, idc, f->z[i], i);
         if (keep) {
             f->alive[k++] = i;
         } else {
@@ -771,7 +749,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
             build_alive(&f);
             int last = f.alive[0];
             for (int j = 1; j < f.n_alive; j++)
-                if (ranks_before(f.z[last], last, f.z[f.alive[j]], f.alive[j]))
+                if (rule_ranks_before(f.z[last], last, f.z[f.alive[j]], f.alive[j]))
                     last = f.alive[j];
             p.id = last;
             p.weight_before = K - f.e[last];
@@ -806,7 +784,7 @@ int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *
     double above = 0.0, above_kept = 0.0;
     int rank = 0;
     for (int i = 0; i < t->vocab_size; i++)
-        if (z[i] != -INFINITY && ranks_before(z[i], i, z[id], id)) {
+        if (z[i] != -INFINITY && rule_ranks_before(z[i], i, z[id], id)) {
             rank++;
             above += ev[i];
             if (t->fmark[i] == MARK_KEPT)

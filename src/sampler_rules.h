@@ -11,6 +11,28 @@
 
 #include "philox.h" /* HOSTDEV */
 
+/* A token and its z', in the one order every stage, table and draw uses:
+ * descending z, ties to the lower id. */
+struct zid {
+    double z;
+    int id;
+};
+
+/* Token a comes before token b in that order. */
+static inline HOSTDEV int rule_ranks_before(double za, int a, double zb, int b)
+{
+    return za > zb || (za == zb && a < b);
+}
+
+/* The same order as a qsort comparator. -inf sorts last; NaN never gets here. */
+static inline int rule_zid_cmp(const void *a, const void *b)
+{
+    const struct zid *x = (const struct zid *)a, *y = (const struct zid *)b;
+    return rule_ranks_before(x->z, x->id, y->z, y->id)   ? -1
+           : rule_ranks_before(y->z, y->id, x->z, x->id) ? 1
+                                                         : 0;
+}
+
 /* Repetition, then frequency and presence penalties, on a token seen count
  * times (count > 0). The engine formula divides a positive logit and
  * multiplies a negative one, so the token always loses; the lesson's divides

@@ -458,7 +458,6 @@ const float *scenario_run_logits(struct scenario_run *r, const int *ctx, int len
         r->ctx_cap = cap;
     }
     double t0 = now_ms();
-    scenario_blend(r->s, ctx, len, &r->src);
     if (scenario_hidden(r->s, &r->m, ctx, len, r->h, e) < 0)
         return NULL;
     model_rmsnorm(r->h, r->m.d, r->x);

@@ -81,7 +81,6 @@ struct scenario_run {
     float *h, *x, *logits;
     int *ctx; /* the context the logits are for */
     int ctx_len, ctx_cap, valid;
-    enum blend_source src;       /* where the blend of that context came from */
     double hidden_ms, logits_ms; /* what building the vector and the product cost */
 };
 

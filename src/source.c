@@ -2,6 +2,7 @@
 
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +43,33 @@ int source_is_fast(const struct lesson *L)
     return L->fast_rows > 0;
 }
 
-const float *source_model_logits(const struct lesson *L, const int *ctx, int len, struct err *e)
+/* The model's float logits for the token after ctx, or NULL (e says why). */
+static const float *source_model_logits(const struct lesson *L, const int *ctx, int len,
+                                        struct err *e)
 {
     if (!L->model.run) {
         err_set(e, ERR_SYSTEM, "lesson '%s': its model was not built (source_open)", L->id);
         return NULL;
     }
     return scenario_run_logits(L->model.run, ctx, len, e);
+}
+
+double source_logit(const struct lesson *L, int step, int id)
+{
+    const struct lesson_step *S = &L->steps[step - 1];
+    if (S->logits)
+        return S->logits[id];
+    if (S->logits_f)
+        return S->logits_f[id];
+    if (L->model.run && L->model.run->valid)
+        return L->model.run->logits[id];
+    return NAN;
+}
+
+uint32_t source_draw_step(const struct lesson *L, int len)
+{
+    int plen = L->prompt_len <= len ? L->prompt_len : len;
+    return (uint32_t)(len - plen + 1);
 }
 
 int source_run_step(const struct lesson *L, int step, const struct settings *s, const int *ctx,
@@ -65,7 +86,7 @@ int source_run_step(const struct lesson *L, int step, const struct settings *s, 
         .prompt_len = L->prompt_len <= len ? L->prompt_len : len,
         /* The Philox counter counts generated tokens, not lesson pages: two
          * pages at the same position with the same seed draw the same u. */
-        .step = (uint32_t)(len - (L->prompt_len <= len ? L->prompt_len : len) + 1),
+        .step = source_draw_step(L, len),
         .row = 0,
     };
     const struct lesson_step *S = &L->steps[step - 1];
@@ -93,6 +114,69 @@ static int *copy_ids(const int *ids, int n, int extra)
     return out;
 }
 
+/* Puts ids (n of them) into the path's context, with room for the steps to come. */
+static int path_set(struct source_path *p, const int *ids, int n, struct err *e)
+{
+    int *c = copy_ids(ids, n, p->L->n_steps + 1);
+    if (!c)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    free(p->ctx);
+    p->ctx = c;
+    p->len = n;
+    return 0;
+}
+
+int source_path_start(struct source_path *p, const struct lesson *L, struct err *e)
+{
+    memset(p, 0, sizeof *p);
+    p->L = L;
+    p->step = 1;
+    if (trace_init(&p->t, L->vocab.n, e) < 0)
+        return -1;
+    const struct lesson_step *S = &L->steps[0];
+    if (path_set(p, S->has_context ? S->context : L->prompt,
+                 S->has_context ? S->context_len : L->prompt_len, e) < 0) {
+        source_path_free(p);
+        return -1;
+    }
+    return 0;
+}
+
+int source_path_next(struct source_path *p, struct err *e)
+{
+    const struct lesson *L = p->L;
+    int k = p->step;
+    if (p->stop.rule != STOP_NONE || k >= L->n_steps)
+        return 0;
+    struct settings s;
+    source_step_settings(L, k, &s);
+    if (source_run_step(L, k, &s, p->ctx, p->len, &p->t, e) < 0)
+        return -1;
+    p->ctx[p->len++] = p->t.choice.id;
+    const struct lesson_step *next = &L->steps[k];
+    if (next->has_context) {
+        if (path_set(p, next->context, next->context_len, e) < 0)
+            return -1;
+    } else {
+        /* A stop rule ends the lesson's own text: a later step is on this
+         * path only when it starts a text of its own. */
+        p->stop = stop_check(&s, &L->vocab, p->ctx, p->len, L->prompt_len);
+        if (p->stop.rule != STOP_NONE) {
+            stop_describe(&p->stop, &s, &L->vocab, p->stop_why, sizeof p->stop_why);
+            return 0;
+        }
+    }
+    p->step = k + 1;
+    return 1;
+}
+
+void source_path_free(struct source_path *p)
+{
+    trace_free(&p->t);
+    free(p->ctx);
+    memset(p, 0, sizeof *p);
+}
+
 int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len, struct err *e)
 {
     *ctx = NULL;
@@ -100,51 +184,25 @@ int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len,
     if (step < 1 || step > L->n_steps)
         return err_set(e, ERR_USAGE, "lesson '%s' has no step %d (it has %d)", L->id, step,
                        L->n_steps);
-    struct trace t;
-    if (trace_init(&t, L->vocab.n, e) < 0)
+    struct source_path p;
+    if (source_path_start(&p, L, e) < 0)
         return -1;
-    int n = L->prompt_len;
-    int *cur = copy_ids(L->prompt, n, step);
-    int rc = cur ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
-    for (int k = 1; rc == 0 && k <= step; k++) {
-        const struct lesson_step *S = &L->steps[k - 1];
-        if (S->has_context) {
-            int *c = copy_ids(S->context, S->context_len, step);
-            if (!c) {
-                rc = err_set(e, ERR_SYSTEM, "out of memory");
-                break;
-            }
-            free(cur);
-            cur = c;
-            n = S->context_len;
-        }
-        if (k == step)
-            break;
-        struct settings s;
-        source_step_settings(L, k, &s);
-        rc = source_run_step(L, k, &s, cur, n, &t, e);
-        if (rc == 0)
-            cur[n++] = t.choice.id;
-        /* A stop rule ends the lesson's own text: a later step exists on
-         * this path only when it starts a text of its own. */
-        struct stop_result st = rc == 0 ? stop_check(&s, &L->vocab, cur, n, L->prompt_len)
-                                        : (struct stop_result){ STOP_NONE, 0 };
-        if (st.rule != STOP_NONE && !L->steps[k].has_context) {
-            char why[160];
-            stop_describe(&st, &s, &L->vocab, why, sizeof why);
-            rc = err_set(e, ERR_USAGE,
-                         "lesson '%s' stops after step %d on its own path (%s): step %d is not "
-                         "on it (logitlab generate runs past it with other settings)",
-                         L->id, k, why, step);
-        }
-    }
-    trace_free(&t);
-    if (rc < 0) {
-        free(cur);
+    int rc = 1;
+    while (rc == 1 && p.step < step)
+        rc = source_path_next(&p, e);
+    if (rc == 0)
+        err_set(e, ERR_USAGE,
+                "lesson '%s' stops after step %d on its own path (%s): step %d is not on it "
+                "(logitlab generate runs past it with other settings)",
+                L->id, p.step, p.stop_why, step);
+    if (rc <= 0) {
+        source_path_free(&p);
         return -1;
     }
-    *ctx = cur;
-    *len = n;
+    *ctx = p.ctx;
+    *len = p.len;
+    p.ctx = NULL;
+    source_path_free(&p);
     return 0;
 }
 

@@ -27,8 +27,41 @@ int source_open(struct lesson *L, int hidden, int rows, struct err *e);
 /* 1 when L runs on the O(V) sampler (source_open decided). */
 int source_is_fast(const struct lesson *L);
 
-/* The model's float logits for the token after ctx, or NULL (e says why). */
-const float *source_model_logits(const struct lesson *L, const int *ctx, int len, struct err *e);
+enum stop_rule { STOP_NONE, STOP_EOS, STOP_MAX_TOKENS, STOP_STRING };
+
+struct stop_result {
+    enum stop_rule rule;
+    int which; /* the stop string's index for STOP_STRING, the token for STOP_EOS */
+};
+
+/* The lesson's own path, walked one step at a time: each step's context is
+ * the previous one plus the token that step chooses with the lesson's own
+ * settings (no user overrides), or the step's own context when it gives
+ * one. A stop rule ends the path unless the next step starts a text of its
+ * own. */
+struct source_path {
+    const struct lesson *L;
+    int step; /* the step whose context is in ctx (1-based) */
+    int *ctx; /* its context (owned) */
+    int len;
+    struct stop_result stop; /* what ended the path after `step`, or STOP_NONE */
+    char stop_why[160];      /* that rule in words */
+    struct trace t;          /* scratch for the runs along the path */
+};
+
+/* Starts at step 1. Returns 0 or -1. */
+int source_path_start(struct source_path *p, const struct lesson *L, struct err *e);
+
+/* Runs the current step with the lesson's settings and moves to the next.
+ * Returns 1 when it moved, 0 when the path ends here (a stop rule fired,
+ * p->stop says which, or this was the last step), -1 on an error. */
+int source_path_next(struct source_path *p, struct err *e);
+void source_path_free(struct source_path *p);
+
+/* The logit of token id at step as given: the step's own, a captured row,
+ * or the model's for the context it ran last (NAN when it has not run).
+ * What a row looked up after a fast run (sampler_fast_row) leaves out. */
+double source_logit(const struct lesson *L, int step, int id);
 
 /* Fills *ctx (malloc'd, caller frees) and *len with the context of step
  * (1-based) on the lesson's own path. Returns 0 or -1. */
@@ -38,17 +71,14 @@ int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len,
  * lesson's, then the step's. */
 void source_step_settings(const struct lesson *L, int step, struct settings *s);
 
+/* The Philox step counter of a draw in a context of len ids: generated
+ * tokens so far plus one (the prompt does not count). */
+uint32_t source_draw_step(const struct lesson *L, int len);
+
 /* Runs the sampler on step of L with settings s in context ctx, into t
  * (allocated for L's vocabulary). */
 int source_run_step(const struct lesson *L, int step, const struct settings *s, const int *ctx,
                     int len, struct trace *t, struct err *e);
-
-enum stop_rule { STOP_NONE, STOP_EOS, STOP_MAX_TOKENS, STOP_STRING };
-
-struct stop_result {
-    enum stop_rule rule;
-    int which; /* the stop string's index for STOP_STRING, the token for STOP_EOS */
-};
 
 /* Checks the stop rules after a token was appended: ctx[0..len) holds the
  * prompt (prompt_len tokens) and everything generated, the new token last.

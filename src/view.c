@@ -1070,10 +1070,8 @@ static void big_table(const struct app *a, struct screen *s, struct rect r)
         rows--;
     if (rows > t->n_rows)
         rows = t->n_rows;
-    const struct report at = { .lesson = &a->L, .step = a->cur_step };
     for (int k = 0; k < rows; k++)
-        big_row(a, s, r.x, r.y + 1 + k, r.w, k, &t->rows[k], report_logit_of(&at, t->rows[k].id),
-                0);
+        big_row(a, s, r.x, r.y + 1 + k, r.w, k, &t->rows[k], t->rows[k].logit, 0);
     int y = r.y + 1 + (rows > 0 ? rows : 0);
     if (rows > 0 && rows < t->vocab_size) {
         double mass = 1.0 - t->rows[rows - 1].cum;
@@ -1097,7 +1095,7 @@ static void big_table(const struct app *a, struct screen *s, struct rect r)
     struct trace_row row;
     int rank;
     if (found && report_row_of(t, a->find_id, &row, &rank) == 0)
-        big_row(a, s, r.x, y, r.w, rank, &row, report_logit_of(&at, row.id), 1);
+        big_row(a, s, r.x, y, r.w, rank, &row, source_logit(&a->L, a->cur_step, row.id), 1);
 }
 
 /* The histogram of every z' in rows rows of eighth blocks, on a log scale

@@ -186,6 +186,9 @@ cmp -s "$out" "$GOLDEN/export-toy.md" && ok || bad "export --force did not repla
 expect 2 "logitlab: scenario france: its logits need a hidden size above 319 (this head has 256)" export real-france --hidden-size 256 -o "$TMP/fail.md"
 [ ! -e "$TMP/fail.md" ] && ok || bad "a failed export left a file behind"
 ls "$TMP" | grep -q 'tmp-' && bad "a temporary file was left behind: $(ls "$TMP")" || ok
+# A full-size lesson's path ends at its end token: export stops there too.
+n=$("$BIN" export real-france $SMALL 2>"$TMP/err" | grep -c '^## Step')
+[ "$n" = 3 ] && [ ! -s "$TMP/err" ] && ok || bad "export real-france: $n steps, $(cat "$TMP/err")"
 expect 2 "logitlab: export writes Markdown: drop --format or say markdown" export toy --format csv
 expect 2 "logitlab: --force replaces the file of --output FILE: give one" show toy --force
 expect 2 "logitlab: --output goes with show, generate or export" toy -o "$out"
