@@ -1,7 +1,7 @@
 # logitlab - see README.md. The two commands that do all the set-up:
 #   make run    install what is missing, build, open the program on its default lesson
 #   make test   install what is missing, build, run every test
-# Other targets: all (build), bench, test-gpu, format, format-check, golden, clean.
+# Other targets: all (build), bench, test-gpu, bench-gpu, format, format-check, golden, clean.
 
 CC       ?= cc
 BUILD    := build
@@ -29,27 +29,44 @@ endif
 NVCC_ARCH  := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
               -gencode arch=compute_86,code=sm_86 -gencode arch=compute_89,code=sm_89 \
               -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-NVCC_FLAGS := -O2 -std=c++17 -cudart static -Werror all-warnings -Xcompiler -Wall,-Wextra $(NVCC_ARCH)
+# --fmad=false: the device rounds every product and sum on its own, as gcc
+# (ISO C, no contraction) does on the host, so shared arithmetic agrees.
+NVCC_FLAGS := -O2 -std=c++17 -cudart static --fmad=false --threads 0 -Werror all-warnings -Xcompiler -Wall,-Wextra $(NVCC_ARCH)
+CUDA_HOME  := $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_LIB   := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib) /usr/local/cuda/lib64)
+# The CUDA backend (gpu/backend_cuda.cu) goes into the plain build with the
+# static runtime, so the program runs where no CUDA is installed and says
+# why; the sanitizer build leaves it out (the runtime and ASan do not mix).
+ifneq ($(NVCC),)
+  OBJ_CUDA  := $(BUILD)/gpu/backend_cuda.o
+  CUDA_LIBS := -L$(CUDA_LIB) -lcudart_static -ldl -lrt -lpthread -lstdc++
+  SAN_NOCUDA_WHY := no CUDA backend in the sanitizer build
+else
+  OBJ_CUDA  := $(BUILD)/backend_nocuda.o
+  CUDA_LIBS :=
+  SAN_NOCUDA_WHY := no CUDA backend: built without nvcc
+endif
 
 SRC_CORE := src/err.c src/sampler.c src/sampler_fast.c src/vecmath.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
             src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c \
             src/keys.c src/screen.c src/app.c src/view.c src/term.c src/model.c src/ini_file.c src/scenario.c \
-            src/realrun.c src/npy.c src/outfile.c src/config.c
+            src/realrun.c src/npy.c src/outfile.c src/config.c src/backend.c src/backend_cpu.c src/batch.c
 SRC_MAIN := src/main.c
 TESTS    := $(sort $(wildcard tests/check_*.c))
 
 OBJ_CORE := $(SRC_CORE:src/%.c=$(BUILD)/%.o)
 OBJ_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/%.o)
-SAN_CORE := $(SRC_CORE:src/%.c=$(BUILD)/san/%.o)
+SAN_CORE := $(SRC_CORE:src/%.c=$(BUILD)/san/%.o) $(BUILD)/san/backend_nocuda.o
 SAN_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/san/%.o)
 SAN_TEST := $(TESTS:tests/%.c=$(BUILD)/san/tests/%.o)
 
 BIN      := $(BUILD)/logitlab
 SAN_BIN  := $(BUILD)/san/logitlab
 TEST_BIN := $(BUILD)/san/check_logitlab
-GPU_BINS := $(if $(NVCC),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(wildcard gpu/*.cu)))
+GPU_BINS := $(if $(NVCC),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(filter-out gpu/backend_cuda.cu,$(wildcard gpu/*.cu))))
+GPU_TEST := $(BUILD)/check_gpu
 
-.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench fuzz install uninstall \
+.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench bench-gpu fuzz install uninstall \
 	test-install test-valgrind format format-check \
         golden clean config
 
@@ -57,7 +74,7 @@ all: config $(BIN) $(GPU_BINS)
 
 config:
 	@if [ -n "$(NVCC)" ]; then \
-	  echo "logitlab: nvcc found at $(NVCC): building the CUDA checks in gpu/ (CUDA=0 leaves them out)"; \
+	  echo "logitlab: nvcc found at $(NVCC): building the CUDA backend and checks in gpu/ (CUDA=0 leaves them out)"; \
 	else \
 	  echo "logitlab: no nvcc (PATH, /usr/local/cuda) or CUDA=0: CUDA code not built; the CPU backend is used"; \
 	fi
@@ -85,19 +102,34 @@ test-cli: $(SAN_BIN) $(BIN)
 	tests/screens.sh $(SAN_BIN)
 	tests/tmux.sh $(SAN_BIN)
 	tests/tmux.sh $(BIN)
+	tests/backend.sh $(SAN_BIN)
+	tests/backend.sh $(BIN)
 
 golden: $(SAN_BIN)
 	GOLDEN_UPDATE=1 tests/cli.sh $(SAN_BIN)
 	GOLDEN_UPDATE=1 tests/screens.sh $(SAN_BIN)
 	@git diff --stat -- tests/golden || true
 
-test-gpu: $(GPU_BINS)
-	@if [ -z "$(NVCC)" ]; then echo "test-gpu: skipped: CUDA code not built (no nvcc)"; \
-	else for b in $(GPU_BINS); do $$b || exit 1; done; fi
+# GPU against CPU (tests/gpu/check_gpu.c); without a device or without nvcc
+# it says why it skipped and passes. tests/gpu/check.sh runs it on a GPU.
+test-gpu: $(GPU_BINS) $(GPU_TEST)
+	@for b in $(GPU_BINS); do $$b || exit 1; done
+	$(GPU_TEST)
 
-$(BIN): $(OBJ_CORE) $(OBJ_MAIN)
+$(GPU_TEST): tests/gpu/check_gpu.c $(OBJ_CORE) $(OBJ_CUDA)
 	@echo "  LD      $@"
-	@$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
+
+bench-gpu: $(BUILD)/bench_gpu
+	@$(BUILD)/bench_gpu
+
+$(BUILD)/bench_gpu: tests/bench/bench_gpu.c $(OBJ_CORE) $(OBJ_CUDA)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
+
+$(BIN): $(OBJ_CORE) $(OBJ_MAIN) $(OBJ_CUDA)
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) -lm
 
 $(SAN_BIN): $(SAN_CORE) $(SAN_MAIN)
 	@echo "  LD SAN  $@"
@@ -118,6 +150,8 @@ $(BUILD)/%.o: src/%.c
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+$(BUILD)/san/backend_nocuda.o: SAN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(SAN_NOCUDA_WHY)"'
+
 $(BUILD)/san/%.o: src/%.c
 	@mkdir -p $(@D)
 	@echo "  CC SAN  $@"
@@ -127,6 +161,11 @@ $(BUILD)/san/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	@echo "  CC SAN  $@"
 	@$(CC) $(SAN_CFLAGS) -Isrc $(shell pkg-config --cflags check 2>/dev/null) -c -o $@ $<
+
+$(BUILD)/gpu/backend_cuda.o: gpu/backend_cuda.cu $(wildcard gpu/*.cuh) $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	@echo "  NVCC    $@"
+	@$(NVCC) $(NVCC_FLAGS) -Isrc -c -o $@ $<
 
 $(BUILD)/gpu/%: gpu/%.cu src/philox.h tests/philox_kat.h
 	@mkdir -p $(@D)
@@ -140,17 +179,17 @@ bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_model
 	@echo
 	@$(BUILD)/bench_ui
 
-$(BUILD)/bench_sampler: tests/bench/bench_sampler.c $(OBJ_CORE)
+$(BUILD)/bench_sampler: tests/bench/bench_sampler.c $(OBJ_CORE) $(OBJ_CUDA)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
-$(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE)
+$(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE) $(OBJ_CUDA)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
-$(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE)
+$(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE) $(OBJ_CUDA)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(PKG_LIBS) -lm
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
 # Installing: PREFIX/bin/logitlab, PREFIX/share/logitlab/{lessons,data}, the man page.
 # The program finds its lessons from its own location, so any PREFIX works.
@@ -184,7 +223,7 @@ test-valgrind: $(BIN)
 FUZZ_TIME ?= 60
 FUZZ_CC   ?= clang
 FUZZERS   := lesson scenario npy vocab command
-FUZZ_SRC  := $(filter-out src/term.c,$(SRC_CORE))
+FUZZ_SRC  := $(filter-out src/term.c,$(SRC_CORE)) src/backend_nocuda.c
 FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 
 fuzz: $(FUZZ_BIN)
@@ -198,11 +237,11 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
 		-Isrc $(PKG_CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) -lm
 
 format:
-	clang-format -i src/*.c src/*.h tests/*.c tests/*.h
+	clang-format -i src/*.c src/*.h tests/*.c tests/*.h tests/gpu/*.c
 
 format-check:
 	@if command -v clang-format >/dev/null 2>&1; then \
-	  clang-format --dry-run -Werror src/*.c src/*.h tests/*.c tests/*.h && echo "format-check: clean"; \
+	  clang-format --dry-run -Werror src/*.c src/*.h tests/*.c tests/*.h tests/gpu/*.c && echo "format-check: clean"; \
 	else echo "format-check: skipped: clang-format is not installed"; fi
 
 clean:

@@ -18,14 +18,10 @@
 
 const char *const APP_KEY_HELP[] = {
     "Space, Enter  take the step: draw with the seed, append, go on",
-    "Left, Right   walk back and forth through the steps taken",
-    "Home          start the lesson again",
+    "Left, Right   walk through the steps taken; Home starts the lesson again",
     "n, N          next, previous lesson",
-    "t, T          temperature down, up (0 is greedy)",
-    "k, K          top-k down, up",
-    "p, P          top-p down, up",
-    "m, M          min-p down, up",
-    "r, R          repetition penalty down, up",
+    "t T k K p P   temperature, top-k, top-p down, up (temperature 0 is greedy)",
+    "m M r R       min-p, repetition penalty down, up",
     "f, g          penalty formula (engine, lesson), scope (generated, all)",
     "o             next order preset: lesson, hf, vllm, llamacpp",
     "s, S          next seed, type a seed",
@@ -33,13 +29,14 @@ const char *const APP_KEY_HELP[] = {
     "l             the lesson text on the whole screen (Up, Down scroll)",
     ".             the step's next suggested setting",
     "/             full size: find a token by its text or id and show its row",
-    "D             full size: draw 10,000 times and count against the probabilities",
+    "D             full size: 10,000 draws counted against the probabilities",
+    "B             full size: 8 requests sampled together (Up, Down pick one;",
+    "              the setting keys change it alone; Space steps all; B leaves)",
     "x             drop your changes: back to the lesson's settings",
     "a, v          answer the exercise, show its solution",
     "Up, Down      scroll the lesson text (also PgUp, PgDn)",
-    ":             a command: any setting by name (:temperature 0.5,",
-    "              :top-k 3, :order hf, :seed 42), :lesson ID, :step N,",
-    "              :reset, :quit",
+    ":             a command: a setting by name (:temperature 0.5, :seed 42),",
+    "              :lesson ID, :step N, :reset, :quit",
     "?             this help (any key closes it)",
     "q             quit",
     NULL,
@@ -111,6 +108,36 @@ const struct app_entry *app_shown_entry(const struct app *a)
     return a->pos < a->n_hist ? &a->hist[a->pos] : NULL;
 }
 
+/* The many draws of the step on screen: on the CPU straight from the trace;
+ * on another backend the draws run there, on the step's logits, and only
+ * the tokens come back to be counted. */
+static int many_draws(struct app *a, struct err *e)
+{
+    uint32_t step = source_draw_step(&a->L, a->cur_len);
+    struct backend *be = a->src.backend;
+    if (!be || be->ops == &backend_cpu_ops)
+        return rr_draws(&a->t, a->cur.sampler.seed, step, RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &a->draws,
+                        e);
+    const float *z = source_last_logits_f(&a->L, a->cur_step);
+    struct backend_req req = { .s = a->cur.sampler,
+                               .context = a->cur_ctx,
+                               .context_len = a->cur_len,
+                               .prompt_len =
+                                   a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len,
+                               .step = step };
+    if (!z)
+        return err_set(e, ERR_SYSTEM, "the step's logits are not floats");
+    int *kept = malloc(2 * RR_DRAWS_DEFAULT * sizeof *kept), *plain = kept + RR_DRAWS_DEFAULT;
+    if (!kept)
+        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", RR_DRAWS_DEFAULT);
+    int rc = backend_set_logits(be, z, 1, a->L.vocab.n, e) < 0 ||
+                     backend_draws(be, &req, RR_DRAWS_DEFAULT, kept, plain, e) < 0
+                 ? -1
+                 : rr_tally(&a->t, kept, plain, RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &a->draws, e);
+    free(kept);
+    return rc;
+}
+
 /* Recomputes the trace of the step on screen. */
 static void recompute(struct app *a)
 {
@@ -132,8 +159,7 @@ static void recompute(struct app *a)
     if (source_run_step(&a->L, a->cur_step, &a->cur, a->cur_ctx, a->cur_len, &a->t, &e) < 0) {
         set_msg(a, 1, "%s", e.msg);
     } else if (a->draws_on && source_is_fast(&a->L)) {
-        if (rr_draws(&a->t, a->cur.sampler.seed, source_draw_step(&a->L, a->cur_len),
-                     RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &a->draws, &e) < 0)
+        if (many_draws(a, &e) < 0)
             set_msg(a, 1, "%s", e.msg);
         else
             a->draws_ok = 1;
@@ -255,9 +281,19 @@ static int open_lesson(struct app *a, const char *what, int index, struct err *e
         lesson_free(&L);
         return -1;
     }
+    if (a->src.backend && source_use_backend(&L, a->src.backend, e) < 0) {
+        trace_free(&t);
+        lesson_free(&L);
+        /* The head the backend held was the lesson still open: put it back. */
+        struct err ignored;
+        source_use_backend(&a->L, a->src.backend, &ignored);
+        return -1;
+    }
     drop_history_from(a, 0);
     trace_free(&a->t);
     lesson_free(&a->L);
+    batch_free(&a->batch);
+    a->batch_on = 0;
     a->L = L;
     a->t = t;
     a->lesson_index = index;
@@ -397,9 +433,38 @@ static int take_step(struct app *a)
 
 /* ---- settings from keys -------------------------------------------------------- */
 
+/* The settings the keys change: the selected request's in the batch view,
+ * else the step's on screen. */
+static const struct settings *edit_settings(const struct app *a)
+{
+    return a->batch_on ? &a->batch.row[a->batch_sel].set : &a->cur;
+}
+
+/* In the batch view a setting belongs to one request: the others keep
+ * theirs, and since each row's u depends only on its own seed and counter,
+ * their tokens stay as they were. */
+static int apply_batch_setting(struct app *a, const char *name, const char *value)
+{
+    struct err e;
+    if (batch_set(&a->batch, a->batch_sel, name, value, &e) < 0) {
+        set_msg(a, 1, "%s: %s", name, e.msg);
+        return APP_REDRAW;
+    }
+    if (batch_sample(&a->batch, &a->L, a->src.backend, &e) < 0) {
+        set_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    char v[STOP_LEN * 2 + 16];
+    settings_value(&a->batch.row[a->batch_sel].set, name, v, sizeof v);
+    set_msg(a, 0, "request %d: %s %s (the other requests keep theirs)", a->batch_sel, name, v);
+    return APP_REDRAW;
+}
+
 /* Sets a live override; on a taken step, goes back to it first. */
 static int apply_setting(struct app *a, const char *name, const char *value)
 {
+    if (a->batch_on)
+        return apply_batch_setting(a, name, value);
     struct settings check = a->cur;
     struct err e;
     if (settings_set(&check, name, value, &e) < 0) {
@@ -463,7 +528,7 @@ static int key_ladder(struct app *a, const char *name, const double *steps, int 
 static int key_top_k(struct app *a, int dir)
 {
     /* Off means every token, so it sits above the largest k. */
-    int V = a->L.vocab.n, k = a->cur.sampler.top_k;
+    int V = a->L.vocab.n, k = edit_settings(a)->sampler.top_k;
     double cur = (k <= 0 || k >= V) ? INFINITY : k;
     double steps[32];
     int n = 0;
@@ -487,9 +552,9 @@ static int key_top_k(struct app *a, int dir)
 static int key_toggle(struct app *a, const char *name, const char *x, const char *y)
 {
     char v[32];
-    settings_value(&a->cur, name, v, sizeof v);
+    settings_value(edit_settings(a), name, v, sizeof v);
     int flags = apply_setting(a, name, strcmp(v, x) == 0 ? y : x);
-    if (a->cur.sampler.repetition_penalty == 1.0 && !a->msg_warn)
+    if (edit_settings(a)->sampler.repetition_penalty == 1.0 && !a->msg_warn)
         snprintf(a->msg + strlen(a->msg), sizeof a->msg - strlen(a->msg),
                  " (the repetition penalty is off: R turns it on)");
     return flags;
@@ -498,13 +563,13 @@ static int key_toggle(struct app *a, const char *name, const char *x, const char
 static int key_order(struct app *a)
 {
     static const char *const NEXT[] = { "hf", "vllm", "llamacpp", "lesson", "lesson" };
-    return apply_setting(a, "order", NEXT[a->cur.sampler.chain.preset]);
+    return apply_setting(a, "order", NEXT[edit_settings(a)->sampler.chain.preset]);
 }
 
 static int key_seed(struct app *a)
 {
     char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(a->cur.sampler.seed + 1));
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(edit_settings(a)->sampler.seed + 1));
     return apply_setting(a, "seed", buf);
 }
 
@@ -622,6 +687,7 @@ static int submit_answer(struct app *a)
 /* ---- commands ---------------------------------------------------------------------- */
 
 static int find_token(struct app *a, const char *text);
+static int toggle_batch(struct app *a);
 
 int app_command(struct app *a, const char *line)
 {
@@ -670,6 +736,8 @@ int app_command(struct app *a, const char *line)
         }
         return APP_REDRAW;
     }
+    if (strcmp(name, "batch") == 0)
+        return toggle_batch(a);
     if (strcmp(name, "step") == 0) {
         int k;
         struct err e;
@@ -802,6 +870,92 @@ static void scroll(struct app *a, int key)
         a->scroll = 0;
 }
 
+/* Opens or closes the batch view. */
+static int toggle_batch(struct app *a)
+{
+    if (a->batch_on) {
+        a->batch_on = 0;
+        batch_free(&a->batch);
+        set_msg(a, 0, "back to the single step");
+        return APP_REDRAW;
+    }
+    struct err e;
+    if (!a->src.backend) {
+        set_msg(a, 1, "the batch view needs a backend");
+        return APP_REDRAW;
+    }
+    if (batch_open(&a->batch, &a->L, a->src.backend, &e) < 0) {
+        set_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    a->batch_on = 1;
+    a->batch_sel = 0;
+    set_msg(a, 0,
+            "%d requests, one LM-head call and one sampler call a step: Up, Down choose one, "
+            "the setting keys change only it, Space steps them all",
+            a->batch.n);
+    return APP_REDRAW;
+}
+
+/* The keys the batch view handles itself; -1 for the ones it leaves to the
+ * usual handling (setting keys, help, quit, the prompt). */
+static int batch_key(struct app *a, int key)
+{
+    struct err e;
+    switch (key) {
+    case AK_UP:
+    case AK_DOWN:
+        a->batch_sel = (a->batch_sel + (key == AK_DOWN ? 1 : a->batch.n - 1)) % a->batch.n;
+        a->msg[0] = '\0';
+        return APP_REDRAW;
+    case ' ':
+    case AK_ENTER:
+        if (batch_step(&a->batch, &a->L, a->src.backend, &e) < 0)
+            set_msg(a, 1, "%s", e.msg);
+        else if (!batch_running(&a->batch))
+            set_msg(a, 0, "every request has stopped: Home starts the batch again, B leaves");
+        else
+            a->msg[0] = '\0';
+        return APP_REDRAW;
+    case AK_HOME:
+        batch_free(&a->batch);
+        if (batch_open(&a->batch, &a->L, a->src.backend, &e) < 0) {
+            a->batch_on = 0;
+            set_msg(a, 1, "%s", e.msg);
+        } else {
+            set_msg(a, 0, "the batch starts again from the prompt");
+        }
+        return APP_REDRAW;
+    case AK_ESC:
+        return toggle_batch(a);
+    case 't':
+    case 'T':
+    case 'k':
+    case 'K':
+    case 'p':
+    case 'P':
+    case 'm':
+    case 'M':
+    case 'r':
+    case 'R':
+    case 'f':
+    case 'g':
+    case 'o':
+    case 's':
+    case 'S':
+    case 'B':
+    case ':':
+    case '?':
+    case 'q':
+        return -1;
+    default:
+        if (key < 0x80 && key > 0x20)
+            set_msg(a, 0, "'%c' does nothing in the batch view: B leaves it, ? lists the keys",
+                    key);
+        return APP_REDRAW;
+    }
+}
+
 int app_key(struct app *a, int key)
 {
     if (key == AK_RESIZE || key == AK_NONE)
@@ -825,7 +979,12 @@ int app_key(struct app *a, int key)
         return key_input(a, key, submit_find);
     if (key > 0 && key < 128 && a->keymap[key])
         key = a->keymap[key]; /* the user's key bindings (config.h) */
-    const struct sampler_settings *m = &a->cur.sampler;
+    if (a->batch_on) {
+        int flags = batch_key(a, key);
+        if (flags >= 0)
+            return flags;
+    }
+    const struct sampler_settings *m = &edit_settings(a)->sampler;
     switch (key) {
     case 'q':
         return APP_QUIT;
@@ -927,6 +1086,8 @@ int app_key(struct app *a, int key)
         return APP_REDRAW;
     case 'D':
         return app_command(a, "draws");
+    case 'B':
+        return app_command(a, "batch");
     case 'x':
         return key_reset(a);
     case 'a':
@@ -982,7 +1143,6 @@ int app_init(struct app *a, const char *dir, const char *what, int n_over, const
             a->keymap[a->src.config->bindings[i].key] = a->src.config->bindings[i].action;
     a->lesson_index = -1;
     a->try_index = -1;
-    a->backend = "CPU";
     if (catalog_open(&a->cat, dir, e) < 0)
         return -1;
     for (int i = 0; i < n_over; i++)
@@ -1007,6 +1167,7 @@ int app_init(struct app *a, const char *dir, const char *what, int n_over, const
 
 void app_free(struct app *a)
 {
+    batch_free(&a->batch);
     drop_history_from(a, 0);
     free(a->live_ctx);
     trace_free(&a->t);

@@ -6,6 +6,7 @@
 #ifndef LOGITLAB_APP_H
 #define LOGITLAB_APP_H
 
+#include "batch.h"
 #include "catalog.h"
 #include "config.h"
 #include "err.h"
@@ -65,6 +66,7 @@ struct app_source {
     int hidden;                  /* the hidden size of a model lesson's head; 0: the lesson's */
     const char *vocab;           /* the vocabulary of captured logits; NULL: Llama 3's */
     const struct config *config; /* the user's defaults and key bindings, or NULL */
+    struct backend *backend; /* where model lessons run their LM head and the batch; NULL: none */
 };
 
 struct app_override {
@@ -136,7 +138,6 @@ struct app {
     int scroll_max;  /* the last scroll that still shows text, set after each drawing */
     int scroll_page; /* lines of text on screen, set after each drawing */
     int try_index;   /* the step's suggestion applied last, -1 for none */
-    const char *backend;
     struct app_source src;
     int keymap[128]; /* a key pressed -> the key of the action bound to it; 0: itself */
 
@@ -146,6 +147,12 @@ struct app {
     int draws_on;
     struct rr_draws draws;
     int draws_ok;
+
+    /* The batch view (B): BATCH_ROWS requests sampled together on the
+     * backend; the setting keys change only the request selected. */
+    int batch_on;
+    int batch_sel;
+    struct batch batch;
 };
 
 /* Opens lesson what (an id, a lesson file, or a .npy file of captured

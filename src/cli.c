@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "backend.h"
 #include "config.h"
 #include "keys.h"
 #include "model.h"
@@ -32,6 +33,7 @@ enum {
     OPT_CONFIG,
     OPT_NO_CONFIG,
     OPT_THEME,
+    OPT_BACKEND,
 };
 
 void cli_usage(FILE *out)
@@ -93,6 +95,9 @@ void cli_usage(FILE *out)
             "  --config FILE        read defaults from FILE (default:\n"
             "                       $XDG_CONFIG_HOME/logitlab/config.ini)\n"
             "  --no-config          read no configuration file\n"
+            "  --backend NAME       where the LM head and the batch run: auto (default: the\n"
+            "                       GPU when a CUDA device is usable, else the CPU), cpu,\n"
+            "                       or cuda (an error when no device can be used)\n"
             "  -h, --help           show this help and exit\n"
             "  -V, --version        show the version and exit\n"
             "\n"
@@ -167,6 +172,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     longs[n++] = (struct option){ "config", required_argument, NULL, OPT_CONFIG };
     longs[n++] = (struct option){ "no-config", no_argument, NULL, OPT_NO_CONFIG };
     longs[n++] = (struct option){ "theme", required_argument, NULL, OPT_THEME };
+    longs[n++] = (struct option){ "backend", required_argument, NULL, OPT_BACKEND };
     for (int i = 0; SETTINGS_INFO[i].name; i++)
         longs[n++] =
             (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_SETTING_BASE + i };
@@ -259,6 +265,13 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             if (config_parse_theme(optarg, &t, e) < 0)
                 return err_prefix(e, "--theme"), -1;
             o->theme = (int)t + 1;
+            break;
+        }
+        case OPT_BACKEND: {
+            enum backend_choice b;
+            if (backend_parse(optarg, &b, e) < 0)
+                return err_prefix(e, "--backend"), -1;
+            o->backend = (int)b;
             break;
         }
         case ':':

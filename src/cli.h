@@ -47,6 +47,7 @@ struct options {
     const char *config; /* --config FILE */
     int no_config;      /* --no-config: built-in defaults only */
     int theme;          /* --theme: an enum theme + 1; 0: the config's */
+    int backend;        /* --backend: enum backend_choice (0: auto) */
     int n_over;
     struct override over[MAX_OVERRIDES]; /* settings in command-line order */
 };

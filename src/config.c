@@ -41,6 +41,7 @@ const struct key_action CONFIG_ACTIONS[] = {
     { "solution", 'v' },
     { "find", '/' },
     { "draws", 'D' },
+    { "batch", 'B' },
     { NULL, 0 },
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "backend.h"
 #include "catalog.h"
 #include "cli.h"
 #include "config.h"
@@ -32,6 +33,8 @@
 /* The user's configuration, read once in main() before anything else and
  * only read after that. */
 static struct config CONFIG;
+/* Where the LM head and the batch run (--backend), opened once in main. */
+static struct backend BACKEND;
 static char config_warning[APP_MSG_MAX];
 #define TUI_POLL_MS 250 /* how often the loop looks at the stop flag */
 
@@ -78,7 +81,7 @@ static int load_lesson(const struct options *o, const char *what, struct lesson 
     if (rc < 0)
         return -1;
     L->config = &CONFIG;
-    if (source_open(L, o->hidden, rows, e) < 0) {
+    if (source_open(L, o->hidden, rows, e) < 0 || source_use_backend(L, &BACKEND, e) < 0) {
         lesson_free(L);
         return -1;
     }
@@ -384,7 +387,7 @@ static int open_app(const struct options *o, struct app *a, struct err *e)
         values[i] = o->over[i].value;
     }
     if (app_init(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names, values,
-                 &(struct app_source){ o->hidden, o->vocab, &CONFIG }, e) < 0)
+                 &(struct app_source){ o->hidden, o->vocab, &CONFIG, &BACKEND }, e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);
@@ -515,6 +518,9 @@ int main(int argc, char **argv)
     } else if (rc == 0) {
         config_load_text(&CONFIG, "(none)", "", &e);
     }
+    int need_backend = !(o.command && strcmp(o.command, "lessons") == 0);
+    if (rc == 0 && need_backend)
+        rc = backend_open(&BACKEND, (enum backend_choice)o.backend, &e);
     if (rc == 0) {
         if (o.command && strcmp(o.command, "lessons") == 0) {
             rc = cmd_lessons(&o, &e);
@@ -530,6 +536,7 @@ int main(int argc, char **argv)
             rc = cmd_tui(&o, &e);
         }
     }
+    backend_close(&BACKEND);
     if (rc < 0) {
         fprintf(stderr, "logitlab: %s\n", e.msg);
         return e.code ? e.code : ERR_USAGE;

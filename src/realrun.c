@@ -59,6 +59,7 @@ static struct {
     struct zid *order;
     double *cum_p, *cum_k;
     unsigned char *hit;
+    int *rank;
 } W;
 
 static int work_reserve(size_t V)
@@ -66,6 +67,7 @@ static int work_reserve(size_t V)
     if (W.V >= V && W.a)
         return 0;
     free(W.a), free(W.b), free(W.count), free(W.order), free(W.cum_p), free(W.cum_k), free(W.hit);
+    free(W.rank);
     memset(&W, 0, sizeof W);
     W.a = malloc(V * sizeof *W.a);
     W.b = malloc(V * sizeof *W.b);
@@ -74,7 +76,8 @@ static int work_reserve(size_t V)
     W.cum_p = malloc(V * sizeof *W.cum_p);
     W.cum_k = malloc(V * sizeof *W.cum_k);
     W.hit = malloc(2 * V);
-    if (!W.a || !W.b || !W.count || !W.order || !W.cum_p || !W.cum_k || !W.hit)
+    W.rank = malloc(V * sizeof *W.rank);
+    if (!W.rank || !W.a || !W.b || !W.count || !W.order || !W.cum_p || !W.cum_k || !W.hit)
         return -1;
     W.V = V;
     return 0;
@@ -119,20 +122,6 @@ static void rank_order(const struct trace *t, struct zid *out, int *m_out)
     *m_out = m;
 }
 
-/* The first index whose cumulative value exceeds u; n when none does. */
-static int first_above(const double *cum, int n, double u)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (cum[mid] > u)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
 static double chi2(const long *c, const double *p, int rows, long c_rest, double p_rest, int n,
                    int *df)
 {
@@ -157,91 +146,176 @@ static double chi2(const long *c, const double *p, int rows, long c_rest, double
     return x;
 }
 
-int rr_draws(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows,
-             struct rr_draws *d, struct err *e)
+/* The rank order of t's finite tokens and the cumulative probabilities
+ * down it, without and with the filters, in the work area. */
+static int prepare(const struct trace *t, int *m_out, int *last_kept)
 {
-    memset(d, 0, sizeof *d);
-    if (!t->fmax_valid)
-        return err_set(e, ERR_USAGE, "many draws need a full-size step");
-    if (n < 1 || n > 10000000)
-        return err_set(e, ERR_USAGE, "%d draws: from 1 to 10000000", n);
     int V = t->vocab_size, m = 0;
     if (work_reserve((size_t)V) < 0)
-        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
-    struct zid *order = W.order;
-    double *cum_p = W.cum_p, *cum_k = W.cum_k;
-    unsigned char *hit = W.hit;
-    memset(hit, 0, 2 * (size_t)V);
-    rank_order(t, order, &m);
+        return -1;
+    rank_order(t, W.order, &m);
     double S = t->sum_exp_shifted, K = t->kept_mass * S, cp = 0.0, ck = 0.0;
-    int last_kept = -1;
+    *last_kept = -1;
     for (int r = 0; r < m; r++) {
-        int id = order[r].id;
+        int id = W.order[r].id;
         double ev = t->fe[id];
         cp += ev / S;
         if (t->fmark[id] == 0 && K > 0) {
             ck += ev / K;
-            last_kept = r;
+            *last_kept = r;
         }
-        cum_p[r] = cp;
-        cum_k[r] = ck;
+        W.cum_p[r] = cp;
+        W.cum_k[r] = ck;
     }
+    *m_out = m;
+    return 0;
+}
+
+/* The ranks draw i lands on without (*rp) and with (*rk) the filters. */
+static void draw_ranks(const struct trace *t, double u, int m, int last_kept, int *rp, int *rk)
+{
+    *rp = rule_first_above(W.cum_p, m, u);
+    if (*rp >= m)
+        *rp = m - 1; /* rounding left the total under u: the last token takes it */
+    if (t->greedy) {
+        int r = 0;
+        while (r < m && t->fmark[W.order[r].id] != 0)
+            r++;
+        *rk = r;
+    } else {
+        *rk = rule_first_above(W.cum_k, m, u);
+        if (*rk >= m)
+            *rk = last_kept;
+    }
+}
+
+int rr_draw_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row, int n,
+                int *kept_ids, int *plain_ids, struct err *e)
+{
+    if (!t->fmax_valid)
+        return err_set(e, ERR_USAGE, "many draws need a full-size step");
+    if (n < 1 || n > RR_DRAWS_MAX)
+        return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, RR_DRAWS_MAX);
+    int m, last_kept;
+    if (prepare(t, &m, &last_kept) < 0)
+        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
+    for (int i = 0; i < n; i++) {
+        int rp, rk;
+        draw_ranks(t, sampler_u(seed, step, row, (uint32_t)i), m, last_kept, &rp, &rk);
+        if (plain_ids)
+            plain_ids[i] = W.order[rp].id;
+        if (kept_ids)
+            kept_ids[i] = W.order[rk].id;
+    }
+    return 0;
+}
+
+/* Counts one draw that landed on ranks rp (no filter) and rk (filters). */
+static void tally(struct rr_draws *d, int top, int rp, int rk, int first)
+{
+    unsigned char *hit = W.hit;
+    if (first)
+        d->first_kept = W.order[rk].id;
+    if (rp < top) {
+        d->c_plain[rp]++;
+    } else {
+        d->tail_plain++;
+        if (!hit[2 * (size_t)W.order[rp].id] && d->n_examples < RR_EXAMPLES) {
+            d->example[d->n_examples] = W.order[rp].id;
+            d->example_rank[d->n_examples++] = rp;
+        }
+    }
+    if (rk < top)
+        d->c_kept[rk]++;
+    else
+        d->tail_kept++;
+    unsigned char *hp = &hit[2 * (size_t)W.order[rp].id],
+                  *hk = &hit[2 * (size_t)W.order[rk].id + 1];
+    d->distinct_plain += !*hp;
+    d->distinct_kept += !*hk;
+    *hp = *hk = 1;
+}
+
+/* Everything but the counts: the rows, their probabilities and the tails. */
+static void draws_head(const struct trace *t, int n, int rows, int m, struct rr_draws *d)
+{
+    double S = t->sum_exp_shifted, K = t->kept_mass * S;
     int top = rows < RR_DRAW_ROWS ? rows : RR_DRAW_ROWS;
     if (top > m)
         top = m;
     d->n = n;
     d->rows = top;
     for (int r = 0; r < top; r++) {
-        int id = order[r].id;
+        int id = W.order[r].id;
         d->id[r] = id;
         d->p_plain[r] = t->fe[id] / S;
         d->p_kept[r] = t->fmark[id] == 0 && K > 0 ? t->fe[id] / K : 0.0;
     }
-    d->tail_p_plain = top > 0 ? 1.0 - cum_p[top - 1] : 1.0;
-    d->tail_p_kept = top > 0 ? 1.0 - cum_k[top - 1] : 1.0;
+    d->tail_p_plain = top > 0 ? 1.0 - W.cum_p[top - 1] : 1.0;
+    d->tail_p_kept = top > 0 ? 1.0 - W.cum_k[top - 1] : 1.0;
     if (d->tail_p_plain < 0)
         d->tail_p_plain = 0;
     if (d->tail_p_kept < 0)
         d->tail_p_kept = 0;
-    for (int i = 0; i < n; i++) {
-        double u = sampler_u(seed, step, 0, (uint32_t)i);
-        int rp = first_above(cum_p, m, u);
-        if (rp >= m)
-            rp = m - 1; /* rounding left the total under u: the last token takes it */
-        int rk;
-        if (t->greedy) {
-            rk = 0;
-            while (rk < m && t->fmark[order[rk].id] != 0)
-                rk++;
-        } else {
-            rk = first_above(cum_k, m, u);
-            if (rk >= m)
-                rk = last_kept;
-        }
-        if (i == 0)
-            d->first_kept = order[rk].id;
-        if (rp < top) {
-            d->c_plain[rp]++;
-        } else {
-            d->tail_plain++;
-            if (!hit[2 * (size_t)order[rp].id] && d->n_examples < RR_EXAMPLES) {
-                d->example[d->n_examples] = order[rp].id;
-                d->example_rank[d->n_examples++] = rp;
-            }
-        }
-        if (rk < top)
-            d->c_kept[rk]++;
-        else
-            d->tail_kept++;
-        unsigned char *hp = &hit[2 * (size_t)order[rp].id],
-                      *hk = &hit[2 * (size_t)order[rk].id + 1];
-        d->distinct_plain += !*hp;
-        d->distinct_kept += !*hk;
-        *hp = *hk = 1;
-    }
+    memset(W.hit, 0, 2 * (size_t)t->vocab_size);
+}
+
+/* What both ways of counting draws start with: the checks, the rank order
+ * and the rows. */
+static int draws_begin(const struct trace *t, int n, int rows, struct rr_draws *d, int *m,
+                       int *last_kept, struct err *e)
+{
+    memset(d, 0, sizeof *d);
+    if (!t->fmax_valid)
+        return err_set(e, ERR_USAGE, "many draws need a full-size step");
+    if (n < 1 || n > RR_DRAWS_MAX)
+        return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, RR_DRAWS_MAX);
+    if (prepare(t, m, last_kept) < 0)
+        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
+    draws_head(t, n, rows, *m, d);
+    return 0;
+}
+
+static void draws_tail(struct rr_draws *d)
+{
+    int n = d->n, top = d->rows;
     d->chi2_plain =
         chi2(d->c_plain, d->p_plain, top, d->tail_plain, d->tail_p_plain, n, &d->df_plain);
     d->chi2_kept = chi2(d->c_kept, d->p_kept, top, d->tail_kept, d->tail_p_kept, n, &d->df_kept);
+}
+
+int rr_draws(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows,
+             struct rr_draws *d, struct err *e)
+{
+    int m, last_kept;
+    if (draws_begin(t, n, rows, d, &m, &last_kept, e) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        int rp, rk;
+        draw_ranks(t, sampler_u(seed, step, 0, (uint32_t)i), m, last_kept, &rp, &rk);
+        tally(d, d->rows, rp, rk, i == 0);
+    }
+    draws_tail(d);
+    return 0;
+}
+
+int rr_tally(const struct trace *t, const int *kept_ids, const int *plain_ids, int n, int rows,
+             struct rr_draws *d, struct err *e)
+{
+    int m, last_kept;
+    if (draws_begin(t, n, rows, d, &m, &last_kept, e) < 0)
+        return -1;
+    int *rank = W.rank;
+    for (int r = 0; r < m; r++)
+        rank[W.order[r].id] = r;
+    for (int i = 0; i < n; i++) {
+        int p = plain_ids[i], k = kept_ids[i];
+        if (p < 0 || p >= t->vocab_size || k < 0 || k >= t->vocab_size || t->fz[p] == -INFINITY ||
+            t->fz[k] == -INFINITY)
+            return err_set(e, ERR_SYSTEM, "draw %d came back with a token outside the step", i);
+        tally(d, d->rows, rank[p], rank[k], i == 0);
+    }
+    draws_tail(d);
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #define RR_DRAW_ROWS     32 /* top tokens counted one by one */
 #define RR_EXAMPLES      8  /* tail tokens drawn, listed as examples */
 #define RR_DRAWS_DEFAULT 10000
+#define RR_DRAWS_MAX     10000000
 
 /* Counts of z' (the logits the softmax sees) in equal bins from lo to hi. */
 struct rr_hist {
@@ -58,6 +59,19 @@ struct rr_draws {
  * (t holds no fast run, out of memory). About 15 ms at V = 128,256 plus
  * 0.1 microsecond a draw. */
 int rr_draws(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows,
+             struct rr_draws *d, struct err *e);
+
+/* The tokens of n draws on t's distribution, u_i = sampler_u(seed, step,
+ * row, i): kept_ids[i] by the draw rule over the kept tokens, plain_ids[i]
+ * by the softmax over every token (either may be NULL). What a backend's
+ * draws compute (backend.h). Returns 0 or -1. */
+int rr_draw_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row, int n,
+                int *kept_ids, int *plain_ids, struct err *e);
+
+/* Fills d from n draws made elsewhere (a backend's draws, row 0 of the same
+ * step): the same counts rr_draws makes from its own u. Returns 0, or -1
+ * for a token that is not a finite token of t. */
+int rr_tally(const struct trace *t, const int *kept_ids, const int *plain_ids, int n, int rows,
              struct rr_draws *d, struct err *e);
 
 /* The upper 0.1 % point of chi-square with df degrees of freedom (Wilson-

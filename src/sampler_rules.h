@@ -56,6 +56,22 @@ static inline HOSTDEV int rule_min_p_keeps(double z, double max, double min_p)
     return exp(z - max) >= min_p;
 }
 
+/* The draw rule on cumulative sums in rank order: the first index whose
+ * cumulative value exceeds u (strictly); n when rounding left them all at
+ * or below u. */
+static inline HOSTDEV int rule_first_above(const double *cum, int n, double u)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (cum[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 /* A 32-bit key that orders like z: the float bits of z, with the sign bit
  * flipped for positives and every bit flipped for negatives. Rounding z to
  * float never reverses an order, so tokens in a higher bucket of the key

@@ -1,5 +1,7 @@
 #include "scenario.h"
 
+#include "backend.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -462,7 +464,14 @@ const float *scenario_run_logits(struct scenario_run *r, const int *ctx, int len
         return NULL;
     model_rmsnorm(r->h, r->m.d, r->x);
     double t1 = now_ms();
-    model_logits(&r->m, r->x, r->logits);
+    if (r->be) {
+        /* The backend normalizes h itself and keeps its logits; the
+         * step's panes need every token's value, so row 0 comes back. */
+        if (backend_logits(r->be, r->h, 1, e) < 0 || backend_get_logits(r->be, 0, r->logits, e) < 0)
+            return NULL;
+    } else {
+        model_logits(&r->m, r->x, r->logits);
+    }
     r->hidden_ms = t1 - t0;
     r->logits_ms = now_ms() - t1;
     if (len)

@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "err.h"
+
+struct backend;
 #include "model.h"
 #include "vocab.h"
 
@@ -82,6 +84,7 @@ struct scenario_run {
     int *ctx; /* the context the logits are for */
     int ctx_len, ctx_cap, valid;
     double hidden_ms, logits_ms; /* what building the vector and the product cost */
+    struct backend *be;          /* where the product runs (NULL: model.c on this CPU) */
 };
 
 /* Builds the head (V rows of hidden size d, weights from seed) for s. */

@@ -1,5 +1,7 @@
 #include "source.h"
 
+#include "backend.h"
+
 #include "config.h"
 
 #include <math.h>
@@ -36,6 +38,25 @@ int source_open(struct lesson *L, int hidden, int rows, struct err *e)
     }
     L->model.run = r;
     return 0;
+}
+
+int source_use_backend(struct lesson *L, struct backend *be, struct err *e)
+{
+    if (!L->model.run)
+        return 0;
+    L->model.run->be = NULL;
+    L->model.run->valid = 0;
+    if (backend_head(be, &L->model.run->m, e) < 0)
+        return -1;
+    L->model.run->be = be;
+    return 0;
+}
+
+const float *source_last_logits_f(const struct lesson *L, int step)
+{
+    if (L->model.on)
+        return L->model.run && L->model.run->valid ? L->model.run->logits : NULL;
+    return step >= 1 && step <= L->n_steps ? L->steps[step - 1].logits_f : NULL;
 }
 
 int source_is_fast(const struct lesson *L)

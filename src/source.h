@@ -24,6 +24,17 @@
  * second or so at full size. Other lessons run on the reference sampler. */
 int source_open(struct lesson *L, int hidden, int rows, struct err *e);
 
+struct backend;
+
+/* Runs L's LM head on backend be from now on (after source_open): makes
+ * the head ready there (on a GPU, its weights are generated on the
+ * device). Lessons without a model ignore it. Returns 0 or -1. */
+int source_use_backend(struct lesson *L, struct backend *be, struct err *e);
+
+/* The float logits of the step source_run_step ran last on L, when they
+ * are floats (a model's, or a captured row); NULL for a lesson's table. */
+const float *source_last_logits_f(const struct lesson *L, int step);
+
 /* 1 when L runs on the O(V) sampler (source_open decided). */
 int source_is_fast(const struct lesson *L);
 

@@ -850,9 +850,31 @@ static int in_chain(const struct sampler_settings *m, enum stage st)
     return 0;
 }
 
+static const char *backend_name(const struct app *a)
+{
+    const struct backend *b = a->src.backend;
+    return b && b->ops ? b->ops->name : "CPU";
+}
+
+/* The right end of the status line: the backend and what the last
+ * computation cost -- in the batch view, the device's own time (CUDA
+ * events; on the CPU the same as its compute time) and the wall time of the
+ * whole step, and why the CPU is used when auto chose it. */
+static void status_right(const struct app *a, const struct screen *s, char *buf, size_t n)
+{
+    if (!a->batch_on) {
+        snprintf(buf, n, " %s %.0f %s ", backend_name(a), a->recompute_us,
+                 glyph(s, "\u00b5s", "us"));
+        return;
+    }
+    const struct batch *b = &a->batch;
+    snprintf(buf, n, " %s  kernel %.3f ms  step %.2f ms ", backend_name(a),
+             (b->head_ran ? b->head_kernel_ms : 0.0) + b->kernel_ms, b->step_ms);
+}
+
 static void draw_status(const struct app *a, struct screen *s, struct rect r)
 {
-    const struct settings *st = &a->cur;
+    const struct settings *st = a->batch_on ? &a->batch.row[a->batch_sel].set : &a->cur;
     const struct sampler_settings *m = &st->sampler;
     char v[8][40];
     static const char *const NAMES[] = { "temperature",        "top-k", "top-p",     "min-p",
@@ -867,8 +889,7 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
     }
     screen_fill(s, r, ' ', COL_STATUS, 0);
     char right[96];
-    snprintf(right, sizeof right, " %s %.0f %s ", a->backend, a->recompute_us,
-             glyph(s, "\u00b5s", "us"));
+    status_right(a, s, right, sizeof right);
     int rw = utf8_width(right);
     char rep[96];
     if (m->repetition_penalty != 1.0) {
@@ -906,7 +927,19 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
                  m->frequency_penalty);
     if (m->shift != 0.0)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "  shift %g", m->shift);
-    screen_printf(s, r.x, r.y + 1, r.w, COL_STATUS, 0,
+    /* In the batch view, where the backend does the work, why auto chose
+     * the CPU (a reason only a fallback has). */
+    const struct backend *be = a->src.backend;
+    int ww = 0;
+    char why[BACKEND_WHY_MAX + 4] = "";
+    if (a->batch_on && be && be->why[0]) {
+        snprintf(why, sizeof why, " %s ", be->why);
+        ww = utf8_width(why);
+        if (ww > r.w / 2)
+            ww = r.w / 2;
+        screen_text(s, r.x + r.w - ww, r.y + 1, ww, why, COL_WARN, 0);
+    }
+    screen_printf(s, r.x, r.y + 1, r.w - ww, COL_STATUS, 0,
                   " seed %s  order %s%s%s%s  max-tokens %s  stop %s%s", v[5],
                   preset_name(m->chain.preset), chain[0] ? " " : "", chain,
                   m->chain.topk_keep_ties ? " (k ties)" : "", v[6], stops, extra);
@@ -915,6 +948,11 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
 /* Key hints for the state the screen is in. */
 static const char *hints(const struct app *a, const struct screen *s)
 {
+    if (a->batch_on)
+        return s->utf8 ? "Space step all  \u2191\u2193 request  t/T k/K p/P m/M r/R  o  s  "
+                         "Home restart  B leave  ? help  q quit"
+                       : "Space step all  Up/Down request  t/T k/K p/P m/M r/R  o  s  Home "
+                         "restart  B leave  ? help  q quit";
     if (app_hidden(a))
         return "a answer  v solution  Space answer  l text  ? help  q quit";
     if (a->pos < a->n_hist && a->end != END_NONE && a->pos == a->n_hist - 1)
@@ -1203,6 +1241,101 @@ static void draw_big(const struct app *a, struct screen *s, struct rect r)
         big_stats(a, s, (struct rect){ r.x, r.y + r.h - stats_h, r.w, stats_h });
 }
 
+/* The text a request has generated, escaped, its end kept when it is long. */
+static void batch_text(const struct app *a, const struct batch_row *w, char *out, size_t n)
+{
+    static char raw[8192], esc[16384];
+    int plen = a->batch.prompt_len;
+    size_t len = vocab_detok(&a->L.vocab, w->ctx + plen, w->len - plen, raw, sizeof raw);
+    if (len >= sizeof raw)
+        len = sizeof raw - 1;
+    raw[vocab_complete_prefix(raw, len)] = '\0';
+    utf8_escape(raw, esc, sizeof esc);
+    utf8_copy(out, n, esc);
+}
+
+/* What a request does next: the token it draws, with its final probability
+ * and how many tokens its chain kept, or why it stopped. */
+static void batch_next(const struct app *a, const struct batch_row *row, char *next, size_t n)
+{
+    if (row->stop.rule != STOP_NONE) {
+        char why[160];
+        stop_describe(&row->stop, &row->set, &a->L.vocab, why, sizeof why);
+        snprintf(next, n, "stopped: %s", why);
+        return;
+    }
+    char tok[96], pad[96];
+    utf8_escape(vocab_token(&a->L.vocab, row->res.id), tok, sizeof tok);
+    utf8_pad(tok, 12, 0, pad, sizeof pad);
+    /* A draw from the tail is the lesson's point: show its tiny p as such. */
+    double p = row->res.final;
+    snprintf(next, n, p >= 1e-3 || p == 0.0 ? "%s p %.4f  %d kept" : "%s p %.1e  %d kept", pad, p,
+             row->res.kept_count);
+}
+
+/* One request: its number and settings, what it does next (in a column nw
+ * wide), and its text so far -- on one line, or on two when the pane has
+ * the room. */
+static void batch_line(const struct app *a, struct screen *s, int x, int y, int w, int r, int nw,
+                       int two_lines)
+{
+    const struct batch_row *row = &a->batch.row[r];
+    int sel = r == a->batch_sel, stopped = row->stop.rule != STOP_NONE;
+    int attr = sel ? ATTR_REVERSE : 0;
+    char set[96], next[192], text[1024];
+    batch_describe(row, set, sizeof set);
+    batch_next(a, row, next, sizeof next);
+    batch_text(a, row, text, sizeof text);
+    screen_fill(s, (struct rect){ x, y, w, two_lines ? 2 : 1 }, ' ', COL_DEFAULT, attr);
+    int col = x + screen_printf(s, x, y, w, sel ? COL_ACCENT : COL_DEFAULT, attr | ATTR_BOLD,
+                                "%c%d ", sel ? '>' : ' ', r);
+    int set_w = two_lines ? x + w - nw - 1 - col : 34;
+    if (set_w > 0)
+        screen_text(s, col, y, set_w, set, COL_DEFAULT, attr);
+    col += set_w > 0 ? set_w + 1 : 0;
+    int nx = two_lines ? x + w - nw : col;
+    screen_text(s, nx, y, x + w - nx, next, stopped ? COL_REMOVED : COL_CHOSEN,
+                attr | (stopped ? ATTR_DIM : ATTR_BOLD));
+    int ty = two_lines ? y + 1 : y, tx = two_lines ? x + 4 : nx + nw + 1;
+    int room = x + w - tx;
+    if (room < 8)
+        return;
+    /* The newest text matters: cut from the front. */
+    const char *t = text;
+    int tw = utf8_width(t);
+    if (tw > room)
+        t = skip_cols(t, tw - room);
+    screen_text(s, tx, ty, room, t, COL_DEFAULT, attr);
+}
+
+static void draw_batch(const struct app *a, struct screen *s, struct rect r)
+{
+    const struct batch *b = &a->batch;
+    char left[96], right[160];
+    snprintf(left, sizeof left, "Batch of %d: one LM head call, one sampler call", b->n);
+    if (b->head_ran)
+        snprintf(right, sizeof right, "step %d  head %.2f ms  sampler %.3f ms", b->steps,
+                 b->head_kernel_ms, b->kernel_ms);
+    else /* a setting changed: the same logits, sampled again */
+        snprintf(right, sizeof right, "step %d  sampler %.3f ms, logits kept", b->steps,
+                 b->kernel_ms);
+    pane_title(s, r, left, right);
+    int two = r.h - 1 >= 2 * b->n, nw = 24;
+    for (int i = 0; i < b->n; i++) {
+        char next[192];
+        batch_next(a, &b->row[i], next, sizeof next);
+        nw = utf8_width(next) > nw ? utf8_width(next) : nw;
+    }
+    if (nw > r.w / 2)
+        nw = r.w / 2;
+    for (int i = 0; i < b->n; i++) {
+        int y = r.y + 1 + i * (two ? 2 : 1);
+        if (y >= r.y + r.h)
+            break;
+        batch_line(a, s, r.x, y, r.w, i, nw, two && y + 1 < r.y + r.h);
+    }
+}
+
 void view_draw_pane(const struct app *a, struct screen *s, enum pane p, struct rect r)
 {
     switch (p) {
@@ -1243,7 +1376,11 @@ void view_render(const struct app *a, struct screen *s)
     view_draw_lesson(a, s, l.lesson, l.side);
     if (source_is_fast(&a->L)) {
         struct rect a0 = l.pane[PANE_LOGITS], a3 = l.pane[PANE_CUM];
-        draw_big(a, s, (struct rect){ a0.x, a0.y, a3.x + a3.w - a0.x, a3.y + a3.h - a0.y });
+        struct rect big = { a0.x, a0.y, a3.x + a3.w - a0.x, a3.y + a3.h - a0.y };
+        if (a->batch_on)
+            draw_batch(a, s, big);
+        else
+            draw_big(a, s, big);
     } else {
         for (int p = 0; p < PANE_COUNT; p++)
             view_draw_pane(a, s, (enum pane)p, l.pane[p]);

@@ -17,6 +17,7 @@ int main(void)
     srunner_add_suite(sr, suite_fast());
     srunner_add_suite(sr, suite_real());
     srunner_add_suite(sr, suite_config());
+    srunner_add_suite(sr, suite_backend());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -17,12 +17,13 @@ Suite *suite_app(void);
 Suite *suite_fast(void);
 Suite *suite_real(void);
 Suite *suite_config(void);
+Suite *suite_backend(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"
 /* The full-size lessons' head at a hidden size that the sanitized tests
  * build fast (384 is the smallest every scenario's logits fit in). */
 #define TEST_HIDDEN 384
-#define TEST_SOURCE (&(struct app_source){ TEST_HIDDEN, NULL, NULL })
+#define TEST_SOURCE (&(struct app_source){ TEST_HIDDEN, NULL, NULL, NULL })
 
 #endif

@@ -1,0 +1,1877 @@
+// backend_cuda.cu - the CUDA backend (DESIGN.md section 3): the LM head as a
+// bf16 GEMV over weights generated on the device, and the sampling chain of
+// sampler_fast.c with one thread block per request row.
+//
+// The CPU fast path (src/sampler_fast.c) is the specification: the same
+// stages in the chain's order, the same radix descent on the float bits of z'
+// (11-bit digits at shifts 21 and 10, then the last 10 bits, counts and masses
+// e^(z' - max) per bucket, walked from the top), the same candidate set of at
+// most SMALL_SET tokens sorted outright, the same inclusive / strict targets,
+// the same min-p bar. Per-token values are computed with the very operations
+// of the CPU (fast_exp's polynomial, rule_key, the penalty rule), with every
+// product written as __dmul_rn / __fmul_rn: nvcc would otherwise fuse a
+// multiply and an add into one FMA, which gcc in ISO C mode never does, and
+// the two would round differently. Sums over many tokens are block
+// reductions, so they add in another order than the CPU: they agree to a few
+// units in the last place, which is what the checks' tolerances allow.
+//
+// Every entry point returns 0, or -1 with "CUDA: <call>: <reason>" in the
+// struct err; nothing here exits, and nothing waits on a device flag.
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+
+#include <cub/cub.cuh>
+
+extern "C" {
+#include "backend.h"
+#include "err.h"
+#include "model.h"
+#include "sampler.h"
+}
+#include "fastexp.h"     // the constants of fast_exp (the function itself is host-only)
+#include "lmhead_gen.h"  // HOSTDEV
+#include "philox.h"      // HOSTDEV
+#include "sampler_rules.h" // HOSTDEV
+
+namespace {
+
+// --- Constants shared with sampler_fast.c ----------------------------------
+
+constexpr int kSmallSet = 64;          // SMALL_SET: a candidate set this small is sorted
+constexpr int kTopPProbe = 64;         // TOP_P_PROBE
+constexpr double kMinPMargin = 1e-9;   // MIN_P_MARGIN
+constexpr int kRadixBuckets = 2048;    // RADIX_BUCKETS
+constexpr uint8_t kMarkKept = 0;       // MARK_KEPT; a removed token holds 1 + its stage
+constexpr uint8_t kMarkMasked = TRACE_MASKED + 1;
+
+constexpr int kThreads = 1024; // one block per request row
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned kFull = 0xffffffffu;
+
+// Row errors the kernel reports (the host words them as sampler_run_fast does).
+enum { kErrNone = 0, kErrNaN = 1, kErrInf = 2, kErrNoFinite = 3 };
+
+// One request, flattened for the device.
+struct RowParams {
+    double temperature, top_p, min_p, alpha, frequency, presence, shift;
+    double bar_lo, bar_hi; // log(min_p) -/+ MIN_P_MARGIN, from the host's libm
+    uint64_t seed;
+    int top_k, keep_ties, lesson_formula, penalty_active;
+    int n_stages;
+    int stage[STAGE_COUNT];
+    uint32_t step, row; // the Philox counter; row is also the logits row
+    int win_off, win_len; // the penalty window, in the concatenated contexts
+    int n_top;
+};
+
+// What a row gives back; the host turns it into a struct backend_res.
+struct RowOut {
+    int error, error_token;
+    int id, sampled, kept_count, n_top;
+    double u, max_z, sum_exp, kept_sum;
+    double chosen_e; // e of the chosen token: its final probability is chosen_e / kept_sum
+    double offset, kept_offset; // sum e (z - max) over all / kept tokens with e > 0
+    int top_id[BACKEND_MAX_TOP];
+    int top_mark[BACKEND_MAX_TOP];
+    double top_z[BACKEND_MAX_TOP];
+    double top_e[BACKEND_MAX_TOP];
+};
+
+// --- Per-token arithmetic, operation for operation as on the CPU -----------
+
+// fast_exp of fastexp.h. The CPU builds it without contraction; here every
+// product is an explicit round-to-nearest multiply so that no FMA forms.
+__device__ double dev_fast_exp(double x)
+{
+    double xc = x < FASTEXP_LOW ? FASTEXP_LOW : x > FASTEXP_HIGH ? FASTEXP_HIGH : x;
+    double kd = __dadd_rn(__dmul_rn(xc, FASTEXP_LOG2E), FASTEXP_ROUND);
+    uint64_t kbits = (uint64_t)__double_as_longlong(kd);
+    kd = __dsub_rn(kd, FASTEXP_ROUND);
+    double r = __dsub_rn(__dsub_rn(xc, __dmul_rn(kd, FASTEXP_LN2_HI)), __dmul_rn(kd, FASTEXP_LN2_LO));
+    double p = 1.0 / 6227020800.0;
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 479001600.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 39916800.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 3628800.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 362880.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 40320.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 5040.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 720.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 120.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 24.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 6.0);
+    p = __dadd_rn(__dmul_rn(p, r), 0.5);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0);
+    p = __dadd_rn(__dmul_rn(p, r), 1.0);
+    int64_t n = (int64_t)(kbits & 0xFFFFFFFFu) - (int64_t)0x80000000;
+    uint64_t sbits = (uint64_t)(n + 1023) << 52;
+    double y = __dmul_rn(p, __longlong_as_double((long long)sbits));
+    return x < FASTEXP_LOW ? 0.0 : y;
+}
+
+// rule_penalize of sampler_rules.h. Called on the device, its
+// `frequency * count + presence` (and `z * alpha - ...`) would become FMAs;
+// this twin keeps the CPU's two roundings.
+__device__ double dev_penalize(double z, int count, double alpha, int lesson_formula,
+                               double frequency, double presence)
+{
+    if (alpha != 1.0) {
+        if (lesson_formula || z > 0.0)
+            z = z / alpha;
+        else
+            z = __dmul_rn(z, alpha);
+    }
+    return __dsub_rn(z, __dadd_rn(__dmul_rn(frequency, (double)count), presence));
+}
+
+// A 64-bit key that orders like the double z (-0 folded onto +0, which the
+// rank order treats as equal): the descent's tie-breaking levels, and the
+// sort of backend_draws.
+__host__ __device__ inline uint64_t dkey(double z)
+{
+    if (z == 0.0)
+        z = 0.0;
+    uint64_t u;
+    memcpy(&u, &z, sizeof u);
+    return (u >> 63) ? ~u : (u | (1ull << 63));
+}
+
+// --- Block-wide helpers ----------------------------------------------------
+
+struct Shared {
+    uint32_t cnt[kRadixBuckets];
+    double mass[kRadixBuckets];
+    double cz[kSmallSet], cw[kSmallSet]; // candidates as collected
+    int cid[kSmallSet];
+    double sz[kSmallSet], sw[kSmallSet]; // the same, in rank order
+    int sid[kSmallSet];
+    int top_id[BACKEND_MAX_TOP]; // the rows of the trace (fill_rows)
+    double red_d[kWarps];
+    int red_i[kWarps];
+    int n_cand;
+    int sel, walk_cb;
+    double walk_wb;
+    int pick_id, pick_cb;
+    double pick_wb;
+    int found, found_aux;
+};
+
+template <typename T> __device__ inline T warp_sum(T v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(kFull, v, o);
+    return v;
+}
+
+// Every thread gets the sum; the order of additions is fixed, so a row gives
+// the same sum on every run. red is the block's kWarps partial sums.
+template <typename T> __device__ T block_sum_in(T v, T *red)
+{
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0)
+        red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    T t = 0;
+    for (int w = 0; w < kWarps; w++)
+        t += red[w];
+    __syncthreads();
+    return t;
+}
+
+__device__ double block_sum(double v, Shared &s)
+{
+    return block_sum_in(v, s.red_d);
+}
+
+__device__ int block_sum_int(int v, Shared &s)
+{
+    return block_sum_in(v, s.red_i);
+}
+
+__device__ int block_min_int(int v, Shared &s)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = min(v, __shfl_xor_sync(kFull, v, o));
+    if ((threadIdx.x & 31) == 0)
+        s.red_i[threadIdx.x >> 5] = v;
+    __syncthreads();
+    int t = INT_MAX;
+    for (int w = 0; w < kWarps; w++)
+        t = min(t, s.red_i[w]);
+    __syncthreads();
+    return t;
+}
+
+__device__ double block_max(double v, Shared &s)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        double u = __shfl_xor_sync(kFull, v, o);
+        v = u > v ? u : v;
+    }
+    if ((threadIdx.x & 31) == 0)
+        s.red_d[threadIdx.x >> 5] = v;
+    __syncthreads();
+    double t = -INFINITY;
+    for (int w = 0; w < kWarps; w++)
+        t = s.red_d[w] > t ? s.red_d[w] : t;
+    __syncthreads();
+    return t;
+}
+
+// Keeps in (z, id) the better of it and (z2, id2) in the rank order (the
+// worse with worst); id -1 is "none".
+__device__ inline void rank_merge(double &z, int &id, double z2, int id2, bool worst)
+{
+    if (id2 < 0)
+        return;
+    if (id < 0 || (worst ? rule_ranks_before(z, id, z2, id2) : rule_ranks_before(z2, id2, z, id))) {
+        z = z2;
+        id = id2;
+    }
+}
+
+// The most likely kept token, ties to the lower id (alive_best), or with
+// worst the last kept token in rank order (the draw's fallback).
+__device__ int block_best_kept(const double *z, const uint8_t *mark, int V, bool worst, Shared &s)
+{
+    double bz = 0.0;
+    int bid = -1;
+    for (int i = threadIdx.x; i < V; i += kThreads)
+        if (mark[i] == kMarkKept)
+            rank_merge(bz, bid, z[i], i, worst);
+    for (int o = 16; o > 0; o >>= 1) {
+        double z2 = __shfl_xor_sync(kFull, bz, o);
+        int id2 = __shfl_xor_sync(kFull, bid, o);
+        rank_merge(bz, bid, z2, id2, worst);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        s.red_d[threadIdx.x >> 5] = bz;
+        s.red_i[threadIdx.x >> 5] = bid;
+    }
+    __syncthreads();
+    double tz = 0.0;
+    int tid = -1;
+    for (int w = 0; w < kWarps; w++)
+        rank_merge(tz, tid, s.red_d[w], s.red_i[w], worst);
+    __syncthreads();
+    return tid;
+}
+
+// The sum of x over the lanes of a warp that share a histogram bucket
+// (peers, from __match_any_sync), in the lane of the lowest of them: a
+// binary tree over the peers' ranks, so that a bucket many tokens fall in
+// takes one shared-memory atomic per warp instead of one per token. Every
+// lane of the warp must call it.
+__device__ double peer_sum(unsigned peers, double x)
+{
+    int lane = threadIdx.x & 31;
+    int rank = __popc(peers & ((1u << lane) - 1u));
+    unsigned above_me = peers & ~((2u << lane) - 1u); // lane 31: 2u << 31 is 0, so none
+    for (int step = 1; step < 32; step <<= 1) {
+        int src = lane;
+        if ((rank & (2 * step - 1)) == 0) {
+            unsigned a = above_me;
+            for (int j = 1; j < step && a; j++)
+                a &= a - 1;
+            if (a)
+                src = __ffs(a) - 1;
+        }
+        double t = __shfl_sync(kFull, x, src);
+        if (src != lane)
+            x += t;
+    }
+    return x;
+}
+
+// --- The radix descent (radix_pick) ------------------------------------------
+
+// Levels 0-2 are radix_pick's: the 32-bit rule_key of z' (digits at shifts
+// 21, 10, 0). A bucket still larger than SMALL_SET after them holds tokens
+// whose z' round to one float; the CPU sorts such a bucket outright, which a
+// block cannot do in shared memory, so the descent goes on over the exact
+// double (levels 3-8) and then the id (levels 9-11, lower id first): the same
+// rank order, so the same token and the same counts.
+struct Level {
+    int key; // 0: rule_key, 1: dkey, 2: ~id
+    int shift, bits;
+};
+
+__device__ inline Level level_of(int level)
+{
+    switch (level) {
+    case 0: return { 0, 21, 11 };
+    case 1: return { 0, 10, 11 };
+    case 2: return { 0, 0, 10 };
+    case 3: return { 1, 53, 11 };
+    case 4: return { 1, 42, 11 };
+    case 5: return { 1, 31, 11 };
+    case 6: return { 1, 20, 11 };
+    case 7: return { 1, 9, 11 };
+    case 8: return { 1, 0, 9 };
+    case 9: return { 2, 21, 11 };
+    case 10: return { 2, 10, 11 };
+    default: return { 2, 0, 10 };
+    }
+}
+constexpr int kLevels = 12;
+
+// The digits chosen so far: a token is a candidate when its keys agree with
+// them under the masks.
+struct Prefix {
+    uint32_t fm, fs;
+    uint64_t dm, ds;
+    uint32_t im, is;
+};
+
+enum Pred { kKept, kFinite }; // the set a selection walks: kept tokens, or every z' > -inf
+
+struct Row {
+    int V;
+    double *z, *e;
+    uint8_t *mark;
+    Shared *s;
+};
+
+__device__ inline bool in_set(const Row &r, int i, int pred)
+{
+    return pred == kKept ? r.mark[i] == kMarkKept : r.z[i] != -INFINITY;
+}
+
+__device__ inline bool prefix_match(const Prefix &p, double z, int i, uint32_t &fk, uint64_t &dk,
+                                    uint32_t &ik)
+{
+    fk = rule_key(z);
+    dk = dkey(z); // needed from level 3 on, where no double digit is fixed yet
+    ik = ~(uint32_t)i;
+    return (fk & p.fm) == p.fs && (dk & p.dm) == p.ds && (ik & p.im) == p.is;
+}
+
+struct Pick {
+    int id; // where the running total reaches the target; -1 if it never does
+    int count_before;
+    double weight_before;
+};
+
+__device__ inline bool reached(bool weighted, bool strict, int c_next, double w_next, double target)
+{
+    return weighted ? (strict ? w_next > target : w_next >= target) : (double)c_next >= target;
+}
+
+// Warp 0 walks the buckets [0, nb) from the top, from the running totals
+// (cb, wb), to the first non-empty bucket at which the total reaches the
+// target; the result goes to s.sel (-1: never), s.walk_cb, s.walk_wb. Each
+// lane first adds up 1/32 of the buckets; the first lane whose share reaches
+// the target then walks its buckets one by one, as radix_pick does (and on
+// down, should rounding have it fall short).
+__device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, double target, int cb,
+                             double wb)
+{
+    if (threadIdx.x >= 32)
+        return;
+    int lane = threadIdx.x;
+    int per = nb / 32;
+    int hi = nb - 1 - lane * per;
+    uint32_t c = 0;
+    double m = 0.0;
+    for (int j = 0; j < per; j++) {
+        c += s.cnt[hi - j];
+        if (weighted)
+            m += s.mass[hi - j];
+    }
+    uint32_t ci = c;
+    double mi = m;
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t c2 = __shfl_up_sync(kFull, ci, o);
+        double m2 = __shfl_up_sync(kFull, mi, o);
+        if (lane >= o) {
+            ci += c2;
+            mi += m2;
+        }
+    }
+    uint32_t ce = __shfl_up_sync(kFull, ci, 1);
+    double me = __shfl_up_sync(kFull, mi, 1);
+    if (lane == 0) {
+        ce = 0;
+        me = 0.0;
+    }
+    int cbl = cb + (int)ce;
+    double wbl = wb + me;
+    bool hit = c > 0 && reached(weighted, strict, cbl + (int)c, wbl + m, target);
+    unsigned ballot = __ballot_sync(kFull, hit);
+    if (ballot == 0) {
+        if (lane == 31) {
+            s.sel = -1;
+            s.walk_cb = cbl + (int)c;
+            s.walk_wb = wbl + m;
+        }
+        return;
+    }
+    if (lane != __ffs(ballot) - 1)
+        return;
+    int sel = -1;
+    for (int b = hi; b >= 0; b--) {
+        uint32_t n = s.cnt[b];
+        if (n == 0)
+            continue;
+        int c_next = cbl + (int)n;
+        double w_next = weighted ? wbl + s.mass[b] : 0.0;
+        if (reached(weighted, strict, c_next, w_next, target)) {
+            sel = b;
+            break;
+        }
+        cbl = c_next;
+        wbl = w_next;
+    }
+    s.sel = sel;
+    s.walk_cb = cbl;
+    s.walk_wb = wbl;
+}
+
+// Sorts the n collected candidates (s.cz/cw/cid) into rank order
+// (s.sz/sw/sid): each is placed at the count of those ranked before it.
+__device__ void sort_candidates(Shared &s, int n)
+{
+    int t = threadIdx.x;
+    if (t < n) {
+        double zt = s.cz[t];
+        int it = s.cid[t], rank = 0;
+        for (int j = 0; j < n; j++)
+            rank += rule_ranks_before(s.cz[j], s.cid[j], zt, it);
+        s.sz[rank] = zt;
+        s.sw[rank] = s.cw[t];
+        s.sid[rank] = it;
+    }
+    __syncthreads();
+}
+
+// Appends token i to the candidates (at most kSmallSet of them).
+__device__ inline void collect(Shared &s, double z, double w, int i)
+{
+    int slot = atomicAdd(&s.n_cand, 1);
+    if (slot < kSmallSet) {
+        s.cz[slot] = z;
+        s.cw[slot] = w;
+        s.cid[slot] = i;
+    }
+}
+
+// radix_pick: walks the tokens of the set in rank order and finds the first
+// at which the running count (weighted false) or weight e reaches the target
+// (inclusive) or passes it (strict).
+__device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target, bool strict)
+{
+    Shared &s = *r.s;
+    Prefix pre = { 0, 0, 0, 0, 0, 0 };
+    int cb = 0;
+    double wb = 0.0;
+    int lane = threadIdx.x & 31;
+    for (int level = 0; level < kLevels; level++) {
+        Level L = level_of(level);
+        int nb = 1 << L.bits;
+        for (int b = threadIdx.x; b < nb; b += kThreads) {
+            s.cnt[b] = 0;
+            s.mass[b] = 0.0;
+        }
+        __syncthreads();
+        // The histogram of the candidates' digits; the loop runs the same
+        // number of times in every lane, for __match_any_sync.
+        for (int base = 0; base < r.V; base += kThreads) {
+            int i = base + threadIdx.x;
+            uint32_t dig = 0xFFFFFFFFu; // no bucket
+            double w = 0.0;
+            if (i < r.V && in_set(r, i, pred)) {
+                double zi = r.z[i];
+                uint32_t fk, ik;
+                uint64_t dk;
+                if (prefix_match(pre, zi, i, fk, dk, ik)) {
+                    uint64_t k = L.key == 0 ? fk : L.key == 1 ? dk : ik;
+                    dig = (uint32_t)(k >> L.shift) & ((1u << L.bits) - 1u);
+                    w = weighted ? r.e[i] : 0.0;
+                }
+            }
+            unsigned peers = __match_any_sync(kFull, dig);
+            bool shared_bucket = dig != 0xFFFFFFFFu && __popc(peers) > 1;
+            if (weighted && __any_sync(kFull, shared_bucket))
+                w = peer_sum(peers, w);
+            if (dig != 0xFFFFFFFFu && lane == __ffs(peers) - 1) {
+                atomicAdd(&s.cnt[dig], (uint32_t)__popc(peers));
+                if (weighted)
+                    atomicAdd(&s.mass[dig], w);
+            }
+        }
+        __syncthreads();
+        walk_buckets(s, nb, weighted, strict, target, cb, wb);
+        __syncthreads();
+        int sel = s.sel;
+        cb = s.walk_cb;
+        wb = s.walk_wb;
+        if (sel < 0) {
+            __syncthreads();
+            return { -1, cb, wb };
+        }
+        uint32_t n_sel = s.cnt[sel];
+        uint64_t field = (uint64_t)((1u << L.bits) - 1u) << L.shift;
+        uint64_t digit = (uint64_t)sel << L.shift;
+        if (L.key == 0) {
+            pre.fm |= (uint32_t)field;
+            pre.fs |= (uint32_t)digit;
+        } else if (L.key == 1) {
+            pre.dm |= field;
+            pre.ds |= digit;
+        } else {
+            pre.im |= (uint32_t)field;
+            pre.is |= (uint32_t)digit;
+        }
+        if (threadIdx.x == 0)
+            s.n_cand = 0;
+        __syncthreads(); // everyone has read the bucket before it is reused
+        if (n_sel > (uint32_t)kSmallSet)
+            continue;
+        // A bucket this small is sorted outright and walked token by token.
+        for (int i = threadIdx.x; i < r.V; i += kThreads) {
+            if (!in_set(r, i, pred))
+                continue;
+            double zi = r.z[i];
+            uint32_t fk, ik;
+            uint64_t dk;
+            if (prefix_match(pre, zi, i, fk, dk, ik))
+                collect(s, zi, weighted ? r.e[i] : 0.0, i);
+        }
+        __syncthreads();
+        int n = min(s.n_cand, kSmallSet);
+        sort_candidates(s, n);
+        if (threadIdx.x == 0) {
+            int id = -1;
+            for (int j = 0; j < n; j++) {
+                int c_next = cb + 1;
+                double w_next = wb + s.sw[j];
+                if (reached(weighted, strict, c_next, w_next, target)) {
+                    id = s.sid[j];
+                    break;
+                }
+                cb = c_next;
+                wb = w_next;
+            }
+            s.pick_id = id;
+            s.pick_cb = cb;
+            s.pick_wb = wb;
+        }
+        __syncthreads();
+        Pick p = { s.pick_id, s.pick_cb, s.pick_wb };
+        __syncthreads();
+        return p;
+    }
+    return { -1, cb, wb }; // not reached: the last level leaves one token a bucket
+}
+
+// best_k: the R <= kSmallSet best tokens of the set (n_set of them), in rank
+// order, into s.sz/sw/sid. The R-th comes from a count descent, and the
+// tokens up to it are collected. Returns how many (min(R, n_set)).
+__device__ int best_k(const Row &r, int pred, int R, int n_set)
+{
+    Shared &s = *r.s;
+    bool all = n_set <= R;
+    double zc = 0.0;
+    int idc = -1;
+    if (!all) {
+        Pick p = radix_pick(r, pred, false, (double)R, false);
+        if (p.id < 0)
+            all = true; // cannot happen: the set holds more than R tokens
+        else {
+            zc = r.z[p.id];
+            idc = p.id;
+        }
+    }
+    if (threadIdx.x == 0)
+        s.n_cand = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < r.V; i += kThreads) {
+        if (!in_set(r, i, pred))
+            continue;
+        double zi = r.z[i];
+        if (all || i == idc || rule_ranks_before(zi, i, zc, idc))
+            collect(s, zi, r.e[i], i);
+    }
+    __syncthreads();
+    int n = min(s.n_cand, kSmallSet);
+    sort_candidates(s, n);
+    return n;
+}
+
+// --- The stages (run_chain) --------------------------------------------------
+
+struct State {
+    int n_alive;
+    int n_finite;
+    bool e_valid;
+    double e_max;
+    bool greedy;
+};
+
+// compute_exps: e = e^(z' - max) over every token, max over every token.
+__device__ void compute_exps(const Row &r, State &st)
+{
+    if (st.e_valid)
+        return;
+    double m = -INFINITY;
+    for (int i = threadIdx.x; i < r.V; i += kThreads)
+        m = r.z[i] > m ? r.z[i] : m;
+    m = block_max(m, *r.s);
+    for (int i = threadIdx.x; i < r.V; i += kThreads)
+        r.e[i] = dev_fast_exp(r.z[i] - m);
+    __syncthreads();
+    st.e_max = m;
+    st.e_valid = true;
+}
+
+// cut_after: removes every kept token ranked after (zc, idc), or with
+// keep_ties every one with z' below zc. Returns the tokens still kept.
+__device__ int cut_after(const Row &r, double zc, int idc, bool keep_ties, int stage)
+{
+    int kept = 0;
+    for (int i = threadIdx.x; i < r.V; i += kThreads) {
+        if (r.mark[i] != kMarkKept)
+            continue;
+        double zi = r.z[i];
+        bool after = keep_ties ? zi < zc : (zi < zc || (zi == zc && i > idc));
+        if (after)
+            r.mark[i] = (uint8_t)(1 + stage);
+        else
+            kept++;
+    }
+    return block_sum_int(kept, *r.s);
+}
+
+// alive_mass: the sum of e over the kept tokens (e valid).
+__device__ double alive_mass(const Row &r)
+{
+    double m = 0.0;
+    for (int i = threadIdx.x; i < r.V; i += kThreads)
+        if (r.mark[i] == kMarkKept)
+            m += r.e[i];
+    return block_sum(m, *r.s);
+}
+
+// stage_penalty: the counts of the window, then the rule once per distinct
+// token. The count scratch is zero between runs: the exchange that reads a
+// token's count also clears it, and only the first reader gets it.
+__device__ void stage_penalty(const Row &r, const RowParams &p, const int *win, int *count)
+{
+    for (int j = threadIdx.x; j < p.win_len; j += kThreads)
+        atomicAdd(&count[win[j]], 1);
+    __syncthreads();
+    for (int j = threadIdx.x; j < p.win_len; j += kThreads) {
+        int id = win[j];
+        int c = atomicExch(&count[id], 0);
+        if (c > 0)
+            r.z[id] = dev_penalize(r.z[id], c, p.alpha, p.lesson_formula, p.frequency, p.presence);
+    }
+    __syncthreads();
+}
+
+// stage_greedy: T = 0 keeps only the argmax of the kept tokens.
+__device__ void stage_greedy(const Row &r, State &st)
+{
+    int best = block_best_kept(r.z, r.mark, r.V, false, *r.s);
+    if (best >= 0)
+        st.n_alive = cut_after(r, r.z[best], best, false, STAGE_TEMPERATURE);
+}
+
+// stage_top_k, with the count descent for every k (the CPU's heap for small
+// k is a shortcut to the same token).
+__device__ void stage_top_k(const Row &r, const RowParams &p, State &st)
+{
+    int k = p.top_k;
+    if (k <= 0 || k >= st.n_alive)
+        return;
+    Pick pk = radix_pick(r, kKept, false, (double)k, false);
+    if (pk.id < 0)
+        return;
+    st.n_alive = cut_after(r, r.z[pk.id], pk.id, p.keep_ties != 0, STAGE_TOP_K);
+}
+
+// stage_top_p: the running mass reaches p * (kept mass) -- first among the
+// best TOP_P_PROBE tokens, one by one, else by the weighted descent.
+__device__ void stage_top_p(const Row &r, const RowParams &p, State &st)
+{
+    if (p.top_p >= 1.0)
+        return;
+    Shared &s = *r.s;
+    compute_exps(r, st);
+    double sum = alive_mass(r);
+    double target = __dmul_rn(p.top_p, sum);
+    int n = best_k(r, kKept, kTopPProbe, st.n_alive);
+    if (threadIdx.x == 0) {
+        double run = 0.0;
+        int found = -1;
+        for (int j = 0; j < n; j++) {
+            if (run + s.sw[j] >= target) {
+                found = s.sid[j];
+                break;
+            }
+            run += s.sw[j];
+        }
+        s.found = found;
+    }
+    __syncthreads();
+    int cut = s.found;
+    __syncthreads();
+    if (cut < 0) {
+        Pick pk = radix_pick(r, kKept, true, target, false);
+        cut = pk.id; // -1: rounding kept the total below p, everything stays
+    }
+    if (cut >= 0)
+        st.n_alive = cut_after(r, r.z[cut], cut, false, STAGE_TOP_P);
+}
+
+// stage_min_p: far from the bar log(min_p) the difference z' - max decides,
+// near it the exact test of sampler.c.
+__device__ void stage_min_p(const Row &r, const RowParams &p, State &st)
+{
+    if (p.min_p <= 0.0)
+        return;
+    int best = block_best_kept(r.z, r.mark, r.V, false, *r.s);
+    if (best < 0)
+        return;
+    double max = r.z[best];
+    int kept = 0;
+    for (int i = threadIdx.x; i < r.V; i += kThreads) {
+        if (r.mark[i] != kMarkKept)
+            continue;
+        double zi = r.z[i];
+        double d = zi - max;
+        bool keep = d > p.bar_hi ? true : d < p.bar_lo ? false : rule_min_p_keeps(zi, max, p.min_p);
+        if (keep)
+            kept++;
+        else
+            r.mark[i] = (uint8_t)(1 + STAGE_MIN_P);
+    }
+    st.n_alive = block_sum_int(kept, *r.s);
+}
+
+// fill_rows: the R best tokens of all (z' > -inf), then masked ones by id.
+// Returns how many rows, in s.top_id.
+__device__ int fill_rows(const Row &r, int R)
+{
+    Shared &s = *r.s;
+    if (R <= 0)
+        return 0;
+    int finite = 0;
+    for (int i = threadIdx.x; i < r.V; i += kThreads)
+        finite += r.z[i] != -INFINITY;
+    finite = block_sum_int(finite, s);
+    int n = best_k(r, kFinite, R, finite);
+    if (threadIdx.x < n)
+        s.top_id[threadIdx.x] = s.sid[threadIdx.x];
+    __syncthreads();
+    // Masked tokens rank last, by id: an ordered compaction, chunk by chunk.
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int base = 0; base < r.V && n < R; base += kThreads) {
+        int i = base + threadIdx.x;
+        bool masked = i < r.V && r.z[i] == -INFINITY;
+        unsigned ballot = __ballot_sync(kFull, masked);
+        if (lane == 0)
+            s.red_i[warp] = __popc(ballot);
+        __syncthreads();
+        int before = 0, total = 0;
+        for (int w = 0; w < kWarps; w++) {
+            before += w < warp ? s.red_i[w] : 0;
+            total += s.red_i[w];
+        }
+        int at = n + before + __popc(ballot & ((1u << lane) - 1u));
+        if (masked && at < R)
+            s.top_id[at] = i;
+        __syncthreads();
+        n = min(R, n + total);
+    }
+    return n;
+}
+
+// The whole step of one request (sampler_run_fast), one block per request.
+__global__ void __launch_bounds__(kThreads, 1)
+    sample_kernel(const RowParams *params, const int *windows, const float *logits, int V,
+                  double *zs, double *es, uint8_t *marks, int *counts, RowOut *outs)
+{
+    __shared__ Shared s;
+    __shared__ RowParams p;
+    if (threadIdx.x == 0)
+        p = params[blockIdx.x];
+    __syncthreads();
+    size_t off = (size_t)blockIdx.x * (size_t)V;
+    Row r = { V, zs + off, es + off, marks + off, &s };
+    const float *lg = logits + (size_t)p.row * (size_t)V;
+    RowOut *out = outs + blockIdx.x;
+
+    // vm_load_f and vm_marks_init; NaN and +inf are refused, lowest id first.
+    int bad = INT_MAX, finite = 0;
+    for (int i = threadIdx.x; i < V; i += kThreads) {
+        double v = (double)lg[i] + p.shift;
+        r.z[i] = v;
+        if ((v != v || v == INFINITY) && i < bad)
+            bad = i;
+        bool masked = v == -INFINITY;
+        r.mark[i] = masked ? kMarkMasked : kMarkKept;
+        finite += !masked;
+    }
+    bad = block_min_int(bad, s);
+    finite = block_sum_int(finite, s);
+    if (bad != INT_MAX || finite == 0) {
+        if (threadIdx.x == 0) {
+            out->error = bad == INT_MAX ? kErrNoFinite : r.z[bad] != r.z[bad] ? kErrNaN : kErrInf;
+            out->error_token = bad;
+        }
+        return;
+    }
+
+    State st = { finite, finite, false, 0.0, false };
+    for (int c = 0; c < p.n_stages; c++) {
+        switch (p.stage[c]) {
+        case STAGE_PENALTY:
+            if (p.penalty_active) { // inactive, the rule gives every z' back unchanged
+                stage_penalty(r, p, windows + p.win_off, counts + off);
+                st.e_valid = false;
+            }
+            break;
+        case STAGE_TEMPERATURE:
+            if (p.temperature == 0.0) {
+                st.greedy = true;
+                stage_greedy(r, st);
+            } else if (p.temperature != 1.0) {
+                for (int i = threadIdx.x; i < V; i += kThreads)
+                    r.z[i] = r.z[i] / p.temperature;
+                __syncthreads();
+                st.e_valid = false;
+            }
+            break;
+        case STAGE_TOP_K:
+            stage_top_k(r, p, st);
+            break;
+        case STAGE_TOP_P:
+            stage_top_p(r, p, st);
+            break;
+        case STAGE_MIN_P:
+            stage_min_p(r, p, st);
+            break;
+        default:
+            break;
+        }
+    }
+
+    // The final distribution: softmax of z' over every token.
+    compute_exps(r, st);
+    double S = 0.0, off_all = 0.0, K = 0.0, off_kept = 0.0;
+    int kept = 0;
+    for (int i = threadIdx.x; i < V; i += kThreads) {
+        double ei = r.e[i];
+        double t = ei > 0.0 ? __dmul_rn(ei, r.z[i] - st.e_max) : 0.0;
+        S += ei;
+        off_all += t;
+        if (r.mark[i] == kMarkKept) {
+            kept++;
+            K += ei;
+            off_kept += t;
+        }
+    }
+    S = block_sum(S, s);
+    off_all = block_sum(off_all, s);
+    K = block_sum(K, s);
+    off_kept = block_sum(off_kept, s);
+    kept = block_sum_int(kept, s);
+    st.n_alive = kept;
+
+    int n_rows = fill_rows(r, p.n_top < V ? p.n_top : V);
+
+    // The draw: the first kept token, in rank order, at which the running
+    // kept mass passes u * K -- first among the rows just found, then by the
+    // weighted descent, then the last kept token when rounding falls short.
+    int id;
+    double u = 0.0;
+    if (st.greedy) {
+        id = block_best_kept(r.z, r.mark, V, false, s);
+    } else {
+        u = philox_uniform(p.seed, p.step, p.row, 0);
+        double target = __dmul_rn(u, K);
+        if (threadIdx.x == 0) {
+            double run = 0.0;
+            int found = -1, kept_rows = 0;
+            for (int j = 0; j < n_rows; j++) {
+                int i = s.top_id[j];
+                if (r.mark[i] != kMarkKept)
+                    continue;
+                kept_rows++;
+                if (run + r.e[i] > target) {
+                    found = i;
+                    break;
+                }
+                run += r.e[i];
+            }
+            s.found = found;
+            s.found_aux = kept_rows;
+        }
+        __syncthreads();
+        id = s.found;
+        int kept_rows = s.found_aux;
+        __syncthreads();
+        if (id < 0 && kept_rows < st.n_alive)
+            id = radix_pick(r, kKept, true, target, true).id;
+        if (id < 0)
+            id = block_best_kept(r.z, r.mark, V, true, s);
+    }
+
+    if (threadIdx.x < n_rows) {
+        int i = s.top_id[threadIdx.x];
+        out->top_id[threadIdx.x] = i;
+        out->top_mark[threadIdx.x] = r.mark[i];
+        out->top_z[threadIdx.x] = r.z[i];
+        out->top_e[threadIdx.x] = r.e[i];
+    }
+    if (threadIdx.x == 0) {
+        out->error = kErrNone;
+        out->error_token = -1;
+        out->id = id;
+        out->sampled = !st.greedy;
+        out->kept_count = kept;
+        out->n_top = n_rows;
+        out->u = u;
+        out->max_z = st.e_max;
+        out->sum_exp = S;
+        out->kept_sum = K;
+        out->chosen_e = r.e[id];
+        out->offset = off_all;
+        out->kept_offset = off_kept;
+    }
+}
+
+// --- The LM head --------------------------------------------------------------
+
+// One thread per four weights: lm_weights4 is the CPU's generator, so the
+// weights are bit for bit those of vm_lm_row.
+__global__ void weights_kernel(uint16_t *w, uint64_t seed, int V, int d, float scale)
+{
+    size_t per_row = (size_t)(d / 4);
+    size_t n4 = (size_t)V * per_row;
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < n4;
+         t += (size_t)gridDim.x * blockDim.x) {
+        uint16_t q[4];
+        lm_weights4(seed, (uint32_t)(t / per_row), (uint32_t)(t % per_row), scale, q);
+        uint2 v;
+        v.x = (uint32_t)q[0] | (uint32_t)q[1] << 16;
+        v.y = (uint32_t)q[2] | (uint32_t)q[3] << 16;
+        reinterpret_cast<uint2 *>(w)[t] = v;
+    }
+}
+
+constexpr int kNormChunk = 4096;
+
+// model_rmsnorm: the sum of squares in double in index order (one thread, so
+// that it rounds as the CPU's loop does), rms in float, x = h / rms.
+__global__ void rmsnorm_kernel(const float *h, float *x, int d)
+{
+    __shared__ float chunk[kNormChunk];
+    __shared__ double ss_s;
+    __shared__ float rms_s;
+    const float *hv = h + (size_t)blockIdx.x * d;
+    float *xv = x + (size_t)blockIdx.x * d;
+    if (threadIdx.x == 0)
+        ss_s = 0.0;
+    for (int at = 0; at < d; at += kNormChunk) {
+        int n = min(kNormChunk, d - at);
+        for (int i = threadIdx.x; i < n; i += blockDim.x)
+            chunk[i] = hv[at + i];
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            double ss = ss_s;
+            for (int i = 0; i < n; i++)
+                ss = __dadd_rn(ss, __dmul_rn((double)chunk[i], (double)chunk[i]));
+            ss_s = ss;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        rms_s = (float)sqrt(ss_s / d + MODEL_RMS_EPS);
+    __syncthreads();
+    for (int i = threadIdx.x; i < d; i += blockDim.x)
+        xv[i] = hv[i] / rms_s;
+}
+
+constexpr int kGemvThreads = 256;
+constexpr int kGemvRows = kGemvThreads / 2; // two threads per weight row
+
+// Eight bf16 weights from 16 bytes (8-byte halves when rows are not 16-byte aligned).
+template <bool kVec16>
+__device__ __forceinline__ void load8(const uint16_t *p, uint32_t q[4])
+{
+    if (kVec16) {
+        uint4 v = __ldg(reinterpret_cast<const uint4 *>(p));
+        q[0] = v.x;
+        q[1] = v.y;
+        q[2] = v.z;
+        q[3] = v.w;
+    } else {
+        uint2 a = __ldg(reinterpret_cast<const uint2 *>(p));
+        uint2 b = __ldg(reinterpret_cast<const uint2 *>(p + 4));
+        q[0] = a.x;
+        q[1] = a.y;
+        q[2] = b.x;
+        q[3] = b.y;
+    }
+}
+
+// acc[t][j] += w[j] * x_t[col + j]: a multiply and an add, each rounded, as
+// the CPU's unfused loop.
+template <int TB>
+__device__ __forceinline__ void mac8(float (&acc)[TB][8], const uint32_t q[4],
+                                     const float *const (&xs)[TB], int col)
+{
+    float w[8];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        w[2 * k] = __uint_as_float(q[k] << 16);
+        w[2 * k + 1] = __uint_as_float(q[k] & 0xFFFF0000u);
+    }
+#pragma unroll
+    for (int t = 0; t < TB; t++) {
+        float4 a = __ldg(reinterpret_cast<const float4 *>(xs[t] + col));
+        float4 b = __ldg(reinterpret_cast<const float4 *>(xs[t] + col + 4));
+        float xv[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            acc[t][j] = __fadd_rn(acc[t][j], __fmul_rn(w[j], xv[j]));
+    }
+}
+
+// vm_gemv_bf16 for TB hidden vectors at a time. The CPU sums a row in sixteen
+// running lanes (lane k: columns k, k + 16, ...), then a fixed tree. Here two
+// threads share a row: thread h holds lanes 8h .. 8h + 7 and reads the
+// 16-byte chunks 2m + h, so each lane adds the same terms in the same order
+// as on the CPU, and the tree is the CPU's: the logits are bit for bit the
+// CPU's. Each weight loaded serves the TB vectors of the block's tile; the
+// tiles of one band of rows are neighbouring blocks, so that they run
+// together and the band comes from DRAM once.
+template <int TB, bool kVec16>
+__global__ void __launch_bounds__(kGemvThreads)
+    gemv_kernel(const uint16_t *w, const float *x, float *out, int V, int d, int B, int ntiles)
+{
+    int tile = blockIdx.x % ntiles, band = blockIdx.x / ntiles;
+    int half = threadIdx.x & 1;
+    int row = band * kGemvRows + (threadIdx.x >> 1);
+    bool live = row < V;
+    // A pair past the last row reads a real one: every lane must reach the shuffles.
+    const uint16_t *wr = w + (size_t)(live ? row : V - 1) * (size_t)d;
+    const float *xs[TB];
+#pragma unroll
+    for (int t = 0; t < TB; t++) {
+        int v = tile * TB + t;
+        xs[t] = x + (size_t)(v < B ? v : B - 1) * (size_t)d;
+    }
+    float acc[TB][8];
+#pragma unroll
+    for (int t = 0; t < TB; t++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            acc[t][j] = 0.0f;
+    int nchunks = d / 16 * 2;
+    int m = half;
+    for (; m + 6 < nchunks; m += 8) { // four loads in flight, added in column order
+        uint32_t q0[4], q1[4], q2[4], q3[4];
+        load8<kVec16>(wr + 8 * m, q0);
+        load8<kVec16>(wr + 8 * (m + 2), q1);
+        load8<kVec16>(wr + 8 * (m + 4), q2);
+        load8<kVec16>(wr + 8 * (m + 6), q3);
+        mac8<TB>(acc, q0, xs, 8 * m);
+        mac8<TB>(acc, q1, xs, 8 * (m + 2));
+        mac8<TB>(acc, q2, xs, 8 * (m + 4));
+        mac8<TB>(acc, q3, xs, 8 * (m + 6));
+    }
+    for (; m < nchunks; m += 2) {
+        uint32_t q0[4];
+        load8<kVec16>(wr + 8 * m, q0);
+        mac8<TB>(acc, q0, xs, 8 * m);
+    }
+    // The columns past the last multiple of 16 go to lanes 0, 1, ... as on the CPU.
+    int full = nchunks * 8;
+#pragma unroll
+    for (int jj = 0; jj < 8; jj++) {
+        int j = 8 * half + jj;
+        if (full + j < d) {
+            float wv = lm_float(wr[full + j]);
+#pragma unroll
+            for (int t = 0; t < TB; t++)
+                acc[t][jj] = __fadd_rn(acc[t][jj], __fmul_rn(wv, xs[t][full + j]));
+        }
+    }
+    // a[k] += a[k + 8]; a[k] += a[k + 4]; (a0 + a2) + (a1 + a3).
+#pragma unroll
+    for (int t = 0; t < TB; t++) {
+        float a[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            a[j] = __fadd_rn(acc[t][j], __shfl_xor_sync(kFull, acc[t][j], 1));
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            a[k] = __fadd_rn(a[k], a[k + 4]);
+        float v = __fadd_rn(__fadd_rn(a[0], a[2]), __fadd_rn(a[1], a[3]));
+        int b = tile * TB + t;
+        if (half == 0 && live && b < B)
+            out[(size_t)b * (size_t)V + row] = v;
+    }
+}
+
+// --- backend_draws -------------------------------------------------------------
+
+__global__ void draw_keys_kernel(const double *z, uint64_t *keys, int *ids, int V)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < V; i += gridDim.x * blockDim.x) {
+        keys[i] = dkey(z[i]);
+        ids[i] = i;
+    }
+}
+
+// The probabilities in rank order (rr_draw_ids's prepare): prob e / S of
+// every token, final e / K of the kept ones; and the rank of the last finite
+// token and of the last kept one, for the fallbacks.
+__global__ void draw_weights_kernel(const int *order, const double *z, const double *e,
+                                    const uint8_t *mark, double S, double K, int V, double *wp,
+                                    double *wk, int *last)
+{
+    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < V; r += gridDim.x * blockDim.x) {
+        int id = order[r];
+        bool finite = z[id] != -INFINITY;
+        bool kept = finite && mark[id] == kMarkKept && K > 0;
+        wp[r] = finite ? e[id] / S : 0.0;
+        wk[r] = kept ? e[id] / K : 0.0;
+        if (finite)
+            atomicMax(&last[0], r);
+        if (kept)
+            atomicMax(&last[1], r);
+    }
+}
+
+
+__global__ void draw_kernel(const double *cp, const double *ck, const int *order, const int *last,
+                            int V, int n, uint64_t seed, uint32_t step, uint32_t row, int greedy_id,
+                            int *plain, int *kept)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        double u = philox_uniform(seed, step, row, (uint32_t)i);
+        int m = last[0] + 1; // the finite tokens come first in rank order
+        if (plain) {
+            int rp = rule_first_above(cp, m, u);
+            plain[i] = order[rp < m ? rp : m - 1];
+        }
+        if (kept) {
+            if (greedy_id >= 0) {
+                kept[i] = greedy_id;
+            } else {
+                int rk = rule_first_above(ck, m, u);
+                kept[i] = order[rk < m ? rk : (last[1] >= 0 ? last[1] : m - 1)];
+            }
+        }
+    }
+}
+
+// --- Host side -------------------------------------------------------------------
+
+struct Impl {
+    cudaStream_t stream;
+    cudaEvent_t ev0, ev1;
+    double peak_gbps;
+    uint16_t *w; // the head: V x d bf16
+    int head_V, head_d;
+    float *h, *x; // hidden vectors in, normalized
+    size_t h_cap, x_cap;
+    float *logits; // rows x V
+    size_t logits_cap;
+    double *z, *e; // per request: z', e^(z' - max)
+    uint8_t *mark;
+    int *count; // penalty counts, zero between runs
+    size_t scratch_cap;
+    int count_dirty;
+    RowParams *params;
+    RowOut *out;
+    int rows_cap;
+    int *win;
+    size_t win_cap;
+    RowParams *h_params;
+    RowOut *h_out;
+    int *h_win;
+    size_t h_params_cap, h_out_cap, h_win_cap;
+    // backend_draws
+    uint64_t *keys_in, *keys_out;
+    int *ids_in, *ids_out;
+    double *wp, *wk, *cp, *ck;
+    size_t draw_V_cap;
+    int *last;
+    int *draw_ids;
+    size_t draw_n_cap;
+    char *cub_tmp;
+    size_t cub_cap;
+};
+
+int cuda_fail(struct err *e, const char *call, cudaError_t rc)
+{
+    cudaGetLastError(); // clears a non-sticky error for the next call
+    return err_set(e, ERR_SYSTEM, "CUDA: %s: %s", call, cudaGetErrorString(rc));
+}
+
+#define CK(call, name)                                                                             \
+    do {                                                                                           \
+        cudaError_t rc_ = (call);                                                                  \
+        if (rc_ != cudaSuccess)                                                                    \
+            return cuda_fail(e, name, rc_);                                                        \
+    } while (0)
+
+int dev_alloc(void **p, size_t bytes, const char *what, struct err *e)
+{
+    *p = nullptr;
+    cudaError_t rc = cudaMalloc(p, bytes ? bytes : 1);
+    if (rc == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        *p = nullptr;
+        return err_set(e, ERR_SYSTEM, "CUDA: cudaMalloc: out of device memory for %s (%.2f GB)",
+                       what, (double)bytes / 1e9);
+    }
+    if (rc != cudaSuccess) {
+        *p = nullptr;
+        return cuda_fail(e, "cudaMalloc", rc);
+    }
+    return 0;
+}
+
+template <class T> void dev_free(T *&p)
+{
+    if (p)
+        cudaFree(p);
+    p = nullptr;
+}
+
+// The sort and cumulative space of the many draws (draws_op).
+void free_draw_space(Impl *im)
+{
+    dev_free(im->keys_in);
+    dev_free(im->keys_out);
+    dev_free(im->ids_in);
+    dev_free(im->ids_out);
+    dev_free(im->wp);
+    dev_free(im->wk);
+    dev_free(im->cp);
+    dev_free(im->ck);
+    dev_free(im->last);
+}
+
+// Device room for n values of T (contents not kept when it grows).
+template <class T> int reserve(T *&p, size_t &cap, size_t n, const char *what, struct err *e)
+{
+    if (n <= cap && p)
+        return 0;
+    dev_free(p);
+    cap = 0;
+    if (dev_alloc(reinterpret_cast<void **>(&p), n * sizeof(T), what, e) < 0)
+        return -1;
+    cap = n;
+    return 0;
+}
+
+template <class T> int host_reserve(T *&p, size_t &cap, size_t n, const char *what, struct err *e)
+{
+    if (n <= cap && p)
+        return 0;
+    T *q = static_cast<T *>(realloc(p, (n ? n : 1) * sizeof(T)));
+    if (!q)
+        return err_set(e, ERR_SYSTEM, "out of memory for %s", what);
+    p = q;
+    cap = n;
+    return 0;
+}
+
+Impl *impl_of(struct backend *b)
+{
+    return static_cast<Impl *>(b->impl);
+}
+
+void cuda_close(struct backend *b)
+{
+    Impl *im = impl_of(b);
+    if (!im)
+        return;
+    if (im->stream)
+        cudaStreamSynchronize(im->stream);
+    dev_free(im->w);
+    dev_free(im->h);
+    dev_free(im->x);
+    dev_free(im->logits);
+    dev_free(im->z);
+    dev_free(im->e);
+    dev_free(im->mark);
+    dev_free(im->count);
+    dev_free(im->params);
+    dev_free(im->out);
+    dev_free(im->win);
+    free_draw_space(im);
+    dev_free(im->draw_ids);
+    dev_free(im->cub_tmp);
+    if (im->ev0)
+        cudaEventDestroy(im->ev0);
+    if (im->ev1)
+        cudaEventDestroy(im->ev1);
+    if (im->stream)
+        cudaStreamDestroy(im->stream);
+    free(im->h_params);
+    free(im->h_out);
+    free(im->h_win);
+    free(im);
+    b->impl = nullptr;
+}
+
+int cuda_open_impl(struct backend *b, struct err *e)
+{
+    Impl *im = static_cast<Impl *>(calloc(1, sizeof(Impl)));
+    if (!im)
+        return err_set(e, ERR_SYSTEM, "out of memory for the CUDA backend");
+    b->impl = im;
+    CK(cudaSetDevice(0), "cudaSetDevice");
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    snprintf(b->device, sizeof b->device, "%.63s", prop.name);
+    int clock_khz = 0, bus_bits = 0;
+    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0), "cudaDeviceGetAttribute");
+    CK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0),
+       "cudaDeviceGetAttribute");
+    // Double data rate: two transfers per clock over the whole bus.
+    im->peak_gbps = 2.0 * (double)clock_khz * 1e3 * ((double)bus_bits / 8.0) / 1e9;
+    CK(cudaStreamCreateWithFlags(&im->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    CK(cudaEventCreate(&im->ev0), "cudaEventCreate");
+    CK(cudaEventCreate(&im->ev1), "cudaEventCreate");
+    b->V = 0;
+    b->d = 0;
+    b->rows = 0;
+    return 0;
+}
+
+int cuda_open(struct backend *b, struct err *e)
+{
+    if (cuda_open_impl(b, e) < 0) {
+        cuda_close(b);
+        return -1;
+    }
+    return 0;
+}
+
+// The device time between the two events, after the second.
+int elapsed(Impl *im, struct backend *b, struct err *e)
+{
+    CK(cudaEventSynchronize(im->ev1), "cudaEventSynchronize");
+    float ms = 0.0f;
+    CK(cudaEventElapsedTime(&ms, im->ev0, im->ev1), "cudaEventElapsedTime");
+    b->kernel_ms = ms;
+    return 0;
+}
+
+int cuda_head(struct backend *b, const struct model *m, struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (m->V <= 0 || m->d < 4 || m->d > MODEL_MAX_HIDDEN || m->d % 4 != 0)
+        return err_set(e, ERR_USAGE, "an LM head of %d x %d: the hidden size must be a multiple "
+                       "of 4 from 4 to %d", m->V, m->d, MODEL_MAX_HIDDEN);
+    size_t bytes = (size_t)m->V * (size_t)m->d * sizeof(uint16_t);
+    dev_free(im->w);
+    im->head_V = im->head_d = 0;
+    b->d = 0;
+    b->rows = 0;
+    cudaError_t rc = cudaMalloc(reinterpret_cast<void **>(&im->w), bytes);
+    if (rc != cudaSuccess) {
+        im->w = nullptr;
+        if (rc == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            return err_set(e, ERR_SYSTEM,
+                           "out of device memory for the LM head: %d x %d bf16 = %.2f GB", m->V,
+                           m->d, (double)bytes / 1e9);
+        }
+        return cuda_fail(e, "cudaMalloc", rc);
+    }
+    size_t n4 = bytes / 8;
+    size_t blocks = (n4 + 255) / 256;
+    if (blocks > 65536)
+        blocks = 65536;
+    weights_kernel<<<(unsigned)blocks, 256, 0, im->stream>>>(im->w, m->seed, m->V, m->d, m->scale);
+    CK(cudaGetLastError(), "weights_kernel launch");
+    CK(cudaStreamSynchronize(im->stream), "weights_kernel");
+    im->head_V = m->V;
+    im->head_d = m->d;
+    b->V = m->V;
+    b->d = m->d;
+    return 0;
+}
+
+template <int TB>
+void launch_gemv(Impl *im, int V, int d, int B)
+{
+    int ntiles = (B + TB - 1) / TB;
+    int bands = (V + kGemvRows - 1) / kGemvRows;
+    unsigned blocks = (unsigned)bands * (unsigned)ntiles;
+    if (d % 8 == 0)
+        gemv_kernel<TB, true>
+            <<<blocks, kGemvThreads, 0, im->stream>>>(im->w, im->x, im->logits, V, d, B, ntiles);
+    else
+        gemv_kernel<TB, false>
+            <<<blocks, kGemvThreads, 0, im->stream>>>(im->w, im->x, im->logits, V, d, B, ntiles);
+}
+
+int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (!im->w || b->d <= 0)
+        return err_set(e, ERR_USAGE, "the backend has no LM head");
+    if (B < 1 || B > BACKEND_MAX_BATCH)
+        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
+    int V = im->head_V, d = im->head_d;
+    size_t nh = (size_t)B * (size_t)d;
+    if (reserve(im->h, im->h_cap, nh, "hidden vectors", e) < 0 ||
+        reserve(im->x, im->x_cap, nh, "hidden vectors", e) < 0)
+        return -1;
+    b->rows = 0;
+    if (reserve(im->logits, im->logits_cap, (size_t)B * (size_t)V, "logits", e) < 0)
+        return -1;
+    CK(cudaMemcpyAsync(im->h, h, nh * sizeof(float), cudaMemcpyHostToDevice, im->stream),
+       "cudaMemcpyAsync");
+    CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
+    rmsnorm_kernel<<<B, 256, 0, im->stream>>>(im->h, im->x, d);
+    CK(cudaGetLastError(), "rmsnorm_kernel launch");
+    if (B == 1)
+        launch_gemv<1>(im, V, d, B);
+    else if (B == 2)
+        launch_gemv<2>(im, V, d, B);
+    else if (B <= 4)
+        launch_gemv<4>(im, V, d, B);
+    else
+        launch_gemv<8>(im, V, d, B);
+    CK(cudaGetLastError(), "gemv_kernel launch");
+    CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
+    if (elapsed(im, b, e) < 0)
+        return -1;
+    b->V = V;
+    b->rows = B;
+    return 0;
+}
+
+int cuda_set_logits(struct backend *b, const float *logits, int B, int V, struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (B < 1 || B > BACKEND_MAX_BATCH)
+        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
+    if (V <= 0)
+        return err_set(e, ERR_USAGE, "rows of %d logits", V);
+    b->rows = 0;
+    if (reserve(im->logits, im->logits_cap, (size_t)B * (size_t)V, "logits", e) < 0)
+        return -1;
+    CK(cudaMemcpyAsync(im->logits, logits, (size_t)B * (size_t)V * sizeof(float),
+                       cudaMemcpyHostToDevice, im->stream),
+       "cudaMemcpyAsync");
+    CK(cudaStreamSynchronize(im->stream), "cudaStreamSynchronize");
+    if (b->d > 0 && V != im->head_V)
+        b->d = 0; // rows of another vocabulary: the head no longer applies
+    b->V = V;
+    b->rows = B;
+    return 0;
+}
+
+int cuda_get_logits(struct backend *b, int row, float *out, struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (row < 0 || row >= b->rows)
+        return err_set(e, ERR_USAGE, "logits row %d: the backend holds %d", row, b->rows);
+    CK(cudaMemcpyAsync(out, im->logits + (size_t)row * (size_t)b->V, (size_t)b->V * sizeof(float),
+                       cudaMemcpyDeviceToHost, im->stream),
+       "cudaMemcpyAsync");
+    CK(cudaStreamSynchronize(im->stream), "cudaStreamSynchronize");
+    return 0;
+}
+
+// The penalty window of sampler_fast.c (window_start).
+int window_start(const struct backend_req *q)
+{
+    const struct sampler_settings *s = &q->s;
+    int start = s->penalty_scope == SCOPE_ALL ? 0 : q->prompt_len;
+    if (s->penalty_last_n > 0 && q->context_len - start > s->penalty_last_n)
+        start = q->context_len - s->penalty_last_n;
+    return start;
+}
+
+// What every request must satisfy (backend.c checks it too; the device
+// relies on it, so it is checked again here).
+int check_request(const struct backend *b, const struct backend_req *q, int i, struct err *e)
+{
+    if (sampler_check(&q->s, e) < 0) {
+        err_prefix(e, "request %d", i);
+        return -1;
+    }
+    if ((int)q->row < 0 || (int)q->row >= b->rows)
+        return err_set(e, ERR_USAGE, "request %d: logits row %u, the backend holds %d", i, q->row,
+                       b->rows);
+    if (q->n_top < 0 || q->n_top > BACKEND_MAX_TOP)
+        return err_set(e, ERR_USAGE, "request %d: %d top rows: from 0 to %d", i, q->n_top,
+                       BACKEND_MAX_TOP);
+    if (q->context_len < 0 || q->prompt_len < 0 || q->prompt_len > q->context_len)
+        return err_set(e, ERR_USAGE, "request %d: prompt of %d tokens in a context of %d", i,
+                       q->prompt_len, q->context_len);
+    if (q->context_len > 0 && !q->context)
+        return err_set(e, ERR_USAGE, "request %d: no context given", i);
+    for (int j = 0; j < q->context_len; j++)
+        if (q->context[j] < 0 || q->context[j] >= b->V)
+            return err_set(e, ERR_USAGE, "request %d: context token %d is not in the vocabulary",
+                           i, q->context[j]);
+    return 0;
+}
+
+RowParams row_params(const struct backend_req *q, int V, int win_off, int win_len, int n_top)
+{
+    const struct sampler_settings *s = &q->s;
+    RowParams p;
+    memset(&p, 0, sizeof p);
+    p.temperature = s->temperature;
+    p.top_p = s->top_p;
+    p.min_p = s->min_p;
+    p.alpha = s->repetition_penalty;
+    p.frequency = s->frequency_penalty;
+    p.presence = s->presence_penalty;
+    p.shift = s->shift;
+    if (s->min_p > 0.0) {
+        double bar = log(s->min_p);
+        p.bar_lo = bar - kMinPMargin;
+        p.bar_hi = bar + kMinPMargin;
+    }
+    p.seed = s->seed;
+    p.top_k = s->top_k;
+    p.keep_ties = s->chain.topk_keep_ties != 0;
+    p.lesson_formula = s->penalty_formula == PENALTY_LESSON;
+    p.penalty_active = stage_active(s, STAGE_PENALTY, V);
+    p.n_stages = s->chain.n;
+    for (int c = 0; c < s->chain.n && c < STAGE_COUNT; c++)
+        p.stage[c] = (int)s->chain.stage[c];
+    p.step = q->step;
+    p.row = q->row;
+    p.win_off = win_off;
+    p.win_len = win_len;
+    p.n_top = n_top;
+    return p;
+}
+
+// Runs the sampler kernel over B requests (n_top overridden when >= 0) and
+// brings the rows' results back into im->h_out. Leaves z', e and the marks
+// of request i in row i of the scratch.
+int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_top_override,
+                struct err *e)
+{
+    Impl *im = impl_of(b);
+    int V = b->V;
+    if (b->rows <= 0)
+        return err_set(e, ERR_USAGE, "the backend holds no logits");
+    size_t total = 0;
+    for (int i = 0; i < B; i++) {
+        if (check_request(b, &req[i], i, e) < 0)
+            return -1;
+        total += (size_t)(req[i].context_len - window_start(&req[i]));
+    }
+    if (total > (size_t)INT_MAX)
+        return err_set(e, ERR_USAGE, "penalty windows of %zu tokens in all", total);
+    if (host_reserve(im->h_params, im->h_params_cap, (size_t)B, "the batch's settings", e) < 0 ||
+        host_reserve(im->h_out, im->h_out_cap, (size_t)B, "the batch's results", e) < 0 ||
+        host_reserve(im->h_win, im->h_win_cap, total, "the penalty windows", e) < 0)
+        return -1;
+    int at = 0;
+    for (int i = 0; i < B; i++) {
+        const struct backend_req *q = &req[i];
+        int start = window_start(q), len = q->context_len - start;
+        if (len > 0)
+            memcpy(im->h_win + at, q->context + start, (size_t)len * sizeof(int));
+        im->h_params[i] =
+            row_params(q, V, at, len, n_top_override >= 0 ? n_top_override : q->n_top);
+        at += len;
+    }
+    // Device room: grows only, so the penalty counts stay zero unless new.
+    size_t need = (size_t)B * (size_t)V;
+    if (need > im->scratch_cap || !im->z) {
+        dev_free(im->z);
+        dev_free(im->e);
+        dev_free(im->mark);
+        dev_free(im->count);
+        im->scratch_cap = 0;
+        if (dev_alloc(reinterpret_cast<void **>(&im->z), need * sizeof(double), "z'", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->e), need * sizeof(double), "e^z'", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->mark), need, "token marks", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->count), need * sizeof(int), "penalty counts",
+                      e) < 0)
+            return -1;
+        im->scratch_cap = need;
+        im->count_dirty = 1;
+    }
+    if (B > im->rows_cap || !im->params) {
+        dev_free(im->params);
+        dev_free(im->out);
+        im->rows_cap = 0;
+        if (dev_alloc(reinterpret_cast<void **>(&im->params), (size_t)B * sizeof(RowParams),
+                      "the batch's settings", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->out), (size_t)B * sizeof(RowOut),
+                      "the batch's results", e) < 0)
+            return -1;
+        im->rows_cap = B;
+    }
+    if (reserve(im->win, im->win_cap, total ? total : 1, "the penalty windows", e) < 0)
+        return -1;
+    if (im->count_dirty) {
+        CK(cudaMemsetAsync(im->count, 0, im->scratch_cap * sizeof(int), im->stream),
+           "cudaMemsetAsync");
+        im->count_dirty = 0;
+    }
+    CK(cudaMemcpyAsync(im->params, im->h_params, (size_t)B * sizeof(RowParams),
+                       cudaMemcpyHostToDevice, im->stream),
+       "cudaMemcpyAsync");
+    if (total)
+        CK(cudaMemcpyAsync(im->win, im->h_win, total * sizeof(int), cudaMemcpyHostToDevice,
+                           im->stream),
+           "cudaMemcpyAsync");
+    // A failure from here on may leave counts behind: clear them next time.
+    im->count_dirty = 1;
+    CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
+    sample_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->z,
+                                                  im->e, im->mark, im->count, im->out);
+    CK(cudaGetLastError(), "sample_kernel launch");
+    CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
+    CK(cudaMemcpyAsync(im->h_out, im->out, (size_t)B * sizeof(RowOut), cudaMemcpyDeviceToHost,
+                       im->stream),
+       "cudaMemcpyAsync");
+    CK(cudaStreamSynchronize(im->stream), "sample_kernel");
+    if (elapsed(im, b, e) < 0)
+        return -1;
+    for (int i = 0; i < B; i++) {
+        const RowOut *o = &im->h_out[i];
+        if (o->error == kErrNone)
+            continue;
+        // A refused row stops before its penalties: the counts are still zero.
+        if (o->error == kErrNoFinite)
+            err_set(e, ERR_USAGE, "no token has a finite logit");
+        else
+            err_set(e, ERR_USAGE, "logit of token %d is %s", o->error_token,
+                    o->error == kErrNaN ? "NaN" : "+inf");
+        err_prefix(e, "request %d", i);
+        im->count_dirty = 0;
+        return -1;
+    }
+    im->count_dirty = 0;
+    return 0;
+}
+
+int cuda_sample(struct backend *b, const struct backend_req *req, int B, struct backend_res *res,
+                struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (B < 1 || B > BACKEND_MAX_BATCH)
+        return err_set(e, ERR_USAGE, "batch of %d requests: from 1 to %d", B, BACKEND_MAX_BATCH);
+    if (run_sampler(b, req, B, -1, e) < 0)
+        return -1;
+    float kernel_ms = (float)b->kernel_ms;
+    int V = b->V;
+    double *fe = nullptr;
+    uint8_t *fm = nullptr;
+    for (int i = 0; i < B; i++) {
+        const RowOut *o = &im->h_out[i];
+        double S = o->sum_exp, K = o->kept_sum;
+        struct backend_res *r = &res[i];
+        memset(r, 0, sizeof *r);
+        r->id = o->id;
+        r->sampled = o->sampled;
+        r->u = o->u;
+        r->final = K > 0 ? o->chosen_e / K : 0.0;
+        r->max_z = o->max_z;
+        r->sum_exp = S;
+        r->kept_count = o->kept_count;
+        r->kept_mass = K / S;
+        // H = -sum p ln p = ln S - sum e (z - max) / S, with the host's log.
+        r->entropy = log(S) - o->offset / S;
+        r->entropy_final = K > 0 ? log(K) - o->kept_offset / K : 0.0;
+        r->n_top = o->n_top;
+        for (int k = 0; k < o->n_top; k++) {
+            int m = o->top_mark[k];
+            r->top[k].id = o->top_id[k];
+            r->top[k].removed_by = m == kMarkKept ? TRACE_KEPT : m - 1;
+            r->top[k].z = o->top_z[k];
+            r->top[k].prob = o->top_e[k] / S;
+            r->top[k].final = m == kMarkKept && K > 0 ? o->top_e[k] / K : 0.0;
+        }
+        if (!req[i].final_out && !req[i].kept_out)
+            continue;
+        if (!fe) {
+            fe = static_cast<double *>(malloc((size_t)V * sizeof *fe));
+            fm = static_cast<uint8_t *>(malloc((size_t)V));
+            if (!fe || !fm) {
+                free(fe);
+                free(fm);
+                return err_set(e, ERR_SYSTEM, "out of memory for a row of %d tokens", V);
+            }
+        }
+        size_t off = (size_t)i * (size_t)V;
+        cudaError_t rc = cudaMemcpyAsync(fe, im->e + off, (size_t)V * sizeof(double),
+                                         cudaMemcpyDeviceToHost, im->stream);
+        if (rc == cudaSuccess)
+            rc = cudaMemcpyAsync(fm, im->mark + off, (size_t)V, cudaMemcpyDeviceToHost,
+                                 im->stream);
+        if (rc == cudaSuccess)
+            rc = cudaStreamSynchronize(im->stream);
+        if (rc != cudaSuccess) {
+            free(fe);
+            free(fm);
+            return cuda_fail(e, "cudaMemcpyAsync", rc);
+        }
+        for (int v = 0; v < V; v++) {
+            int kept = fm[v] == kMarkKept;
+            if (req[i].kept_out)
+                req[i].kept_out[v] = (uint8_t)kept;
+            if (req[i].final_out)
+                req[i].final_out[v] = kept && K > 0 ? fe[v] / K : 0.0;
+        }
+    }
+    free(fe);
+    free(fm);
+    b->kernel_ms = kernel_ms;
+    return 0;
+}
+
+unsigned grid_for(size_t n, unsigned threads)
+{
+    size_t g = (n + threads - 1) / threads;
+    return (unsigned)(g < 1 ? 1 : g > 65536 ? 65536 : g);
+}
+
+int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
+               int *plain_ids, struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (n < 1)
+        return err_set(e, ERR_USAGE, "%d draws: at least 1", n);
+    // The request's chain, into row 0 of the scratch.
+    if (run_sampler(b, req, 1, 0, e) < 0)
+        return -1;
+    float chain_ms = (float)b->kernel_ms;
+    const RowOut o = im->h_out[0];
+    if (!kept_ids && !plain_ids)
+        return 0;
+    int V = b->V;
+    size_t Vs = (size_t)V;
+    if (Vs > im->draw_V_cap || !im->keys_in) {
+        free_draw_space(im);
+        im->draw_V_cap = 0;
+        if (dev_alloc(reinterpret_cast<void **>(&im->keys_in), Vs * 8, "sort keys", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->keys_out), Vs * 8, "sort keys", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->ids_in), Vs * 4, "sort ids", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->ids_out), Vs * 4, "sort ids", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->wp), Vs * 8, "draw weights", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->wk), Vs * 8, "draw weights", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->cp), Vs * 8, "cumulative sums", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->ck), Vs * 8, "cumulative sums", e) < 0 ||
+            dev_alloc(reinterpret_cast<void **>(&im->last), 2 * sizeof(int), "draw ranks", e) < 0)
+            return -1;
+        im->draw_V_cap = Vs;
+    }
+    if (reserve(im->draw_ids, im->draw_n_cap, 2 * (size_t)n, "draw results", e) < 0)
+        return -1;
+    size_t sort_bytes = 0, scan_bytes = 0;
+    CK(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, im->keys_in, im->keys_out,
+                                                 im->ids_in, im->ids_out, V, 0, 64, im->stream),
+       "cub::DeviceRadixSort");
+    CK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, im->wp, im->cp, V, im->stream),
+       "cub::DeviceScan");
+    size_t tmp = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    if (reserve(im->cub_tmp, im->cub_cap, tmp, "sort space", e) < 0)
+        return -1;
+
+    CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
+    draw_keys_kernel<<<grid_for(Vs, 256), 256, 0, im->stream>>>(im->z, im->keys_in, im->ids_in, V);
+    CK(cudaGetLastError(), "draw_keys_kernel launch");
+    // Stable: equal z' keep the ascending ids they came in with.
+    size_t bytes = im->cub_cap;
+    CK(cub::DeviceRadixSort::SortPairsDescending(im->cub_tmp, bytes, im->keys_in, im->keys_out,
+                                                 im->ids_in, im->ids_out, V, 0, 64, im->stream),
+       "cub::DeviceRadixSort");
+    const int init_last[2] = { -1, -1 };
+    CK(cudaMemcpyAsync(im->last, init_last, sizeof init_last, cudaMemcpyHostToDevice, im->stream),
+       "cudaMemcpyAsync");
+    draw_weights_kernel<<<grid_for(Vs, 256), 256, 0, im->stream>>>(
+        im->ids_out, im->z, im->e, im->mark, o.sum_exp, o.kept_sum, V, im->wp, im->wk, im->last);
+    CK(cudaGetLastError(), "draw_weights_kernel launch");
+    bytes = im->cub_cap;
+    CK(cub::DeviceScan::InclusiveSum(im->cub_tmp, bytes, im->wp, im->cp, V, im->stream),
+       "cub::DeviceScan");
+    bytes = im->cub_cap;
+    CK(cub::DeviceScan::InclusiveSum(im->cub_tmp, bytes, im->wk, im->ck, V, im->stream),
+       "cub::DeviceScan");
+    int *d_plain = plain_ids ? im->draw_ids : nullptr;
+    int *d_kept = kept_ids ? im->draw_ids + n : nullptr;
+    draw_kernel<<<grid_for((size_t)n, 256), 256, 0, im->stream>>>(
+        im->cp, im->ck, im->ids_out, im->last, V, n, req->s.seed, req->step, req->row,
+        o.sampled ? -1 : o.id, d_plain, d_kept);
+    CK(cudaGetLastError(), "draw_kernel launch");
+    CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
+    if (plain_ids)
+        CK(cudaMemcpyAsync(plain_ids, d_plain, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost,
+                           im->stream),
+           "cudaMemcpyAsync");
+    if (kept_ids)
+        CK(cudaMemcpyAsync(kept_ids, d_kept, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost,
+                           im->stream),
+           "cudaMemcpyAsync");
+    CK(cudaStreamSynchronize(im->stream), "draw_kernel");
+    if (elapsed(im, b, e) < 0)
+        return -1;
+    b->kernel_ms += chain_ms;
+    return 0;
+}
+
+} // namespace
+
+extern "C" {
+
+const struct backend_ops backend_cuda_ops = { "CUDA",          cuda_open,       cuda_close,
+                                              cuda_head,       cuda_logits,     cuda_set_logits,
+                                              cuda_get_logits, cuda_sample,     cuda_draws };
+
+int backend_cuda_probe(char *why, size_t n)
+{
+    char buf[BACKEND_WHY_MAX];
+    int ok = 0;
+    // The runtime's own error for a missing driver is vague; say it plainly.
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!driver) {
+        snprintf(buf, sizeof buf, "no CUDA device: driver not found (libcuda.so.1)");
+    } else {
+        dlclose(driver);
+        int count = 0;
+        cudaError_t rc = cudaGetDeviceCount(&count);
+        if (rc != cudaSuccess) {
+            cudaGetLastError();
+            snprintf(buf, sizeof buf, "no CUDA device: %s", cudaGetErrorString(rc));
+        } else if (count <= 0) {
+            snprintf(buf, sizeof buf, "no CUDA device: none found");
+        } else {
+            buf[0] = '\0';
+            ok = 1;
+        }
+    }
+    if (why && n > 0)
+        snprintf(why, n, "%s", buf);
+    return ok;
+}
+
+// The device's peak memory bandwidth in GB/s (from its memory clock and bus
+// width), for the benchmarks; 0 when b is not an open CUDA backend.
+double backend_cuda_peak_gbps(const struct backend *b)
+{
+    if (!b || b->ops != &backend_cuda_ops || !b->impl)
+        return 0.0;
+    return static_cast<const Impl *>(b->impl)->peak_gbps;
+}
+
+} // extern "C"

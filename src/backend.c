@@ -1,0 +1,152 @@
+/* backend.c - choosing a backend and calling it through its table: the
+ * checks every backend shares (settings, ids, sizes) and the wall clock.
+ */
+#include "backend.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int backend_parse(const char *s, enum backend_choice *out, struct err *e)
+{
+    if (!strcmp(s, "auto"))
+        *out = BACKEND_AUTO;
+    else if (!strcmp(s, "cpu"))
+        *out = BACKEND_CPU;
+    else if (!strcmp(s, "cuda"))
+        *out = BACKEND_CUDA;
+    else
+        return err_set(e, ERR_USAGE, "'%s' is not a backend (auto, cpu or cuda)", s);
+    return 0;
+}
+
+int backend_open(struct backend *b, enum backend_choice c, struct err *e)
+{
+    memset(b, 0, sizeof *b);
+    char why[BACKEND_WHY_MAX] = "";
+    const struct backend_ops *ops = &backend_cpu_ops;
+    if (c != BACKEND_CPU) {
+        if (backend_cuda_probe(why, sizeof why)) {
+            ops = &backend_cuda_ops;
+        } else if (c == BACKEND_CUDA) {
+            return err_set(e, ERR_USAGE, "--backend cuda: %s", why);
+        }
+    }
+    b->ops = ops;
+    if (ops->open(b, e) < 0) {
+        ops->close(b);
+        if (c == BACKEND_CUDA || ops == &backend_cpu_ops)
+            return -1;
+        /* auto: a device that fails to open is a reason to use the CPU. */
+        snprintf(why, sizeof why, "CUDA device did not open: %.120s", e->msg);
+        memset(b, 0, sizeof *b);
+        b->ops = &backend_cpu_ops;
+        if (b->ops->open(b, e) < 0)
+            return -1;
+    }
+    snprintf(b->why, sizeof b->why, "%s", c == BACKEND_AUTO ? why : "");
+    return 0;
+}
+
+void backend_close(struct backend *b)
+{
+    if (b->ops)
+        b->ops->close(b);
+    memset(b, 0, sizeof *b);
+}
+
+/* Times a call into b->wall_ms. */
+#define TIMED(b, call)                                                                             \
+    do {                                                                                           \
+        double t0_ = now_ms();                                                                     \
+        int rc_ = (call);                                                                          \
+        (b)->wall_ms = now_ms() - t0_;                                                             \
+        return rc_;                                                                                \
+    } while (0)
+
+int backend_head(struct backend *b, const struct model *m, struct err *e)
+{
+    if (m->V <= 0 || m->d <= 0 || !m->w)
+        return err_set(e, ERR_USAGE, "the backend needs a built LM head");
+    TIMED(b, b->ops->head(b, m, e));
+}
+
+int backend_logits(struct backend *b, const float *h, int B, struct err *e)
+{
+    if (B < 1 || B > BACKEND_MAX_BATCH)
+        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
+    if (b->d <= 0)
+        return err_set(e, ERR_USAGE, "the backend has no LM head");
+    b->gen++;
+    TIMED(b, b->ops->logits(b, h, B, e));
+}
+
+int backend_set_logits(struct backend *b, const float *logits, int B, int V, struct err *e)
+{
+    if (B < 1 || B > BACKEND_MAX_BATCH)
+        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
+    if (V <= 0)
+        return err_set(e, ERR_USAGE, "rows of %d logits", V);
+    if (b->d > 0 && V != b->V)
+        b->d = 0; /* rows of another vocabulary: the head no longer applies */
+    b->gen++;
+    TIMED(b, b->ops->set_logits(b, logits, B, V, e));
+}
+
+int backend_get_logits(struct backend *b, int row, float *out, struct err *e)
+{
+    if (row < 0 || row >= b->rows)
+        return err_set(e, ERR_USAGE, "logits row %d: the backend holds %d", row, b->rows);
+    return b->ops->get_logits(b, row, out, e);
+}
+
+/* What every backend may assume of a request. */
+static int check_req(const struct backend *b, const struct backend_req *r, int i, struct err *e)
+{
+    if (sampler_check(&r->s, e) < 0) {
+        err_prefix(e, "request %d", i);
+        return -1;
+    }
+    if ((int)r->row < 0 || (int)r->row >= b->rows)
+        return err_set(e, ERR_USAGE, "request %d: logits row %u, the backend holds %d", i, r->row,
+                       b->rows);
+    if (r->n_top < 0 || r->n_top > BACKEND_MAX_TOP)
+        return err_set(e, ERR_USAGE, "request %d: %d top rows: from 0 to %d", i, r->n_top,
+                       BACKEND_MAX_TOP);
+    if (r->context_len < 0 || r->prompt_len < 0 || r->prompt_len > r->context_len)
+        return err_set(e, ERR_USAGE, "request %d: prompt of %d tokens in a context of %d", i,
+                       r->prompt_len, r->context_len);
+    for (int j = 0; j < r->context_len; j++)
+        if (r->context[j] < 0 || r->context[j] >= b->V)
+            return err_set(e, ERR_USAGE, "request %d: context token %d is not in the vocabulary", i,
+                           r->context[j]);
+    return 0;
+}
+
+int backend_sample(struct backend *b, const struct backend_req *req, int B, struct backend_res *res,
+                   struct err *e)
+{
+    if (B < 1 || B > BACKEND_MAX_BATCH)
+        return err_set(e, ERR_USAGE, "batch of %d requests: from 1 to %d", B, BACKEND_MAX_BATCH);
+    for (int i = 0; i < B; i++)
+        if (check_req(b, &req[i], i, e) < 0)
+            return -1;
+    TIMED(b, b->ops->sample(b, req, B, res, e));
+}
+
+int backend_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
+                  int *plain_ids, struct err *e)
+{
+    if (n < 1 || n > 10000000)
+        return err_set(e, ERR_USAGE, "%d draws: from 1 to 10000000", n);
+    if (check_req(b, req, 0, e) < 0)
+        return -1;
+    TIMED(b, b->ops->draws(b, req, n, kept_ids, plain_ids, e));
+}

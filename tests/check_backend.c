@@ -1,0 +1,546 @@
+/* The backend interface and the CPU backend: choosing one, batches with
+ * settings per row, the LM head through the table, many draws, and the
+ * batch view's model. The CPU backend must give, row for row, exactly what
+ * sampler_run_fast gives for that row alone (it is the specification the
+ * CUDA backend is compared with in tests/gpu/check_gpu.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "batch.h"
+#include "catalog.h"
+#include "philox.h"
+#include "realrun.h"
+#include "settings.h"
+#include "source.h"
+#include "suites.h"
+#include "view.h"
+
+#define SMALL_V 5000
+#define ROWS    8
+
+/* A model-like row: a bulk of standard deviation 2.5 and a few peaks. */
+static void make_row(float *z, int V, uint32_t salt)
+{
+    for (int i = 0; i < V; i++) {
+        double u1 = philox_uniform(11, (uint32_t)i, salt, 1) + 1.0 / 33554432.0;
+        double u2 = philox_uniform(11, (uint32_t)i, salt, 2);
+        z[i] = (float)(2.5 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+    }
+    for (int j = 0; j < 6; j++)
+        z[(int)((salt * 7919u + (uint32_t)j * 104729u) % (uint32_t)V)] = 12.0f - 0.6f * (float)j;
+}
+
+static void set(struct sampler_settings *s, const char *name, const char *value)
+{
+    struct settings st;
+    struct err e;
+    settings_defaults(&st);
+    st.sampler = *s;
+    ck_assert_msg(settings_set(&st, name, value, &e) == 0, "%s %s: %s", name, value, e.msg);
+    *s = st.sampler;
+}
+
+static struct backend B;
+static float *Z;
+static int CTX[ROWS][40];
+static struct backend_req REQ[ROWS];
+
+/* Eight requests as an engine would get them: one row of logits each, a
+ * context each, and settings that differ in every stage and in the order. */
+static void setup_batch(void)
+{
+    struct err e;
+    ck_assert_msg(backend_open(&B, BACKEND_CPU, &e) == 0, "%s", e.msg);
+    Z = malloc((size_t)ROWS * SMALL_V * sizeof *Z);
+    for (int r = 0; r < ROWS; r++)
+        make_row(Z + (size_t)r * SMALL_V, SMALL_V, (uint32_t)r + 1);
+    /* Rows 1 and 2 hold the same logits, so that only the row counter differs. */
+    memcpy(Z + 2 * SMALL_V, Z + SMALL_V, SMALL_V * sizeof *Z);
+    ck_assert_msg(backend_set_logits(&B, Z, ROWS, SMALL_V, &e) == 0, "%s", e.msg);
+    static const char *const SETTINGS[ROWS][8] = {
+        { "temperature", "0", NULL },
+        { "temperature", "0.8", "top-p", "0.9", "seed", "5", NULL },
+        { "temperature", "0.8", "top-p", "0.9", "seed", "5", NULL },
+        { "min-p", "0.05", "seed", "3", NULL },
+        { "top-k", "40", "temperature", "1.3", "seed", "4", NULL },
+        { "repetition-penalty", "1.5", "presence-penalty", "0.5", "seed", "9", NULL },
+        { "order", "vllm", "top-k", "10", "min-p", "0.1", NULL },
+        { "order", "llamacpp", "temperature", "1.5", "top-p", "0.8", NULL },
+    };
+    for (int r = 0; r < ROWS; r++) {
+        struct sampler_settings s;
+        sampler_defaults(&s);
+        for (int k = 0; SETTINGS[r][k]; k += 2)
+            set(&s, SETTINGS[r][k], SETTINGS[r][k + 1]);
+        for (int j = 0; j < 40; j++) /* the peaks and some bulk tokens */
+            CTX[r][j] = (int)(((uint32_t)r * 7919u + (uint32_t)(j % 8) * 104729u) % SMALL_V);
+        REQ[r] = (struct backend_req){ .s = s,
+                                       .context = CTX[r],
+                                       .context_len = 40,
+                                       .prompt_len = 10,
+                                       .step = 3 + (uint32_t)r,
+                                       .row = (uint32_t)r,
+                                       .n_top = 16 };
+    }
+    REQ[2].step = REQ[1].step;
+}
+
+static void teardown_batch(void)
+{
+    backend_close(&B);
+    free(Z);
+}
+
+START_TEST(test_choosing_a_backend)
+{
+    struct backend b;
+    struct err e;
+    enum backend_choice c;
+    ck_assert_int_eq(backend_parse("auto", &c, &e), 0);
+    ck_assert_int_eq(c, BACKEND_AUTO);
+    ck_assert_int_eq(backend_parse("cuda", &c, &e), 0);
+    ck_assert_int_eq(c, BACKEND_CUDA);
+    ck_assert_int_eq(backend_parse("gpu", &c, &e), -1);
+    ck_assert_str_eq(e.msg, "'gpu' is not a backend (auto, cpu or cuda)");
+    /* This test binary is the sanitizer build, which never has CUDA: auto
+     * falls back to the CPU and keeps the probe's reason for the status
+     * line; cuda is an error with that reason. */
+    char why[BACKEND_WHY_MAX];
+    ck_assert_int_eq(backend_cuda_probe(why, sizeof why), 0);
+    ck_assert_int_eq(backend_open(&b, BACKEND_AUTO, &e), 0);
+    ck_assert_str_eq(b.ops->name, "CPU");
+    ck_assert_str_eq(b.why, why);
+    ck_assert_msg(strncmp(b.device, "CPU (", 5) == 0, "%s", b.device);
+    backend_close(&b);
+    ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
+    ck_assert_str_eq(b.why, ""); /* chosen, not fallen back to */
+    backend_close(&b);
+    ck_assert_int_eq(backend_open(&b, BACKEND_CUDA, &e), -1);
+    ck_assert_int_eq(e.code, ERR_USAGE);
+    char want[ERR_MSG_MAX];
+    snprintf(want, sizeof want, "--backend cuda: %s", why);
+    ck_assert_str_eq(e.msg, want);
+}
+END_TEST
+
+/* Each row of the batch is what the fast sampler gives for that row alone,
+ * bit for bit, with the Philox counter (step, row) of the request. */
+START_TEST(test_batch_rows_are_single_runs)
+{
+    struct backend_res res[ROWS];
+    struct err e;
+    ck_assert_msg(backend_sample(&B, REQ, ROWS, res, &e) == 0, "%s", e.msg);
+    struct trace t;
+    ck_assert_int_eq(trace_init(&t, SMALL_V, &e), 0);
+    for (int r = 0; r < ROWS; r++) {
+        struct sampler_input in = { .vocab_size = SMALL_V,
+                                    .logits_f = Z + (size_t)r * SMALL_V,
+                                    .context = CTX[r],
+                                    .context_len = 40,
+                                    .prompt_len = 10,
+                                    .step = REQ[r].step,
+                                    .row = (uint32_t)r };
+        ck_assert_msg(sampler_run_fast(&in, &REQ[r].s, &t, 16, &e) == 0, "%s", e.msg);
+        ck_assert_int_eq(res[r].id, t.choice.id);
+        ck_assert_int_eq(res[r].sampled, t.choice.sampled);
+        ck_assert(res[r].u == t.choice.u);
+        ck_assert(res[r].max_z == t.max_adjusted);
+        ck_assert(res[r].sum_exp == t.sum_exp_shifted);
+        ck_assert(res[r].kept_mass == t.kept_mass);
+        ck_assert(res[r].entropy == t.entropy);
+        ck_assert(res[r].entropy_final == t.entropy_final);
+        ck_assert_int_eq(res[r].kept_count, t.kept_count);
+        ck_assert_int_eq(res[r].n_top, 16);
+        for (int k = 0; k < 16; k++) {
+            ck_assert_int_eq(res[r].top[k].id, t.rows[k].id);
+            ck_assert_int_eq(res[r].top[k].removed_by, t.rows[k].removed_by);
+            ck_assert(res[r].top[k].prob == t.rows[k].prob);
+            ck_assert(res[r].top[k].final == t.rows[k].final);
+        }
+        struct trace_row chosen;
+        int rank;
+        ck_assert_int_eq(sampler_fast_row(&t, t.choice.id, &chosen, &rank), 0);
+        ck_assert_double_eq_tol(res[r].final, chosen.final, 1e-15);
+        if (res[r].sampled) /* DESIGN.md: u from the counter (step, row, 0, 0) */
+            ck_assert(res[r].u == sampler_u(REQ[r].s.seed, REQ[r].step, (uint32_t)r, 0));
+    }
+    trace_free(&t);
+    /* Row 0 is greedy: the argmax, no u. */
+    ck_assert_int_eq(res[0].sampled, 0);
+    ck_assert_int_eq(res[0].kept_count, 1);
+    ck_assert_int_eq(res[0].id, res[0].top[0].id);
+    /* Rows 1 and 2: same logits, settings, seed and step; only the row
+     * differs, and with it u: two requests never share their coins. */
+    ck_assert(res[1].u != res[2].u);
+    ck_assert_int_eq(res[1].kept_count, res[2].kept_count);
+}
+END_TEST
+
+START_TEST(test_editing_one_request_leaves_the_others)
+{
+    struct backend_res before[ROWS], after[ROWS];
+    struct err e;
+    ck_assert_int_eq(backend_sample(&B, REQ, ROWS, before, &e), 0);
+    set(&REQ[3].s, "min-p", "0.5");
+    ck_assert_int_eq(backend_sample(&B, REQ, ROWS, after, &e), 0);
+    for (int r = 0; r < ROWS; r++)
+        if (r != 3)
+            ck_assert_msg(memcmp(&before[r], &after[r], sizeof before[r]) == 0, "row %d changed",
+                          r);
+    /* min-p 0.5 keeps only tokens within ln 2 of the best: the peaks are
+     * 0.6 apart, so the best and the next one. */
+    ck_assert_int_eq(after[3].kept_count, 2);
+    ck_assert_int_gt(before[3].kept_count, 2);
+}
+END_TEST
+
+START_TEST(test_final_and_kept_of_every_token)
+{
+    static double final[SMALL_V];
+    static uint8_t kept[SMALL_V];
+    struct backend_res res;
+    struct err e;
+    struct backend_req r = REQ[4];
+    r.final_out = final;
+    r.kept_out = kept;
+    ck_assert_int_eq(backend_sample(&B, &r, 1, &res, &e), 0);
+    int n = 0;
+    double sum = 0.0;
+    for (int i = 0; i < SMALL_V; i++) {
+        n += kept[i];
+        sum += final[i];
+        if (!kept[i])
+            ck_assert(final[i] == 0.0);
+    }
+    ck_assert_int_eq(n, 40); /* top-k 40 */
+    ck_assert_int_eq(res.kept_count, 40);
+    ck_assert_double_eq_tol(sum, 1.0, 1e-12);
+    ck_assert(final[res.top[0].id] == res.top[0].final);
+}
+END_TEST
+
+/* Many draws through the backend are rr_draw_ids, and counting them with
+ * rr_tally gives exactly what rr_draws counts on its own. */
+START_TEST(test_draws_through_the_backend)
+{
+    enum { N = 5000 };
+    static int kept[N], plain[N], kept2[N], plain2[N];
+    struct err e;
+    struct backend_req r = REQ[1];
+    r.row = 0; /* rr_draws draws with row 0 */
+    ck_assert_int_eq(backend_draws(&B, &r, N, kept, plain, &e), 0);
+    struct trace t;
+    ck_assert_int_eq(trace_init(&t, SMALL_V, &e), 0);
+    struct sampler_input in = { .vocab_size = SMALL_V,
+                                .logits_f = Z,
+                                .context = CTX[1],
+                                .context_len = 40,
+                                .prompt_len = 10,
+                                .step = r.step };
+    ck_assert_int_eq(sampler_run_fast(&in, &r.s, &t, 32, &e), 0);
+    ck_assert_int_eq(rr_draw_ids(&t, r.s.seed, r.step, 0, N, kept2, plain2, &e), 0);
+    ck_assert_mem_eq(kept, kept2, sizeof kept);
+    ck_assert_mem_eq(plain, plain2, sizeof plain);
+    ck_assert_int_eq(kept[0], t.choice.id); /* draw 0 is the step's own */
+    static struct rr_draws a, b;
+    ck_assert_int_eq(rr_draws(&t, r.s.seed, r.step, N, RR_DRAW_ROWS, &a, &e), 0);
+    ck_assert_int_eq(rr_tally(&t, kept, plain, N, RR_DRAW_ROWS, &b, &e), 0);
+    ck_assert_mem_eq(a.c_plain, b.c_plain, sizeof a.c_plain);
+    ck_assert_mem_eq(a.c_kept, b.c_kept, sizeof a.c_kept);
+    ck_assert_int_eq(a.tail_plain, b.tail_plain);
+    ck_assert_int_eq(a.distinct_kept, b.distinct_kept);
+    ck_assert(a.chi2_kept == b.chi2_kept);
+    /* A token outside the step is refused, not counted. */
+    plain[7] = SMALL_V;
+    ck_assert_int_eq(rr_tally(&t, kept, plain, N, RR_DRAW_ROWS, &b, &e), -1);
+    ck_assert_str_eq(e.msg, "draw 7 came back with a token outside the step");
+    trace_free(&t);
+}
+END_TEST
+
+START_TEST(test_bad_requests)
+{
+    struct backend_res res[2];
+    struct err e;
+    struct backend_req r[2] = { REQ[0], REQ[1] };
+    r[1].s.top_p = 1.5;
+    ck_assert_int_eq(backend_sample(&B, r, 2, res, &e), -1);
+    ck_assert_str_eq(e.msg, "request 1: top-p 1.5 is out of range (must be in (0, 1])");
+    r[1] = REQ[1];
+    int bad[1] = { SMALL_V };
+    r[1].context = bad;
+    r[1].context_len = 1;
+    r[1].prompt_len = 0;
+    ck_assert_int_eq(backend_sample(&B, r, 2, res, &e), -1);
+    ck_assert_str_eq(e.msg, "request 1: context token 5000 is not in the vocabulary");
+    r[1] = REQ[1];
+    r[1].row = 8;
+    ck_assert_int_eq(backend_sample(&B, r, 2, res, &e), -1);
+    ck_assert_str_eq(e.msg, "request 1: logits row 8, the backend holds 8");
+    ck_assert_int_eq(backend_sample(&B, r, 0, res, &e), -1);
+    ck_assert_str_eq(e.msg, "batch of 0 requests: from 1 to 256");
+    ck_assert_int_eq(backend_logits(&B, Z, 1, &e), -1);
+    ck_assert_str_eq(e.msg, "the backend has no LM head");
+    float row[SMALL_V];
+    ck_assert_int_eq(backend_get_logits(&B, 8, row, &e), -1);
+    ck_assert_str_eq(e.msg, "logits row 8: the backend holds 8");
+    ck_assert_int_eq(backend_get_logits(&B, 7, row, &e), 0);
+    ck_assert_mem_eq(row, Z + 7 * SMALL_V, sizeof row);
+}
+END_TEST
+
+/* The LM head through the table is model.c's RMSNorm and product, for each
+ * hidden vector of the batch. */
+START_TEST(test_lm_head_through_the_backend)
+{
+    enum { V = 3000, D = 64, N = 3 };
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_build(&m, V, D, 99, &e) == 0, "%s", e.msg);
+    struct backend b;
+    ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
+    ck_assert_int_eq(backend_head(&b, &m, &e), 0);
+    ck_assert_int_eq(b.V, V);
+    ck_assert_int_eq(b.d, D);
+    float h[N * D], x[D], want[V], got[V];
+    for (int i = 0; i < N * D; i++)
+        h[i] = (float)(philox_uniform(5, (uint32_t)i, 0, 0) * 4.0 - 2.0);
+    unsigned long gen = b.gen;
+    ck_assert_int_eq(backend_logits(&b, h, N, &e), 0);
+    ck_assert_int_eq(b.gen, gen + 1);
+    ck_assert_int_eq(b.rows, N);
+    for (int r = 0; r < N; r++) {
+        model_rmsnorm(h + r * D, D, x);
+        model_logits(&m, x, want);
+        ck_assert_int_eq(backend_get_logits(&b, r, got, &e), 0);
+        ck_assert_mem_eq(got, want, sizeof got);
+    }
+    ck_assert_int_eq(backend_logits(&b, h, BACKEND_MAX_BATCH + 1, &e), -1);
+    ck_assert_str_eq(e.msg, "batch of 257 rows: from 1 to 256");
+    /* Rows of another vocabulary replace the head's. */
+    ck_assert_int_eq(backend_set_logits(&b, Z, 1, SMALL_V, &e), 0);
+    ck_assert_int_eq(b.d, 0);
+    backend_close(&b);
+    model_free(&m);
+}
+END_TEST
+
+/* ---- the batch view's model, on the loop lesson ----------------------------------- */
+
+static struct lesson L;
+
+static void open_loop(struct backend *b)
+{
+    struct catalog cat;
+    struct err e;
+    ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
+    int rc = catalog_load(&cat, "real-loop", &L, &e);
+    catalog_close(&cat);
+    ck_assert_msg(rc == 0, "%s", e.msg);
+    ck_assert_msg(source_open(&L, TEST_HIDDEN, 64, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(backend_open(b, BACKEND_CPU, &e), 0);
+    ck_assert_msg(source_use_backend(&L, b, &e) == 0, "%s", e.msg);
+}
+
+START_TEST(test_batch_of_requests)
+{
+    struct backend b;
+    struct batch bt;
+    struct err e;
+    open_loop(&b);
+    ck_assert_msg(batch_open(&bt, &L, &b, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(bt.n, BATCH_ROWS);
+    ck_assert_int_eq(batch_running(&bt), BATCH_ROWS);
+    /* Request 0 is greedy, as the lesson itself: after "The cat sat on the
+     * mat" the loop's " and" (323, check_real's ROUND). */
+    ck_assert_int_eq(bt.row[0].res.id, 323);
+    ck_assert_int_eq(bt.row[0].res.sampled, 0);
+    char d[96];
+    batch_describe(&bt.row[0], d, sizeof d);
+    ck_assert_str_eq(d, "greedy");
+    batch_describe(&bt.row[6], d, sizeof d);
+    ck_assert_str_eq(d, "T 1.2 top-k 40 top-p 0.95 min-p 0.05 seed 6");
+    batch_describe(&bt.row[7], d, sizeof d);
+    ck_assert_str_eq(d, "llamacpp: T 1.2 top-k 40 top-p 0.95 seed 7");
+    /* Each request's u is the single run's u at its own row. */
+    for (int r = 1; r < BATCH_ROWS; r++)
+        ck_assert(bt.row[r].res.u == sampler_u(bt.row[r].set.sampler.seed, 1, (uint32_t)r, 0));
+    /* Changing one request changes that row only. */
+    struct backend_res keep[BATCH_ROWS];
+    for (int r = 0; r < BATCH_ROWS; r++)
+        keep[r] = bt.row[r].res;
+    ck_assert_int_eq(batch_set(&bt, 4, "temperature", "0", &e), 0);
+    ck_assert_int_eq(batch_sample(&bt, &L, &b, &e), 0);
+    for (int r = 0; r < BATCH_ROWS; r++)
+        if (r != 4)
+            ck_assert(memcmp(&keep[r], &bt.row[r].res, sizeof keep[r]) == 0);
+    ck_assert_int_eq(bt.row[4].res.id, 323); /* now greedy too */
+    ck_assert_int_eq(batch_set(&bt, 4, "top-p", "2", &e), -1);
+    ck_assert_str_eq(e.msg, "2 is out of range (must be in (0, 1])");
+    /* Seven steps: the greedy requests go round the loop, token for token
+     * the ids of check_real's test_loop_and_its_escape. */
+    static const int ROUND[] = { 323, 279, 8415, 7731, 389, 279, 5634 };
+    for (int k = 0; k < 7; k++)
+        ck_assert_msg(batch_step(&bt, &L, &b, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(bt.steps, 7);
+    ck_assert_int_eq(bt.row[0].len, L.prompt_len + 7);
+    ck_assert_mem_eq(bt.row[0].ctx + L.prompt_len, ROUND, sizeof ROUND);
+    ck_assert_mem_eq(bt.row[4].ctx + L.prompt_len, ROUND, sizeof ROUND);
+    /* Another call replacing the backend's rows makes the batch recompute
+     * its logits before it samples again, with the same result. */
+    int id = bt.row[0].res.id;
+    float one[1] = { 0.0f };
+    ck_assert_int_eq(backend_set_logits(&b, one, 1, 1, &e), 0);
+    ck_assert_msg(source_use_backend(&L, &b, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(batch_sample(&bt, &L, &b, &e), 0);
+    ck_assert_int_eq(bt.row[0].res.id, id);
+    batch_free(&bt);
+    backend_close(&b);
+    lesson_free(&L);
+}
+END_TEST
+
+START_TEST(test_batch_needs_a_model)
+{
+    struct catalog cat;
+    struct err e;
+    struct backend b;
+    struct batch bt;
+    ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
+    ck_assert_int_eq(catalog_load(&cat, "toy", &L, &e), 0);
+    catalog_close(&cat);
+    ck_assert_int_eq(source_open(&L, 0, 0, &e), 0);
+    ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
+    ck_assert_int_eq(batch_open(&bt, &L, &b, &e), -1);
+    ck_assert_str_eq(e.msg,
+                     "the batch view needs a lesson with a model (real-...): 'toy' has none");
+    backend_close(&b);
+    lesson_free(&L);
+}
+END_TEST
+
+/* The app in the batch view: keys go to the request selected. */
+START_TEST(test_app_batch_view)
+{
+    static struct app a;
+    struct backend b;
+    struct err e;
+    ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
+    struct app_source src = { TEST_HIDDEN, NULL, NULL, &b };
+    ck_assert_msg(app_init(&a, TEST_LESSONS, "real-loop", 0, NULL, NULL, &src, &e) == 0, "%s",
+                  e.msg);
+    app_key(&a, 'B');
+    ck_assert(a.batch_on);
+    app_key(&a, AK_DOWN);
+    app_key(&a, AK_DOWN);
+    ck_assert_int_eq(a.batch_sel, 2);
+    double t1 = a.batch.row[1].set.sampler.temperature;
+    app_key(&a, 't'); /* 0.8 -> the next step down */
+    ck_assert(a.batch.row[2].set.sampler.temperature < 0.8);
+    ck_assert(a.batch.row[1].set.sampler.temperature == t1);
+    ck_assert_msg(strncmp(a.msg, "request 2: temperature", 22) == 0, "%s", a.msg);
+    /* The single step's settings are untouched. */
+    ck_assert(a.cur.sampler.temperature == 0.0);
+    app_key(&a, ' ');
+    ck_assert_int_eq(a.batch.steps, 1);
+    ck_assert_int_eq(a.batch.row[0].ctx[a.batch.prompt_len], 323);
+    /* The screen: the pane lists every request, the status line the backend. */
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 132, 43, 0), 0);
+    view_render(&a, &s);
+    char line[1024];
+    int found_pane = 0, found_status = 0;
+    for (int y = 0; y < s.h; y++) {
+        screen_row_text(&s, y, line, sizeof line);
+        found_pane |= strstr(line, "Batch of 8") != NULL;
+        found_status |= strstr(line, "CPU  kernel") != NULL;
+    }
+    ck_assert(found_pane);
+    ck_assert(found_status);
+    screen_free(&s);
+    /* Every size, from the smallest to a wide one, in UTF-8 and ASCII: the
+     * batch pane stays inside the screen (the sanitizers watch the cells). */
+    for (int w = VIEW_MIN_W; w <= 220; w += 13)
+        for (int h = VIEW_MIN_H; h <= 70; h += 7)
+            for (int utf8 = 0; utf8 < 2; utf8++) {
+                ck_assert_int_eq(screen_init(&s, w, h, utf8), 0);
+                view_render(&a, &s);
+                int title = 0;
+                for (int y = 0; y < h; y++) {
+                    screen_row_text(&s, y, line, sizeof line);
+                    title |= strstr(line, "Batch of 8") != NULL;
+                }
+                ck_assert_msg(title, "no batch pane at %dx%d", w, h);
+                screen_free(&s);
+            }
+    app_key(&a, 'B');
+    ck_assert(!a.batch_on);
+    /* A toy lesson has no model to batch. */
+    app_command(&a, "lesson toy");
+    app_key(&a, 'B');
+    ck_assert(!a.batch_on);
+    ck_assert_msg(strstr(a.msg, "needs a lesson with a model") != NULL, "%s", a.msg);
+    app_free(&a);
+    backend_close(&b);
+}
+END_TEST
+
+/* The app's many draws on a backend other than the CPU: made there, only the
+ * tokens come back and are counted. A table with the CPU's functions under
+ * another address takes that path here, and must count what rr_draws does. */
+START_TEST(test_app_draws_on_another_backend)
+{
+    static struct app a;
+    static struct backend_ops other;
+    other = backend_cpu_ops;
+    other.name = "other";
+    struct backend b;
+    struct err e;
+    ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
+    b.ops = &other;
+    struct app_source src = { TEST_HIDDEN, NULL, NULL, &b };
+    ck_assert_msg(app_init(&a, TEST_LESSONS, "real-story", 0, NULL, NULL, &src, &e) == 0, "%s",
+                  e.msg);
+    app_command(&a, "top-p 0.9");
+    app_key(&a, 'D');
+    ck_assert_msg(a.draws_ok, "%s", a.msg);
+    static struct rr_draws want;
+    ck_assert_int_eq(rr_draws(&a.t, a.cur.sampler.seed, source_draw_step(&a.L, a.cur_len),
+                              RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &want, &e),
+                     0);
+    ck_assert_mem_eq(a.draws.c_plain, want.c_plain, sizeof want.c_plain);
+    ck_assert_mem_eq(a.draws.c_kept, want.c_kept, sizeof want.c_kept);
+    ck_assert_int_eq(a.draws.tail_plain, want.tail_plain);
+    ck_assert_int_eq(a.draws.first_kept, a.t.choice.id);
+    app_free(&a);
+    backend_close(&b);
+}
+END_TEST
+
+Suite *suite_backend(void)
+{
+    Suite *s = suite_create("backend");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup_batch, teardown_batch);
+    tcase_add_test(core, test_choosing_a_backend);
+    tcase_add_test(core, test_batch_rows_are_single_runs);
+    tcase_add_test(core, test_editing_one_request_leaves_the_others);
+    tcase_add_test(core, test_final_and_kept_of_every_token);
+    tcase_add_test(core, test_draws_through_the_backend);
+    tcase_add_test(core, test_lm_head_through_the_backend);
+    suite_add_tcase(s, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_checked_fixture(errors, setup_batch, teardown_batch);
+    tcase_add_test(errors, test_bad_requests);
+    tcase_add_test(errors, test_batch_needs_a_model);
+    suite_add_tcase(s, errors);
+    TCase *batch = tcase_create("batch");
+    tcase_set_timeout(batch, 120);
+    tcase_add_test(batch, test_batch_of_requests);
+    tcase_add_test(batch, test_app_batch_view);
+    tcase_add_test(batch, test_app_draws_on_another_backend);
+    suite_add_tcase(s, batch);
+    return s;
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# tests/gpu/check.sh - the one command for a machine with a GPU:
+#   1. build (make all build/check_gpu build/bench_gpu, CUDA on),
+#   2. make test-gpu (the CUDA backend against the CPU reference),
+#   3. compute-sanitizer memcheck on build/check_gpu --quick,
+#   4. make bench-gpu,
+# each under a time limit, so that the whole finishes in under 6 minutes,
+# then a summary. Exit status 0 only when the build, test-gpu and memcheck
+# passed (memcheck may be skipped: no compute-sanitizer, or no device); a
+# benchmark target missed is reported, not a failure.
+#
+# Usage: tests/gpu/check.sh [make variables...]   (e.g. CUDA=0 to try it
+# without the CUDA backend). Logs go to build/gpu-check/. The limits can be
+# changed with T_BUILD, T_TEST, T_MEMCHECK and T_BENCH (seconds).
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+LOG=build/gpu-check
+mkdir -p "$LOG" || exit 2
+MAKEVARS=("$@")
+T_BUILD=${T_BUILD:-140}
+T_TEST=${T_TEST:-90}
+T_MEMCHECK=${T_MEMCHECK:-80}
+T_BENCH=${T_BENCH:-40}
+JOBS=$(nproc 2>/dev/null || echo 4)
+START=$(date +%s)
+
+declare -A STATUS SECS NOTE
+STEPS=(build test-gpu memcheck bench-gpu)
+
+say() { printf 'gpu-check: %s\n' "$*"; }
+
+# run NAME LIMIT COMMAND... : runs the command with its output in
+# $LOG/NAME.log (and on the terminal), under timeout; sets SECS and RC.
+run() {
+    local name=$1 limit=$2
+    shift 2
+    say "== $name (limit ${limit} s): $*"
+    local t0
+    t0=$(date +%s)
+    timeout --kill-after=10 "$limit" "$@" >"$LOG/$name.log" 2>&1
+    RC=$?
+    SECS[$name]=$(($(date +%s) - t0))
+    sed 's/^/    /' "$LOG/$name.log" | tail -n 40
+    if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then
+        NOTE[$name]="timed out after ${limit} s"
+    fi
+}
+
+skip() {
+    STATUS[$1]=SKIP
+    SECS[$1]=0
+    NOTE[$1]=$2
+    say "== $1: SKIP ($2)"
+}
+
+say "logitlab GPU check in $(pwd), $(date -u '+%Y-%m-%d %H:%M UTC')"
+if command -v nvidia-smi >/dev/null 2>&1; then
+    say "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)"
+else
+    say "GPU: no nvidia-smi on this machine"
+fi
+
+# 1. Build.
+run build "$T_BUILD" make -j"$JOBS" ${MAKEVARS[@]+"${MAKEVARS[@]}"} all build/check_gpu build/bench_gpu
+if [ "$RC" -eq 0 ]; then STATUS[build]=PASS; else STATUS[build]=FAIL; fi
+CUDA_LINE=$(grep -m1 '^logitlab: ' "$LOG/build.log" || true)
+
+# 2. make test-gpu.
+DEVICE_WHY=""
+if [ "${STATUS[build]}" = PASS ]; then
+    run test-gpu "$T_TEST" make ${MAKEVARS[@]+"${MAKEVARS[@]}"} test-gpu
+    if [ "$RC" -ne 0 ]; then
+        STATUS[test-gpu]=FAIL
+    elif grep -q '^check_gpu: skipped: ' "$LOG/test-gpu.log"; then
+        DEVICE_WHY=$(sed -n 's/^check_gpu: skipped: //p' "$LOG/test-gpu.log" | head -n 1)
+        STATUS[test-gpu]=SKIP
+        NOTE[test-gpu]=$DEVICE_WHY
+    else
+        STATUS[test-gpu]=PASS
+    fi
+else
+    skip test-gpu "the build failed"
+    STATUS[test-gpu]=FAIL
+fi
+
+# 3. compute-sanitizer memcheck on the quick check.
+SANITIZER=""
+for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
+    /usr/local/cuda/compute-sanitizer/compute-sanitizer /usr/local/cuda/compute-sanitizer; do
+    if [ -n "$c" ] && [ -f "$c" ] && [ -x "$c" ]; then
+        SANITIZER=$c
+        break
+    fi
+done
+if [ "${STATUS[build]}" != PASS ]; then
+    skip memcheck "the build failed"
+    STATUS[memcheck]=FAIL
+elif [ -n "$DEVICE_WHY" ]; then
+    skip memcheck "$DEVICE_WHY"
+elif [ -z "$SANITIZER" ]; then
+    skip memcheck "compute-sanitizer not found (PATH, /usr/local/cuda/bin, /usr/local/cuda/compute-sanitizer)"
+else
+    run memcheck "$T_MEMCHECK" "$SANITIZER" --tool memcheck --error-exitcode 1 build/check_gpu --quick
+    if [ "$RC" -eq 0 ]; then STATUS[memcheck]=PASS; else STATUS[memcheck]=FAIL; fi
+fi
+
+# 4. make bench-gpu.
+if [ "${STATUS[build]}" = PASS ]; then
+    run bench-gpu "$T_BENCH" make ${MAKEVARS[@]+"${MAKEVARS[@]}"} bench-gpu
+    if [ "$RC" -ne 0 ]; then
+        STATUS[bench-gpu]=FAIL
+    elif grep -q '^bench-gpu: skipped: ' "$LOG/bench-gpu.log"; then
+        STATUS[bench-gpu]=SKIP
+        NOTE[bench-gpu]="$(sed -n 's/^bench-gpu: skipped: //p' "$LOG/bench-gpu.log" | head -n 1); CPU table only"
+    else
+        STATUS[bench-gpu]=PASS
+    fi
+else
+    skip bench-gpu "the build failed"
+fi
+
+# Summary.
+TOTAL=$(($(date +%s) - START))
+echo
+say "================ summary ================"
+[ -n "$CUDA_LINE" ] && say "$CUDA_LINE"
+printf '%-10s %-6s %8s  %s\n' step status seconds "log / note"
+for s in "${STEPS[@]}"; do
+    log="$LOG/$s.log"
+    [ -f "$log" ] || log="-"
+    printf '%-10s %-6s %8s  %s%s\n' "$s" "${STATUS[$s]}" "${SECS[$s]:-0}" "$log" \
+        "${NOTE[$s]:+ (${NOTE[$s]})}"
+done
+echo
+if [ -f "$LOG/test-gpu.log" ]; then
+    grep -E '^(check_gpu: (lm head|skipped|FAIL)|philox_check: )' "$LOG/test-gpu.log" | head -n 14
+fi
+if [ "${STATUS[memcheck]}" != SKIP ] && [ -f "$LOG/memcheck.log" ]; then
+    grep -E 'ERROR SUMMARY|^check_gpu: lm head' "$LOG/memcheck.log" | sed 's/^/memcheck: /'
+fi
+if [ -f "$LOG/bench-gpu.log" ]; then
+    echo
+    grep -v -E '^(make|  LD|  CC|  NVCC)' "$LOG/bench-gpu.log"
+fi
+echo
+OK=1
+[ "${STATUS[build]}" = PASS ] || OK=0
+[ "${STATUS[test-gpu]}" = FAIL ] && OK=0
+[ "${STATUS[memcheck]}" = FAIL ] && OK=0
+if [ -n "$DEVICE_WHY" ]; then
+    say "no GPU checks ran: $DEVICE_WHY"
+fi
+say "logs: $(for s in "${STEPS[@]}"; do [ -f "$LOG/$s.log" ] && printf '%s ' "$LOG/$s.log"; done)"
+if [ "$OK" = 1 ]; then
+    say "overall: PASS in ${TOTAL} s"
+    exit 0
+fi
+say "overall: FAIL in ${TOTAL} s"
+exit 1
