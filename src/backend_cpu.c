@@ -15,7 +15,8 @@ struct cpu {
     const struct model *m;
     float *logits; /* cap rows of V */
     int cap;
-    float *x;
+    float *x; /* x_cap normalized hidden vectors */
+    int x_cap;
     struct trace t;
 };
 
@@ -76,10 +77,9 @@ static int reserve(struct backend *b, int B, int V, struct err *e)
 static int cpu_head(struct backend *b, const struct model *m, struct err *e)
 {
     struct cpu *c = b->impl;
-    float *x = realloc(c->x, (size_t)m->d * sizeof *x);
-    if (!x)
-        return err_set(e, ERR_SYSTEM, "out of memory for a hidden vector of %d", m->d);
-    c->x = x;
+    free(c->x);
+    c->x = NULL;
+    c->x_cap = 0;
     if (reserve(b, 1, m->V, e) < 0)
         return -1;
     c->m = m;
@@ -94,10 +94,16 @@ static int cpu_logits(struct backend *b, const float *h, int B, struct err *e)
     double t0 = now_ms();
     if (reserve(b, B, c->m->V, e) < 0)
         return -1;
-    for (int r = 0; r < B; r++) {
-        model_rmsnorm(h + (size_t)r * (size_t)b->d, b->d, c->x);
-        model_logits((struct model *)c->m, c->x, c->logits + (size_t)r * (size_t)b->V);
+    if (B > c->x_cap) {
+        float *x = realloc(c->x, (size_t)B * (size_t)b->d * sizeof *x);
+        if (!x)
+            return err_set(e, ERR_SYSTEM, "out of memory for %d hidden vectors of %d", B, b->d);
+        c->x = x;
+        c->x_cap = B;
     }
+    for (int r = 0; r < B; r++)
+        model_rmsnorm(h + (size_t)r * (size_t)b->d, b->d, c->x + (size_t)r * (size_t)b->d);
+    model_logits_batch((struct model *)c->m, c->x, B, c->logits);
     b->rows = B;
     b->kernel_ms = now_ms() - t0;
     return 0;

@@ -38,4 +38,8 @@ float model_rmsnorm(const float *h, int d, float *out);
 /* logits[v] = sum_i w[v][i] * x[i] (float accumulation in a fixed order). */
 void model_logits(struct model *m, const float *x, float *logits);
 
+/* The same for n vectors (x: n x d, logits: n x V), bit for bit what
+ * model_logits gives for each, reading the weights once for all of them. */
+void model_logits_batch(struct model *m, const float *x, int n, float *logits);
+
 #endif
