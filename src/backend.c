@@ -30,34 +30,49 @@ int backend_parse(const char *s, enum backend_choice *out, struct err *e)
 int backend_open(struct backend *b, enum backend_choice c, struct err *e)
 {
     memset(b, 0, sizeof *b);
+    b->choice = c;
     char why[BACKEND_WHY_MAX] = "";
-    const struct backend_ops *ops = &backend_cpu_ops;
     if (c != BACKEND_CPU) {
         if (backend_cuda_probe(why, sizeof why)) {
-            ops = &backend_cuda_ops;
-        } else if (c == BACKEND_CUDA) {
-            return err_set(e, ERR_USAGE, "--backend cuda: %s", why);
+            /* The device opens at its first use, so that a command that never
+             * needs it (a toy lesson) never pays for a CUDA context. */
+            b->ops = &backend_cuda_ops;
+            b->pending = 1;
+            return 0;
         }
+        if (c == BACKEND_CUDA)
+            return err_set(e, ERR_USAGE, "--backend cuda: %s", why);
     }
-    b->ops = ops;
-    if (ops->open(b, e) < 0) {
-        ops->close(b);
-        if (c == BACKEND_CUDA || ops == &backend_cpu_ops)
-            return -1;
-        /* auto: a device that fails to open is a reason to use the CPU. */
-        snprintf(why, sizeof why, "CUDA device did not open: %.120s", e->msg);
-        memset(b, 0, sizeof *b);
-        b->ops = &backend_cpu_ops;
-        if (b->ops->open(b, e) < 0)
-            return -1;
+    b->ops = &backend_cpu_ops;
+    if (b->ops->open(b, e) < 0) {
+        b->ops->close(b);
+        return -1;
     }
     snprintf(b->why, sizeof b->why, "%s", c == BACKEND_AUTO ? why : "");
     return 0;
 }
 
+int backend_ready(struct backend *b, struct err *e)
+{
+    if (!b->pending)
+        return 0;
+    if (b->ops->open(b, e) == 0) {
+        b->pending = 0;
+        return 0;
+    }
+    b->ops->close(b);
+    b->impl = NULL;
+    if (b->choice == BACKEND_CUDA)
+        return err_prefix(e, "--backend cuda"), -1;
+    snprintf(b->why, sizeof b->why, "CUDA device did not open: %.120s", e->msg);
+    b->pending = 0;
+    b->ops = &backend_cpu_ops;
+    return b->ops->open(b, e);
+}
+
 void backend_close(struct backend *b)
 {
-    if (b->ops)
+    if (b->ops && !b->pending)
         b->ops->close(b);
     memset(b, 0, sizeof *b);
 }
@@ -75,6 +90,8 @@ int backend_head(struct backend *b, const struct model *m, struct err *e)
 {
     if (m->V <= 0 || m->d <= 0 || !m->w)
         return err_set(e, ERR_USAGE, "the backend needs a built LM head");
+    if (backend_ready(b, e) < 0)
+        return -1;
     TIMED(b, b->ops->head(b, m, e));
 }
 
@@ -94,6 +111,8 @@ int backend_set_logits(struct backend *b, const float *logits, int B, int V, str
         return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
     if (V <= 0)
         return err_set(e, ERR_USAGE, "rows of %d logits", V);
+    if (backend_ready(b, e) < 0)
+        return -1;
     if (b->d > 0 && V != b->V)
         b->d = 0; /* rows of another vocabulary: the head no longer applies */
     b->gen++;
@@ -135,6 +154,8 @@ int backend_sample(struct backend *b, const struct backend_req *req, int B, stru
 {
     if (B < 1 || B > BACKEND_MAX_BATCH)
         return err_set(e, ERR_USAGE, "batch of %d requests: from 1 to %d", B, BACKEND_MAX_BATCH);
+    if (backend_ready(b, e) < 0)
+        return -1;
     for (int i = 0; i < B; i++)
         if (check_req(b, &req[i], i, e) < 0)
             return -1;
@@ -146,7 +167,7 @@ int backend_draws(struct backend *b, const struct backend_req *req, int n, int *
 {
     if (n < 1 || n > 10000000)
         return err_set(e, ERR_USAGE, "%d draws: from 1 to 10000000", n);
-    if (check_req(b, req, 0, e) < 0)
+    if (backend_ready(b, e) < 0 || check_req(b, req, 0, e) < 0)
         return -1;
     TIMED(b, b->ops->draws(b, req, n, kept_ids, plain_ids, e));
 }

@@ -104,6 +104,7 @@ struct backend_ops {
 
 struct backend {
     const struct backend_ops *ops;
+    enum backend_choice choice;
     void *impl;                /* the backend's own state */
     int V, d;                  /* vocabulary and hidden size of the head (d 0: no head) */
     int rows;                  /* logits rows held */
@@ -112,6 +113,7 @@ struct backend {
     double kernel_ms;          /* device time of the last logits or sample call */
     double wall_ms;            /* wall time of that call, on the host */
     unsigned long gen;         /* counts the times the logits rows were replaced */
+    int pending;               /* a device chosen but not opened yet (it opens at first use) */
 };
 
 extern const struct backend_ops backend_cpu_ops;
@@ -125,11 +127,19 @@ int backend_cuda_probe(char *why, size_t n);
 /* Parses "auto", "cpu" or "cuda". Returns 0 or -1. */
 int backend_parse(const char *s, enum backend_choice *out, struct err *e);
 
-/* Opens the backend chosen: auto takes CUDA when the probe says it can run,
- * else the CPU with the reason in b->why; cuda fails with the reason.
- * Returns 0 or -1. */
+/* Chooses and opens a backend: auto takes CUDA when the probe says it can
+ * run, else the CPU with the reason in b->why; cuda fails with the reason.
+ * A device opens at the first call that needs it (no CUDA context for a
+ * command that never uses it); if it fails there, auto moves to the CPU
+ * and says why in b->why. Returns 0 or -1. */
 int backend_open(struct backend *b, enum backend_choice c, struct err *e);
 void backend_close(struct backend *b);
+
+/* Opens now a device that backend_open left for its first use (every call
+ * below does this itself): with auto, a device that does not open is a
+ * reason to use the CPU, and b->why says so; with cuda it is an error, and
+ * the next call tries again. Returns 0 or -1. */
+int backend_ready(struct backend *b, struct err *e);
 
 /* The calls, through the table (each times itself into wall_ms). */
 int backend_head(struct backend *b, const struct model *m, struct err *e);

@@ -251,7 +251,7 @@ int main(void)
         backend_close(&b);
         return rc < 0 ? 1 : 0;
     }
-    if (backend_open(&b, BACKEND_CUDA, &e) < 0) {
+    if (backend_open(&b, BACKEND_CUDA, &e) < 0 || backend_ready(&b, &e) < 0) {
         fprintf(stderr, "bench-gpu: the probe found a device, but: %s\n", e.msg);
         return 1;
     }

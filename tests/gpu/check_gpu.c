@@ -1094,7 +1094,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "check_gpu: CPU backend: %s\n", e.msg);
         return 1;
     }
-    if (backend_open(&R.dut, R.self ? BACKEND_CPU : BACKEND_CUDA, &e) < 0) {
+    if (backend_open(&R.dut, R.self ? BACKEND_CPU : BACKEND_CUDA, &e) < 0 ||
+        backend_ready(&R.dut, &e) < 0) {
         printf("check_gpu: FAIL: the probe found a device but the CUDA backend did not open: %s\n",
                e.msg);
         backend_close(&R.ref);
