@@ -146,6 +146,22 @@ if [ -s "$TMP/run1" ] && cmp -s "$TMP/run1" "$TMP/run2"; then ok; else
     bad "two runs with seed 11 differ: $(cat "$TMP/run1") / $(cat "$TMP/run2")"
 fi
 
+# 7b. The batch view of a full-size lesson: 8 requests, one changed alone,
+# a step for all, and back to the single step.
+start real-loop --hidden-size 384
+check "real-loop opens" "real-loop"
+keys B
+check "B opens the batch view" "Batch of 8"
+keys Down t
+check "t changes request 1 alone" "request 1: temperature 0.7 (the other requests keep theirs)"
+keys Space
+check "Space steps every request" "step 1  head"
+keys B
+check "B leaves the batch view" "back to the single step"
+keys q
+wait_prompt || bad "no prompt after the batch view"
+shell_usable batch 0
+
 # 8. Ctrl-C restores the terminal (exit status 130).
 start toy
 check "started for Ctrl-C" "Logits z"
