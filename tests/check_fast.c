@@ -158,6 +158,51 @@ START_TEST(test_random_rows_match_the_reference)
 }
 END_TEST
 
+/* Top-k above HEAP_MAX (4,096) takes the radix count descent on the CPU --
+ * the way the CUDA kernel finds every k -- rather than the heap: the same
+ * kept set as the reference, with exact ties at the k-th place, and with
+ * hundreds of tokens whose doubles differ but round to one float key (the
+ * last level's bucket then holds more than SMALL_SET and is sorted by the
+ * exact z'). */
+START_TEST(test_large_k_takes_the_radix_descent)
+{
+    const int V = 20000;
+    static const int KS[] = { 4097, 5000, 9999, 19999 };
+    double *z = malloc((size_t)V * sizeof *z);
+    char what[96];
+    for (int shape = 0; shape < 3; shape++) {
+        for (int i = 0; i < V; i++)
+            z[i] = 2.5 * normal(41 + (uint64_t)shape, (uint32_t)i);
+        if (shape == 1) /* exact ties from about rank 6,100 to 12,800: k 9,999 among them */
+            for (int i = 0; i < V; i += 3)
+                z[i] = 0.25;
+        if (shape == 2) /* one float key, 600 different doubles, across rank 5,000 */
+            for (int i = 0; i < 600; i++)
+                z[i * 31] = 1.686 + (double)i * 1e-13;
+        for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++)
+            for (int p = 0; p < 4; p++) {
+                struct sampler_settings s;
+                sampler_defaults(&s);
+                chain_preset(&s.chain, (enum preset)p);
+                s.top_k = KS[ki];
+                s.temperature = p == 3 ? 1.3 : 0.9;
+                s.seed = (uint64_t)(ki * 4 + (size_t)p);
+                snprintf(what, sizeof what, "shape %d top-k %d %s", shape, KS[ki],
+                         preset_name((enum preset)p));
+                compare(z, V, NULL, 0, 0, &s, 40, what);
+                /* The k-th token is one of the block the shape put there. */
+                if (shape == 1 && KS[ki] == 9999)
+                    ck_assert_msg(ref.rows[KS[ki] - 1].logit == 0.25, "%s: k-th %g", what,
+                                  ref.rows[KS[ki] - 1].logit);
+                if (shape == 2 && KS[ki] == 5000)
+                    ck_assert_msg(fabs(ref.rows[KS[ki] - 1].logit - 1.686) < 1e-9, "%s: k-th %.15g",
+                                  what, ref.rows[KS[ki] - 1].logit);
+            }
+    }
+    free(z);
+}
+END_TEST
+
 START_TEST(test_real_size_row)
 {
     /* One row the size of Llama 3's vocabulary, the full chain of the benchmark. */
@@ -212,6 +257,7 @@ Suite *suite_fast(void)
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_random_rows_match_the_reference);
+    tcase_add_test(core, test_large_k_takes_the_radix_descent);
     tcase_add_test(core, test_real_size_row);
     tcase_add_test(core, test_float_input);
     tcase_set_timeout(core, 120);
