@@ -65,6 +65,8 @@ SAN_BIN  := $(BUILD)/san/logitlab
 TEST_BIN := $(BUILD)/san/check_logitlab
 GPU_BINS := $(if $(NVCC),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(filter-out gpu/backend_cuda.cu,$(wildcard gpu/*.cu))))
 GPU_TEST := $(BUILD)/check_gpu
+# Whether this build has CUDA: switching (CUDA=0, nvcc installed) relinks.
+CUDA_STAMP := $(BUILD)/cuda-$(if $(NVCC),on,off).stamp
 
 .PHONY: all run test deps build test-build test-unit test-cli test-gpu bench bench-gpu fuzz install uninstall \
 	test-install test-valgrind format format-check \
@@ -78,6 +80,11 @@ config:
 	else \
 	  echo "logitlab: no nvcc (PATH, /usr/local/cuda) or CUDA=0: CUDA code not built; the CPU backend is used"; \
 	fi
+
+$(CUDA_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/cuda-*.stamp
+	@touch $@
 
 deps:
 	@tools/deps.sh
@@ -116,20 +123,20 @@ test-gpu: $(GPU_BINS) $(GPU_TEST)
 	@for b in $(GPU_BINS); do $$b || exit 1; done
 	$(GPU_TEST)
 
-$(GPU_TEST): tests/gpu/check_gpu.c $(OBJ_CORE) $(OBJ_CUDA)
+$(GPU_TEST): tests/gpu/check_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
 bench-gpu: $(BUILD)/bench_gpu
 	@$(BUILD)/bench_gpu
 
-$(BUILD)/bench_gpu: tests/bench/bench_gpu.c $(OBJ_CORE) $(OBJ_CUDA)
+$(BUILD)/bench_gpu: tests/bench/bench_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
-$(BIN): $(OBJ_CORE) $(OBJ_MAIN) $(OBJ_CUDA)
+$(BIN): $(OBJ_CORE) $(OBJ_MAIN) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
-	@$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) -lm
+	@$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
 $(SAN_BIN): $(SAN_CORE) $(SAN_MAIN)
 	@echo "  LD SAN  $@"
@@ -151,6 +158,7 @@ $(BUILD)/%.o: src/%.c
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/san/backend_nocuda.o: SAN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(SAN_NOCUDA_WHY)"'
+$(BUILD)/san/backend_nocuda.o: $(CUDA_STAMP)
 
 $(BUILD)/san/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -179,15 +187,15 @@ bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_model
 	@echo
 	@$(BUILD)/bench_ui
 
-$(BUILD)/bench_sampler: tests/bench/bench_sampler.c $(OBJ_CORE) $(OBJ_CUDA)
+$(BUILD)/bench_sampler: tests/bench/bench_sampler.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
-$(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE) $(OBJ_CUDA)
+$(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
-$(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE) $(OBJ_CUDA)
+$(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 

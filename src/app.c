@@ -31,7 +31,7 @@ const char *const APP_KEY_HELP[] = {
     "/             full size: find a token by its text or id and show its row",
     "D             full size: 10,000 draws counted against the probabilities",
     "B             full size: 8 requests sampled together (Up, Down pick one;",
-    "              the setting keys change it alone; Space steps all; B leaves)",
+    "              the setting keys and x change it alone; Space steps all)",
     "x             drop your changes: back to the lesson's settings",
     "a, v          answer the exercise, show its solution",
     "Up, Down      scroll the lesson text (also PgUp, PgDn)",
@@ -285,8 +285,12 @@ static int open_lesson(struct app *a, const char *what, int index, struct err *e
         trace_free(&t);
         lesson_free(&L);
         /* The head the backend held was the lesson still open: put it back. */
-        struct err ignored;
-        source_use_backend(&a->L, a->src.backend, &ignored);
+        struct err again;
+        if (source_use_backend(&a->L, a->src.backend, &again) < 0 && a->batch_on) {
+            /* The head the batch was computed with is gone: close the view. */
+            batch_free(&a->batch);
+            a->batch_on = 0;
+        }
         return -1;
     }
     drop_history_from(a, 0);
@@ -446,11 +450,13 @@ static const struct settings *edit_settings(const struct app *a)
 static int apply_batch_setting(struct app *a, const char *name, const char *value)
 {
     struct err e;
+    struct settings before = a->batch.row[a->batch_sel].set;
     if (batch_set(&a->batch, a->batch_sel, name, value, &e) < 0) {
         set_msg(a, 1, "%s: %s", name, e.msg);
         return APP_REDRAW;
     }
     if (batch_sample(&a->batch, &a->L, a->src.backend, &e) < 0) {
+        a->batch.row[a->batch_sel].set = before; /* not applied: the request keeps its own */
         set_msg(a, 1, "%s", e.msg);
         return APP_REDRAW;
     }
@@ -688,6 +694,7 @@ static int submit_answer(struct app *a)
 
 static int find_token(struct app *a, const char *text);
 static int toggle_batch(struct app *a);
+static int batch_reset_row(struct app *a);
 
 int app_command(struct app *a, const char *line)
 {
@@ -706,6 +713,13 @@ int app_command(struct app *a, const char *line)
         return APP_QUIT;
     if (strcmp(name, "help") == 0) {
         a->mode = MODE_HELP;
+        return APP_REDRAW;
+    }
+    if (a->batch_on && strcmp(name, "reset") == 0)
+        return batch_reset_row(a);
+    if (a->batch_on &&
+        (strcmp(name, "step") == 0 || strcmp(name, "draws") == 0 || strcmp(name, "find") == 0)) {
+        set_msg(a, 0, ":%s is for the single step: B leaves the batch view first", name);
         return APP_REDRAW;
     }
     if (strcmp(name, "reset") == 0)
@@ -870,6 +884,22 @@ static void scroll(struct app *a, int key)
         a->scroll = 0;
 }
 
+/* x and :reset in the batch view: the selected request's preset again. */
+static int batch_reset_row(struct app *a)
+{
+    struct err e;
+    struct batch_row *w = &a->batch.row[a->batch_sel];
+    struct settings before = w->set;
+    if (batch_preset(&a->L, a->batch_sel, &w->set, &e) < 0 ||
+        batch_sample(&a->batch, &a->L, a->src.backend, &e) < 0) {
+        w->set = before;
+        set_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    set_msg(a, 0, "request %d: its preset settings again", a->batch_sel);
+    return APP_REDRAW;
+}
+
 /* Opens or closes the batch view. */
 static int toggle_batch(struct app *a)
 {
@@ -928,6 +958,8 @@ static int batch_key(struct app *a, int key)
         return APP_REDRAW;
     case AK_ESC:
         return toggle_batch(a);
+    case 'x':
+        return batch_reset_row(a);
     case 't':
     case 'T':
     case 'k':
@@ -944,6 +976,7 @@ static int batch_key(struct app *a, int key)
     case 's':
     case 'S':
     case 'B':
+    case 'l':
     case ':':
     case '?':
     case 'q':

@@ -3,6 +3,8 @@
  */
 #include "backend.h"
 
+#include "realrun.h" /* RR_DRAWS_MAX */
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -92,7 +94,15 @@ int backend_head(struct backend *b, const struct model *m, struct err *e)
         return err_set(e, ERR_USAGE, "the backend needs a built LM head");
     if (backend_ready(b, e) < 0)
         return -1;
+    b->gen++; /* whatever rows were held belong to the head before */
     TIMED(b, b->ops->head(b, m, e));
+}
+
+void backend_drop_head(struct backend *b)
+{
+    b->d = 0;
+    b->rows = 0;
+    b->gen++;
 }
 
 int backend_logits(struct backend *b, const float *h, int B, struct err *e)
@@ -165,8 +175,8 @@ int backend_sample(struct backend *b, const struct backend_req *req, int B, stru
 int backend_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
                   int *plain_ids, struct err *e)
 {
-    if (n < 1 || n > 10000000)
-        return err_set(e, ERR_USAGE, "%d draws: from 1 to 10000000", n);
+    if (n < 1 || n > RR_DRAWS_MAX)
+        return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, RR_DRAWS_MAX);
     if (backend_ready(b, e) < 0 || check_req(b, req, 0, e) < 0)
         return -1;
     TIMED(b, b->ops->draws(b, req, n, kept_ids, plain_ids, e));

@@ -143,6 +143,8 @@ int backend_ready(struct backend *b, struct err *e);
 
 /* The calls, through the table (each times itself into wall_ms). */
 int backend_head(struct backend *b, const struct model *m, struct err *e);
+/* Forgets the head (its model is about to go): logits needs a head again. */
+void backend_drop_head(struct backend *b);
 int backend_logits(struct backend *b, const float *h, int B, struct err *e);
 int backend_set_logits(struct backend *b, const float *logits, int B, int V, struct err *e);
 int backend_get_logits(struct backend *b, int row, float *out, struct err *e);

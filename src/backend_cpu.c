@@ -58,6 +58,7 @@ static int reserve(struct backend *b, int B, int V, struct err *e)
         free(c->logits);
         c->logits = NULL;
         c->cap = 0;
+        b->rows = 0;
         trace_free(&c->t);
     }
     if (B > c->cap) {

@@ -1,6 +1,7 @@
 /* batch.c - BATCH_ROWS requests sampled together on one backend. */
 #include "batch.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,20 @@ int batch_sample(struct batch *b, const struct lesson *L, struct backend *be, st
     return compute(b, L, be, 0, e);
 }
 
+int batch_preset(const struct lesson *L, int row, struct settings *s, struct err *e)
+{
+    if (row < 0 || row >= BATCH_ROWS)
+        return err_set(e, ERR_USAGE, "no request %d in the batch", row);
+    source_step_settings(L, 1, s);
+    sampler_defaults(&s->sampler);
+    if (s->max_tokens == 0)
+        s->max_tokens = BATCH_MAX_TOKENS;
+    for (int k = 0; PRESETS[row][k]; k += 2)
+        if (settings_set(s, PRESETS[row][k], PRESETS[row][k + 1], e) < 0)
+            return -1;
+    return 0;
+}
+
 int batch_open(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
 {
     memset(b, 0, sizeof *b);
@@ -119,15 +134,10 @@ int batch_open(struct batch *b, const struct lesson *L, struct backend *be, stru
         return err_set(e, ERR_SYSTEM, "out of memory for the batch");
     for (int r = 0; r < b->n; r++) {
         struct batch_row *w = &b->row[r];
-        source_step_settings(L, 1, &w->set);
-        sampler_defaults(&w->set.sampler);
-        if (w->set.max_tokens == 0)
-            w->set.max_tokens = BATCH_MAX_TOKENS;
-        for (int k = 0; PRESETS[r][k]; k += 2)
-            if (settings_set(&w->set, PRESETS[r][k], PRESETS[r][k + 1], e) < 0) {
-                batch_free(b);
-                return -1;
-            }
+        if (batch_preset(L, r, &w->set, e) < 0) {
+            batch_free(b);
+            return -1;
+        }
         for (int k = 0; k < L->prompt_len; k++)
             if (push(w, L->prompt[k]) < 0) {
                 batch_free(b);
@@ -153,17 +163,31 @@ int batch_step(struct batch *b, const struct lesson *L, struct backend *be, stru
 {
     if (!batch_running(b))
         return err_set(e, ERR_USAGE, "every request has stopped: Home starts the batch again");
-    for (int r = 0; r < b->n; r++) {
+    int pushed[BATCH_ROWS] = { 0 };
+    int rc = 0;
+    for (int r = 0; r < b->n && rc == 0; r++) {
         struct batch_row *w = &b->row[r];
         if (w->stop.rule != STOP_NONE)
             continue;
-        if (push(w, w->res.id) < 0)
-            return err_set(e, ERR_SYSTEM, "out of memory for the batch");
+        if (push(w, w->res.id) < 0) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory for the batch");
+            break;
+        }
+        pushed[r] = 1;
         w->stop = stop_check(&w->set, &L->vocab, w->ctx, w->len, b->prompt_len);
     }
-    b->steps++;
     /* The contexts changed: every row needs new logits. */
-    return compute(b, L, be, 1, e);
+    if (rc == 0 && compute(b, L, be, 1, e) == 0) {
+        b->steps++;
+        return 0;
+    }
+    /* Not taken: the batch stays where it was, ready to try again. */
+    for (int r = 0; r < b->n; r++)
+        if (pushed[r]) {
+            b->row[r].len--;
+            b->row[r].stop.rule = STOP_NONE;
+        }
+    return -1;
 }
 
 int batch_set(struct batch *b, int row, const char *name, const char *value, struct err *e)
@@ -177,6 +201,15 @@ int batch_set(struct batch *b, int row, const char *name, const char *value, str
     return 0;
 }
 
+/* Whether stage st is in the request's chain and does something there. */
+static int in_chain(const struct sampler_settings *m, enum stage st)
+{
+    for (int i = 0; i < m->chain.n; i++)
+        if (m->chain.stage[i] == st)
+            return stage_active(m, st, INT_MAX); /* k >= V is off too: rare enough to show */
+    return 0;
+}
+
 void batch_describe(const struct batch_row *r, char *buf, size_t n)
 {
     const struct sampler_settings *m = &r->set.sampler;
@@ -187,26 +220,34 @@ void batch_describe(const struct batch_row *r, char *buf, size_t n)
             k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__);                                    \
     } while (0)
     buf[0] = '\0';
+    /* Only what the chain applies: a stage left out of a custom order does
+     * nothing, so it is not shown. */
     if (m->chain.preset != PRESET_LESSON)
         PUT("%s: ", preset_name(m->chain.preset));
-    if (m->temperature == 0.0) {
+    int greedy = m->temperature == 0.0 && in_chain(m, STAGE_TEMPERATURE);
+    if (greedy) {
         PUT("greedy");
     } else {
-        PUT("T %g", m->temperature);
-        if (m->top_k > 0)
+        PUT("T %g", in_chain(m, STAGE_TEMPERATURE) ? m->temperature : 1.0);
+        if (in_chain(m, STAGE_TOP_K))
             PUT(" top-k %d", m->top_k);
-        if (m->top_p < 1.0)
+        if (in_chain(m, STAGE_TOP_P))
             PUT(" top-p %g", m->top_p);
-        if (m->min_p > 0.0)
+        if (in_chain(m, STAGE_MIN_P))
             PUT(" min-p %g", m->min_p);
     }
-    if (m->repetition_penalty != 1.0)
-        PUT(" rep %g", m->repetition_penalty);
-    if (m->presence_penalty != 0.0)
-        PUT(" pres %g", m->presence_penalty);
-    if (m->frequency_penalty != 0.0)
-        PUT(" freq %g", m->frequency_penalty);
-    if (m->temperature != 0.0)
+    if (in_chain(m, STAGE_PENALTY)) {
+        if (m->repetition_penalty != 1.0)
+            PUT(" rep %g", m->repetition_penalty);
+        if (m->penalty_formula != PENALTY_ENGINE || m->penalty_scope != SCOPE_GENERATED)
+            PUT(" (%s/%s)", penalty_formula_name(m->penalty_formula),
+                penalty_scope_name(m->penalty_scope));
+        if (m->presence_penalty != 0.0)
+            PUT(" pres %g", m->presence_penalty);
+        if (m->frequency_penalty != 0.0)
+            PUT(" freq %g", m->frequency_penalty);
+    }
+    if (!greedy)
         PUT(" seed %llu", (unsigned long long)m->seed);
 #undef PUT
 }

@@ -53,8 +53,13 @@ void batch_free(struct batch *b);
 int batch_sample(struct batch *b, const struct lesson *L, struct backend *be, struct err *e);
 
 /* Takes the step: every running request appends its token and checks its
- * stop rules, then the next step is computed. Returns 0, or -1. */
+ * stop rules, then the next step is computed. Returns 0, or -1 with the
+ * batch as it was before. */
 int batch_step(struct batch *b, const struct lesson *L, struct backend *be, struct err *e);
+
+/* The preset settings of request row (0 to BATCH_ROWS - 1) on L: the
+ * lesson's stop rules, then the row's sampler settings. Returns 0 or -1. */
+int batch_preset(const struct lesson *L, int row, struct settings *s, struct err *e);
 
 /* Changes one setting of request row only. Returns 0, or -1 with the
  * settings' message. */

@@ -313,6 +313,9 @@ int rr_tally(const struct trace *t, const int *kept_ids, const int *plain_ids, i
         if (p < 0 || p >= t->vocab_size || k < 0 || k >= t->vocab_size || t->fz[p] == -INFINITY ||
             t->fz[k] == -INFINITY)
             return err_set(e, ERR_SYSTEM, "draw %d came back with a token outside the step", i);
+        if (t->fmark[k] != 0)
+            return err_set(e, ERR_SYSTEM,
+                           "draw %d came back with token %d, which the chain removed", i, k);
         tally(d, d->rows, rank[p], rank[k], i == 0);
     }
     draws_tail(d);

@@ -70,7 +70,8 @@ int rr_draw_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t ro
 
 /* Fills d from n draws made elsewhere (a backend's draws, row 0 of the same
  * step): the same counts rr_draws makes from its own u. Returns 0, or -1
- * for a token that is not a finite token of t. */
+ * for a token that is not a finite token of t, or a kept draw of a token
+ * the chain removed. */
 int rr_tally(const struct trace *t, const int *kept_ids, const int *plain_ids, int n, int rows,
              struct rr_draws *d, struct err *e);
 

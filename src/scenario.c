@@ -462,7 +462,8 @@ const float *scenario_run_logits(struct scenario_run *r, const int *ctx, int len
     double t0 = now_ms();
     if (scenario_hidden(r->s, &r->m, ctx, len, r->h, e) < 0)
         return NULL;
-    model_rmsnorm(r->h, r->m.d, r->x);
+    if (!r->be)
+        model_rmsnorm(r->h, r->m.d, r->x); /* a backend normalizes h itself */
     double t1 = now_ms();
     if (r->be) {
         /* The backend normalizes h itself and keeps its logits; the

@@ -17,10 +17,10 @@
 #include <stdint.h>
 
 #include "err.h"
-
-struct backend;
 #include "model.h"
 #include "vocab.h"
+
+struct backend;
 
 #define SCENARIO_MAX_BLEND    32
 #define SCENARIO_MAX_STEPS    64

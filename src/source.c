@@ -42,8 +42,10 @@ int source_open(struct lesson *L, int hidden, int rows, struct err *e)
 
 int source_use_backend(struct lesson *L, struct backend *be, struct err *e)
 {
-    if (!L->model.run)
+    if (!L->model.run) {
+        backend_drop_head(be); /* the head of a lesson before is not this one's */
         return 0;
+    }
     L->model.run->be = NULL;
     L->model.run->valid = 0;
     if (backend_head(be, &L->model.run->m, e) < 0)

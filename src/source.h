@@ -28,7 +28,8 @@ struct backend;
 
 /* Runs L's LM head on backend be from now on (after source_open): makes
  * the head ready there (on a GPU, its weights are generated on the
- * device). Lessons without a model ignore it. Returns 0 or -1. */
+ * device). For a lesson without a model it drops the head be held.
+ * Returns 0 or -1. */
 int source_use_backend(struct lesson *L, struct backend *be, struct err *e);
 
 /* The float logits of the step source_run_step ran last on L, when they

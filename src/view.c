@@ -811,7 +811,10 @@ static void draw_title(const struct app *a, struct screen *s, struct rect r)
     screen_fill(s, r, ' ', COL_STATUS, ATTR_REVERSE);
     char right[96], left[512];
     const struct app_entry *en = app_shown_entry(a);
-    if (a->lesson_index >= 0)
+    if (a->batch_on)
+        snprintf(right, sizeof right, "  batch of %d: step %d, %d running ", a->batch.n,
+                 a->batch.steps, batch_running(&a->batch));
+    else if (a->lesson_index >= 0)
         snprintf(right, sizeof right, "  step %d/%d%s  lesson %d/%d ", a->cur_step, a->L.n_steps,
                  en ? " (taken)" : "", a->lesson_index + 1, a->cat.n);
     else
@@ -850,17 +853,20 @@ static int in_chain(const struct sampler_settings *m, enum stage st)
     return 0;
 }
 
+/* Where the step on screen was computed: a lesson's table and captured
+ * logits are sampled on the CPU; a model lesson's LM head (and the batch)
+ * runs on the backend. */
 static const char *backend_name(const struct app *a)
 {
     const struct backend *b = a->src.backend;
-    return b && b->ops ? b->ops->name : "CPU";
+    return b && b->ops && (a->batch_on || a->L.model.on) ? b->ops->name : "CPU";
 }
 
 /* The right end of the status line: the backend and what the last
  * computation cost -- in the batch view, the device's own time (CUDA
  * events; on the CPU the same as its compute time) and the wall time of the
  * whole step, and why the CPU is used when auto chose it. */
-static void status_right(const struct app *a, const struct screen *s, char *buf, size_t n)
+static void status_right(const struct app *a, const struct screen *s, int room, char *buf, size_t n)
 {
     if (!a->batch_on) {
         snprintf(buf, n, " %s %.0f %s ", backend_name(a), a->recompute_us,
@@ -868,8 +874,13 @@ static void status_right(const struct app *a, const struct screen *s, char *buf,
         return;
     }
     const struct batch *b = &a->batch;
-    snprintf(buf, n, " %s  kernel %.3f ms  step %.2f ms ", backend_name(a),
-             (b->head_ran ? b->head_kernel_ms : 0.0) + b->kernel_ms, b->step_ms);
+    double kernel = (b->head_ran ? b->head_kernel_ms : 0.0) + b->kernel_ms;
+    snprintf(buf, n, " %s  kernel %.3f ms  step %.2f ms ", backend_name(a), kernel, b->step_ms);
+    /* Narrow: the settings on the left come first, then the step's time. */
+    if (utf8_width(buf) > room)
+        snprintf(buf, n, " %s kernel %.1f step %.1f ms ", backend_name(a), kernel, b->step_ms);
+    if (utf8_width(buf) > room)
+        snprintf(buf, n, " %s %.1f ms ", backend_name(a), b->step_ms);
 }
 
 static void draw_status(const struct app *a, struct screen *s, struct rect r)
@@ -888,9 +899,6 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
             utf8_append(v[i], sizeof v[i], " (unused)");
     }
     screen_fill(s, r, ' ', COL_STATUS, 0);
-    char right[96];
-    status_right(a, s, right, sizeof right);
-    int rw = utf8_width(right);
     char rep[96];
     if (m->repetition_penalty != 1.0) {
         char last[24];
@@ -903,9 +911,13 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
     } else {
         snprintf(rep, sizeof rep, "off");
     }
-    screen_printf(s, r.x, r.y, r.w - rw, COL_STATUS, ATTR_BOLD,
-                  " T %s%s  top-k %s  top-p %s  min-p %s  rep %s", v[0],
-                  m->temperature == 0.0 ? " (greedy)" : "", v[1], v[2], v[3], rep);
+    char left[320];
+    snprintf(left, sizeof left, " T %s%s  top-k %s  top-p %s  min-p %s  rep %s", v[0],
+             m->temperature == 0.0 ? " (greedy)" : "", v[1], v[2], v[3], rep);
+    char right[96];
+    status_right(a, s, r.w - utf8_width(left), right, sizeof right);
+    int rw = utf8_width(right);
+    screen_text(s, r.x, r.y, r.w - rw, left, COL_STATUS, ATTR_BOLD);
     screen_text(s, r.x + r.w - rw, r.y, rw, right, COL_STATUS, ATTR_REVERSE);
     char chain[128] = "", stops[96] = "-";
     if (m->chain.preset == PRESET_CUSTOM)
@@ -927,32 +939,31 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
                  m->frequency_penalty);
     if (m->shift != 0.0)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "  shift %g", m->shift);
-    /* In the batch view, where the backend does the work, why auto chose
-     * the CPU (a reason only a fallback has). */
+    char line2[512];
+    snprintf(line2, sizeof line2, " seed %s  order %s%s%s%s  max-tokens %s  stop %s%s", v[5],
+             preset_name(m->chain.preset), chain[0] ? " " : "", chain,
+             m->chain.topk_keep_ties ? " (k ties)" : "", v[6], stops, extra);
+    int used = screen_text(s, r.x, r.y + 1, r.w, line2, COL_STATUS, 0);
+    /* In the batch view, where the backend does the work: why auto chose
+     * the CPU (only a fallback has a reason), in the room the settings leave. */
     const struct backend *be = a->src.backend;
-    int ww = 0;
-    char why[BACKEND_WHY_MAX + 4] = "";
-    if (a->batch_on && be && be->why[0]) {
+    int room = r.w - used - 2;
+    if (a->batch_on && be && be->why[0] && room >= 16) {
+        char why[BACKEND_WHY_MAX + 4];
         snprintf(why, sizeof why, " %s ", be->why);
-        ww = utf8_width(why);
-        if (ww > r.w / 2)
-            ww = r.w / 2;
+        int ww = utf8_width(why) < room ? utf8_width(why) : room;
         screen_text(s, r.x + r.w - ww, r.y + 1, ww, why, COL_WARN, 0);
     }
-    screen_printf(s, r.x, r.y + 1, r.w - ww, COL_STATUS, 0,
-                  " seed %s  order %s%s%s%s  max-tokens %s  stop %s%s", v[5],
-                  preset_name(m->chain.preset), chain[0] ? " " : "", chain,
-                  m->chain.topk_keep_ties ? " (k ties)" : "", v[6], stops, extra);
 }
 
 /* Key hints for the state the screen is in. */
 static const char *hints(const struct app *a, const struct screen *s)
 {
     if (a->batch_on)
-        return s->utf8 ? "Space step all  \u2191\u2193 request  t/T k/K p/P m/M r/R  o  s  "
-                         "Home restart  B leave  ? help  q quit"
-                       : "Space step all  Up/Down request  t/T k/K p/P m/M r/R  o  s  Home "
-                         "restart  B leave  ? help  q quit";
+        return s->utf8 ? "Space step all  \u2191\u2193 request  t/T k/K p/P m/M r/R o s x  "
+                         "Home  B leave  ? q"
+                       : "Space step all  Up/Down request  t/T k/K p/P m/M r/R o s x  Home  B "
+                         "leave  ? q";
     if (app_hidden(a))
         return "a answer  v solution  Space answer  l text  ? help  q quit";
     if (a->pos < a->n_hist && a->end != END_NONE && a->pos == a->n_hist - 1)
@@ -1241,17 +1252,31 @@ static void draw_big(const struct app *a, struct screen *s, struct rect r)
         big_stats(a, s, (struct rect){ r.x, r.y + r.h - stats_h, r.w, stats_h });
 }
 
-/* The text a request has generated, escaped, its end kept when it is long. */
+/* The end of the text a request has generated, escaped: its last tokens
+ * (fewer when they are long), more than a line of the widest screen. */
 static void batch_text(const struct app *a, const struct batch_row *w, char *out, size_t n)
 {
-    static char raw[8192], esc[16384];
+    char raw[4096], esc[8192];
     int plen = a->batch.prompt_len;
-    size_t len = vocab_detok(&a->L.vocab, w->ctx + plen, w->len - plen, raw, sizeof raw);
+    size_t len = 0;
+    for (int back = 256; back >= 1; back /= 2) {
+        int from = w->len - back > plen ? w->len - back : plen;
+        len = vocab_detok(&a->L.vocab, w->ctx + from, w->len - from, raw, sizeof raw);
+        if (len < sizeof raw)
+            break;
+    }
     if (len >= sizeof raw)
         len = sizeof raw - 1;
     raw[vocab_complete_prefix(raw, len)] = '\0';
     utf8_escape(raw, esc, sizeof esc);
-    utf8_copy(out, n, esc);
+    const char *t = esc;
+    size_t el = strlen(esc);
+    if (el >= n) { /* keep the end, from the start of a character */
+        t = esc + el - (n - 1);
+        while ((*t & 0xC0) == 0x80)
+            t++;
+    }
+    utf8_copy(out, n, t);
 }
 
 /* What a request does next: the token it draws, with its final probability
@@ -1314,11 +1339,10 @@ static void draw_batch(const struct app *a, struct screen *s, struct rect r)
     char left[96], right[160];
     snprintf(left, sizeof left, "Batch of %d: one LM head call, one sampler call", b->n);
     if (b->head_ran)
-        snprintf(right, sizeof right, "step %d  head %.2f ms  sampler %.3f ms", b->steps,
-                 b->head_kernel_ms, b->kernel_ms);
-    else /* a setting changed: the same logits, sampled again */
-        snprintf(right, sizeof right, "step %d  sampler %.3f ms, logits kept", b->steps,
+        snprintf(right, sizeof right, "head %.1f ms  sampler %.3f ms", b->head_kernel_ms,
                  b->kernel_ms);
+    else /* a setting changed: the same logits, sampled again */
+        snprintf(right, sizeof right, "sampler %.3f ms, logits kept", b->kernel_ms);
     pane_title(s, r, left, right);
     int two = r.h - 1 >= 2 * b->n, nw = 24;
     for (int i = 0; i < b->n; i++) {

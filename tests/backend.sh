@@ -25,7 +25,9 @@ fi
     bad "the batch view failed: $(cat "$TMP/err")"
 grep -q 'Batch of 8: one LM head call, one sampler call' "$TMP/batch" && ok || bad "no batch pane"
 grep -q '^.0 greedy' "$TMP/batch" && ok || bad "no greedy request in the batch"
-if "$BIN" --backend cuda show toy >"$TMP/out" 2>"$TMP/err"; then
+# A full-size lesson: the device opens at its first use, which a toy lesson never makes.
+# shellcheck disable=SC2086
+if "$BIN" --backend cuda show real-france $SMALL --top 1 >"$TMP/out" 2>"$TMP/err"; then
     # A usable device: auto takes it.
     grep -q ' CUDA  kernel ' "$TMP/batch" && ok || bad "auto did not take the CUDA device"
     echo "backend: a CUDA device is usable here"

@@ -252,6 +252,19 @@ START_TEST(test_draws_through_the_backend)
     ck_assert_int_eq(a.tail_plain, b.tail_plain);
     ck_assert_int_eq(a.distinct_kept, b.distinct_kept);
     ck_assert(a.chi2_kept == b.chi2_kept);
+    /* A kept draw of a token the chain removed is refused, not counted. */
+    int removed = -1;
+    for (int i = 0; i < SMALL_V && removed < 0; i++)
+        if (t.fmark[i] != 0 && isfinite(t.fz[i]))
+            removed = i;
+    ck_assert_int_ge(removed, 0); /* top-p 0.9 removes most of the bulk */
+    int keep = kept[3];
+    kept[3] = removed;
+    ck_assert_int_eq(rr_tally(&t, kept, plain, N, RR_DRAW_ROWS, &b, &e), -1);
+    char want[ERR_MSG_MAX];
+    snprintf(want, sizeof want, "draw 3 came back with token %d, which the chain removed", removed);
+    ck_assert_str_eq(e.msg, want);
+    kept[3] = keep;
     /* A token outside the step is refused, not counted. */
     plain[7] = SMALL_V;
     ck_assert_int_eq(rr_tally(&t, kept, plain, N, RR_DRAW_ROWS, &b, &e), -1);
@@ -388,6 +401,23 @@ START_TEST(test_batch_of_requests)
     ck_assert_int_eq(bt.row[0].len, L.prompt_len + 7);
     ck_assert_mem_eq(bt.row[0].ctx + L.prompt_len, ROUND, sizeof ROUND);
     ck_assert_mem_eq(bt.row[4].ctx + L.prompt_len, ROUND, sizeof ROUND);
+    /* A step that cannot be computed (here: rows of another vocabulary
+     * replaced the head) is not taken: the batch stays as it was. */
+    int len0 = bt.row[0].len, steps0 = bt.steps;
+    float tiny[1] = { 0.0f };
+    ck_assert_int_eq(backend_set_logits(&b, tiny, 1, 1, &e), 0);
+    ck_assert_int_eq(batch_step(&bt, &L, &b, &e), -1);
+    ck_assert_str_eq(e.msg, "the backend has no LM head");
+    ck_assert_int_eq(bt.row[0].len, len0);
+    ck_assert_int_eq(bt.steps, steps0);
+    ck_assert_msg(source_use_backend(&L, &b, &e) == 0, "%s", e.msg);
+    /* The order names only what the chain applies: top-p left out of it. */
+    ck_assert_int_eq(batch_set(&bt, 1, "order", "top-k,temperature", &e), 0);
+    batch_describe(&bt.row[1], d, sizeof d);
+    ck_assert_str_eq(d, "custom: T 0.8 seed 1");
+    ck_assert_int_eq(batch_preset(&L, 1, &bt.row[1].set, &e), 0);
+    batch_describe(&bt.row[1], d, sizeof d);
+    ck_assert_str_eq(d, "T 0.8 top-p 0.95 seed 1");
     /* Another call replacing the backend's rows makes the batch recompute
      * its logits before it samples again, with the same result. */
     int id = bt.row[0].res.id;
@@ -443,6 +473,18 @@ START_TEST(test_app_batch_view)
     ck_assert_msg(strncmp(a.msg, "request 2: temperature", 22) == 0, "%s", a.msg);
     /* The single step's settings are untouched. */
     ck_assert(a.cur.sampler.temperature == 0.0);
+    /* x gives the request its preset back; the single step's commands say
+     * they are not for this view and change nothing. */
+    app_key(&a, 'x');
+    ck_assert(a.batch.row[2].set.sampler.temperature == 0.8);
+    ck_assert_str_eq(a.msg, "request 2: its preset settings again");
+    app_key(&a, 't');
+    app_command(&a, "reset");
+    ck_assert(a.batch.row[2].set.sampler.temperature == 0.8);
+    int step = a.cur_step;
+    app_command(&a, "step 2");
+    ck_assert_int_eq(a.cur_step, step);
+    ck_assert_str_eq(a.msg, ":step is for the single step: B leaves the batch view first");
     app_key(&a, ' ');
     ck_assert_int_eq(a.batch.steps, 1);
     ck_assert_int_eq(a.batch.row[0].ctx[a.batch.prompt_len], 323);

@@ -155,7 +155,7 @@ check "B opens the batch view" "Batch of 8"
 keys Down t
 check "t changes request 1 alone" "request 1: temperature 0.7 (the other requests keep theirs)"
 keys Space
-check "Space steps every request" "step 1  head"
+check "Space steps every request" "batch of 8: step 1, "
 keys B
 check "B leaves the batch view" "back to the single step"
 keys q
