@@ -356,11 +356,6 @@ struct Pick {
     double weight_before;
 };
 
-__device__ inline bool reached(bool weighted, bool strict, int c_next, double w_next, double target)
-{
-    return weighted ? (strict ? w_next > target : w_next >= target) : (double)c_next >= target;
-}
-
 // Warp 0 walks the buckets [0, nb) from the top, from the running totals
 // (cb, wb), to the first non-empty bucket at which the total reaches the
 // target; the result goes to s.sel (-1: never), s.walk_cb, s.walk_wb. Each
@@ -400,7 +395,7 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
     }
     int cbl = cb + (int)ce;
     double wbl = wb + me;
-    bool hit = c > 0 && reached(weighted, strict, cbl + (int)c, wbl + m, target);
+    bool hit = c > 0 && rule_reached(weighted, strict, cbl + (int)c, wbl + m, target);
     unsigned ballot = __ballot_sync(kFull, hit);
     if (ballot == 0) {
         if (lane == 31) {
@@ -419,7 +414,7 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
             continue;
         int c_next = cbl + (int)n;
         double w_next = weighted ? wbl + s.mass[b] : 0.0;
-        if (reached(weighted, strict, c_next, w_next, target)) {
+        if (rule_reached(weighted, strict, c_next, w_next, target)) {
             sel = b;
             break;
         }
@@ -549,7 +544,7 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
             for (int j = 0; j < n; j++) {
                 int c_next = cb + 1;
                 double w_next = wb + s.sw[j];
-                if (reached(weighted, strict, c_next, w_next, target)) {
+                if (rule_reached(weighted, strict, c_next, w_next, target)) {
                     id = s.sid[j];
                     break;
                 }
@@ -1373,10 +1368,7 @@ int elapsed(Impl *im, struct backend *b, struct err *e)
 
 int cuda_head(struct backend *b, const struct model *m, struct err *e)
 {
-    Impl *im = impl_of(b);
-    if (m->V <= 0 || m->d < 4 || m->d > MODEL_MAX_HIDDEN || m->d % 4 != 0)
-        return err_set(e, ERR_USAGE, "an LM head of %d x %d: the hidden size must be a multiple "
-                       "of 4 from 4 to %d", m->V, m->d, MODEL_MAX_HIDDEN);
+    Impl *im = impl_of(b); // m was built by model_build: d is a multiple of 4 in range
     size_t bytes = (size_t)m->V * (size_t)m->d * sizeof(uint16_t);
     dev_free(im->w);
     im->head_V = im->head_d = 0;
@@ -1423,11 +1415,7 @@ void launch_gemv(Impl *im, int V, int d, int B)
 
 int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
 {
-    Impl *im = impl_of(b);
-    if (!im->w || b->d <= 0)
-        return err_set(e, ERR_USAGE, "the backend has no LM head");
-    if (B < 1 || B > BACKEND_MAX_BATCH)
-        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
+    Impl *im = impl_of(b); // backend_logits checked B and that a head is held
     int V = im->head_V, d = im->head_d;
     size_t nh = (size_t)B * (size_t)d;
     if (reserve(im->h, im->h_cap, nh, "hidden vectors", e) < 0 ||
@@ -1460,11 +1448,7 @@ int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
 
 int cuda_set_logits(struct backend *b, const float *logits, int B, int V, struct err *e)
 {
-    Impl *im = impl_of(b);
-    if (B < 1 || B > BACKEND_MAX_BATCH)
-        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
-    if (V <= 0)
-        return err_set(e, ERR_USAGE, "rows of %d logits", V);
+    Impl *im = impl_of(b); // backend_set_logits checked B and V, and dropped a head of another V
     b->rows = 0;
     if (reserve(im->logits, im->logits_cap, (size_t)B * (size_t)V, "logits", e) < 0)
         return -1;
@@ -1472,8 +1456,6 @@ int cuda_set_logits(struct backend *b, const float *logits, int B, int V, struct
                        cudaMemcpyHostToDevice, im->stream),
        "cudaMemcpyAsync");
     CK(cudaStreamSynchronize(im->stream), "cudaStreamSynchronize");
-    if (b->d > 0 && V != im->head_V)
-        b->d = 0; // rows of another vocabulary: the head no longer applies
     b->V = V;
     b->rows = B;
     return 0;
@@ -1481,9 +1463,7 @@ int cuda_set_logits(struct backend *b, const float *logits, int B, int V, struct
 
 int cuda_get_logits(struct backend *b, int row, float *out, struct err *e)
 {
-    Impl *im = impl_of(b);
-    if (row < 0 || row >= b->rows)
-        return err_set(e, ERR_USAGE, "logits row %d: the backend holds %d", row, b->rows);
+    Impl *im = impl_of(b); // backend_get_logits checked the row
     CK(cudaMemcpyAsync(out, im->logits + (size_t)row * (size_t)b->V, (size_t)b->V * sizeof(float),
                        cudaMemcpyDeviceToHost, im->stream),
        "cudaMemcpyAsync");
@@ -1494,37 +1474,8 @@ int cuda_get_logits(struct backend *b, int row, float *out, struct err *e)
 // The penalty window of sampler_fast.c (window_start).
 int window_start(const struct backend_req *q)
 {
-    const struct sampler_settings *s = &q->s;
-    int start = s->penalty_scope == SCOPE_ALL ? 0 : q->prompt_len;
-    if (s->penalty_last_n > 0 && q->context_len - start > s->penalty_last_n)
-        start = q->context_len - s->penalty_last_n;
-    return start;
-}
-
-// What every request must satisfy (backend.c checks it too; the device
-// relies on it, so it is checked again here).
-int check_request(const struct backend *b, const struct backend_req *q, int i, struct err *e)
-{
-    if (sampler_check(&q->s, e) < 0) {
-        err_prefix(e, "request %d", i);
-        return -1;
-    }
-    if ((int)q->row < 0 || (int)q->row >= b->rows)
-        return err_set(e, ERR_USAGE, "request %d: logits row %u, the backend holds %d", i, q->row,
-                       b->rows);
-    if (q->n_top < 0 || q->n_top > BACKEND_MAX_TOP)
-        return err_set(e, ERR_USAGE, "request %d: %d top rows: from 0 to %d", i, q->n_top,
-                       BACKEND_MAX_TOP);
-    if (q->context_len < 0 || q->prompt_len < 0 || q->prompt_len > q->context_len)
-        return err_set(e, ERR_USAGE, "request %d: prompt of %d tokens in a context of %d", i,
-                       q->prompt_len, q->context_len);
-    if (q->context_len > 0 && !q->context)
-        return err_set(e, ERR_USAGE, "request %d: no context given", i);
-    for (int j = 0; j < q->context_len; j++)
-        if (q->context[j] < 0 || q->context[j] >= b->V)
-            return err_set(e, ERR_USAGE, "request %d: context token %d is not in the vocabulary",
-                           i, q->context[j]);
-    return 0;
+    return rule_window_start(q->s.penalty_scope == SCOPE_ALL, q->prompt_len, q->context_len,
+                             q->s.penalty_last_n);
 }
 
 RowParams row_params(const struct backend_req *q, int V, int win_off, int win_len, int n_top)
@@ -1568,14 +1519,9 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
 {
     Impl *im = impl_of(b);
     int V = b->V;
-    if (b->rows <= 0)
-        return err_set(e, ERR_USAGE, "the backend holds no logits");
     size_t total = 0;
-    for (int i = 0; i < B; i++) {
-        if (check_request(b, &req[i], i, e) < 0)
-            return -1;
+    for (int i = 0; i < B; i++) // the requests were checked by backend_sample
         total += (size_t)(req[i].context_len - window_start(&req[i]));
-    }
     if (total > (size_t)INT_MAX)
         return err_set(e, ERR_USAGE, "penalty windows of %zu tokens in all", total);
     if (host_reserve(im->h_params, im->h_params_cap, (size_t)B, "the batch's settings", e) < 0 ||
@@ -1668,9 +1614,7 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
 int cuda_sample(struct backend *b, const struct backend_req *req, int B, struct backend_res *res,
                 struct err *e)
 {
-    Impl *im = impl_of(b);
-    if (B < 1 || B > BACKEND_MAX_BATCH)
-        return err_set(e, ERR_USAGE, "batch of %d requests: from 1 to %d", B, BACKEND_MAX_BATCH);
+    Impl *im = impl_of(b); // backend_sample checked B and every request
     if (run_sampler(b, req, B, -1, e) < 0)
         return -1;
     float kernel_ms = (float)b->kernel_ms;
@@ -1749,9 +1693,7 @@ unsigned grid_for(size_t n, unsigned threads)
 int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
                int *plain_ids, struct err *e)
 {
-    Impl *im = impl_of(b);
-    if (n < 1)
-        return err_set(e, ERR_USAGE, "%d draws: at least 1", n);
+    Impl *im = impl_of(b); // backend_draws checked n and the request
     // The request's chain, into row 0 of the scratch.
     if (run_sampler(b, req, 1, 0, e) < 0)
         return -1;

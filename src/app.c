@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "report.h"
 
 const char *const APP_KEY_HELP[] = {
@@ -96,13 +96,6 @@ static int add_override(struct app_override *list, int *n, const char *name, con
 
 /* ---- the step on screen ---------------------------------------------------------- */
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 const struct app_entry *app_shown_entry(const struct app *a)
 {
     return a->pos < a->n_hist ? &a->hist[a->pos] : NULL;
@@ -141,7 +134,7 @@ static int many_draws(struct app *a, struct err *e)
 /* Recomputes the trace of the step on screen. */
 static void recompute(struct app *a)
 {
-    double t0 = now_us();
+    double t0 = clock_ms();
     const struct app_entry *en = app_shown_entry(a);
     if (en) {
         a->cur = en->settings;
@@ -164,7 +157,7 @@ static void recompute(struct app *a)
         else
             a->draws_ok = 1;
     }
-    a->recompute_us = now_us() - t0;
+    a->recompute_us = (clock_ms() - t0) * 1e3;
 }
 
 /* Whether the live context is the one the lesson wrote step k's logits for. */

@@ -3,18 +3,11 @@
  */
 #include "backend.h"
 
-#include "realrun.h" /* RR_DRAWS_MAX */
-
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "clock.h"
+#include "realrun.h" /* RR_DRAWS_MAX */
 
 int backend_parse(const char *s, enum backend_choice *out, struct err *e)
 {
@@ -82,9 +75,9 @@ void backend_close(struct backend *b)
 /* Times a call into b->wall_ms. */
 #define TIMED(b, call)                                                                             \
     do {                                                                                           \
-        double t0_ = now_ms();                                                                     \
+        double t0_ = clock_ms();                                                                   \
         int rc_ = (call);                                                                          \
-        (b)->wall_ms = now_ms() - t0_;                                                             \
+        (b)->wall_ms = clock_ms() - t0_;                                                           \
         return rc_;                                                                                \
     } while (0)
 
@@ -149,13 +142,14 @@ static int check_req(const struct backend *b, const struct backend_req *r, int i
     if (r->n_top < 0 || r->n_top > BACKEND_MAX_TOP)
         return err_set(e, ERR_USAGE, "request %d: %d top rows: from 0 to %d", i, r->n_top,
                        BACKEND_MAX_TOP);
-    if (r->context_len < 0 || r->prompt_len < 0 || r->prompt_len > r->context_len)
-        return err_set(e, ERR_USAGE, "request %d: prompt of %d tokens in a context of %d", i,
-                       r->prompt_len, r->context_len);
-    for (int j = 0; j < r->context_len; j++)
-        if (r->context[j] < 0 || r->context[j] >= b->V)
-            return err_set(e, ERR_USAGE, "request %d: context token %d is not in the vocabulary", i,
-                           r->context[j]);
+    struct sampler_input in = { .vocab_size = b->V,
+                                .context = r->context,
+                                .context_len = r->context_len,
+                                .prompt_len = r->prompt_len };
+    if (sampler_check_context(&in, e) < 0) {
+        err_prefix(e, "request %d", i);
+        return -1;
+    }
     return 0;
 }
 

@@ -75,7 +75,10 @@ struct backend_res {
 struct backend;
 
 /* The operations table. Every function returns 0, or -1 with a message in e
- * (out of memory names the size; a device error names the call). */
+ * (out of memory names the size; a device error names the call). They are
+ * called only through the backend_* functions below, which check first
+ * what every backend may assume: settings in range, rows held, ids in the
+ * vocabulary, sizes within their limits. */
 struct backend_ops {
     const char *name; /* "CPU", "CUDA" */
     int (*open)(struct backend *b, struct err *e);

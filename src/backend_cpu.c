@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "realrun.h"
 
 struct cpu {
@@ -19,13 +19,6 @@ struct cpu {
     int x_cap;
     struct trace t;
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int cpu_open(struct backend *b, struct err *e)
 {
@@ -92,7 +85,7 @@ static int cpu_head(struct backend *b, const struct model *m, struct err *e)
 static int cpu_logits(struct backend *b, const float *h, int B, struct err *e)
 {
     struct cpu *c = b->impl;
-    double t0 = now_ms();
+    double t0 = clock_ms();
     if (reserve(b, B, c->m->V, e) < 0)
         return -1;
     if (B > c->x_cap) {
@@ -106,7 +99,7 @@ static int cpu_logits(struct backend *b, const float *h, int B, struct err *e)
         model_rmsnorm(h + (size_t)r * (size_t)b->d, b->d, c->x + (size_t)r * (size_t)b->d);
     model_logits_batch((struct model *)c->m, c->x, B, c->logits);
     b->rows = B;
-    b->kernel_ms = now_ms() - t0;
+    b->kernel_ms = clock_ms() - t0;
     return 0;
 }
 
@@ -149,7 +142,7 @@ static int cpu_sample(struct backend *b, const struct backend_req *req, int B,
 {
     struct cpu *c = b->impl;
     const struct trace *t = &c->t;
-    double t0 = now_ms();
+    double t0 = clock_ms();
     for (int i = 0; i < B; i++) {
         const struct backend_req *r = &req[i];
         if (run_one(b, r, r->n_top, e) < 0) {
@@ -187,7 +180,7 @@ static int cpu_sample(struct backend *b, const struct backend_req *req, int B,
             }
         }
     }
-    b->kernel_ms = now_ms() - t0;
+    b->kernel_ms = clock_ms() - t0;
     return 0;
 }
 
@@ -195,11 +188,11 @@ static int cpu_draws(struct backend *b, const struct backend_req *r, int n, int 
                      int *plain_ids, struct err *e)
 {
     struct cpu *c = b->impl;
-    double t0 = now_ms();
+    double t0 = clock_ms();
     if (run_one(b, r, 0, e) < 0)
         return -1;
     int rc = rr_draw_ids(&c->t, r->s.seed, r->step, r->row, n, kept_ids, plain_ids, e);
-    b->kernel_ms = now_ms() - t0;
+    b->kernel_ms = clock_ms() - t0;
     return rc;
 }
 

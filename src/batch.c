@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "scenario.h"
 
 /* The requests a teacher would put side by side: one setting apart, or one
@@ -22,13 +22,6 @@ static const char *const PRESETS[BATCH_ROWS][12] = {
     { "order", "llamacpp", "temperature", "1.2", "top-k", "40", "top-p", "0.95", "seed", "7",
       NULL },
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void batch_free(struct batch *b)
 {
@@ -64,7 +57,6 @@ static int run_head(struct batch *b, const struct lesson *L, struct backend *be,
     if (backend_logits(be, b->h, b->n, e) < 0)
         return -1;
     b->head_kernel_ms = be->kernel_ms;
-    b->head_wall_ms = be->wall_ms;
     b->gen = be->gen;
     b->be = be;
     return 0;
@@ -75,7 +67,7 @@ static int run_head(struct batch *b, const struct lesson *L, struct backend *be,
 static int compute(struct batch *b, const struct lesson *L, struct backend *be, int head,
                    struct err *e)
 {
-    double t0 = now_ms();
+    double t0 = clock_ms();
     b->head_ran = head || b->be != be || b->gen != be->gen || be->rows < b->n;
     if (b->head_ran && run_head(b, L, be, e) < 0)
         return -1;
@@ -96,8 +88,7 @@ static int compute(struct batch *b, const struct lesson *L, struct backend *be, 
     for (int r = 0; r < b->n; r++)
         b->row[r].res = res[r];
     b->kernel_ms = be->kernel_ms;
-    b->wall_ms = be->wall_ms;
-    b->step_ms = now_ms() - t0;
+    b->step_ms = clock_ms() - t0;
     return 0;
 }
 

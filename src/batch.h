@@ -35,10 +35,10 @@ struct batch {
     float *h;          /* n hidden vectors of the head's size */
     unsigned long gen; /* the backend's logits generation that holds ours */
     const struct backend *be;
-    int head_ran;                        /* the last computation ran the LM head */
-    double head_kernel_ms, head_wall_ms; /* the last LM-head call */
-    double kernel_ms, wall_ms;           /* the last sampler call */
-    double step_ms; /* the last computation (a step, or a row's new settings), on the host */
+    int head_ran;          /* the last computation ran the LM head */
+    double head_kernel_ms; /* device time of the last LM-head call */
+    double kernel_ms;      /* device time of the last sampler call */
+    double step_ms;        /* the last computation (a step, or a row's new settings), on the host */
 };
 
 /* Starts BATCH_ROWS requests on L (a lesson with a model, opened and on a

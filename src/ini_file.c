@@ -158,12 +158,11 @@ static int handler(void *user, const char *section, const char *name, const char
     memset(en, 0, sizeof *en);
     snprintf(en->section, sizeof en->section, "%s", section);
     snprintf(en->name, sizeof en->name, "%s", name);
-    en->value = malloc(strlen(value) + 1);
+    en->value = strdup(value);
     if (!en->value) {
         rd->oom = 1;
         return 0;
     }
-    strcpy(en->value, value);
     if (cont) {
         /* Some inih versions keep an inline comment on a continuation line. */
         for (char *c = en->value; *c; c++)
@@ -249,10 +248,9 @@ static int parse_text(struct ini_file *f, const char *path, const char *text,
     if (!valid_utf8((const unsigned char *)text, len, &bad))
         return err_set(e, ERR_USAGE, "%s:%d: the text is not valid UTF-8", path,
                        line_of_offset(text, bad));
-    f->path = malloc(strlen(path) + 1);
+    f->path = strdup(path);
     if (!f->path)
         return err_set(e, ERR_SYSTEM, "%s: out of memory", path);
-    strcpy(f->path, path);
     struct reader rd = { .rules = r, .f = f, .text = text, .len = len };
     int rc = ini_parse_stream(read_line, &rd, handler, &rd);
     if (rc == -2 || rd.oom) {

@@ -467,12 +467,11 @@ static int read_model(struct loader *ld, struct lesson *L)
     memcpy(L->prompt, S->prompt, (size_t)S->prompt_len * sizeof *L->prompt);
     L->prompt_len = S->prompt_len;
     if (!L->prompt_text && S->prompt_text) {
-        L->prompt_text = malloc(strlen(S->prompt_text) + 1);
+        L->prompt_text = strdup(S->prompt_text);
         if (!L->prompt_text) {
             ld->oom = 1;
             return -1;
         }
-        strcpy(L->prompt_text, S->prompt_text);
     }
     return 0;
 }
@@ -542,12 +541,11 @@ static int read_settings(struct loader *ld, const char *section, struct settings
         struct lesson_setting *s = &list[(*count)++];
         snprintf(s->name, sizeof s->name, "%s", en->name);
         s->line = en->line;
-        s->value = malloc(strlen(value) + 1);
+        s->value = strdup(value);
         if (!s->value) {
             ld->oom = 1;
             return -1;
         }
-        strcpy(s->value, value);
     }
     return 0;
 }
@@ -782,12 +780,11 @@ static int parse_tries(struct loader *ld, const struct settings *base, struct le
         }
         struct lesson_try *t = &S->tries[S->n_try++];
         t->line = en->line;
-        t->text = malloc(strlen(en->value) + 1);
+        t->text = strdup(en->value);
         if (!t->text) {
             ld->oom = 1;
             return -1;
         }
-        strcpy(t->text, en->value);
     }
     return 0;
 }
@@ -1067,11 +1064,9 @@ static int interpret_file(struct lesson *L, const struct ini_file *f, struct err
         else if (!ld.step_line[k])
             ld.step_line[k] = f->sections[i].line;
     }
-    L->path = malloc(strlen(path) + 1);
+    L->path = strdup(path);
     if (!L->path)
         ld.oom = 1;
-    else
-        strcpy(L->path, path);
     if (!ld.oom && !ld.err_line)
         interpret(&ld, L);
     if (ld.oom) {
@@ -1228,7 +1223,7 @@ int lesson_from_npy(struct lesson *L, const char *npy_path, const char *vocab_pa
         "sampler runs on them exactly as on the lessons' own; the context grows with the "
         "tokens drawn here, which need not be the ones the model saw when the logits were "
         "captured.";
-    L->path = malloc(strlen(npy_path) + 1);
+    L->path = strdup(npy_path);
     L->title = malloc(strlen(base) + 32);
     L->text = malloc(sizeof TEXT);
     L->steps = calloc((size_t)a.rows, sizeof *L->steps);
@@ -1238,7 +1233,6 @@ int lesson_from_npy(struct lesson *L, const char *npy_path, const char *vocab_pa
         lesson_free(L);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    strcpy(L->path, npy_path);
     snprintf(L->title, strlen(base) + 32, "captured logits (%s)", base);
     memcpy(L->text, TEXT, sizeof TEXT);
     strcpy(L->id, "captured");

@@ -169,6 +169,20 @@ void trace_free(struct trace *t)
     memset(t, 0, sizeof *t);
 }
 
+int sampler_check_context(const struct sampler_input *in, struct err *e)
+{
+    if (in->context_len > 0 && !in->context)
+        return err_set(e, ERR_USAGE, "a context of %d tokens, but no ids", in->context_len);
+    if (in->context_len < 0 || in->prompt_len < 0 || in->prompt_len > in->context_len)
+        return err_set(e, ERR_USAGE, "prompt of %d tokens in a context of %d", in->prompt_len,
+                       in->context_len);
+    for (int i = 0; i < in->context_len; i++)
+        if (in->context[i] < 0 || in->context[i] >= in->vocab_size)
+            return err_set(e, ERR_USAGE, "context token %d is not in the vocabulary (0..%d)",
+                           in->context[i], in->vocab_size - 1);
+    return 0;
+}
+
 double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw)
 {
     return philox_uniform(seed, step, row, draw);
@@ -180,9 +194,8 @@ static void count_window(const struct sampler_input *in, const struct sampler_se
                          int *count)
 {
     memset(count, 0, (size_t)in->vocab_size * sizeof *count);
-    int start = s->penalty_scope == SCOPE_ALL ? 0 : in->prompt_len;
-    if (s->penalty_last_n > 0 && in->context_len - start > s->penalty_last_n)
-        start = in->context_len - s->penalty_last_n;
+    int start = rule_window_start(s->penalty_scope == SCOPE_ALL, in->prompt_len, in->context_len,
+                                  s->penalty_last_n);
     for (int i = start; i < in->context_len; i++)
         count[in->context[i]]++;
 }
@@ -305,14 +318,7 @@ static int check_input(const struct sampler_input *in, const struct trace *t, st
     }
     if (!finite)
         return err_set(e, ERR_USAGE, "no token has a finite logit");
-    if (in->context_len < 0 || in->prompt_len < 0 || in->prompt_len > in->context_len)
-        return err_set(e, ERR_USAGE, "prompt of %d tokens in a context of %d", in->prompt_len,
-                       in->context_len);
-    for (int i = 0; i < in->context_len; i++)
-        if (in->context[i] < 0 || in->context[i] >= in->vocab_size)
-            return err_set(e, ERR_USAGE, "context token %d is not in the vocabulary (0..%d)",
-                           in->context[i], in->vocab_size - 1);
-    return 0;
+    return sampler_check_context(in, e);
 }
 
 /* Runs one stage over z and the marks; fills its report's removed count. */

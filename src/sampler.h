@@ -189,6 +189,11 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
  * O(V). Returns 0, or -1 for an id out of range. */
 int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *rank);
 
+/* Checks in's context against its vocabulary: a prompt no longer than the
+ * context, every id in [0, vocab_size). Returns 0, or -1 naming the
+ * offender ("context token 9 is not in the vocabulary (0..6)"). */
+int sampler_check_context(const struct sampler_input *in, struct err *e);
+
 /* The u of DESIGN.md: Philox4x32-10 keyed by seed, counter (step, row, draw, 0). */
 double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw);
 

@@ -73,6 +73,26 @@ struct pick {
     double weight_before;
 };
 
+/* The blocks of VM_BLOCK tokens that block_max describes: how many, and
+ * where block b ends. */
+static int n_blocks(const struct fast *f)
+{
+    return (f->V + VM_BLOCK - 1) / VM_BLOCK;
+}
+
+static int block_end(const struct fast *f, int b)
+{
+    return (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
+}
+
+/* A kept token removed by stage st (with its mass, once z' is final). */
+static void drop(struct fast *f, int i, int st)
+{
+    f->mark[i] = (uint8_t)(1 + st);
+    if (f->e_final)
+        f->removed_mass[1 + st] += f->e[i];
+}
+
 static int ensure_sorted(struct fast *f, size_t n)
 {
     if (n <= f->sorted_cap)
@@ -118,7 +138,7 @@ static void compute_exps(struct fast *f)
     if (!f->e_valid) {
         compute_blocks(f);
         double max = -INFINITY;
-        for (int b = 0; b < (f->V + VM_BLOCK - 1) / VM_BLOCK; b++)
+        for (int b = 0; b < n_blocks(f); b++)
             max = f->block_max[b] > max ? f->block_max[b] : max;
         f->e_max = max;
         f->e_sum = vm_exp_stats(f->z, max, f->e, f->V, &f->e_offset);
@@ -134,15 +154,13 @@ static void values_changed(struct fast *f)
 }
 
 /* The most likely kept token (ties to the lower id). */
-static void compute_blocks(struct fast *f);
-
 static int alive_best(struct fast *f)
 {
     int best = -1;
     if (f->all_alive) {
         /* The first block holding the largest z, then the first such token in it. */
         compute_blocks(f);
-        int blocks = (f->V + VM_BLOCK - 1) / VM_BLOCK, bb = 0;
+        int blocks = n_blocks(f), bb = 0;
         for (int b = 1; b < blocks; b++)
             if (f->block_max[b] > f->block_max[bb])
                 bb = b;
@@ -168,6 +186,18 @@ static double alive_mass(const struct fast *f)
     for (int j = 0; j < f->n_alive; j++)
         s += f->e[f->alive[j]];
     return s;
+}
+
+/* One step of the walk: a bucket or a token (n tokens, weight w) either
+ * brings the running totals to the target -- 1, the totals left before it
+ * -- or is added to them. */
+static int walk_reaches(struct pick *res, int n, double w, int weighted, double target, int strict)
+{
+    if (rule_reached(weighted, strict, res->count_before + n, res->weight_before + w, target))
+        return 1;
+    res->count_before += n;
+    res->weight_before += w;
+    return 0;
 }
 
 /* Walks the kept tokens in rank order and finds the first at which the
@@ -220,20 +250,12 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
             }
         }
         int sel = -1;
-        for (int b = (int)mask; b >= 0; b--) {
-            if (cnt[b] == 0)
-                continue;
-            int c_next = res.count_before + (int)cnt[b];
-            double w_next = res.weight_before + mass[b];
-            int reached =
-                weight ? (strict ? w_next > target : w_next >= target) : (double)c_next >= target;
-            if (reached) {
+        for (int b = (int)mask; b >= 0; b--)
+            if (cnt[b] > 0 &&
+                walk_reaches(&res, (int)cnt[b], mass[b], weight != NULL, target, strict)) {
                 sel = b;
                 break;
             }
-            res.count_before = c_next;
-            res.weight_before = w_next;
-        }
         if (sel < 0)
             return (struct pick){ -1, res.count_before, res.weight_before };
         int k = 0; /* keep the chosen bucket, in place: writes never overtake reads */
@@ -253,16 +275,10 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
     qsort(f->sorted, (size_t)n_cand, sizeof *f->sorted, rule_zid_cmp);
     for (int j = 0; j < n_cand; j++) {
         int i = f->sorted[j].id;
-        int c_next = res.count_before + 1;
-        double w_next = res.weight_before + (weight ? weight[i] : 0.0);
-        int reached =
-            weight ? (strict ? w_next > target : w_next >= target) : (double)c_next >= target;
-        if (reached) {
+        if (walk_reaches(&res, 1, weight ? weight[i] : 0.0, weight != NULL, target, strict)) {
             res.id = i;
             return res;
         }
-        res.count_before = c_next;
-        res.weight_before = w_next;
     }
     return (struct pick){ -1, res.count_before, res.weight_before };
 }
@@ -317,10 +333,10 @@ static int best_k(struct fast *f, int k, int all)
         /* Once the heap is full, a block whose largest z is below the
          * heap's worst holds no candidate: skip it whole. */
         compute_blocks(f);
-        for (int b = 0; b < (f->V + VM_BLOCK - 1) / VM_BLOCK; b++) {
+        for (int b = 0; b < n_blocks(f); b++) {
             if (n == k && f->block_max[b] < h[0].z)
                 continue;
-            int hi = (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
+            int hi = block_end(f, b);
             for (int i = b * VM_BLOCK; i < hi; i++) {
                 if (n == k && f->z[i] < h[0].z)
                     continue;
@@ -340,6 +356,16 @@ static int best_k(struct fast *f, int k, int all)
     return n;
 }
 
+/* After a first cut made in a dense pass: k survivors listed, and the mass
+ * the cut removed is what the kept total lost (before: that total). */
+static void first_cut_done(struct fast *f, int k, double before, int st)
+{
+    f->n_alive = k;
+    f->all_alive = 0;
+    if (f->e_final)
+        f->removed_mass[1 + st] += before - alive_mass(f);
+}
+
 /* Removes every kept token ranked after (zc, idc), or with keep_ties every
  * one with z below zc. */
 static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum stage st)
@@ -351,29 +377,22 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
         /* List the survivors: a block whose largest z is below the cut holds none. */
         compute_blocks(f);
         int k = 0;
-        for (int b = 0; b < (f->V + VM_BLOCK - 1) / VM_BLOCK; b++) {
+        for (int b = 0; b < n_blocks(f); b++) {
             if (f->block_max[b] < zc)
                 continue;
-            int hi = (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
+            int hi = block_end(f, b);
             k += vm_collect(f->mark, b * VM_BLOCK, hi, MARK_KEPT, f->alive + k);
         }
-        f->n_alive = k;
-        f->all_alive = 0;
-        if (f->e_final)
-            f->removed_mass[1 + st] += before - alive_mass(f);
+        first_cut_done(f, k, before, st);
         return;
     }
     int k = 0;
     for (int j = 0; j < f->n_alive; j++) {
         int i = f->alive[j];
-        int keep = keep_ties ? f->z[i] >= zc : !rule_ranks_before(zc, idc, f->z[i], i);
-        if (keep) {
+        if (keep_ties ? f->z[i] >= zc : !rule_ranks_before(zc, idc, f->z[i], i))
             f->alive[k++] = i;
-        } else {
-            f->mark[i] = (uint8_t)(1 + st);
-            if (f->e_final)
-                f->removed_mass[1 + st] += f->e[i];
-        }
+        else
+            drop(f, i, st);
     }
     f->n_alive = k;
 }
@@ -449,10 +468,10 @@ static void stage_min_p(struct fast *f, double min_p, struct stage_report *rep)
         /* Only blocks that reach the bar can hold survivors or unsure tokens. */
         compute_blocks(f);
         int k = 0;
-        for (int b = 0; b < (f->V + VM_BLOCK - 1) / VM_BLOCK; b++) {
+        for (int b = 0; b < n_blocks(f); b++) {
             if (f->block_max[b] - max < bar - MIN_P_MARGIN)
                 continue;
-            int hi = (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
+            int hi = block_end(f, b);
             for (int i = b * VM_BLOCK; i < hi; i++) {
                 if (f->mark[i] == MARK_UNSURE)
                     f->mark[i] =
@@ -461,10 +480,7 @@ static void stage_min_p(struct fast *f, double min_p, struct stage_report *rep)
                     f->alive[k++] = i;
             }
         }
-        f->n_alive = k;
-        f->all_alive = 0;
-        if (f->e_final)
-            f->removed_mass[1 + STAGE_MIN_P] += before - alive_mass(f);
+        first_cut_done(f, k, before, STAGE_MIN_P);
         return;
     }
     int k = 0;
@@ -475,13 +491,10 @@ static void stage_min_p(struct fast *f, double min_p, struct stage_report *rep)
         int keep = d > bar + MIN_P_MARGIN   ? 1
                    : d < bar - MIN_P_MARGIN ? 0
                                             : rule_min_p_keeps(f->z[i], max, min_p);
-        if (keep) {
+        if (keep)
             f->alive[k++] = i;
-        } else {
-            f->mark[i] = 1 + STAGE_MIN_P;
-            if (f->e_final)
-                f->removed_mass[1 + STAGE_MIN_P] += f->e[i];
-        }
+        else
+            drop(f, i, STAGE_MIN_P);
     }
     f->n_alive = k;
 }
@@ -510,23 +523,14 @@ static int check_fast_input(const struct sampler_input *in, const struct trace *
                        in->vocab_size);
     if (!in->logits && !in->logits_f)
         return err_set(e, ERR_USAGE, "no logits given");
-    if (in->context_len < 0 || in->prompt_len < 0 || in->prompt_len > in->context_len)
-        return err_set(e, ERR_USAGE, "prompt of %d tokens in a context of %d", in->prompt_len,
-                       in->context_len);
-    for (int i = 0; i < in->context_len; i++)
-        if (in->context[i] < 0 || in->context[i] >= in->vocab_size)
-            return err_set(e, ERR_USAGE, "context token %d is not in the vocabulary (0..%d)",
-                           in->context[i], in->vocab_size - 1);
-    return 0;
+    return sampler_check_context(in, e);
 }
 
 /* The penalty window of sampler.c: generated tokens (or all), the last n. */
 static int window_start(const struct sampler_input *in, const struct sampler_settings *s)
 {
-    int start = s->penalty_scope == SCOPE_ALL ? 0 : in->prompt_len;
-    if (s->penalty_last_n > 0 && in->context_len - start > s->penalty_last_n)
-        start = in->context_len - s->penalty_last_n;
-    return start;
+    return rule_window_start(s->penalty_scope == SCOPE_ALL, in->prompt_len, in->context_len,
+                             s->penalty_last_n);
 }
 
 static void stage_penalty(struct fast *f, const struct sampler_input *in,

@@ -49,6 +49,27 @@ static inline HOSTDEV double rule_penalize(double z, int count, double alpha, in
     return z - (frequency * count + presence);
 }
 
+/* The test of a radix walk (radix_pick): the running total after a bucket
+ * or a token -- a count c, or a weight w when weighted -- reaches target
+ * (inclusive: top-k's count, top-p's mass) or passes it (strict: the draw). */
+static inline HOSTDEV int rule_reached(int weighted, int strict, int c, double w, double target)
+{
+    return weighted ? (strict ? w > target : w >= target) : (double)c >= target;
+}
+
+/* Where the penalty window starts in a context of context_len ids whose
+ * first prompt_len are the prompt: at the first generated token (or at 0
+ * when the prompt counts too), and no earlier than the last last_n ids
+ * when last_n > 0. */
+static inline HOSTDEV int rule_window_start(int prompt_counts, int prompt_len, int context_len,
+                                            int last_n)
+{
+    int start = prompt_counts ? 0 : prompt_len;
+    if (last_n > 0 && context_len - start > last_n)
+        start = context_len - last_n;
+    return start;
+}
+
 /* Min-p keeps p_i >= min_p * p_max; the normalizer cancels, so the test is
  * e^(z_i - z_max) >= min_p. */
 static inline HOSTDEV int rule_min_p_keeps(double z, double max, double min_p)

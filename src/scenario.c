@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "ini_file.h"
 #include "lmhead_gen.h"
 #include "philox.h"
@@ -82,14 +82,6 @@ static int parse_blend(const struct ini_file *f, int line, const char *text, int
     return 0;
 }
 
-static char *dup_text(const char *s)
-{
-    char *d = malloc(strlen(s) + 1);
-    if (d)
-        strcpy(d, s);
-    return d;
-}
-
 static int interpret(struct scenario *s, const struct ini_file *f, const struct vocab *v,
                      struct err *e)
 {
@@ -106,11 +98,11 @@ static int interpret(struct scenario *s, const struct ini_file *f, const struct 
                 strcpy(s->id, en->value);
             } else if (strcmp(en->name, "title") == 0) {
                 free(s->title);
-                if (!(s->title = dup_text(en->value)))
+                if (!(s->title = strdup(en->value)))
                     return err_set(e, ERR_SYSTEM, "out of memory");
             } else if (strcmp(en->name, "prompt") == 0) {
                 free(s->prompt_text);
-                if (!(s->prompt_text = dup_text(en->value)))
+                if (!(s->prompt_text = strdup(en->value)))
                     return err_set(e, ERR_SYSTEM, "out of memory");
                 prompt_line = en->line;
             } else if (strcmp(en->name, "prompt-ids") == 0) {
@@ -371,13 +363,6 @@ int scenario_hidden(const struct scenario *s, const struct model *m, const int *
     return rc;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Whether the head's hidden size can meet blend b: the rows part of the
  * vector, |sum c_j row_j|^2 = c . logit, must stay below d (RMSNorm makes
  * the whole vector's squared length d), and the rows must be independent. */
@@ -459,12 +444,12 @@ const float *scenario_run_logits(struct scenario_run *r, const int *ctx, int len
         r->ctx = c;
         r->ctx_cap = cap;
     }
-    double t0 = now_ms();
+    double t0 = clock_ms();
     if (scenario_hidden(r->s, &r->m, ctx, len, r->h, e) < 0)
         return NULL;
     if (!r->be)
         model_rmsnorm(r->h, r->m.d, r->x); /* a backend normalizes h itself */
-    double t1 = now_ms();
+    double t1 = clock_ms();
     if (r->be) {
         /* The backend normalizes h itself and keeps its logits; the
          * step's panes need every token's value, so row 0 comes back. */
@@ -474,7 +459,7 @@ const float *scenario_run_logits(struct scenario_run *r, const int *ctx, int len
         model_logits(&r->m, r->x, r->logits);
     }
     r->hidden_ms = t1 - t0;
-    r->logits_ms = now_ms() - t1;
+    r->logits_ms = clock_ms() - t1;
     if (len)
         memcpy(r->ctx, ctx, (size_t)len * sizeof *ctx);
     r->ctx_len = len;

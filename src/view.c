@@ -1298,18 +1298,17 @@ static void batch_next(const struct app *a, const struct batch_row *row, char *n
              row->res.kept_count);
 }
 
-/* One request: its number and settings, what it does next (in a column nw
- * wide), and its text so far -- on one line, or on two when the pane has
- * the room. */
-static void batch_line(const struct app *a, struct screen *s, int x, int y, int w, int r, int nw,
-                       int two_lines)
+/* One request: its number and settings, what it does next (batch_next, in
+ * a column nw wide), and its text so far -- on one line, or on two when the
+ * pane has the room. */
+static void batch_line(const struct app *a, struct screen *s, int x, int y, int w, int r,
+                       const char *next, int nw, int two_lines)
 {
     const struct batch_row *row = &a->batch.row[r];
     int sel = r == a->batch_sel, stopped = row->stop.rule != STOP_NONE;
     int attr = sel ? ATTR_REVERSE : 0;
-    char set[96], next[192], text[1024];
+    char set[96], text[1024];
     batch_describe(row, set, sizeof set);
-    batch_next(a, row, next, sizeof next);
     batch_text(a, row, text, sizeof text);
     screen_fill(s, (struct rect){ x, y, w, two_lines ? 2 : 1 }, ' ', COL_DEFAULT, attr);
     int col = x + screen_printf(s, x, y, w, sel ? COL_ACCENT : COL_DEFAULT, attr | ATTR_BOLD,
@@ -1345,10 +1344,10 @@ static void draw_batch(const struct app *a, struct screen *s, struct rect r)
         snprintf(right, sizeof right, "sampler %.3f ms, logits kept", b->kernel_ms);
     pane_title(s, r, left, right);
     int two = r.h - 1 >= 2 * b->n, nw = 24;
+    char next[BATCH_ROWS][192];
     for (int i = 0; i < b->n; i++) {
-        char next[192];
-        batch_next(a, &b->row[i], next, sizeof next);
-        nw = utf8_width(next) > nw ? utf8_width(next) : nw;
+        batch_next(a, &b->row[i], next[i], sizeof next[i]);
+        nw = utf8_width(next[i]) > nw ? utf8_width(next[i]) : nw;
     }
     if (nw > r.w / 2)
         nw = r.w / 2;
@@ -1356,7 +1355,7 @@ static void draw_batch(const struct app *a, struct screen *s, struct rect r)
         int y = r.y + 1 + i * (two ? 2 : 1);
         if (y >= r.y + r.h)
             break;
-        batch_line(a, s, r.x, y, r.w, i, nw, two && y + 1 < r.y + r.h);
+        batch_line(a, s, r.x, y, r.w, i, next[i], nw, two && y + 1 < r.y + r.h);
     }
 }
 

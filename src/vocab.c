@@ -46,10 +46,9 @@ int vocab_set(struct vocab *v, int id, const char *text, struct err *e)
 {
     if (!v->text || id < 0 || id >= v->n)
         return err_set(e, ERR_USAGE, "token id %d is outside the vocabulary (0..%d)", id, v->n - 1);
-    char *copy = malloc(strlen(text) + 1);
+    char *copy = strdup(text);
     if (!copy)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    strcpy(copy, text);
     free(v->text[id]);
     v->text[id] = copy;
     return 0;

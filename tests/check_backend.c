@@ -287,7 +287,7 @@ START_TEST(test_bad_requests)
     r[1].context_len = 1;
     r[1].prompt_len = 0;
     ck_assert_int_eq(backend_sample(&B, r, 2, res, &e), -1);
-    ck_assert_str_eq(e.msg, "request 1: context token 5000 is not in the vocabulary");
+    ck_assert_str_eq(e.msg, "request 1: context token 5000 is not in the vocabulary (0..4999)");
     r[1] = REQ[1];
     r[1].row = 8;
     ck_assert_int_eq(backend_sample(&B, r, 2, res, &e), -1);

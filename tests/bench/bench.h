@@ -3,13 +3,12 @@
 #define LOGITLAB_BENCH_H
 
 #include <stdlib.h>
-#include <time.h>
+
+#include "clock.h"
 
 static inline double bench_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+    return clock_ms() * 1e3;
 }
 
 static int bench_cmp_double(const void *a, const void *b)

@@ -28,10 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
 #include "catalog.h"
+#include "clock.h"
 #include "lesson.h"
 #include "lmhead_gen.h"
 #include "model.h"
@@ -92,9 +92,7 @@ struct run {
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return clock_ms() / 1e3;
 }
 
 /* Whether a and b differ by more than tol (NaN always differs). */
