@@ -22,7 +22,9 @@ SAN_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -pthread -MMD -MP -O1 -g $(S
 
 # The CUDA toolkit: nvcc on PATH or under /usr/local/cuda; CUDA=0 leaves it out.
 CUDA     ?= 1
-NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+ifeq ($(origin NVCC),undefined)
+  NVCC := $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+endif
 ifeq ($(CUDA),0)
   NVCC :=
 endif
@@ -32,19 +34,34 @@ NVCC_ARCH  := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=
 # --fmad=false: the device rounds every product and sum on its own, as gcc
 # (ISO C, no contraction) does on the host, so shared arithmetic agrees.
 NVCC_FLAGS := -O2 -std=c++17 -cudart static --fmad=false --threads 0 -Werror all-warnings -Xcompiler -Wall,-Wextra $(NVCC_ARCH)
-CUDA_HOME  := $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_LIB   := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib) /usr/local/cuda/lib64)
+# The static CUDA runtime, where nvcc's own link step finds it (nvcc on PATH
+# may be a wrapper script, so its folder says nothing); empty when missing.
+CUDA_RT    := $(if $(NVCC),$(shell tools/cuda-runtime.sh $(NVCC)))
 # The CUDA backend (gpu/backend_cuda.cu) goes into the plain build with the
 # static runtime, so the program runs where no CUDA is installed and says
 # why; the sanitizer build leaves it out (the runtime and ASan do not mix).
-ifneq ($(NVCC),)
-  OBJ_CUDA  := $(BUILD)/gpu/backend_cuda.o
-  CUDA_LIBS := -L$(CUDA_LIB) -lcudart_static -ldl -lrt -lpthread -lstdc++
+# nvcc without the runtime library still compiles the kernels, as a check,
+# and the program is linked without them.
+ifeq ($(NVCC),)
+  CUDA_STATE := off
+  NOCUDA_WHY := no CUDA backend: built without nvcc
+  SAN_NOCUDA_WHY := $(NOCUDA_WHY)
+else ifeq ($(CUDA_RT),)
+  CUDA_STATE := compile-only
+  NOCUDA_WHY := no CUDA backend: nvcc found but not its runtime (libcudart_static.a)
+  SAN_NOCUDA_WHY := $(NOCUDA_WHY)
+else
+  CUDA_STATE := on
   SAN_NOCUDA_WHY := no CUDA backend in the sanitizer build
+endif
+ifeq ($(CUDA_STATE),on)
+  OBJ_CUDA  := $(BUILD)/gpu/backend_cuda.o
+  CUDA_LIBS := -L$(CUDA_RT) -lcudart_static -ldl -lrt -lpthread -lstdc++
+  CUDA_CHECK_OBJ :=
 else
   OBJ_CUDA  := $(BUILD)/backend_nocuda.o
   CUDA_LIBS :=
-  SAN_NOCUDA_WHY := no CUDA backend: built without nvcc
+  CUDA_CHECK_OBJ := $(if $(NVCC),$(BUILD)/gpu/backend_cuda.o)
 endif
 
 SRC_CORE := src/err.c src/sampler.c src/sampler_fast.c src/vecmath.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
@@ -63,23 +80,25 @@ SAN_TEST := $(TESTS:tests/%.c=$(BUILD)/san/tests/%.o)
 BIN      := $(BUILD)/logitlab
 SAN_BIN  := $(BUILD)/san/logitlab
 TEST_BIN := $(BUILD)/san/check_logitlab
-GPU_BINS := $(if $(NVCC),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(filter-out gpu/backend_cuda.cu,$(wildcard gpu/*.cu))))
+GPU_BINS := $(if $(CUDA_RT),$(patsubst gpu/%.cu,$(BUILD)/gpu/%,$(filter-out gpu/backend_cuda.cu,$(wildcard gpu/*.cu))))
 GPU_TEST := $(BUILD)/check_gpu
 # Whether this build has CUDA: switching (CUDA=0, nvcc installed) relinks.
-CUDA_STAMP := $(BUILD)/cuda-$(if $(NVCC),on,off).stamp
+CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
 .PHONY: all run test deps build test-build test-unit test-cli test-gpu bench bench-gpu fuzz install uninstall \
 	test-install test-valgrind format format-check \
         golden clean config
 
-all: config $(BIN) $(GPU_BINS)
+all: config $(BIN) $(GPU_BINS) $(CUDA_CHECK_OBJ)
 
 config:
-	@if [ -n "$(NVCC)" ]; then \
-	  echo "logitlab: nvcc found at $(NVCC): building the CUDA backend and checks in gpu/ (CUDA=0 leaves them out)"; \
-	else \
-	  echo "logitlab: no nvcc (PATH, /usr/local/cuda) or CUDA=0: CUDA code not built; the CPU backend is used"; \
-	fi
+ifeq ($(CUDA_STATE),on)
+	@echo "logitlab: nvcc found at $(NVCC), CUDA runtime in $(CUDA_RT): building the CUDA backend and checks in gpu/ (CUDA=0 leaves them out)"
+else ifeq ($(CUDA_STATE),compile-only)
+	@echo "logitlab: nvcc found at $(NVCC) but not its static runtime (libcudart_static.a): the kernels are compiled as a check, the program is linked without them; the CPU backend is used"
+else
+	@echo "logitlab: no nvcc (PATH, /usr/local/cuda) or CUDA=0: CUDA code not built; the CPU backend is used"
+endif
 
 $(CUDA_STAMP):
 	@mkdir -p $(BUILD)
@@ -155,8 +174,10 @@ $(BUILD)/san/vecmath.o: SAN_EXTRA := $(VEC_CFLAGS)
 $(BUILD)/%.o: src/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@$(CC) $(ALL_CFLAGS) $(PLAIN_EXTRA) -c -o $@ $<
 
+$(BUILD)/backend_nocuda.o: PLAIN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(NOCUDA_WHY)"'
+$(BUILD)/backend_nocuda.o: $(CUDA_STAMP)
 $(BUILD)/san/backend_nocuda.o: SAN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(SAN_NOCUDA_WHY)"'
 $(BUILD)/san/backend_nocuda.o: $(CUDA_STAMP)
 
