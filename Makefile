@@ -1,7 +1,7 @@
 # logitlab - see README.md. The two commands that do all the set-up:
 #   make run    install what is missing, build, open the program on its default lesson
 #   make test   install what is missing, build, run every test
-# Other targets: all (build), bench, test-gpu, bench-gpu, format, format-check, golden, clean.
+# Other targets: all (build), bench, test-gpu, test-gpu-self, bench-gpu, format, format-check, golden, clean.
 
 CC       ?= cc
 BUILD    := build
@@ -85,7 +85,7 @@ GPU_TEST := $(BUILD)/check_gpu
 # Whether this build has CUDA: switching (CUDA=0, nvcc installed) relinks.
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
-.PHONY: all run test deps build test-build test-unit test-cli test-gpu bench bench-gpu fuzz install uninstall \
+.PHONY: all run test deps build test-build test-unit test-cli test-gpu test-gpu-self bench bench-gpu fuzz install uninstall \
 	test-install test-valgrind format format-check \
         golden clean config
 
@@ -116,7 +116,7 @@ run: build
 
 test: deps
 	@$(MAKE) --no-print-directory all test-build
-	@$(MAKE) --no-print-directory format-check test-unit test-cli test-install test-valgrind test-gpu
+	@$(MAKE) --no-print-directory format-check test-unit test-cli test-install test-valgrind test-gpu-self test-gpu
 
 test-build: $(TEST_BIN) $(SAN_BIN)
 
@@ -141,6 +141,11 @@ golden: $(SAN_BIN)
 test-gpu: $(GPU_BINS) $(GPU_TEST)
 	@for b in $(GPU_BINS); do $$b || exit 1; done
 	$(GPU_TEST)
+
+# The same checker with a second CPU backend in the device's place, so that
+# it is itself exercised on every machine (part of make test).
+test-gpu-self: $(GPU_TEST)
+	$(GPU_TEST) --self --quick
 
 $(GPU_TEST): tests/gpu/check_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"

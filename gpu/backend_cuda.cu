@@ -144,7 +144,10 @@ __host__ __device__ inline uint64_t dkey(double z)
 
 struct Shared {
     uint32_t cnt[kRadixBuckets];
-    double mass[kRadixBuckets];
+    // Bucket masses in fixed point (rule_mass), as two arrays: the atomics
+    // add integers, so the sums are the same whatever the order.
+    unsigned long long mlo[kRadixBuckets];
+    uint32_t mhi[kRadixBuckets];
     double cz[kSmallSet], cw[kSmallSet]; // candidates as collected
     int cid[kSmallSet];
     double sz[kSmallSet], sw[kSmallSet]; // the same, in rank order
@@ -154,9 +157,9 @@ struct Shared {
     int red_i[kWarps];
     int n_cand;
     int sel, walk_cb;
-    double walk_wb;
+    rule_mass walk_wm;
     int pick_id, pick_cb;
-    double pick_wb;
+    rule_mass pick_wm;
     int found, found_aux;
 };
 
@@ -261,12 +264,13 @@ __device__ int block_best_kept(const double *z, const uint8_t *mark, int V, bool
     return tid;
 }
 
-// The sum of x over the lanes of a warp that share a histogram bucket
-// (peers, from __match_any_sync), in the lane of the lowest of them: a
-// binary tree over the peers' ranks, so that a bucket many tokens fall in
-// takes one shared-memory atomic per warp instead of one per token. Every
-// lane of the warp must call it.
-__device__ double peer_sum(unsigned peers, double x)
+// The sum of x (rule_mass units, at most 2^58 each, so 32 of them fit) over
+// the lanes of a warp that share a histogram bucket (peers, from
+// __match_any_sync), in the lane of the lowest of them: a binary tree over
+// the peers' ranks, so that a bucket many tokens fall in takes one
+// shared-memory atomic per warp instead of one per token. Every lane of the
+// warp must call it.
+__device__ unsigned long long peer_sum(unsigned peers, unsigned long long x)
 {
     int lane = threadIdx.x & 31;
     int rank = __popc(peers & ((1u << lane) - 1u));
@@ -280,7 +284,7 @@ __device__ double peer_sum(unsigned peers, double x)
             if (a)
                 src = __ffs(a) - 1;
         }
-        double t = __shfl_sync(kFull, x, src);
+        unsigned long long t = __shfl_sync(kFull, x, src);
         if (src != lane)
             x += t;
     }
@@ -353,17 +357,29 @@ __device__ inline bool prefix_match(const Prefix &p, double z, int i, uint32_t &
 struct Pick {
     int id; // where the running total reaches the target; -1 if it never does
     int count_before;
-    double weight_before;
+    rule_mass weight_before;
 };
+
+__device__ inline rule_mass bucket_mass(const Shared &s, int b)
+{
+    return { s.mlo[b], s.mhi[b] };
+}
+
+__device__ inline rule_mass shfl_up_mass(rule_mass m, int o)
+{
+    return { __shfl_up_sync(kFull, (unsigned long long)m.lo, o),
+             __shfl_up_sync(kFull, (unsigned long long)m.hi, o) };
+}
 
 // Warp 0 walks the buckets [0, nb) from the top, from the running totals
 // (cb, wb), to the first non-empty bucket at which the total reaches the
-// target; the result goes to s.sel (-1: never), s.walk_cb, s.walk_wb. Each
+// target; the result goes to s.sel (-1: never), s.walk_cb, s.walk_wm. Each
 // lane first adds up 1/32 of the buckets; the first lane whose share reaches
-// the target then walks its buckets one by one, as radix_pick does (and on
-// down, should rounding have it fall short).
+// the target then walks its buckets one by one, as radix_pick does. The
+// masses are exact (rule_mass), so the totals at each bucket are the CPU's
+// whatever the grouping.
 __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, double target, int cb,
-                             double wb)
+                             rule_mass wb)
 {
     if (threadIdx.x >= 32)
         return;
@@ -371,37 +387,38 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
     int per = nb / 32;
     int hi = nb - 1 - lane * per;
     uint32_t c = 0;
-    double m = 0.0;
+    rule_mass m = { 0, 0 };
     for (int j = 0; j < per; j++) {
         c += s.cnt[hi - j];
         if (weighted)
-            m += s.mass[hi - j];
+            m = rule_mass_add2(m, bucket_mass(s, hi - j));
     }
     uint32_t ci = c;
-    double mi = m;
+    rule_mass mi = m;
     for (int o = 1; o < 32; o <<= 1) {
         uint32_t c2 = __shfl_up_sync(kFull, ci, o);
-        double m2 = __shfl_up_sync(kFull, mi, o);
+        rule_mass m2 = shfl_up_mass(mi, o);
         if (lane >= o) {
             ci += c2;
-            mi += m2;
+            mi = rule_mass_add2(mi, m2);
         }
     }
     uint32_t ce = __shfl_up_sync(kFull, ci, 1);
-    double me = __shfl_up_sync(kFull, mi, 1);
+    rule_mass me = shfl_up_mass(mi, 1);
     if (lane == 0) {
         ce = 0;
-        me = 0.0;
+        me = { 0, 0 };
     }
     int cbl = cb + (int)ce;
-    double wbl = wb + me;
-    bool hit = c > 0 && rule_reached(weighted, strict, cbl + (int)c, wbl + m, target);
+    rule_mass wbl = rule_mass_add2(wb, me);
+    bool hit = c > 0 && rule_reached(weighted, strict, cbl + (int)c,
+                                     rule_mass_value(rule_mass_add2(wbl, m)), target);
     unsigned ballot = __ballot_sync(kFull, hit);
     if (ballot == 0) {
         if (lane == 31) {
             s.sel = -1;
             s.walk_cb = cbl + (int)c;
-            s.walk_wb = wbl + m;
+            s.walk_wm = rule_mass_add2(wbl, m);
         }
         return;
     }
@@ -413,8 +430,8 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
         if (n == 0)
             continue;
         int c_next = cbl + (int)n;
-        double w_next = weighted ? wbl + s.mass[b] : 0.0;
-        if (rule_reached(weighted, strict, c_next, w_next, target)) {
+        rule_mass w_next = weighted ? rule_mass_add2(wbl, bucket_mass(s, b)) : wbl;
+        if (rule_reached(weighted, strict, c_next, rule_mass_value(w_next), target)) {
             sel = b;
             break;
         }
@@ -423,7 +440,7 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
     }
     s.sel = sel;
     s.walk_cb = cbl;
-    s.walk_wb = wbl;
+    s.walk_wm = wbl;
 }
 
 // Sorts the n collected candidates (s.cz/cw/cid) into rank order
@@ -462,14 +479,15 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
     Shared &s = *r.s;
     Prefix pre = { 0, 0, 0, 0, 0, 0 };
     int cb = 0;
-    double wb = 0.0;
+    rule_mass wb = { 0, 0 };
     int lane = threadIdx.x & 31;
     for (int level = 0; level < kLevels; level++) {
         Level L = level_of(level);
         int nb = 1 << L.bits;
         for (int b = threadIdx.x; b < nb; b += kThreads) {
             s.cnt[b] = 0;
-            s.mass[b] = 0.0;
+            s.mlo[b] = 0;
+            s.mhi[b] = 0;
         }
         __syncthreads();
         // The histogram of the candidates' digits; the loop runs the same
@@ -477,7 +495,7 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
         for (int base = 0; base < r.V; base += kThreads) {
             int i = base + threadIdx.x;
             uint32_t dig = 0xFFFFFFFFu; // no bucket
-            double w = 0.0;
+            unsigned long long w = 0;
             if (i < r.V && in_set(r, i, pred)) {
                 double zi = r.z[i];
                 uint32_t fk, ik;
@@ -485,7 +503,7 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
                 if (prefix_match(pre, zi, i, fk, dk, ik)) {
                     uint64_t k = L.key == 0 ? fk : L.key == 1 ? dk : ik;
                     dig = (uint32_t)(k >> L.shift) & ((1u << L.bits) - 1u);
-                    w = weighted ? r.e[i] : 0.0;
+                    w = weighted ? rule_mass_units(r.e[i]) : 0;
                 }
             }
             unsigned peers = __match_any_sync(kFull, dig);
@@ -494,8 +512,11 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
                 w = peer_sum(peers, w);
             if (dig != 0xFFFFFFFFu && lane == __ffs(peers) - 1) {
                 atomicAdd(&s.cnt[dig], (uint32_t)__popc(peers));
-                if (weighted)
-                    atomicAdd(&s.mass[dig], w);
+                if (weighted) {
+                    unsigned long long old = atomicAdd(&s.mlo[dig], w);
+                    if (old + w < old)
+                        atomicAdd(&s.mhi[dig], 1u);
+                }
             }
         }
         __syncthreads();
@@ -503,7 +524,7 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
         __syncthreads();
         int sel = s.sel;
         cb = s.walk_cb;
-        wb = s.walk_wb;
+        wb = s.walk_wm;
         if (sel < 0) {
             __syncthreads();
             return { -1, cb, wb };
@@ -543,8 +564,10 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
             int id = -1;
             for (int j = 0; j < n; j++) {
                 int c_next = cb + 1;
-                double w_next = wb + s.sw[j];
-                if (rule_reached(weighted, strict, c_next, w_next, target)) {
+                rule_mass w_next = wb;
+                if (weighted)
+                    rule_mass_add(&w_next, rule_mass_units(s.sw[j]));
+                if (rule_reached(weighted, strict, c_next, rule_mass_value(w_next), target)) {
                     id = s.sid[j];
                     break;
                 }
@@ -553,10 +576,10 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
             }
             s.pick_id = id;
             s.pick_cb = cb;
-            s.pick_wb = wb;
+            s.pick_wm = wb;
         }
         __syncthreads();
-        Pick p = { s.pick_id, s.pick_cb, s.pick_wb };
+        Pick p = { s.pick_id, s.pick_cb, s.pick_wm };
         __syncthreads();
         return p;
     }
@@ -1126,19 +1149,20 @@ __global__ void draw_keys_kernel(const double *z, uint64_t *keys, int *ids, int 
     }
 }
 
-// The probabilities in rank order (rr_draw_ids's prepare): prob e / S of
-// every token, final e / K of the kept ones; and the rank of the last finite
-// token and of the last kept one, for the fallbacks.
+// The probabilities in rank order (rr_draw_ids's prepare), in the integer
+// units of rule_cum_units: prob e / S of every token, final e / K of the
+// kept ones; and the rank of the last finite token and of the last kept one,
+// for the fallbacks.
 __global__ void draw_weights_kernel(const int *order, const double *z, const double *e,
-                                    const uint8_t *mark, double S, double K, int V, double *wp,
-                                    double *wk, int *last)
+                                    const uint8_t *mark, double S, double K, int V, uint64_t *wp,
+                                    uint64_t *wk, int *last)
 {
     for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < V; r += gridDim.x * blockDim.x) {
         int id = order[r];
         bool finite = z[id] != -INFINITY;
         bool kept = finite && mark[id] == kMarkKept && K > 0;
-        wp[r] = finite ? e[id] / S : 0.0;
-        wk[r] = kept ? e[id] / K : 0.0;
+        wp[r] = finite ? rule_cum_units(e[id] / S) : 0;
+        wk[r] = kept ? rule_cum_units(e[id] / K) : 0;
         if (finite)
             atomicMax(&last[0], r);
         if (kept)
@@ -1147,7 +1171,7 @@ __global__ void draw_weights_kernel(const int *order, const double *z, const dou
 }
 
 
-__global__ void draw_kernel(const double *cp, const double *ck, const int *order, const int *last,
+__global__ void draw_kernel(const uint64_t *cp, const uint64_t *ck, const int *order, const int *last,
                             int V, int n, uint64_t seed, uint32_t step, uint32_t row, int greedy_id,
                             int *plain, int *kept)
 {
@@ -1155,14 +1179,14 @@ __global__ void draw_kernel(const double *cp, const double *ck, const int *order
         double u = philox_uniform(seed, step, row, (uint32_t)i);
         int m = last[0] + 1; // the finite tokens come first in rank order
         if (plain) {
-            int rp = rule_first_above(cp, m, u);
+            int rp = rule_first_above_units(cp, m, u);
             plain[i] = order[rp < m ? rp : m - 1];
         }
         if (kept) {
             if (greedy_id >= 0) {
                 kept[i] = greedy_id;
             } else {
-                int rk = rule_first_above(ck, m, u);
+                int rk = rule_first_above_units(ck, m, u);
                 kept[i] = order[rk < m ? rk : (last[1] >= 0 ? last[1] : m - 1)];
             }
         }
@@ -1198,7 +1222,7 @@ struct Impl {
     // backend_draws
     uint64_t *keys_in, *keys_out;
     int *ids_in, *ids_out;
-    double *wp, *wk, *cp, *ck;
+    uint64_t *wp, *wk, *cp, *ck; // rule_cum_units, and their integer scans
     size_t draw_V_cap;
     int *last;
     int *draw_ids;

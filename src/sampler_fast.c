@@ -188,30 +188,45 @@ static double alive_mass(const struct fast *f)
     return s;
 }
 
-/* One step of the walk: a bucket or a token (n tokens, weight w) either
+/* The running totals of a walk: a count, and the mass in fixed point
+ * (rule_mass), so that the same buckets give the same totals in any order. */
+struct walk {
+    int count;
+    struct rule_mass mass;
+};
+
+/* One step of the walk: a bucket or a token (n tokens, mass m) either
  * brings the running totals to the target -- 1, the totals left before it
  * -- or is added to them. */
-static int walk_reaches(struct pick *res, int n, double w, int weighted, double target, int strict)
+static int walk_reaches(struct walk *w, int n, struct rule_mass m, int weighted, double target,
+                        int strict)
 {
-    if (rule_reached(weighted, strict, res->count_before + n, res->weight_before + w, target))
+    struct rule_mass next = rule_mass_add2(w->mass, m);
+    if (rule_reached(weighted, strict, w->count + n, rule_mass_value(next), target))
         return 1;
-    res->count_before += n;
-    res->weight_before += w;
+    w->count += n;
+    w->mass = next;
     return 0;
+}
+
+static struct pick walk_pick(int id, const struct walk *w)
+{
+    return (struct pick){ id, w->count, rule_mass_value(w->mass) };
 }
 
 /* Walks the kept tokens in rank order and finds the first at which the
  * running count (weight NULL) or weight reaches target (inclusive) or passes
- * it (strict): the radix descent of the file comment. */
+ * it (strict): the radix descent of the file comment. Bucket masses and the
+ * running mass are in fixed point (rule_mass), as in the kernels. */
 static struct pick radix_pick(struct fast *f, const double *weight, double target, int strict)
 {
     static const int SHIFTS[] = { 21, 10, 0 };
     static const uint32_t MASKS[] = { RADIX_BUCKETS - 1, RADIX_BUCKETS - 1, (1u << 10) - 1 };
-    struct pick res = { -1, 0, 0.0 };
+    struct walk w = { 0, { 0, 0 } };
     int *cand = f->cand;
     int n_cand = 0;
     uint32_t cnt[RADIX_BUCKETS];
-    double mass[RADIX_BUCKETS];
+    struct rule_mass mass[RADIX_BUCKETS];
     compute_keys(f);
     int dense = f->all_alive;
     for (int level = 0; level < 3; level++) {
@@ -225,7 +240,7 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
             /* Neighbouring tokens often share a bucket; four separate
              * histograms let their additions run side by side. */
             static uint32_t cnt4[HIST_COPIES][RADIX_BUCKETS];
-            static double mass4[HIST_COPIES][RADIX_BUCKETS];
+            static struct rule_mass mass4[HIST_COPIES][RADIX_BUCKETS];
             memset(cnt4, 0, sizeof cnt4);
             memset(mass4, 0, sizeof mass4);
             for (int i = 0; i < m; i++) {
@@ -233,11 +248,13 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
                     continue;
                 uint32_t b = (f->key[i] >> shift) & mask;
                 cnt4[i % HIST_COPIES][b]++;
-                mass4[i % HIST_COPIES][b] += weight ? weight[i] : 0.0;
+                if (weight)
+                    rule_mass_add(&mass4[i % HIST_COPIES][b], rule_mass_units(weight[i]));
             }
             for (int b = 0; b < RADIX_BUCKETS; b++) {
                 cnt[b] = cnt4[0][b] + cnt4[1][b] + cnt4[2][b] + cnt4[3][b];
-                mass[b] = (mass4[0][b] + mass4[1][b]) + (mass4[2][b] + mass4[3][b]);
+                mass[b] = rule_mass_add2(rule_mass_add2(mass4[0][b], mass4[1][b]),
+                                         rule_mass_add2(mass4[2][b], mass4[3][b]));
             }
         } else {
             for (int j = 0; j < m; j++) {
@@ -246,18 +263,19 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
                     continue;
                 uint32_t b = (f->key[i] >> shift) & mask;
                 cnt[b]++;
-                mass[b] += weight ? weight[i] : 0.0;
+                if (weight)
+                    rule_mass_add(&mass[b], rule_mass_units(weight[i]));
             }
         }
         int sel = -1;
         for (int b = (int)mask; b >= 0; b--)
             if (cnt[b] > 0 &&
-                walk_reaches(&res, (int)cnt[b], mass[b], weight != NULL, target, strict)) {
+                walk_reaches(&w, (int)cnt[b], mass[b], weight != NULL, target, strict)) {
                 sel = b;
                 break;
             }
         if (sel < 0)
-            return (struct pick){ -1, res.count_before, res.weight_before };
+            return walk_pick(-1, &w);
         int k = 0; /* keep the chosen bucket, in place: writes never overtake reads */
         for (int j = 0; j < m; j++) {
             int i = level == 0 && dense ? j : ids[j];
@@ -275,12 +293,11 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
     qsort(f->sorted, (size_t)n_cand, sizeof *f->sorted, rule_zid_cmp);
     for (int j = 0; j < n_cand; j++) {
         int i = f->sorted[j].id;
-        if (walk_reaches(&res, 1, weight ? weight[i] : 0.0, weight != NULL, target, strict)) {
-            res.id = i;
-            return res;
-        }
+        struct rule_mass m = { weight ? rule_mass_units(weight[i]) : 0, 0 };
+        if (walk_reaches(&w, 1, m, weight != NULL, target, strict))
+            return walk_pick(i, &w);
     }
-    return (struct pick){ -1, res.count_before, res.weight_before };
+    return walk_pick(-1, &w);
 }
 
 /* The heap of the k best tokens seen: the worst of them at the root. */

@@ -50,11 +50,51 @@ static inline HOSTDEV double rule_penalize(double z, int count, double alpha, in
 }
 
 /* The test of a radix walk (radix_pick): the running total after a bucket
- * or a token -- a count c, or a weight w when weighted -- reaches target
- * (inclusive: top-k's count, top-p's mass) or passes it (strict: the draw). */
+ * or a token -- a count c, or a weight w when weighted (rule_mass_value of
+ * the running mass) -- reaches target (inclusive: top-k's count, top-p's
+ * mass) or passes it (strict: the draw). */
 static inline HOSTDEV int rule_reached(int weighted, int strict, int c, double w, double target)
 {
     return weighted ? (strict ? w > target : w >= target) : (double)c >= target;
+}
+
+/* The running mass of a radix walk (radix_pick), kept exactly in fixed
+ * point: each weight w (0 <= w < 2; the walks add e^(z' - max) <= 1) in
+ * units of 2^-RULE_MASS_BITS, rounded to nearest, added into 128 bits. An
+ * integer sum is the same in any order, so the kernels' atomic additions
+ * give the same bucket masses on every run, and the CPU fast path, which
+ * adds in index order, the same ones again. Only the comparison with the
+ * target turns the total into a double (rule_mass_value). */
+#define RULE_MASS_BITS 58
+
+struct rule_mass {
+    uint64_t lo, hi;
+};
+
+/* w in units: w * 2^58 is exact; + 0.5 and the truncation round it. */
+static inline HOSTDEV uint64_t rule_mass_units(double w)
+{
+    return (uint64_t)(w * 0x1p58 + 0.5);
+}
+
+/* m += q units (or += another mass, rule_mass_add2), with the carry. */
+static inline HOSTDEV void rule_mass_add(struct rule_mass *m, uint64_t q)
+{
+    m->lo += q;
+    m->hi += m->lo < q;
+}
+
+static inline HOSTDEV struct rule_mass rule_mass_add2(struct rule_mass a, struct rule_mass b)
+{
+    rule_mass_add(&a, b.lo);
+    a.hi += b.hi;
+    return a;
+}
+
+/* The mass as a double: hi counts 2^64 units, 2^6 in all. */
+static inline HOSTDEV double rule_mass_value(struct rule_mass m)
+{
+    return (double)m.hi * 0x1p6 + (double)m.lo * 0x1p-58;
 }
 
 /* Where the penalty window starts in a context of context_len ids whose
@@ -86,6 +126,31 @@ static inline HOSTDEV int rule_first_above(const double *cum, int n, double u)
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (cum[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The same rule on cumulative sums kept as integers: the kernels' many-draw
+ * view adds the probabilities of the rank order (each 0..1, adding up to 1)
+ * in units of 2^-62 (rule_cum_units), because a parallel scan of doubles
+ * may group its additions differently from run to run, and one of integers
+ * cannot. u * 2^62 is exact, and an integer exceeds it exactly when it
+ * exceeds its floor, so the test is exact too. */
+static inline HOSTDEV uint64_t rule_cum_units(double p)
+{
+    return (uint64_t)(p * 0x1p62 + 0.5);
+}
+
+static inline HOSTDEV int rule_first_above_units(const uint64_t *cum, int n, double u)
+{
+    uint64_t t = (uint64_t)(u * 0x1p62);
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (cum[mid] > t)
             hi = mid;
         else
             lo = mid + 1;

@@ -8,6 +8,7 @@
 
 #include "philox.h"
 #include "sampler.h"
+#include "sampler_rules.h"
 #include "suites.h"
 
 static struct trace ref, fast;
@@ -251,6 +252,118 @@ START_TEST(test_float_input)
 }
 END_TEST
 
+/* The fixed-point masses of the radix walks (sampler_rules.h), which the
+ * kernels add with atomics in any order: units of 2^-58, a carry into the
+ * high word, and the same total whatever the order of the additions. */
+START_TEST(test_fixed_point_mass)
+{
+    ck_assert_uint_eq(rule_mass_units(1.0), (uint64_t)1 << 58);
+    ck_assert_uint_eq(rule_mass_units(0.5), (uint64_t)1 << 57);
+    ck_assert_uint_eq(rule_mass_units(0x1p-59), 1); /* half a unit rounds up */
+    ck_assert_uint_eq(rule_mass_units(0x1p-60), 0); /* a quarter rounds down */
+    ck_assert_uint_eq(rule_mass_units(0.0), 0);
+
+    /* 2^64 units are 2^6: the carry. */
+    struct rule_mass m = { UINT64_MAX, 0 };
+    rule_mass_add(&m, 1);
+    ck_assert_uint_eq(m.lo, 0);
+    ck_assert_uint_eq(m.hi, 1);
+    ck_assert_double_eq(rule_mass_value(m), 64.0);
+
+    /* Llama 3's vocabulary of weights 1: 128,256 = 2,004 * 64 exactly. */
+    const int V = 128256;
+    struct rule_mass ones = { 0, 0 };
+    for (int i = 0; i < V; i++)
+        rule_mass_add(&ones, rule_mass_units(1.0));
+    ck_assert_uint_eq(ones.hi, 2004);
+    ck_assert_uint_eq(ones.lo, 0);
+    ck_assert_double_eq(rule_mass_value(ones), 128256.0);
+
+    /* Random weights: forward, backward and in four interleaved copies (the
+     * dense histogram's way) give the same bits; the value agrees with a
+     * long double sum to within the double's rounding of about 64,000. */
+    struct rule_mass fwd = { 0, 0 }, bwd = { 0, 0 }, four[4] = { { 0, 0 } };
+    long double ref_sum = 0.0L;
+    for (int i = 0; i < V; i++) {
+        double w = philox_uniform(17, (uint32_t)i, 0, 0);
+        rule_mass_add(&fwd, rule_mass_units(w));
+        rule_mass_add(&four[i % 4], rule_mass_units(w));
+        ref_sum += w;
+    }
+    for (int i = V - 1; i >= 0; i--)
+        rule_mass_add(&bwd, rule_mass_units(philox_uniform(17, (uint32_t)i, 0, 0)));
+    struct rule_mass merged =
+        rule_mass_add2(rule_mass_add2(four[0], four[1]), rule_mass_add2(four[2], four[3]));
+    ck_assert_uint_eq(fwd.lo, bwd.lo);
+    ck_assert_uint_eq(fwd.hi, bwd.hi);
+    ck_assert_uint_eq(fwd.lo, merged.lo);
+    ck_assert_uint_eq(fwd.hi, merged.hi);
+    ck_assert_uint_gt(fwd.hi, 0);
+    ck_assert_double_eq_tol(rule_mass_value(fwd), (double)ref_sum, 1e-11);
+}
+END_TEST
+
+/* The many-draw view's cumulative sums on the device are integers
+ * (rule_cum_units); the draw on them is the draw on the doubles: by hand on
+ * halves and quarters, where u on a boundary goes on (strictly above), and
+ * on 1,000 random tokens and 10,000 u against rule_first_above. */
+START_TEST(test_integer_cumulative_draw)
+{
+    static const double P[4] = { 0.5, 0.25, 0.125, 0.125 };
+    uint64_t cu[4];
+    double cd[4];
+    uint64_t run = 0;
+    double drun = 0.0;
+    for (int i = 0; i < 4; i++) {
+        run += rule_cum_units(P[i]);
+        drun += P[i];
+        cu[i] = run;
+        cd[i] = drun;
+    }
+    ck_assert_uint_eq(cu[3], (uint64_t)1 << 62);
+    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.0), 0);
+    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.4999999), 0);
+    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.5), 1);
+    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.875), 3);
+    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.99999999999999989), 3);
+    for (int i = 0; i < 4; i++) {
+        double u = cd[i] - 1e-9;
+        ck_assert_int_eq(rule_first_above_units(cu, 4, u), rule_first_above(cd, 4, u));
+    }
+
+    enum { N = 1000 };
+    static double w[N], cdr[N];
+    static uint64_t cur[N];
+    double S = 0.0;
+    for (int i = 0; i < N; i++) {
+        w[i] = exp(3.0 * normal(23, (uint32_t)i));
+        S += w[i];
+    }
+    double d = 0.0;
+    uint64_t q = 0;
+    for (int i = 0; i < N; i++) {
+        d += w[i] / S;
+        q += rule_cum_units(w[i] / S);
+        cdr[i] = d;
+        cur[i] = q;
+    }
+    /* The integer total is within rounding of 2^62, far from overflowing. */
+    ck_assert_double_eq_tol((double)cur[N - 1], 0x1p62, 1e-12 * 0x1p62);
+    int near = 0;
+    for (uint32_t k = 0; k < 10000; k++) {
+        double u = philox_uniform(29, k, 0, 0);
+        int a = rule_first_above_units(cur, N, u), b = rule_first_above(cdr, N, u);
+        if (a != b) {
+            /* Only a u within rounding of a boundary may part them. */
+            int lo = a < b ? a : b;
+            ck_assert_msg(lo < N && fabs(cdr[lo] - u) < 1e-12, "u %.17g: %d and %d", u, a, b);
+            near++;
+        }
+    }
+    ck_assert_int_le(near, 1);
+}
+END_TEST
+
 Suite *suite_fast(void)
 {
     Suite *s = suite_create("fast");
@@ -258,6 +371,8 @@ Suite *suite_fast(void)
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);
+    tcase_add_test(core, test_fixed_point_mass);
+    tcase_add_test(core, test_integer_cumulative_draw);
     tcase_add_test(core, test_real_size_row);
     tcase_add_test(core, test_float_input);
     tcase_set_timeout(core, 120);

@@ -12,6 +12,9 @@
  *      sample the very same floats;
  *   4. 1,000 random rows (V = 5, 1,000 and 128,256) of many shapes with
  *      random settings, in batches of 1, 8, 64 and 256;
+ *   5. the device against itself: batches of 8 full-size rows sampled twice
+ *      and drawn from twice, every bit the same (the seed's promise of the
+ *      same tokens on every run);
  *
  * and, for some requests of every part, 10,000 draws (backend_draws) with
  * and without the filters.
@@ -80,7 +83,7 @@ struct run {
     long compared; /* draws compared: sampled choices and draws' ids */
     long boundary; /* of which differed with u within TOL_BOUNDARY of a boundary */
     long draws;
-    long lesson_steps, scenario_steps, random_rows;
+    long lesson_steps, scenario_steps, random_rows, repeat_rows;
     long random_batches[4]; /* of 1, 8, 64 and 256 requests */
     long head_values;
     double head_max_diff, head_max_ratio;
@@ -814,6 +817,148 @@ out:
     return 0;
 }
 
+/* --- Part 5: the same batch twice ----------------------------------------- */
+
+/* DESIGN.md section 2: a seed gives the same tokens on every run. The device
+ * adds bucket masses and cumulative sums in an order that changes from run
+ * to run (atomics, a parallel scan); they are integers (rule_mass,
+ * rule_cum_units) so that the order cannot show. Here the same batch is
+ * sampled twice, and drawn from twice, on the device under test, and every
+ * bit must agree: a race or an order-dependent sum shows up as a difference. */
+
+static int same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static int same_res(const struct backend_res *a, const struct backend_res *b)
+{
+    if (a->id != b->id || a->sampled != b->sampled || a->kept_count != b->kept_count ||
+        a->n_top != b->n_top || !same_bits(a->u, b->u) || !same_bits(a->final, b->final) ||
+        !same_bits(a->max_z, b->max_z) || !same_bits(a->sum_exp, b->sum_exp) ||
+        !same_bits(a->kept_mass, b->kept_mass) || !same_bits(a->entropy, b->entropy) ||
+        !same_bits(a->entropy_final, b->entropy_final))
+        return 0;
+    for (int t = 0; t < a->n_top; t++) {
+        const struct backend_top *x = &a->top[t], *y = &b->top[t];
+        if (x->id != y->id || x->removed_by != y->removed_by || !same_bits(x->z, y->z) ||
+            !same_bits(x->prob, y->prob) || !same_bits(x->final, y->final))
+            return 0;
+    }
+    return 1;
+}
+
+static int repeat_part(struct run *R)
+{
+    enum { B = 8 };
+    const int V = LLAMA3_V, batches = R->quick ? 1 : 3;
+    long failures0 = R->failures;
+    double t0 = now_s();
+    if (!R->pool && make_pool(R) < 0) {
+        fail(R, "repeats", NULL, "out of memory");
+        return -1;
+    }
+    size_t n = (size_t)B * V;
+    float *z = malloc(n * sizeof *z);
+    double *f1 = malloc(n * sizeof *f1), *f2 = malloc(n * sizeof *f2);
+    uint8_t *k1 = malloc(n), *k2 = malloc(n);
+    int *d1 = malloc(2 * (size_t)N_DRAWS * sizeof *d1),
+        *d2 = malloc(2 * (size_t)N_DRAWS * sizeof *d2);
+    int *ctx = malloc((size_t)B * CTX_MAX * sizeof *ctx);
+    struct backend_req req[B], q2[B];
+    struct backend_res r1[B], r2[B];
+    struct err e;
+    uint64_t g = 0x7265706561747321ull; /* "repeats!" */
+    if (!z || !f1 || !f2 || !k1 || !k2 || !d1 || !d2 || !ctx) {
+        fail(R, "repeats", NULL, "out of memory");
+        goto out;
+    }
+    for (int bt = 0; bt < batches; bt++) {
+        char where[96];
+        snprintf(where, sizeof where, "repeat batch %d", bt);
+        for (int r = 0; r < B; r++) {
+            int hot[HOT_MAX], n_hot;
+            make_row(R, &g, z + (size_t)r * V, V, hot, &n_hot);
+            int *cx = ctx + (size_t)r * CTX_MAX;
+            int len = rnd_int(&g, CTX_MAX + 1);
+            for (int j = 0; j < len; j++)
+                cx[j] = hot[rnd_int(&g, n_hot)];
+            req[r] = (struct backend_req){ .context = cx,
+                                           .context_len = len,
+                                           .prompt_len = 0,
+                                           .step = 1u + (uint32_t)rnd_int(&g, 1000),
+                                           .row = (uint32_t)r,
+                                           .n_top = N_TOP };
+            random_settings(&g, &req[r].s);
+            /* Half the rows cut deep in the bulk: top-p far past the best 64
+             * tokens, hot, so that the weighted radix walk decides. */
+            if (r % 2 == 1) {
+                req[r].s.temperature = 1.5;
+                req[r].s.top_k = 0;
+                req[r].s.top_p = 0.999;
+                req[r].s.min_p = 0.0;
+            }
+        }
+        if (backend_set_logits(&R->dut, z, B, V, &e) < 0) {
+            call_failed(R, where, R->dut_name, &e);
+            break;
+        }
+        for (int r = 0; r < B; r++) {
+            q2[r] = req[r];
+            req[r].final_out = f1 + (size_t)r * V;
+            req[r].kept_out = k1 + (size_t)r * V;
+            q2[r].final_out = f2 + (size_t)r * V;
+            q2[r].kept_out = k2 + (size_t)r * V;
+        }
+        if (backend_sample(&R->dut, req, B, r1, &e) < 0 ||
+            backend_sample(&R->dut, q2, B, r2, &e) < 0) {
+            call_failed(R, where, R->dut_name, &e);
+            break;
+        }
+        for (int r = 0; r < B; r++) {
+            size_t off = (size_t)r * V;
+            if (!same_res(&r1[r], &r2[r]))
+                fail(R, where, &req[r],
+                     "row %d: the results differ between two runs (token %d, %d)", r, r1[r].id,
+                     r2[r].id);
+            else if (memcmp(f1 + off, f2 + off, (size_t)V * sizeof *f1) != 0 ||
+                     memcmp(k1 + off, k2 + off, (size_t)V) != 0)
+                fail(R, where, &req[r],
+                     "row %d: the final probabilities or kept marks differ "
+                     "between two runs",
+                     r);
+            else
+                R->repeat_rows++;
+        }
+        /* The draws of the deep rows, twice. */
+        for (int r = 1; r < B; r += 2) {
+            req[r].final_out = NULL;
+            req[r].kept_out = NULL;
+            if (backend_draws(&R->dut, &req[r], N_DRAWS, d1, d1 + N_DRAWS, &e) < 0 ||
+                backend_draws(&R->dut, &req[r], N_DRAWS, d2, d2 + N_DRAWS, &e) < 0) {
+                call_failed(R, where, R->dut_name, &e);
+                break;
+            }
+            R->draws += 4L * N_DRAWS;
+            if (memcmp(d1, d2, 2 * (size_t)N_DRAWS * sizeof *d1) != 0)
+                fail(R, where, &req[r], "row %d: %d draws differ between two runs", r, N_DRAWS);
+        }
+    }
+    printf("check_gpu: part 5, repeats: %d batches of %d rows of V %d sampled twice and the deep "
+           "rows drawn from twice on %s, every bit compared; failures %ld: %.1f s\n",
+           batches, B, V, R->dut_name, R->failures - failures0, now_s() - t0);
+out:
+    free(z);
+    free(f1);
+    free(f2);
+    free(k1);
+    free(k2);
+    free(d1);
+    free(d2);
+    free(ctx);
+    return 0;
+}
+
 /* --- Part 1: the LM head ------------------------------------------------- */
 
 /* Runs the head of both backends on B hidden vectors h and compares the
@@ -1119,6 +1264,7 @@ int main(int argc, char **argv)
     lessons_part(&R, &cat, paths, &n_paths);
     catalog_close(&cat);
     random_part(&R);
+    repeat_part(&R);
     scenario_part(&R, paths, n_paths); /* closes the backends */
     for (int i = 0; i < n_paths; i++)
         free(paths[i]);
@@ -1132,11 +1278,11 @@ int main(int argc, char **argv)
     int pass = R.failures == 0 && !too_many;
     printf("check_gpu: lm head max |diff| %.3g (tolerance %g sum|w x| + %g, max ratio %.3g); "
            "lessons %ld steps; scenarios %ld steps; random %ld rows in batches 1/8/64/256 "
-           "(%ld/%ld/%ld/%ld of them); draws %ld; boundary cases %ld of %ld draws compared; "
-           "failures %ld: %s (%.0f s)\n",
+           "(%ld/%ld/%ld/%ld of them); repeats %ld rows bit for bit; draws %ld; boundary cases "
+           "%ld of %ld draws compared; failures %ld: %s (%.0f s)\n",
            R.head_max_diff, HEAD_TOL_REL, HEAD_TOL_ABS, R.head_max_ratio, R.lesson_steps,
            R.scenario_steps, R.random_rows, R.random_batches[0], R.random_batches[1],
-           R.random_batches[2], R.random_batches[3], R.draws, R.boundary, R.compared, R.failures,
-           pass ? "PASS" : "FAIL", now_s() - t0);
+           R.random_batches[2], R.random_batches[3], R.repeat_rows, R.draws, R.boundary, R.compared,
+           R.failures, pass ? "PASS" : "FAIL", now_s() - t0);
     return pass ? 0 : 1;
 }
