@@ -71,9 +71,17 @@ struct rule_mass {
     uint64_t lo, hi;
 };
 
-/* w in units: w * 2^58 is exact; + 0.5 and the truncation round it. */
+/* w in units: w * 2^58 is exact; + 0.5 and the truncation round it to a
+ * nearby unit (the nearest, but for ties past 2^52 units, which go to even:
+ * the same on every backend, since all do the same IEEE operations). A NaN
+ * or a negative weight counts 0 and one of 2 or more counts 2 (neither
+ * occurs for e^(z' - max); the guards keep the conversion defined). */
 static inline HOSTDEV uint64_t rule_mass_units(double w)
 {
+    if (!(w > 0.0))
+        return 0;
+    if (w >= 2.0)
+        return (uint64_t)1 << 59;
     return (uint64_t)(w * 0x1p58 + 0.5);
 }
 
@@ -141,12 +149,16 @@ static inline HOSTDEV int rule_first_above(const double *cum, int n, double u)
  * exceeds its floor, so the test is exact too. */
 static inline HOSTDEV uint64_t rule_cum_units(double p)
 {
+    if (!(p > 0.0))
+        return 0;
+    if (p >= 1.0)
+        return (uint64_t)1 << 62;
     return (uint64_t)(p * 0x1p62 + 0.5);
 }
 
 static inline HOSTDEV int rule_first_above_units(const uint64_t *cum, int n, double u)
 {
-    uint64_t t = (uint64_t)(u * 0x1p62);
+    uint64_t t = u > 0.0 ? (uint64_t)(u * 0x1p62) : 0; /* u is in [0, 1) */
     int lo = 0, hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;

@@ -262,6 +262,10 @@ START_TEST(test_fixed_point_mass)
     ck_assert_uint_eq(rule_mass_units(0x1p-59), 1); /* half a unit rounds up */
     ck_assert_uint_eq(rule_mass_units(0x1p-60), 0); /* a quarter rounds down */
     ck_assert_uint_eq(rule_mass_units(0.0), 0);
+    ck_assert_uint_eq(rule_mass_units(NAN), 0); /* the guards: defined, never a wrap */
+    ck_assert_uint_eq(rule_mass_units(INFINITY), (uint64_t)1 << 59);
+    ck_assert_uint_eq(rule_cum_units(NAN), 0);
+    ck_assert_uint_eq(rule_cum_units(1.5), (uint64_t)1 << 62);
 
     /* 2^64 units are 2^6: the carry. */
     struct rule_mass m = { UINT64_MAX, 0 };
