@@ -1,7 +1,7 @@
 # logitlab - see README.md. The two commands that do all the set-up:
 #   make run    install what is missing, build, open the program on its default lesson
 #   make test   install what is missing, build, run every test
-# Other targets: all (build), bench, test-gpu, test-gpu-self, bench-gpu, format, format-check, golden, clean.
+# Other targets: all (build), bench, test-gpu, test-gpu-self, bench-gpu, gpu-kit, format, format-check, golden, clean.
 
 CC       ?= cc
 BUILD    := build
@@ -85,7 +85,7 @@ GPU_TEST := $(BUILD)/check_gpu
 # Whether this build has CUDA: switching (CUDA=0, nvcc installed) relinks.
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
-.PHONY: all run test deps build test-build test-unit test-cli test-gpu test-gpu-self bench bench-gpu fuzz install uninstall \
+.PHONY: all run test deps build test-build test-unit test-cli test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
 	test-install test-valgrind format format-check \
         golden clean config
 
@@ -153,6 +153,38 @@ $(GPU_TEST): tests/gpu/check_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 
 bench-gpu: $(BUILD)/bench_gpu
 	@$(BUILD)/bench_gpu
+
+# The GPU checks prebuilt for a GPU machine that lacks this build's Debian
+# packages (a lent device machine reaches no package registry, and its
+# minutes are better spent checking than compiling): check_gpu, bench_gpu and
+# the checks of gpu/, with inih and ncurses linked in statically (they then
+# need only glibc 2.34 or later and libstdc++, which every CUDA image has),
+# and the hash of their sources (tests/gpu/kit-sources.sh).
+# tests/gpu/check.sh takes them from build/gpu-kit/ when they are there.
+KIT      := $(BUILD)/gpu-kit
+KIT_LIBS  = -Wl,-Bstatic -linih -lncursesw -ltinfo -Wl,-Bdynamic -lstdc++ -pthread \
+            -L$(CUDA_RT) -lcudart_static -ldl -lrt -lm
+
+gpu-kit: $(KIT)/check_gpu $(KIT)/bench_gpu $(GPU_BINS)
+ifneq ($(CUDA_STATE),on)
+	@echo "gpu-kit: needs nvcc and its static runtime: $(NOCUDA_WHY)"; exit 1
+endif
+	@cp $(GPU_BINS) $(KIT)/
+	@rm -f $(KIT)/*.d
+	@tests/gpu/kit-sources.sh >$(KIT)/SOURCES
+	@{ echo "built $$(date -u '+%Y-%m-%d %H:%M UTC') on $$(uname -n) with $$($(NVCC) --version | tail -n 1)"; \
+	   echo "logitlab: nvcc found at $(NVCC), CUDA runtime in $(CUDA_RT): the CUDA backend is in these checks"; } >$(KIT)/BUILD
+	@echo "gpu-kit: $(KIT)/ ($$(du -sh $(KIT) | cut -f1)): $$(cd $(KIT) && ls | tr '\n' ' ')"
+
+$(KIT)/%: tests/gpu/%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+	@mkdir -p $(@D)
+	@echo "  LD KIT  $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(KIT_LIBS)
+
+$(KIT)/%: tests/bench/%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+	@mkdir -p $(@D)
+	@echo "  LD KIT  $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(KIT_LIBS)
 
 $(BUILD)/bench_gpu: tests/bench/bench_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"

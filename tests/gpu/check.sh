@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/check.sh - the one command for a machine with a GPU:
-#   1. build (make all build/check_gpu build/bench_gpu, CUDA on),
+#   1. build (make all build/check_gpu build/bench_gpu, CUDA on), or check
+#      the prebuilt kit (below),
 #   2. make test-gpu (the CUDA backend against the CPU reference),
 #   3. compute-sanitizer memcheck on build/check_gpu --quick,
 #   4. make bench-gpu,
@@ -12,11 +13,18 @@
 # Usage: tests/gpu/check.sh [make variables...]   (e.g. CUDA=0 to try it
 # without the CUDA backend). Logs go to build/gpu-check/. The limits can be
 # changed with T_BUILD, T_TEST, T_MEMCHECK and T_BENCH (seconds).
+#
+# With build/gpu-kit/ present (make gpu-kit, run where the Debian packages
+# are, then carried to the GPU machine) and no make variables given, step 1
+# only checks that the kit was built from this tree's sources and runs
+# there, and steps 2 to 4 run its programs: no compiler or package is needed
+# on the GPU machine. NO_KIT=1 builds with make instead.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 2
 LOG=build/gpu-check
 mkdir -p "$LOG" || exit 2
+rm -f "$LOG"/*.log # a step that does not run leaves no old log to be read as its own
 MAKEVARS=("$@")
 T_BUILD=${T_BUILD:-140}
 T_TEST=${T_TEST:-90}
@@ -61,15 +69,54 @@ else
     say "GPU: no nvidia-smi on this machine"
 fi
 
-# 1. Build.
-run build "$T_BUILD" make -j"$JOBS" ${MAKEVARS[@]+"${MAKEVARS[@]}"} all build/check_gpu build/bench_gpu
-if [ "$RC" -eq 0 ]; then STATUS[build]=PASS; else STATUS[build]=FAIL; fi
-CUDA_LINE=$(grep -m1 '^logitlab: ' "$LOG/build.log" || true)
+# 1. Build, or check the prebuilt kit.
+KIT=build/gpu-kit
+USE_KIT=0
+if [ -x "$KIT/check_gpu" ] && [ "${NO_KIT:-0}" != 1 ] && [ ${#MAKEVARS[@]} -eq 0 ]; then
+    USE_KIT=1
+fi
+if [ "$USE_KIT" = 1 ]; then
+    say "== build: the prebuilt kit in $KIT/ ($(head -n 1 "$KIT/BUILD" 2>/dev/null))"
+    SECS[build]=0
+    {
+        echo "kit: $(head -n 1 "$KIT/BUILD" 2>/dev/null)"
+        echo "kit sources:  $(cat "$KIT/SOURCES" 2>/dev/null)"
+        echo "tree sources: $(tests/gpu/kit-sources.sh 2>&1)"
+        ldd "$KIT"/check_gpu "$KIT"/bench_gpu 2>&1
+    } >"$LOG/build.log"
+    sed 's/^/    /' "$LOG/build.log"
+    if [ "$(cat "$KIT/SOURCES" 2>/dev/null)" != "$(tests/gpu/kit-sources.sh 2>/dev/null)" ]; then
+        STATUS[build]=FAIL
+        NOTE[build]="the kit was built from other sources than this tree's: make gpu-kit again, or NO_KIT=1 to build here"
+    elif grep -q 'not found' "$LOG/build.log"; then
+        STATUS[build]=FAIL
+        NOTE[build]="the kit needs libraries this machine lacks (see the log)"
+    else
+        STATUS[build]=PASS
+        NOTE[build]="prebuilt kit, built from these sources"
+    fi
+    CUDA_LINE=$(sed -n 2p "$KIT/BUILD" 2>/dev/null || true)
+    CHECK_BIN=$KIT/check_gpu
+    # make test-gpu's commands on the kit's programs: the checks of gpu/, then check_gpu.
+    TEST_CMD=(bash -c 'for b in "$1"/*; do
+        case ${b##*/} in check_gpu | bench_gpu | BUILD | SOURCES) continue ;; esac
+        [ -x "$b" ] && { "$b" || exit 1; }
+    done
+    exec "$1"/check_gpu' _ "$KIT")
+    BENCH_CMD=("$KIT/bench_gpu")
+else
+    run build "$T_BUILD" make -j"$JOBS" ${MAKEVARS[@]+"${MAKEVARS[@]}"} all build/check_gpu build/bench_gpu
+    if [ "$RC" -eq 0 ]; then STATUS[build]=PASS; else STATUS[build]=FAIL; fi
+    CUDA_LINE=$(grep -m1 '^logitlab: ' "$LOG/build.log" || true)
+    CHECK_BIN=build/check_gpu
+    TEST_CMD=(make ${MAKEVARS[@]+"${MAKEVARS[@]}"} test-gpu)
+    BENCH_CMD=(make ${MAKEVARS[@]+"${MAKEVARS[@]}"} bench-gpu)
+fi
 
 # 2. make test-gpu.
 DEVICE_WHY=""
 if [ "${STATUS[build]}" = PASS ]; then
-    run test-gpu "$T_TEST" make ${MAKEVARS[@]+"${MAKEVARS[@]}"} test-gpu
+    run test-gpu "$T_TEST" "${TEST_CMD[@]}"
     if [ "$RC" -ne 0 ]; then
         STATUS[test-gpu]=FAIL
     elif grep -q '^check_gpu: skipped: ' "$LOG/test-gpu.log"; then
@@ -101,13 +148,13 @@ elif [ -n "$DEVICE_WHY" ]; then
 elif [ -z "$SANITIZER" ]; then
     skip memcheck "compute-sanitizer not found (PATH, /usr/local/cuda/bin, /usr/local/cuda/compute-sanitizer)"
 else
-    run memcheck "$T_MEMCHECK" "$SANITIZER" --tool memcheck --error-exitcode 1 build/check_gpu --quick
+    run memcheck "$T_MEMCHECK" "$SANITIZER" --tool memcheck --error-exitcode 1 "$CHECK_BIN" --quick
     if [ "$RC" -eq 0 ]; then STATUS[memcheck]=PASS; else STATUS[memcheck]=FAIL; fi
 fi
 
 # 4. make bench-gpu.
 if [ "${STATUS[build]}" = PASS ]; then
-    run bench-gpu "$T_BENCH" make ${MAKEVARS[@]+"${MAKEVARS[@]}"} bench-gpu
+    run bench-gpu "$T_BENCH" "${BENCH_CMD[@]}"
     if [ "$RC" -ne 0 ]; then
         STATUS[bench-gpu]=FAIL
     elif grep -q '^bench-gpu: skipped: ' "$LOG/bench-gpu.log"; then
