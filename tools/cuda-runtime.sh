@@ -11,8 +11,7 @@ nvcc=${1:?usage: tools/cuda-runtime.sh NVCC}
 home=${nvcc%/bin/nvcc}
 
 dirs=$("$nvcc" --dryrun -o /dev/null logitlab-probe.cu 2>&1 |
-    sed -n 's/^#\$ LIBRARIES=//p' | tr ' ' '\n' |
-    sed -n 's/^"\{0,1\}-L\([^"]*\)"\{0,1\}$/\1/p')
+    sed -n 's/^#\$ LIBRARIES=//p' | tr -d '"' | tr ' ' '\n' | sed -n 's/^-L//p')
 
 for d in $dirs "$home/lib64" "$home/lib" /usr/local/cuda/lib64 /usr/local/cuda/lib \
     /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu; do
