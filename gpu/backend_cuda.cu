@@ -156,10 +156,9 @@ struct Shared {
     double red_d[kWarps];
     int red_i[kWarps];
     int n_cand;
-    int sel, walk_cb;
-    rule_mass walk_wm;
-    int pick_id, pick_cb;
-    rule_mass pick_wm;
+    int sel;
+    rule_walk walk;
+    int pick_id;
     int found, found_aux;
 };
 
@@ -354,12 +353,6 @@ __device__ inline bool prefix_match(const Prefix &p, double z, int i, uint32_t &
     return (fk & p.fm) == p.fs && (dk & p.dm) == p.ds && (ik & p.im) == p.is;
 }
 
-struct Pick {
-    int id; // where the running total reaches the target; -1 if it never does
-    int count_before;
-    rule_mass weight_before;
-};
-
 __device__ inline rule_mass bucket_mass(const Shared &s, int b)
 {
     return { s.mlo[b], s.mhi[b] };
@@ -372,14 +365,14 @@ __device__ inline rule_mass shfl_up_mass(rule_mass m, int o)
 }
 
 // Warp 0 walks the buckets [0, nb) from the top, from the running totals
-// (cb, wb), to the first non-empty bucket at which the total reaches the
-// target; the result goes to s.sel (-1: never), s.walk_cb, s.walk_wm. Each
+// before, to the first non-empty bucket at which the total reaches the
+// target; the result goes to s.sel (-1: never) and s.walk. Each
 // lane first adds up 1/32 of the buckets; the first lane whose share reaches
 // the target then walks its buckets one by one, as radix_pick does. The
 // masses are exact (rule_mass), so the totals at each bucket are the CPU's
 // whatever the grouping.
-__device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, double target, int cb,
-                             rule_mass wb)
+__device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, double target,
+                             rule_walk before)
 {
     if (threadIdx.x >= 32)
         return;
@@ -390,8 +383,7 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
     rule_mass m = { 0, 0 };
     for (int j = 0; j < per; j++) {
         c += s.cnt[hi - j];
-        if (weighted)
-            m = rule_mass_add2(m, bucket_mass(s, hi - j));
+        m = rule_mass_add2(m, bucket_mass(s, hi - j)); // zero when not weighted
     }
     uint32_t ci = c;
     rule_mass mi = m;
@@ -409,16 +401,14 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
         ce = 0;
         me = { 0, 0 };
     }
-    int cbl = cb + (int)ce;
-    rule_mass wbl = rule_mass_add2(wb, me);
-    bool hit = c > 0 && rule_reached(weighted, strict, cbl + (int)c,
-                                     rule_mass_value(rule_mass_add2(wbl, m)), target);
+    rule_walk w = { before.count + (int)ce, rule_mass_add2(before.mass, me) };
+    rule_walk end = { w.count + (int)c, rule_mass_add2(w.mass, m) };
+    bool hit = c > 0 && rule_reached(weighted, strict, end.count, rule_mass_value(end.mass), target);
     unsigned ballot = __ballot_sync(kFull, hit);
     if (ballot == 0) {
         if (lane == 31) {
             s.sel = -1;
-            s.walk_cb = cbl + (int)c;
-            s.walk_wm = rule_mass_add2(wbl, m);
+            s.walk = end;
         }
         return;
     }
@@ -427,20 +417,13 @@ __device__ void walk_buckets(Shared &s, int nb, bool weighted, bool strict, doub
     int sel = -1;
     for (int b = hi; b >= 0; b--) {
         uint32_t n = s.cnt[b];
-        if (n == 0)
-            continue;
-        int c_next = cbl + (int)n;
-        rule_mass w_next = weighted ? rule_mass_add2(wbl, bucket_mass(s, b)) : wbl;
-        if (rule_reached(weighted, strict, c_next, rule_mass_value(w_next), target)) {
+        if (n > 0 && rule_walk_step(&w, (int)n, bucket_mass(s, b), weighted, strict, target)) {
             sel = b;
             break;
         }
-        cbl = c_next;
-        wbl = w_next;
     }
     s.sel = sel;
-    s.walk_cb = cbl;
-    s.walk_wm = wbl;
+    s.walk = w;
 }
 
 // Sorts the n collected candidates (s.cz/cw/cid) into rank order
@@ -471,15 +454,14 @@ __device__ inline void collect(Shared &s, double z, double w, int i)
     }
 }
 
-// radix_pick: walks the tokens of the set in rank order and finds the first
-// at which the running count (weighted false) or weight e reaches the target
-// (inclusive) or passes it (strict).
-__device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target, bool strict)
+// radix_pick: walks the tokens of the set in rank order and returns the
+// first at which the running count (weighted false) or weight e reaches the
+// target (inclusive) or passes it (strict); -1 if none does.
+__device__ int radix_pick(const Row &r, int pred, bool weighted, double target, bool strict)
 {
     Shared &s = *r.s;
     Prefix pre = { 0, 0, 0, 0, 0, 0 };
-    int cb = 0;
-    rule_mass wb = { 0, 0 };
+    rule_walk w = { 0, { 0, 0 } };
     int lane = threadIdx.x & 31;
     for (int level = 0; level < kLevels; level++) {
         Level L = level_of(level);
@@ -520,14 +502,13 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
             }
         }
         __syncthreads();
-        walk_buckets(s, nb, weighted, strict, target, cb, wb);
+        walk_buckets(s, nb, weighted, strict, target, w);
         __syncthreads();
         int sel = s.sel;
-        cb = s.walk_cb;
-        wb = s.walk_wm;
+        w = s.walk;
         if (sel < 0) {
             __syncthreads();
-            return { -1, cb, wb };
+            return -1;
         }
         uint32_t n_sel = s.cnt[sel];
         uint64_t field = (uint64_t)((1u << L.bits) - 1u) << L.shift;
@@ -563,27 +544,20 @@ __device__ Pick radix_pick(const Row &r, int pred, bool weighted, double target,
         if (threadIdx.x == 0) {
             int id = -1;
             for (int j = 0; j < n; j++) {
-                int c_next = cb + 1;
-                rule_mass w_next = wb;
-                if (weighted)
-                    rule_mass_add(&w_next, rule_mass_units(s.sw[j]));
-                if (rule_reached(weighted, strict, c_next, rule_mass_value(w_next), target)) {
+                rule_mass m = { rule_mass_units(s.sw[j]), 0 }; // zero when not weighted
+                if (rule_walk_step(&w, 1, m, weighted, strict, target)) {
                     id = s.sid[j];
                     break;
                 }
-                cb = c_next;
-                wb = w_next;
             }
             s.pick_id = id;
-            s.pick_cb = cb;
-            s.pick_wm = wb;
         }
         __syncthreads();
-        Pick p = { s.pick_id, s.pick_cb, s.pick_wm };
+        int id = s.pick_id;
         __syncthreads();
-        return p;
+        return id;
     }
-    return { -1, cb, wb }; // not reached: the last level leaves one token a bucket
+    return -1; // not reached: the last level leaves one token a bucket
 }
 
 // best_k: the R <= kSmallSet best tokens of the set (n_set of them), in rank
@@ -596,13 +570,11 @@ __device__ int best_k(const Row &r, int pred, int R, int n_set)
     double zc = 0.0;
     int idc = -1;
     if (!all) {
-        Pick p = radix_pick(r, pred, false, (double)R, false);
-        if (p.id < 0)
+        idc = radix_pick(r, pred, false, (double)R, false);
+        if (idc < 0)
             all = true; // cannot happen: the set holds more than R tokens
-        else {
-            zc = r.z[p.id];
-            idc = p.id;
-        }
+        else
+            zc = r.z[idc];
     }
     if (threadIdx.x == 0)
         s.n_cand = 0;
@@ -706,10 +678,10 @@ __device__ void stage_top_k(const Row &r, const RowParams &p, State &st)
     int k = p.top_k;
     if (k <= 0 || k >= st.n_alive)
         return;
-    Pick pk = radix_pick(r, kKept, false, (double)k, false);
-    if (pk.id < 0)
+    int cut = radix_pick(r, kKept, false, (double)k, false);
+    if (cut < 0)
         return;
-    st.n_alive = cut_after(r, r.z[pk.id], pk.id, p.keep_ties != 0, STAGE_TOP_K);
+    st.n_alive = cut_after(r, r.z[cut], cut, p.keep_ties != 0, STAGE_TOP_K);
 }
 
 // stage_top_p: the running mass reaches p * (kept mass) -- first among the
@@ -738,10 +710,8 @@ __device__ void stage_top_p(const Row &r, const RowParams &p, State &st)
     __syncthreads();
     int cut = s.found;
     __syncthreads();
-    if (cut < 0) {
-        Pick pk = radix_pick(r, kKept, true, target, false);
-        cut = pk.id; // -1: rounding kept the total below p, everything stays
-    }
+    if (cut < 0) // -1 again: rounding kept the total below p, everything stays
+        cut = radix_pick(r, kKept, true, target, false);
     if (cut >= 0)
         st.n_alive = cut_after(r, r.z[cut], cut, false, STAGE_TOP_P);
 }
@@ -935,7 +905,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         int kept_rows = s.found_aux;
         __syncthreads();
         if (id < 0 && kept_rows < st.n_alive)
-            id = radix_pick(r, kKept, true, target, true).id;
+            id = radix_pick(r, kKept, true, target, true);
         if (id < 0)
             id = block_best_kept(r.z, r.mark, V, true, s);
     }

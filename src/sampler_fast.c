@@ -188,28 +188,7 @@ static double alive_mass(const struct fast *f)
     return s;
 }
 
-/* The running totals of a walk: a count, and the mass in fixed point
- * (rule_mass), so that the same buckets give the same totals in any order. */
-struct walk {
-    int count;
-    struct rule_mass mass;
-};
-
-/* One step of the walk: a bucket or a token (n tokens, mass m) either
- * brings the running totals to the target -- 1, the totals left before it
- * -- or is added to them. */
-static int walk_reaches(struct walk *w, int n, struct rule_mass m, int weighted, double target,
-                        int strict)
-{
-    struct rule_mass next = rule_mass_add2(w->mass, m);
-    if (rule_reached(weighted, strict, w->count + n, rule_mass_value(next), target))
-        return 1;
-    w->count += n;
-    w->mass = next;
-    return 0;
-}
-
-static struct pick walk_pick(int id, const struct walk *w)
+static struct pick walk_pick(int id, const struct rule_walk *w)
 {
     return (struct pick){ id, w->count, rule_mass_value(w->mass) };
 }
@@ -222,7 +201,7 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
 {
     static const int SHIFTS[] = { 21, 10, 0 };
     static const uint32_t MASKS[] = { RADIX_BUCKETS - 1, RADIX_BUCKETS - 1, (1u << 10) - 1 };
-    struct walk w = { 0, { 0, 0 } };
+    struct rule_walk w = { 0, { 0, 0 } };
     int *cand = f->cand;
     int n_cand = 0;
     uint32_t cnt[RADIX_BUCKETS];
@@ -270,7 +249,7 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
         int sel = -1;
         for (int b = (int)mask; b >= 0; b--)
             if (cnt[b] > 0 &&
-                walk_reaches(&w, (int)cnt[b], mass[b], weight != NULL, target, strict)) {
+                rule_walk_step(&w, (int)cnt[b], mass[b], weight != NULL, strict, target)) {
                 sel = b;
                 break;
             }
@@ -294,7 +273,7 @@ static struct pick radix_pick(struct fast *f, const double *weight, double targe
     for (int j = 0; j < n_cand; j++) {
         int i = f->sorted[j].id;
         struct rule_mass m = { weight ? rule_mass_units(weight[i]) : 0, 0 };
-        if (walk_reaches(&w, 1, m, weight != NULL, target, strict))
+        if (rule_walk_step(&w, 1, m, weight != NULL, strict, target))
             return walk_pick(i, &w);
     }
     return walk_pick(-1, &w);

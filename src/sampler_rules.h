@@ -105,6 +105,27 @@ static inline HOSTDEV double rule_mass_value(struct rule_mass m)
     return (double)m.hi * 0x1p6 + (double)m.lo * 0x1p-58;
 }
 
+/* The running totals of a radix walk: a count, and the mass in fixed point,
+ * so that the same buckets give the same totals in any order. */
+struct rule_walk {
+    int count;
+    struct rule_mass mass;
+};
+
+/* One step of the walk: a bucket or a token (n tokens, mass m) either
+ * brings the running totals to the target -- 1, w holding the totals left
+ * before it -- or is added to them. */
+static inline HOSTDEV int rule_walk_step(struct rule_walk *w, int n, struct rule_mass m,
+                                         int weighted, int strict, double target)
+{
+    struct rule_mass next = rule_mass_add2(w->mass, m);
+    if (rule_reached(weighted, strict, w->count + n, rule_mass_value(next), target))
+        return 1;
+    w->count += n;
+    w->mass = next;
+    return 0;
+}
+
 /* Where the penalty window starts in a context of context_len ids whose
  * first prompt_len are the prompt: at the first generated token (or at 0
  * when the prompt counts too), and no earlier than the last last_n ids
