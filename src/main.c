@@ -295,16 +295,16 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
             fprintf(out, "\n[%d token%s; %s%s]\n", gen, gen == 1 ? "" : "s",
                     stop.rule == STOP_NONE ? "" : "stopped by ", why);
         } else {
-            printf("{\"lesson\": \"%s\", \"generated\": [", L.id);
+            fprintf(out, "{\"lesson\": \"%s\", \"generated\": [", L.id);
             for (int i = L.prompt_len; i < len; i++)
-                printf("%s%d", i > L.prompt_len ? ", " : "", ctx[i]);
-            printf("], \"stop\": \"%s\"}\n", why);
+                fprintf(out, "%s%d", i > L.prompt_len ? ", " : "", ctx[i]);
+            fprintf(out, "], \"stop\": \"%s\"}\n", why);
         }
-        if (fflush(stdout) != 0)
-            rc = err_set(e, ERR_SYSTEM, "writing the text failed");
     }
-    if (rc < 0 && done > 0)
+    if (rc < 0 && done > 0 && !of.path)
         putchar('\n'); /* the error goes on a line of its own */
+    if (outfile_close(&of, rc == 0, e) < 0)
+        rc = -1;
     free(text);
     trace_free(&t);
     free(ctx);

@@ -192,6 +192,15 @@ n=$("$BIN" export real-france $SMALL 2>"$TMP/err" | grep -c '^## Step')
 expect 2 "logitlab: export writes Markdown: drop --format or say markdown" export toy --format csv
 expect 2 "logitlab: --force replaces the file of --output FILE: give one" show toy --force
 expect 2 "logitlab: --output goes with show, generate or export" toy -o "$out"
+# generate -o: the same text as on standard output, in the file and nowhere else.
+"$BIN" generate toy >"$TMP/gen-stdout.txt"
+expect 0 "" generate toy -o "$TMP/gen.txt"
+cmp -s "$TMP/gen.txt" "$TMP/gen-stdout.txt" && grep -q '^\[2 tokens; ' "$TMP/gen.txt" && ok ||
+    bad "generate -o: the file differs from standard output: $(cat "$TMP/gen.txt" 2>&1)"
+out_json=$("$BIN" generate toy --format json -o "$TMP/gen.json")
+[ -z "$out_json" ] && grep -q '^{"lesson": "toy", "generated": \[5, 6\], ' "$TMP/gen.json" && ok ||
+    bad "generate --format json -o: stdout '$out_json', file '$(cat "$TMP/gen.json" 2>&1)'"
+ls "$TMP" | grep -q 'tmp-' && bad "generate -o left a temporary file: $(ls "$TMP")" || ok
 expect 0 "" show toy --format markdown -o "$TMP/show.md"
 grep -q '^| 1 | 5 | on | 2.1 | 2.1 | 8.1662 | 0.4407 | 0.4407 | greedy' "$TMP/show.md" 2>/dev/null ||
     grep -q '^| 1 | 5 | on |' "$TMP/show.md" && ok || bad "show -o: $(head -3 "$TMP/show.md")"
