@@ -762,13 +762,13 @@ static int write_json(FILE *out, const struct report *r)
     fprintf(out, ", \"kept\": %d},\n", tail_kept);
     if (r->n_find > 0) {
         fprintf(out, "  \"found\": [");
-        for (int i = 0; i < r->n_find; i++) {
+        for (int i = 0, written = 0; i < r->n_find; i++) {
             struct trace_row row;
             int rank;
             if (report_row_of(t, r->find[i], &row, &rank) < 0)
                 continue;
-            fprintf(out, "%s{\"rank\": %d, \"id\": %d, \"token\": ", i ? ", " : "", rank + 1,
-                    row.id);
+            fprintf(out, "%s{\"rank\": %d, \"id\": %d, \"token\": ", written++ ? ", " : "",
+                    rank + 1, row.id);
             json_string(out, vocab_token(&L->vocab, row.id));
             const char *const names[] = { "logit", "adjusted", "prob", "cum", "final" };
             const double vals[] = { source_logit(r->lesson, r->step, row.id), row.adjusted,
