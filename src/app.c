@@ -115,8 +115,7 @@ static int many_draws(struct app *a, struct err *e)
     struct backend_req req = { .s = a->cur.sampler,
                                .context = a->cur_ctx,
                                .context_len = a->cur_len,
-                               .prompt_len =
-                                   a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len,
+                               .prompt_len = source_prompt_len(&a->L, a->cur_len),
                                .step = step };
     if (!z)
         return err_set(e, ERR_SYSTEM, "the step's logits are not floats");
@@ -382,7 +381,7 @@ static int take_step(struct app *a)
     if (len)
         memcpy(next, a->live_ctx, (size_t)len * sizeof *next);
     next[len] = a->t.choice.id;
-    int plen = a->L.prompt_len <= len ? a->L.prompt_len : len;
+    int plen = source_prompt_len(&a->L, len);
     struct app_entry en = {
         .step = k,
         .ctx = a->live_ctx,

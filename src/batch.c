@@ -195,10 +195,8 @@ int batch_set(struct batch *b, int row, const char *name, const char *value, str
 /* Whether stage st is in the request's chain and does something there. */
 static int in_chain(const struct sampler_settings *m, enum stage st)
 {
-    for (int i = 0; i < m->chain.n; i++)
-        if (m->chain.stage[i] == st)
-            return stage_active(m, st, INT_MAX); /* k >= V is off too: rare enough to show */
-    return 0;
+    /* k >= V is off too: rare enough to show */
+    return chain_has(&m->chain, st) && stage_active(m, st, INT_MAX);
 }
 
 void batch_describe(const struct batch_row *r, char *buf, size_t n)

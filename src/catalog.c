@@ -189,7 +189,9 @@ int catalog_load(const struct catalog *c, const char *what, struct lesson *L, st
                    c->dir);
 }
 
-void catalog_data_path(const struct catalog *c, const char *name, char *buf, size_t n)
+/* The path of a file in the data directory beside the lessons directory
+ * (lessons/../data/name), into buf. */
+static void catalog_data_path(const struct catalog *c, const char *name, char *buf, size_t n)
 {
     snprintf(buf, n, "%s/../data/%s", c->dir, name);
 }

@@ -29,10 +29,6 @@ void catalog_close(struct catalog *c);
  * an id looked up in the catalog. */
 int catalog_load(const struct catalog *c, const char *what, struct lesson *L, struct err *e);
 
-/* The path of a file in the data directory beside the lessons directory
- * (lessons/../data/name), into buf. */
-void catalog_data_path(const struct catalog *c, const char *name, char *buf, size_t n);
-
 /* catalog_load, and also a .npy file of captured logits (lesson_from_npy)
  * read with the vocabulary at vocab (NULL: the Llama 3 one in data/). */
 int catalog_load_any(const struct catalog *c, const char *what, const char *vocab, struct lesson *L,

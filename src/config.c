@@ -11,7 +11,13 @@
 
 #define CONFIG_MAX_BYTES (64 << 10)
 
-const struct key_action CONFIG_ACTIONS[] = {
+/* The actions that keys can be bound to, with their default keys. */
+struct key_action {
+    const char *name; /* "quit" */
+    int key;          /* 'q' */
+};
+
+static const struct key_action CONFIG_ACTIONS[] = {
     { "step", ' ' },
     { "help", '?' },
     { "command", ':' },
@@ -91,7 +97,7 @@ int config_parse_theme(const char *name, enum theme *t, struct err *e)
     return 0;
 }
 
-static void defaults(struct config *c)
+void config_defaults(struct config *c)
 {
     memset(c, 0, sizeof *c);
     c->theme = THEME_DEFAULT;
@@ -100,12 +106,8 @@ static void defaults(struct config *c)
 static int fail(struct config *c, const struct ini_file *f, int line, struct err *e,
                 const char *msg)
 {
-    err_set(e, ERR_USAGE, "%s:%d: %.200s", f->path, line, msg);
-    char keep[sizeof c->path];
-    memcpy(keep, c->path, sizeof keep);
-    defaults(c); /* a mistake anywhere: none of the file applies */
-    memcpy(c->path, keep, sizeof keep);
-    return -1;
+    config_defaults(c); /* a mistake anywhere: none of the file applies */
+    return ini_error(f, line, e, "%.200s", msg);
 }
 
 static int interpret(struct config *c, const struct ini_file *f, struct err *e)
@@ -138,7 +140,6 @@ static int interpret(struct config *c, const struct ini_file *f, struct err *e)
             int k = strcmp(en->name, "order") == 0 ? 0 : 1;
             strcpy(c->default_name[k], k == 0 ? "order" : "seed");
             snprintf(c->default_value[k], sizeof c->default_value[k], "%s", en->value);
-            c->n_defaults = 2;
         } else {
             struct key_event ev[2];
             int n = keys_parse(en->value, ev, 2, &ve);
@@ -159,8 +160,7 @@ static int interpret(struct config *c, const struct ini_file *f, struct err *e)
 
 int config_load_text(struct config *c, const char *path, const char *text, struct err *e)
 {
-    defaults(c);
-    snprintf(c->path, sizeof c->path, "%s", path);
+    config_defaults(c);
     struct ini_file f;
     if (ini_file_load(&f, path, text, &RULES, e) < 0)
         return -1;
@@ -171,7 +171,7 @@ int config_load_text(struct config *c, const char *path, const char *text, struc
 
 int config_load(struct config *c, const char *path, struct err *e)
 {
-    defaults(c);
+    config_defaults(c);
     char where[4096];
     if (!path) {
         const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");

@@ -26,22 +26,16 @@ struct binding {
 };
 
 struct config {
-    char path[4096]; /* the file read, or "" */
     enum theme theme;
     int ascii;
-    int n_defaults; /* settings under every lesson's */
-    char default_name[2][16];
+    char default_name[2][16]; /* settings under every lesson's ("" when unset) */
     char default_value[2][64];
     int n_bindings;
     struct binding bindings[CONFIG_MAX_BINDINGS];
 };
 
-/* The actions that keys can be bound to, with their default keys. */
-struct key_action {
-    const char *name; /* "quit" */
-    int key;          /* 'q' */
-};
-extern const struct key_action CONFIG_ACTIONS[];
+/* Fills c with the built-in defaults. */
+void config_defaults(struct config *c);
 
 /* Fills c with the built-in defaults, then reads path (NULL: the XDG place;
  * a missing file there is not an error, a missing --config FILE is). On any

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "ini_file.h"
 #include "lmhead.h"
@@ -165,6 +164,28 @@ static int collect(struct loader *ld, const char *section, const char *name, con
     }
     *out = s;
     return 1;
+}
+
+/* An integer key within lo..hi into *out; *out stays as it is when the key
+ * is absent. */
+static int collect_int(struct loader *ld, const char *section, const char *name, int lo, int hi,
+                       int *out)
+{
+    char *v = NULL;
+    int line = 0;
+    if (collect(ld, section, name, NULL, &v, &line) < 0)
+        return -1;
+    if (!v)
+        return 0;
+    struct err e;
+    int x, rc = parse_int(v, lo, hi, &x, &e);
+    free(v);
+    if (rc < 0) {
+        ld_error(ld, line, "%s: %s", name, e.msg);
+        return -1;
+    }
+    *out = x;
+    return 0;
 }
 
 /* Splits a list of numbers ("-3.2 0.8, 1.2"), checks each, stores the first
@@ -396,29 +417,13 @@ static int read_model(struct loader *ld, struct lesson *L)
                  ld->vocab_line ? "vocab" : "head");
         return -1;
     }
-    static const char *const INTS[] = { "hidden-size", "weights-seed", "steps" };
-    const int lo[] = { 8, 0, 1 }, hi[] = { MODEL_MAX_HIDDEN, INT_MAX, LESSON_MAX_STEPS };
-    for (int k = 0; k < 3; k++) {
-        char *v = NULL;
-        int line = 0, x = 0;
-        struct err e;
-        if (collect(ld, "model", INTS[k], NULL, &v, &line) < 0)
-            return -1;
-        if (!v)
-            continue;
-        int rc = parse_int(v, lo[k], hi[k], &x, &e);
-        free(v);
-        if (rc < 0) {
-            ld_error(ld, line, "%s: %s", INTS[k], e.msg);
-            return -1;
-        }
-        if (k == 0)
-            M->hidden = x;
-        else if (k == 1)
-            M->seed = (uint64_t)x;
-        else
-            M->steps = x;
-    }
+    int seed = -1;
+    if (collect_int(ld, "model", "hidden-size", 8, MODEL_MAX_HIDDEN, &M->hidden) < 0 ||
+        collect_int(ld, "model", "weights-seed", 0, INT_MAX, &seed) < 0 ||
+        collect_int(ld, "model", "steps", 1, LESSON_MAX_STEPS, &M->steps) < 0)
+        return -1;
+    if (seed >= 0)
+        M->seed = (uint64_t)seed;
     char *vocab = NULL, *scen = NULL;
     int vline = 0, sline = 0;
     if (collect(ld, "model", "vocab", NULL, &vocab, &vline) < 0 ||
@@ -572,22 +577,14 @@ static int read_head(struct loader *ld, struct lesson *L)
             return -1;
         }
     }
-    const char *sizes[2] = { "real-vocab", "real-hidden" };
-    long *dst[2] = { &H->real_vocab, &H->real_hidden };
-    for (int k = 0; k < 2; k++) {
-        if (collect(ld, "head", sizes[k], NULL, &v, &line) < 0)
-            return -1;
-        if (v) {
-            int x;
-            int rc = parse_int(v, 1, 1 << 30, &x, &e);
-            free(v);
-            if (rc < 0) {
-                ld_error(ld, line, "%s: %s", sizes[k], e.msg);
-                return -1;
-            }
-            *dst[k] = x;
-        }
-    }
+    int real_vocab = 0, real_hidden = 0;
+    if (collect_int(ld, "head", "real-vocab", 1, 1 << 30, &real_vocab) < 0 ||
+        collect_int(ld, "head", "real-hidden", 1, 1 << 30, &real_hidden) < 0)
+        return -1;
+    if (real_vocab)
+        H->real_vocab = real_vocab;
+    if (real_hidden)
+        H->real_hidden = real_hidden;
     int V = L->vocab.n, head_line = 0;
     int *row_line = calloc((size_t)V, sizeof *row_line);
     if (!row_line) {
@@ -939,17 +936,8 @@ rest:;
         collect(ld, section, "note", "\n", &S->note, NULL) < 0 ||
         collect(ld, section, "solution", "\n", &S->solution, NULL) < 0)
         return -1;
-    if (collect(ld, section, "digits", NULL, &v, &line) < 0)
+    if (collect_int(ld, section, "digits", 0, DIGITS_MAX, &S->digits) < 0)
         return -1;
-    if (v) {
-        struct err e;
-        rc = parse_int(v, 0, DIGITS_MAX, &S->digits, &e);
-        free(v);
-        if (rc < 0) {
-            ld_error(ld, line, "digits: %s", e.msg);
-            return -1;
-        }
-    }
     if (collect(ld, section, "ask", ",", &v, &line) < 0)
         return -1;
     if (v) {

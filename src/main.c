@@ -393,7 +393,15 @@ static int open_app(const struct options *o, struct app *a, struct err *e)
         app_free(a);
         return -1;
     }
+    if (config_warning[0]) /* the first thing on the screen says what was wrong */
+        memcpy(a->msg, config_warning, sizeof a->msg), a->msg_warn = 1;
     return 0;
+}
+
+/* Box-drawing and blocks, unless --ascii, the config or the locale says no. */
+static int want_utf8(const struct options *o)
+{
+    return !o->ascii && !CONFIG.ascii && term_locale_utf8();
 }
 
 /* Runs the interactive view without a terminal: the keys of --keys, then the
@@ -408,9 +416,7 @@ static int cmd_headless(const struct options *o, struct err *e)
     if (open_app(o, &a, e) < 0)
         return -1;
     struct screen s;
-    int utf8 = !o->ascii && !CONFIG.ascii && term_locale_utf8();
-    if (config_warning[0])
-        memcpy(a.msg, config_warning, sizeof a.msg), a.msg_warn = 1;
+    int utf8 = want_utf8(o);
     int rc = screen_init(&s, o->width, o->height, utf8);
     for (int i = 0; rc == 0 && i < n; i++) {
         if (events[i].key == AK_RESIZE) {
@@ -447,9 +453,7 @@ static int cmd_tui(const struct options *o, struct err *e)
         app_free(&a);
         return -1;
     }
-    if (config_warning[0]) /* the first thing on the screen says what was wrong */
-        memcpy(a.msg, config_warning, sizeof a.msg), a.msg_warn = 1;
-    int utf8 = !o->ascii && !CONFIG.ascii && term_locale_utf8();
+    int utf8 = want_utf8(o);
     struct screen s = { 0 };
     int rc = 0, w = 0, h = 0, dirty = 1;
     for (;;) {
@@ -516,7 +520,7 @@ int main(int argc, char **argv)
             }
         }
     } else if (rc == 0) {
-        config_load_text(&CONFIG, "(none)", "", &e);
+        config_defaults(&CONFIG);
     }
     int need_backend = !(o.command && strcmp(o.command, "lessons") == 0);
     if (rc == 0 && need_backend)

@@ -98,9 +98,7 @@ static int rows_shown(const struct report *r)
     return n < t->n_rows ? n : t->n_rows;
 }
 
-/* What lies beyond the first shown rows: how many tokens, their mass, and
- * how many of them are kept. */
-static void tail_of(const struct trace *t, int shown, int *count, double *mass, int *kept)
+void report_tail(const struct trace *t, int shown, int *count, double *mass, int *kept)
 {
     *count = t->vocab_size - shown;
     double m = shown > 0 ? 1.0 - t->rows[shown - 1].cum : 1.0;
@@ -284,10 +282,7 @@ static void text_notes(FILE *out, const struct report *r)
                     m->repetition_penalty);
     }
     for (int s = 0; s < STAGE_COUNT; s++) {
-        int listed = 0;
-        for (int c = 0; c < m->chain.n; c++)
-            listed |= m->chain.stage[c] == (enum stage)s;
-        if (!listed && stage_active(m, (enum stage)s, V))
+        if (!chain_has(&m->chain, (enum stage)s) && stage_active(m, (enum stage)s, V))
             fprintf(out, "note: %s is set but not in the order, so it does nothing\n",
                     stage_name((enum stage)s));
     }
@@ -490,7 +485,7 @@ static int write_text(FILE *out, const struct report *r)
     if (shown < t->vocab_size) {
         int count, kept;
         double mass;
-        tail_of(t, shown, &count, &mass, &kept);
+        report_tail(t, shown, &count, &mass, &kept);
         fprintf(out, "     ... %d more tokens hold %.6f of the probability (%d of them kept)\n",
                 count, mass, kept);
     }
@@ -756,7 +751,7 @@ static int write_json(FILE *out, const struct report *r)
     fprintf(out, "  ],\n");
     int tail_count, tail_kept;
     double tail_mass;
-    tail_of(t, shown, &tail_count, &tail_mass, &tail_kept);
+    report_tail(t, shown, &tail_count, &tail_mass, &tail_kept);
     fprintf(out, "  \"tail\": {\"count\": %d, \"mass\": ", tail_count);
     json_number(out, tail_mass);
     fprintf(out, ", \"kept\": %d},\n", tail_kept);
@@ -992,7 +987,7 @@ static int write_markdown(FILE *out, const struct report *r)
     if (shown < t->vocab_size && !hide) {
         int count, kept;
         double mass;
-        tail_of(t, shown, &count, &mass, &kept);
+        report_tail(t, shown, &count, &mass, &kept);
         fprintf(out, "\n... %d more tokens hold p %.6f (%d of them kept).\n", count, mass, kept);
     }
     fputc('\n', out);

@@ -66,6 +66,10 @@ void report_logit(char *buf, size_t n, double v, int digits);
  * fast run, looked up among all tokens. Returns 0, or -1. */
 int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank);
 
+/* What lies beyond the first shown rows: how many tokens, their mass, and
+ * how many of them are kept. */
+void report_tail(const struct trace *t, int shown, int *count, double *mass, int *kept);
+
 /* What removed a token: "" when kept, else "top-k", "top-p", "min-p", "greedy", "masked". */
 const char *report_removed_name(int removed_by);
 

@@ -59,6 +59,14 @@ void chain_preset(struct chain *c, enum preset p)
     c->topk_keep_ties = (p == PRESET_HF);
 }
 
+int chain_has(const struct chain *c, enum stage st)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->stage[i] == st)
+            return 1;
+    return 0;
+}
+
 void sampler_defaults(struct sampler_settings *s)
 {
     memset(s, 0, sizeof *s);

@@ -159,6 +159,9 @@ void sampler_defaults(struct sampler_settings *s);
 /* Sets c to a preset order (not PRESET_CUSTOM). */
 void chain_preset(struct chain *c, enum preset p);
 
+/* Whether stage st is in the order c. */
+int chain_has(const struct chain *c, enum stage st);
+
 /* Checks the ranges of DESIGN.md section 2. Returns 0, or -1 with a message
  * naming the setting ("top-p 1.5 is out of range (0, 1]"). */
 int sampler_check(const struct sampler_settings *s, struct err *e);

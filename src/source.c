@@ -89,10 +89,14 @@ double source_logit(const struct lesson *L, int step, int id)
     return NAN;
 }
 
+int source_prompt_len(const struct lesson *L, int len)
+{
+    return L->prompt_len <= len ? L->prompt_len : len;
+}
+
 uint32_t source_draw_step(const struct lesson *L, int len)
 {
-    int plen = L->prompt_len <= len ? L->prompt_len : len;
-    return (uint32_t)(len - plen + 1);
+    return (uint32_t)(len - source_prompt_len(L, len) + 1);
 }
 
 int source_run_step(const struct lesson *L, int step, const struct settings *s, const int *ctx,
@@ -106,7 +110,7 @@ int source_run_step(const struct lesson *L, int step, const struct settings *s, 
         .logits = L->steps[step - 1].logits,
         .context = ctx,
         .context_len = len,
-        .prompt_len = L->prompt_len <= len ? L->prompt_len : len,
+        .prompt_len = source_prompt_len(L, len),
         /* The Philox counter counts generated tokens, not lesson pages: two
          * pages at the same position with the same seed draw the same u. */
         .step = source_draw_step(L, len),

@@ -83,6 +83,10 @@ int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len,
  * lesson's, then the step's. */
 void source_step_settings(const struct lesson *L, int step, struct settings *s);
 
+/* How much of a context of len ids is the lesson's prompt: the prompt's
+ * length, or len when the context is shorter. */
+int source_prompt_len(const struct lesson *L, int len);
+
 /* The Philox step counter of a draw in a context of len ids: generated
  * tokens so far plus one (the prompt does not count). */
 uint32_t source_draw_step(const struct lesson *L, int len);

@@ -111,9 +111,11 @@ static void more_line(const struct app *a, struct screen *s, struct rect r, int 
     int y = r.y + 1 + shown;
     if (shown >= t->vocab_size || shown <= 0 || y >= r.y + r.h || app_hidden(a))
         return;
-    double mass = 1.0 - t->rows[shown - 1].cum;
-    screen_printf(s, r.x + 1, y, r.w - 2, COL_REMOVED, 0, "... %d more tokens, p %.4f",
-                  t->vocab_size - shown, mass < 0 ? 0.0 : mass);
+    int count, kept;
+    double mass;
+    report_tail(t, shown, &count, &mass, &kept);
+    screen_printf(s, r.x + 1, y, r.w - 2, COL_REMOVED, 0, "... %d more tokens, p %.4f", count,
+                  mass);
 }
 
 static int is_chosen(const struct app *a, int id)
@@ -647,7 +649,7 @@ static int draw_stream_line(const struct app *a, struct screen *s, int x, int y,
 {
     const struct app_entry *en = app_shown_entry(a);
     const struct vocab *v = &a->L.vocab;
-    int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
+    int plen = source_prompt_len(&a->L, a->cur_len);
     int col = x + screen_text(s, x, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
     static char prompt[2048], gen[4096], e1[4096], e2[4096], e3[8192];
     static int ids[APP_MAX_HISTORY + LESSON_MAX_CONTEXT + 1];
@@ -701,7 +703,7 @@ static int draw_text_line(const struct app *a, struct screen *s, int x, int y, i
     if (a->L.vocab.byte_level)
         return draw_stream_line(a, s, x, y, w);
     const struct app_entry *en = app_shown_entry(a);
-    int plen = a->L.prompt_len <= a->cur_len ? a->L.prompt_len : a->cur_len;
+    int plen = source_prompt_len(&a->L, a->cur_len);
     int col = x;
     col += screen_text(s, col, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
     char buf[1024];
@@ -845,14 +847,6 @@ static void chain_short(const struct chain *c, char *buf, size_t n)
     }
 }
 
-static int in_chain(const struct sampler_settings *m, enum stage st)
-{
-    for (int i = 0; i < m->chain.n; i++)
-        if (m->chain.stage[i] == st)
-            return 1;
-    return 0;
-}
-
 /* Where the step on screen was computed: a lesson's table and captured
  * logits are sampled on the CPU; a model lesson's LM head (and the batch)
  * runs on the backend. */
@@ -895,7 +889,8 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
     for (int i = 0; i < 7; i++) {
         settings_value(st, NAMES[i], v[i], sizeof v[i]);
         /* A setting the chain leaves out does nothing: say so. */
-        if (i < 5 && stage_active(m, STAGES[i], a->t.vocab_size) && !in_chain(m, STAGES[i]))
+        if (i < 5 && stage_active(m, STAGES[i], a->t.vocab_size) &&
+            !chain_has(&m->chain, STAGES[i]))
             utf8_append(v[i], sizeof v[i], " (unused)");
     }
     screen_fill(s, r, ' ', COL_STATUS, 0);
@@ -1094,12 +1089,8 @@ static void big_row(const struct app *a, struct screen *s, int x, int y, int w, 
     }
     int used = screen_text(s, x, y, w, line, col, attr);
     int bar = w - used - 2;
-    if (bar > 2) {
-        double len = row->prob * bar;
-        for (int i = 0; i < bar && i < (int)len; i++)
-            screen_put(s, x + used + 1 + i, y, screen_glyph(s, 0x2588, '#'),
-                       kept ? COL_KEPT : COL_REMOVED, 0);
-    }
+    if (bar > 2) /* whole cells only: prob <= 1 keeps it within bar */
+        screen_bar(s, x + used + 1, y, floor(row->prob * bar), kept ? COL_KEPT : COL_REMOVED, 0);
 }
 
 static void big_table(const struct app *a, struct screen *s, struct rect r)
@@ -1123,13 +1114,12 @@ static void big_table(const struct app *a, struct screen *s, struct rect r)
         big_row(a, s, r.x, r.y + 1 + k, r.w, k, &t->rows[k], t->rows[k].logit, 0);
     int y = r.y + 1 + (rows > 0 ? rows : 0);
     if (rows > 0 && rows < t->vocab_size) {
-        double mass = 1.0 - t->rows[rows - 1].cum;
-        int kept = t->kept_count;
-        for (int k = 0; k < rows; k++)
-            kept -= t->rows[k].removed_by == TRACE_KEPT;
+        int count, kept;
+        double mass;
+        report_tail(t, rows, &count, &mass, &kept);
         char line[256];
-        int n = snprintf(line, sizeof line, "  ... %d more tokens: p %.4f, %d kept",
-                         t->vocab_size - rows, mass < 0 ? 0.0 : mass, kept);
+        int n =
+            snprintf(line, sizeof line, "  ... %d more tokens: p %.4f, %d kept", count, mass, kept);
         if (a->draws_ok) {
             const struct rr_draws *dr = &a->draws;
             long tp = dr->tail_plain, tk = dr->tail_kept;
