@@ -143,9 +143,14 @@ test-gpu: $(GPU_BINS) $(GPU_TEST)
 	$(GPU_TEST)
 
 # The same checker with a second CPU backend in the device's place, so that
-# it is itself exercised on every machine (part of make test).
+# it is itself exercised on every machine (part of make test): it must pass,
+# and with three known faults in that backend it must catch each one.
 test-gpu-self: $(GPU_TEST)
 	$(GPU_TEST) --self --quick
+	@echo "$(GPU_TEST) --self --fault --quick (its failures are expected; the log is $(BUILD)/check_gpu-fault.log)"
+	@$(GPU_TEST) --self --fault --quick >$(BUILD)/check_gpu-fault.log || \
+	  { cat $(BUILD)/check_gpu-fault.log; exit 1; }
+	@tail -n 1 $(BUILD)/check_gpu-fault.log
 
 $(GPU_TEST): tests/gpu/check_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
@@ -165,10 +170,12 @@ KIT      := $(BUILD)/gpu-kit
 KIT_LIBS  = -Wl,-Bstatic -linih -lncursesw -ltinfo -Wl,-Bdynamic -lstdc++ -pthread \
             -L$(CUDA_RT) -lcudart_static -ldl -lrt -lm
 
-gpu-kit: $(KIT)/check_gpu $(KIT)/bench_gpu $(GPU_BINS)
+ifneq ($(filter gpu-kit,$(MAKECMDGOALS)),)
 ifneq ($(CUDA_STATE),on)
-	@echo "gpu-kit: needs nvcc and its static runtime: $(NOCUDA_WHY)"; exit 1
+$(error gpu-kit: needs nvcc and its static runtime: $(NOCUDA_WHY))
 endif
+endif
+gpu-kit: $(KIT)/check_gpu $(KIT)/bench_gpu $(GPU_BINS)
 	@cp $(GPU_BINS) $(KIT)/
 	@rm -f $(KIT)/*.d
 	@tests/gpu/kit-sources.sh >$(KIT)/SOURCES
@@ -314,3 +321,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(OBJ_CORE:.o=.d) $(OBJ_MAIN:.o=.d) $(SAN_CORE:.o=.d) $(SAN_MAIN:.o=.d) $(SAN_TEST:.o=.d)
+# The programs compiled and linked in one step (check_gpu, the benchmarks).
+-include $(wildcard $(BUILD)/*.d)

@@ -309,8 +309,7 @@ START_TEST(test_loop_and_its_escape)
     int out[64];
     struct stop_result st;
     int n = generate(&s, out, 64, &st);
-    /* " and the cat sat on the mat" (323 279 8415 7731 389 279 5634), again and again. */
-    static const int ROUND[] = { 323, 279, 8415, 7731, 389, 279, 5634 };
+    static const int ROUND[] = { TEST_LOOP_ROUND }; /* " and the cat sat on the mat" */
     ck_assert_int_eq(n, 40);
     ck_assert_int_eq(st.rule, STOP_MAX_TOKENS);
     for (int i = 0; i < n; i++)
@@ -318,7 +317,7 @@ START_TEST(test_loop_and_its_escape)
     /* Repetition penalty 1.3 on generated tokens: the second " the" after
      * " on" falls to 18.6 / 1.3 = 14.3, below " a" (16.0), then " rug" and
      * "." (13) and <|eot_id|>. */
-    settings_set(&s, "repetition-penalty", "1.3", &(struct err){ 0, "" });
+    ck_assert_int_eq(settings_set(&s, "repetition-penalty", "1.3", &(struct err){ 0, "" }), 0);
     n = generate(&s, out, 64, &st);
     static const int ESCAPE[] = { 323, 279, 8415, 7731, 389, 264, 29742, 13, 128009 };
     ck_assert_int_eq(n, 9);

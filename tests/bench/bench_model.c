@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 
@@ -17,12 +16,6 @@
 
 #define ROUNDS 21
 
-static double now_ms(void)
-{
-    return bench_now_us() / 1e3;
-}
-
-#define median bench_median
 
 static void fail(const char *msg)
 {
@@ -44,10 +37,10 @@ int main(void)
            "W.h", "sampler", "10k draws");
     for (size_t k = 0; k < sizeof HIDDEN / sizeof HIDDEN[0]; k++) {
         struct scenario_run r;
-        double t0 = now_ms();
+        double t0 = clock_ms();
         if (scenario_run_open(&r, &sc, v.n, HIDDEN[k], MODEL_DEFAULT_SEED, &e) < 0)
             fail(e.msg);
-        double build = now_ms() - t0;
+        double build = clock_ms() - t0;
         struct trace t;
         if (trace_init(&t, v.n, &e) < 0)
             fail(e.msg);
@@ -64,18 +57,18 @@ int main(void)
             hid[i] = r.hidden_ms;
             gemv[i] = r.logits_ms;
             struct sampler_input in = { .vocab_size = v.n, .logits_f = z, .step = 1 };
-            double t1 = now_ms();
+            double t1 = clock_ms();
             if (sampler_run_fast(&in, &s, &t, 64, &e) < 0)
                 fail(e.msg);
-            double t2 = now_ms();
+            double t2 = clock_ms();
             if (rr_draws(&t, 1, 1, RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &d, &e) < 0)
                 fail(e.msg);
             samp[i] = t2 - t1;
-            draws[i] = now_ms() - t2;
+            draws[i] = clock_ms() - t2;
         }
         printf("%7d %7.2f GB %7.0f ms %9.2f ms %6.2f ms %6.2f ms %7.2f ms\n", HIDDEN[k],
-               (double)r.m.bytes / 1e9, build, median(hid, ROUNDS), median(gemv, ROUNDS),
-               median(samp, ROUNDS), median(draws, ROUNDS));
+               (double)r.m.bytes / 1e9, build, bench_median(hid, ROUNDS), bench_median(gemv, ROUNDS),
+               bench_median(samp, ROUNDS), bench_median(draws, ROUNDS));
         trace_free(&t);
         scenario_run_free(&r);
     }

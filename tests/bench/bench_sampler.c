@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 
@@ -18,8 +17,6 @@
 #define TOP_ROWS 20
 #define PENALTY_WINDOW 64
 
-#define now_us bench_now_us
-#define median bench_median
 
 /* A row like a model's: a bulk normal of standard deviation 2.5 and a few
  * tokens at 15 to 20. */
@@ -96,24 +93,24 @@ int main(void)
                                          .context_len = len, .step = 1 };
             double fast[FAST_ROUNDS], naive[NAIVE_ROUNDS];
             for (int r = 0; r < FAST_ROUNDS; r++) {
-                double t0 = now_us();
+                double t0 = bench_now_us();
                 if (sampler_run_fast(&fin, &s.sampler, &tf, TOP_ROWS, &e) < 0) {
                     fprintf(stderr, "bench: %s\n", e.msg);
                     return 1;
                 }
-                fast[r] = now_us() - t0;
+                fast[r] = bench_now_us() - t0;
             }
             for (int r = 0; r < NAIVE_ROUNDS; r++) {
-                double t0 = now_us();
+                double t0 = bench_now_us();
                 sampler_run(&rin, &s.sampler, &tr, &e);
-                naive[r] = now_us() - t0;
+                naive[r] = bench_now_us() - t0;
             }
             if (tf.choice.id != tr.choice.id || tf.kept_count != tr.kept_count) {
                 fprintf(stderr, "bench: %s at V=%d: the fast path and the reference disagree\n",
                         CASES[c].name, V);
                 return 1;
             }
-            double mf = median(fast, FAST_ROUNDS), mn = median(naive, NAIVE_ROUNDS);
+            double mf = bench_median(fast, FAST_ROUNDS), mn = bench_median(naive, NAIVE_ROUNDS);
             printf("%-28s %8d %12.1f %12.1f %8.0fx\n", CASES[c].name, V, mf, mn, mn / mf);
         }
         trace_free(&tf);

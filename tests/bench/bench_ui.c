@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 
@@ -16,8 +15,6 @@
 #define ROUNDS 2001
 #define FRAME_US 16667.0 /* one frame at 60 Hz */
 
-#define now_us bench_now_us
-#define median bench_median
 
 static void bench(const char *lesson, int w, int h, const char *setup, int rounds)
 {
@@ -35,20 +32,20 @@ static void bench(const char *lesson, int w, int h, const char *setup, int round
     if (setup)
         app_command(a, setup);
     for (int i = 0; i < rounds; i++) {
-        double t0 = now_us();
+        double t0 = bench_now_us();
         app_key(a, (i & 1) ? 'T' : 't'); /* temperature up and down: a recomputation each time */
-        double t1 = now_us();
+        double t1 = bench_now_us();
         view_render(a, &s);
-        double t2 = now_us();
+        double t2 = bench_now_us();
         term_present(&s); /* ncurses works out and writes the changes (to /dev/null here) */
-        double t3 = now_us();
+        double t3 = bench_now_us();
         key_us[i] = t1 - t0;
         draw_us[i] = t2 - t1;
         out_us[i] = t3 - t2;
         total_us[i] = t3 - t0;
     }
-    double k = median(key_us, rounds), d = median(draw_us, rounds), o = median(out_us, rounds);
-    double t = median(total_us, rounds);
+    double k = bench_median(key_us, rounds), d = bench_median(draw_us, rounds), o = bench_median(out_us, rounds);
+    double t = bench_median(total_us, rounds);
     char name[64];
     snprintf(name, sizeof name, "%s%s%s", lesson, setup ? " +" : "", setup ? setup : "");
     printf("%-18s %4dx%-3d  key+recompute %6.1f us  view %6.1f us  ncurses %6.1f us  "

@@ -22,7 +22,10 @@
  * Without a CUDA device (or without the CUDA backend in the build) it says
  * "check_gpu: skipped: <why>" and passes. --self compares the CPU backend
  * with a second CPU backend instead, so that every comparison here can be
- * exercised on any machine; --quick makes fewer rows and a small LM head
+ * exercised on any machine, and --self --fault puts three known faults into
+ * that second backend (a logit of the head, the chosen token's final
+ * probability, a draw) and passes only when every one of them is caught, so
+ * that the checks are seen to fail; --quick makes fewer rows and a small LM head
  * (d = 512), for compute-sanitizer. Exit status 0: pass or skipped; 1: a
  * difference beyond the tolerances, or a backend call that failed.
  */
@@ -78,11 +81,12 @@ static const int BATCH_SIZES[4] = { 1, 8, 64, 256 };
 struct run {
     struct backend ref, dut; /* the CPU reference, the device (or a second CPU) */
     const char *dut_name;
-    int self, quick;
+    int self, quick, fault;
     long failures;
     long compared; /* draws compared: sampled choices and draws' ids */
     long boundary; /* of which differed with u within TOL_BOUNDARY of a boundary */
     long draws;
+    long token_fails, chosen_final_fails; /* of the failures: for --fault */
     long lesson_steps, scenario_steps, random_rows, repeat_rows;
     long random_batches[4]; /* of 1, 8, 64 and 256 requests */
     long head_values;
@@ -283,6 +287,7 @@ static int different_token(struct run *R, const char *where, const struct backen
         return 0;
     }
     int rb = b >= 0 && b < V ? D->rank[b] : -1;
+    R->token_fails++;
     fail(R, where, q, "%s: CPU token %d (rank %d), %s token %d (rank %d), u %.9f", what, a,
          a >= 0 && a < V ? D->rank[a] : -1, R->dut_name, b, rb, u);
     return -1;
@@ -366,6 +371,7 @@ static int compare_req(struct run *R, const char *where, const struct backend_re
         R->compared++;
     if (a->id == b->id) {
         if (differs(a->final, b->final, TOL_FINAL)) {
+            R->chosen_final_fails++;
             fail(R, where, q, "the chosen token's final probability %.12g, %s %.12g", a->final, N,
                  b->final);
             return -1;
@@ -950,6 +956,8 @@ static int repeat_part(struct run *R)
         if (draws_failed)
             break;
     }
+    if (deep == 0) /* the weighted radix walk, what this part is for, was never reached */
+        fail(R, "repeats", NULL, "no deep row kept more than the 64 tokens top-p looks at first");
     printf("check_gpu: part 5, repeats: %d batches of %d rows of V %d sampled twice and the deep "
            "rows drawn from twice on %s, every bit compared (%d of %d deep rows kept more than "
            "the 64 tokens top-p looks at first); failures %ld: %.1f s\n",
@@ -1205,12 +1213,52 @@ out:
     return rc;
 }
 
+/* --- Faults for --self --fault --------------------------------------------- */
+
+/* The CPU backend with three faults a broken device could have: one logit of
+ * the head off by 0.5, the chosen token's final probability off by 1e-4 of
+ * itself, and the first draw without the filters given another token. */
+static struct backend_ops FAULTY;
+
+static int faulty_get_logits(struct backend *b, int row, float *out, struct err *e)
+{
+    if (backend_cpu_ops.get_logits(b, row, out, e) < 0)
+        return -1;
+    if (b->V > 7)
+        out[7] += 0.5f;
+    return 0;
+}
+
+static int faulty_sample(struct backend *b, const struct backend_req *req, int B,
+                         struct backend_res *res, struct err *e)
+{
+    if (backend_cpu_ops.sample(b, req, B, res, e) < 0)
+        return -1;
+    res[0].final *= 1.0 + 1e-4;
+    return 0;
+}
+
+static int faulty_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
+                        int *plain_ids, struct err *e)
+{
+    if (backend_cpu_ops.draws(b, req, n, kept_ids, plain_ids, e) < 0)
+        return -1;
+    for (int i = 1; plain_ids && i < n; i++)
+        if (plain_ids[i] != plain_ids[0]) {
+            plain_ids[0] = plain_ids[i];
+            break;
+        }
+    return 0;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: check_gpu [--self] [--quick]\n"
+    fprintf(f, "usage: check_gpu [--self [--fault]] [--quick]\n"
                "  Compares the CUDA backend with the CPU reference: the LM head, the lessons,\n"
                "  the real scenarios and random rows (tests/gpu/check_gpu.c says how).\n"
                "  --self   compare the CPU backend with a second CPU backend (no GPU needed)\n"
+               "  --fault  with --self: three known faults in the second backend; passes\n"
+               "           only when the checks catch every one\n"
                "  --quick  fewer random rows and a small LM head (for compute-sanitizer)\n");
 }
 
@@ -1221,6 +1269,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--self")) {
             R.self = 1;
+        } else if (!strcmp(argv[i], "--fault")) {
+            R.fault = 1;
         } else if (!strcmp(argv[i], "--quick")) {
             R.quick = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -1252,7 +1302,14 @@ int main(int argc, char **argv)
         backend_close(&R.ref);
         return 1;
     }
-    R.dut_name = R.self ? "CPU#2" : R.dut.ops->name;
+    if (R.fault) {
+        FAULTY = backend_cpu_ops;
+        FAULTY.get_logits = faulty_get_logits;
+        FAULTY.sample = faulty_sample;
+        FAULTY.draws = faulty_draws;
+        R.dut.ops = &FAULTY;
+    }
+    R.dut_name = R.fault ? "CPU#2 with faults" : R.self ? "CPU#2" : R.dut.ops->name;
     printf("check_gpu: %s against the CPU reference %s%s%s\n",
            R.self ? "a second CPU backend" : "CUDA", R.ref.device, R.self ? "" : " on ",
            R.self ? "" : R.dut.device);
@@ -1292,5 +1349,16 @@ int main(int argc, char **argv)
            R.scenario_steps, R.random_rows, R.random_batches[0], R.random_batches[1],
            R.random_batches[2], R.random_batches[3], R.repeat_rows, R.draws, R.boundary, R.compared,
            R.failures, pass ? "PASS" : "FAIL", now_s() - t0);
+    if (R.fault) {
+        /* Every fault must have been caught where it should be. */
+        int caught = R.head_max_ratio > 1.0 && R.chosen_final_fails > 0 && R.token_fails > 0;
+        printf("check_gpu: --fault: the head's logit off by 0.5 %s (max ratio %.3g), the chosen "
+               "token's final probability off by 1e-4 %s (%ld times), a draw given another token "
+               "%s (%ld times): %s\n",
+               R.head_max_ratio > 1.0 ? "caught" : "MISSED", R.head_max_ratio,
+               R.chosen_final_fails > 0 ? "caught" : "MISSED", R.chosen_final_fails,
+               R.token_fails > 0 ? "caught" : "MISSED", R.token_fails, caught ? "PASS" : "FAIL");
+        return caught ? 0 : 1;
+    }
     return pass ? 0 : 1;
 }
