@@ -193,7 +193,8 @@ $(KIT)/%: tests/bench/%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD KIT  $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(KIT_LIBS)
 
-$(BUILD)/bench_gpu: tests/bench/bench_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+# The benchmarks, each compiled and linked in one step with the core.
+$(BUILD)/bench_%: tests/bench/bench_%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
 
@@ -252,18 +253,6 @@ bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_model
 	@echo
 	@$(BUILD)/bench_ui
 
-$(BUILD)/bench_sampler: tests/bench/bench_sampler.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
-	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
-
-$(BUILD)/bench_model: tests/bench/bench_model.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
-	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
-
-$(BUILD)/bench_ui: tests/bench/bench_ui.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
-	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
-
 # Installing: PREFIX/bin/logitlab, PREFIX/share/logitlab/{lessons,data}, the man page.
 # The program finds its lessons from its own location, so any PREFIX works.
 PREFIX  ?= /usr/local
@@ -309,12 +298,14 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
 	@$(FUZZ_CC) $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-Isrc $(PKG_CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) -lm
 
+FORMAT_FILES = $(wildcard src/*.c src/*.h tests/*.c tests/*.h tests/gpu/*.c tests/bench/*.c tests/bench/*.h tests/fuzz/*.c)
+
 format:
-	clang-format -i src/*.c src/*.h tests/*.c tests/*.h tests/gpu/*.c
+	clang-format -i $(FORMAT_FILES)
 
 format-check:
 	@if command -v clang-format >/dev/null 2>&1; then \
-	  clang-format --dry-run -Werror src/*.c src/*.h tests/*.c tests/*.h tests/gpu/*.c && echo "format-check: clean"; \
+	  clang-format --dry-run -Werror $(FORMAT_FILES) && echo "format-check: clean"; \
 	else echo "format-check: skipped: clang-format is not installed"; fi
 
 clean:

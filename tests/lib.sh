@@ -8,3 +8,16 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); printf 'FAIL: %s\n' "$*"; }
+
+# wait_for TEXT [SECONDS]: until the tmux pane t of the server $T shows TEXT
+# (the tests that drive a real terminal); 1 when the deadline passes.
+wait_for() {
+    deadline=$(($(date +%s) + ${2:-10}))
+    while [ "$(date +%s)" -le "$deadline" ]; do
+        if $T capture-pane -p -t t | grep -qF -- "$1"; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    return 1
+}

@@ -7,11 +7,10 @@
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
 SOCK="logitlab-test-$$"
 T="tmux -L $SOCK -f /dev/null"
-pass=0
-fail=0
 cleanup() {
     $T kill-server 2>/dev/null
     rm -rf "$TMP"
@@ -23,26 +22,13 @@ if ! command -v tmux >/dev/null 2>&1; then
     exit 0
 fi
 
-ok() { pass=$((pass + 1)); }
-bad() {
+bad() { # lib.sh's, and the pane as it was
     fail=$((fail + 1))
     printf 'FAIL: %s\n' "$*"
     $T capture-pane -p -t t 2>/dev/null | sed 's/^/  | /'
 }
 screen() { $T capture-pane -p -t t; }
 keys() { $T send-keys -t t "$@"; }
-
-# wait_for TEXT [SECONDS]: until the pane shows TEXT.
-wait_for() {
-    deadline=$(($(date +%s) + ${2:-10}))
-    while [ "$(date +%s)" -le "$deadline" ]; do
-        if screen | grep -qF -- "$1"; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    return 1
-}
 
 # wait_gone TEXT [SECONDS]: until the pane no longer shows TEXT.
 wait_gone() {
@@ -90,7 +76,6 @@ start() { # start ARGS...: run the program in the shell, its pid in $TMP/pid
     wait_for "logitlab  " || bad "the program did not start: $*"
 }
 
-export XDG_CONFIG_HOME="$TMP/config" # a user's own config.ini must not change the screens
 export ASAN_OPTIONS="log_path=$TMP/asan:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$TMP/ubsan:print_stacktrace=1"
 $T new-session -d -s t -x 80 -y 24 "env PS1='$ ' LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$XDG_CONFIG_HOME ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS sh"

@@ -44,22 +44,14 @@ $T new-session -d -s t -x 100 -y 30 "env PS1='$ ' LC_ALL=C.UTF-8 XDG_CONFIG_HOME
 sleep 0.5
 # The echo is split so that the typed line itself never reads "exit=".
 $T send-keys -t t "$VG --log-file=$TMP/tui.vg $BIN toy; echo \"ex\"\"it=\$?\"" Enter
-wait_for() {
-    deadline=$(($(date +%s) + 60))
-    while [ "$(date +%s)" -le "$deadline" ]; do
-        $T capture-pane -p -t t | grep -qF -- "$1" && return 0
-        sleep 0.2
-    done
-    return 1
-}
-if wait_for "Logits z"; then
+if wait_for "Logits z" 60; then
     $T send-keys -t t ":temperature 0.5" Enter
-    wait_for "0.7258" || bad "tui: temperature 0.5 not shown"
+    wait_for "0.7258" 60 || bad "tui: temperature 0.5 not shown"
     $T send-keys -t t "kkpp" Space Space Left "?" x
     $T resize-window -t t -x 132 -y 43
-    wait_for "Text: The cat sat" || bad "tui: resize"
+    wait_for "Text: The cat sat" 60 || bad "tui: resize"
     $T send-keys -t t q
-    if wait_for "exit="; then
+    if wait_for "exit=" 60; then
         if $T capture-pane -p -t t | grep -qF "exit=0" && [ ! -s "$TMP/tui.vg" ]; then ok; else
             bad "tui under valgrind: $($T capture-pane -p -t t | grep exit=) $(head -c 1500 "$TMP/tui.vg")"
         fi

@@ -16,7 +16,6 @@
 
 #define ROUNDS 21
 
-
 static void fail(const char *msg)
 {
     fprintf(stderr, "bench: %s\n", msg);
@@ -33,8 +32,8 @@ int main(void)
         fail(e.msg);
     static const int HIDDEN[] = { 4096, 1024 };
     printf("LM head on the CPU, V = %d: medians of %d steps (milliseconds)\n", v.n, ROUNDS);
-    printf("%7s %10s %9s %12s %9s %9s %10s\n", "hidden", "weights", "build", "hidden+norm",
-           "W.h", "sampler", "10k draws");
+    printf("%7s %10s %9s %12s %9s %9s %10s\n", "hidden", "weights", "build", "hidden+norm", "W.h",
+           "sampler", "10k draws");
     for (size_t k = 0; k < sizeof HIDDEN / sizeof HIDDEN[0]; k++) {
         struct scenario_run r;
         double t0 = clock_ms();
@@ -67,8 +66,8 @@ int main(void)
             draws[i] = clock_ms() - t2;
         }
         printf("%7d %7.2f GB %7.0f ms %9.2f ms %6.2f ms %6.2f ms %7.2f ms\n", HIDDEN[k],
-               (double)r.m.bytes / 1e9, build, bench_median(hid, ROUNDS), bench_median(gemv, ROUNDS),
-               bench_median(samp, ROUNDS), bench_median(draws, ROUNDS));
+               (double)r.m.bytes / 1e9, build, bench_median(hid, ROUNDS),
+               bench_median(gemv, ROUNDS), bench_median(samp, ROUNDS), bench_median(draws, ROUNDS));
         trace_free(&t);
         scenario_run_free(&r);
     }

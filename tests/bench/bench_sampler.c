@@ -12,11 +12,10 @@
 #include "sampler.h"
 #include "settings.h"
 
-#define FAST_ROUNDS 41
-#define NAIVE_ROUNDS 5
-#define TOP_ROWS 20
+#define FAST_ROUNDS    41
+#define NAIVE_ROUNDS   5
+#define TOP_ROWS       20
 #define PENALTY_WINDOW 64
-
 
 /* A row like a model's: a bulk normal of standard deviation 2.5 and a few
  * tokens at 15 to 20. */
@@ -57,7 +56,8 @@ int main(void)
         { "top-p 0.95", { "top-p", "0.95", NULL }, 0 },
         { "min-p 0.05", { "min-p", "0.05", NULL }, 0 },
         { "k40 p0.95 min-p0.05 T0.8",
-          { "top-k", "40", "top-p", "0.95", "min-p", "0.05", "temperature", "0.8", NULL }, 0 },
+          { "top-k", "40", "top-p", "0.95", "min-p", "0.05", "temperature", "0.8", NULL },
+          0 },
         { "the same + rep 1.3 over 64",
           { "top-k", "40", "top-p", "0.95", "min-p", "0.05", "temperature", "0.8",
             "repetition-penalty", "1.3", NULL },
@@ -87,10 +87,12 @@ int main(void)
             s.sampler.penalty_scope = SCOPE_ALL;
             s.sampler.seed = 42;
             int len = CASES[c].penalty_window;
-            struct sampler_input fin = { .vocab_size = V, .logits_f = z, .context = ctx,
-                                         .context_len = len, .step = 1 };
-            struct sampler_input rin = { .vocab_size = V, .logits = zd, .context = ctx,
-                                         .context_len = len, .step = 1 };
+            struct sampler_input fin = {
+                .vocab_size = V, .logits_f = z, .context = ctx, .context_len = len, .step = 1
+            };
+            struct sampler_input rin = {
+                .vocab_size = V, .logits = zd, .context = ctx, .context_len = len, .step = 1
+            };
             double fast[FAST_ROUNDS], naive[NAIVE_ROUNDS];
             for (int r = 0; r < FAST_ROUNDS; r++) {
                 double t0 = bench_now_us();

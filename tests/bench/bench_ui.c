@@ -12,9 +12,8 @@
 #include "term.h"
 #include "view.h"
 
-#define ROUNDS 2001
+#define ROUNDS   2001
 #define FRAME_US 16667.0 /* one frame at 60 Hz */
-
 
 static void bench(const char *lesson, int w, int h, const char *setup, int rounds)
 {
@@ -44,7 +43,8 @@ static void bench(const char *lesson, int w, int h, const char *setup, int round
         out_us[i] = t3 - t2;
         total_us[i] = t3 - t0;
     }
-    double k = bench_median(key_us, rounds), d = bench_median(draw_us, rounds), o = bench_median(out_us, rounds);
+    double k = bench_median(key_us, rounds), d = bench_median(draw_us, rounds),
+           o = bench_median(out_us, rounds);
     double t = bench_median(total_us, rounds);
     char name[64];
     snprintf(name, sizeof name, "%s%s%s", lesson, setup ? " +" : "", setup ? setup : "");
