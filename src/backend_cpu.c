@@ -153,10 +153,7 @@ static int cpu_sample(struct backend *b, const struct backend_req *req, int B,
         *o = (struct backend_res){ .id = t->choice.id,
                                    .sampled = t->choice.sampled,
                                    .u = t->choice.u,
-                                   .final = t->kept_mass > 0
-                                                ? t->fe[t->choice.id] /
-                                                      (t->kept_mass * t->sum_exp_shifted)
-                                                : 0.0,
+                                   .final = trace_final(t, t->choice.id),
                                    .max_z = t->max_adjusted,
                                    .sum_exp = t->sum_exp_shifted,
                                    .kept_count = t->kept_count,
@@ -170,13 +167,11 @@ static int cpu_sample(struct backend *b, const struct backend_req *req, int B,
                 (struct backend_top){ w->id, w->removed_by, w->adjusted, w->prob, w->final };
         }
         if (r->final_out || r->kept_out) {
-            double K = t->kept_mass * t->sum_exp_shifted;
             for (int v = 0; v < b->V; v++) {
-                int kept = t->fmark[v] == 0;
                 if (r->kept_out)
-                    r->kept_out[v] = (uint8_t)kept;
+                    r->kept_out[v] = (uint8_t)(t->fmark[v] == 0);
                 if (r->final_out)
-                    r->final_out[v] = kept && K > 0 ? t->fe[v] / K : 0.0;
+                    r->final_out[v] = trace_final(t, v);
             }
         }
     }

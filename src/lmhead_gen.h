@@ -39,17 +39,22 @@ static inline HOSTDEV float lm_float(uint16_t b)
     return f;
 }
 
+/* The weight a Philox output word x gives: the bf16 nearest to
+ * (2s - 3069) * scale, s the sum of x's three 10-bit fields. */
+static inline HOSTDEV uint16_t lm_weight(uint32_t x, float scale)
+{
+    int s = (int)(x & 1023u) + (int)((x >> 10) & 1023u) + (int)((x >> 20) & 1023u);
+    return lm_bf16((float)(2 * s - 3069) * scale);
+}
+
 /* The four weights of row, columns 4 * col4 .. 4 * col4 + 3. */
 static inline HOSTDEV void lm_weights4(uint64_t seed, uint32_t row, uint32_t col4, float scale,
                                        uint16_t out[4])
 {
     struct philox4x32 c = { { row, col4, LM_WEIGHT_TAG, 0u } };
     struct philox4x32 r = philox4x32_10(c, (uint32_t)seed, (uint32_t)(seed >> 32));
-    for (int w = 0; w < 4; w++) {
-        uint32_t x = r.v[w];
-        int s = (int)(x & 1023u) + (int)((x >> 10) & 1023u) + (int)((x >> 20) & 1023u);
-        out[w] = lm_bf16((float)(2 * s - 3069) * scale);
-    }
+    for (int w = 0; w < 4; w++)
+        out[w] = lm_weight(r.v[w], scale);
 }
 
 #endif

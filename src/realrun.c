@@ -189,16 +189,25 @@ static void draw_ranks(const struct trace *t, double u, int m, int last_kept, in
     }
 }
 
-int rr_draw_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row, int n,
-                int *kept_ids, int *plain_ids, struct err *e)
+/* What every way of drawing n times starts with: the checks, then the rank
+ * order and the cumulative probabilities (prepare). */
+static int draws_prepare(const struct trace *t, int n, int *m, int *last_kept, struct err *e)
 {
     if (!t->fmax_valid)
         return err_set(e, ERR_USAGE, "many draws need a full-size step");
     if (n < 1 || n > RR_DRAWS_MAX)
         return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, RR_DRAWS_MAX);
-    int m, last_kept;
-    if (prepare(t, &m, &last_kept) < 0)
+    if (prepare(t, m, last_kept) < 0)
         return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
+    return 0;
+}
+
+int rr_draw_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row, int n,
+                int *kept_ids, int *plain_ids, struct err *e)
+{
+    int m, last_kept;
+    if (draws_prepare(t, n, &m, &last_kept, e) < 0)
+        return -1;
     for (int i = 0; i < n; i++) {
         int rp, rk;
         draw_ranks(t, sampler_u(seed, step, row, (uint32_t)i), m, last_kept, &rp, &rk);
@@ -239,7 +248,7 @@ static void tally(struct rr_draws *d, int top, int rp, int rk, int first)
 /* Everything but the counts: the rows, their probabilities and the tails. */
 static void draws_head(const struct trace *t, int n, int rows, int m, struct rr_draws *d)
 {
-    double S = t->sum_exp_shifted, K = t->kept_mass * S;
+    double S = t->sum_exp_shifted;
     int top = rows < RR_DRAW_ROWS ? rows : RR_DRAW_ROWS;
     if (top > m)
         top = m;
@@ -249,7 +258,7 @@ static void draws_head(const struct trace *t, int n, int rows, int m, struct rr_
         int id = W.order[r].id;
         d->id[r] = id;
         d->p_plain[r] = t->fe[id] / S;
-        d->p_kept[r] = t->fmark[id] == 0 && K > 0 ? t->fe[id] / K : 0.0;
+        d->p_kept[r] = trace_final(t, id);
     }
     d->tail_p_plain = top > 0 ? 1.0 - W.cum_p[top - 1] : 1.0;
     d->tail_p_kept = top > 0 ? 1.0 - W.cum_k[top - 1] : 1.0;
@@ -261,17 +270,13 @@ static void draws_head(const struct trace *t, int n, int rows, int m, struct rr_
 }
 
 /* What both ways of counting draws start with: the checks, the rank order
- * and the rows. */
+ * (draws_prepare) and the rows. */
 static int draws_begin(const struct trace *t, int n, int rows, struct rr_draws *d, int *m,
                        int *last_kept, struct err *e)
 {
     memset(d, 0, sizeof *d);
-    if (!t->fmax_valid)
-        return err_set(e, ERR_USAGE, "many draws need a full-size step");
-    if (n < 1 || n > RR_DRAWS_MAX)
-        return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, RR_DRAWS_MAX);
-    if (prepare(t, m, last_kept) < 0)
-        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
+    if (draws_prepare(t, n, m, last_kept, e) < 0)
+        return -1;
     draws_head(t, n, rows, *m, d);
     return 0;
 }

@@ -192,6 +192,11 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
  * O(V). Returns 0, or -1 for an id out of range. */
 int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *rank);
 
+/* After sampler_run_fast: the final probability of token id (in range), as
+ * its row has it: e^(z' - max) / (kept_mass * sum_exp_shifted) for a kept
+ * token, 0 for a removed one. */
+double trace_final(const struct trace *t, int id);
+
 /* Checks in's context against its vocabulary: a prompt no longer than the
  * context, every id in [0, vocab_size). Returns 0, or -1 naming the
  * offender ("context token 9 is not in the vocabulary (0..6)"). */

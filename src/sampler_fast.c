@@ -775,6 +775,12 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     return 0;
 }
 
+double trace_final(const struct trace *t, int id)
+{
+    double K = t->kept_mass * t->sum_exp_shifted;
+    return t->fmark[id] == MARK_KEPT && K > 0 ? t->fe[id] / K : 0.0;
+}
+
 int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *rank_out)
 {
     if (!t->fz || !t->fmax_valid || id < 0 || id >= t->vocab_size)
@@ -798,7 +804,7 @@ int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *
         .exp = exp(z[id]),
         .prob = ev[id] / S,
         .cum = (above + ev[id]) / S,
-        .final = m == MARK_KEPT && K > 0 ? ev[id] / K : 0.0,
+        .final = trace_final(t, id),
         .cum_final = K > 0 ? (above_kept + (m == MARK_KEPT ? ev[id] : 0.0)) / K : 0.0,
     };
     *rank_out = rank;

@@ -1,7 +1,6 @@
 #include "vecmath.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "fastexp.h"
 #include "lmhead_gen.h"
@@ -238,20 +237,14 @@ VEC_CLONES void vm_lm_row(uint64_t seed, uint32_t row, int d, float scale, uint1
                 x2[j] = y2;
             }
         }
-        /* Each output word to weights, one word at a time (so the loops
+        /* Each output word to weights (lm_weight), one word at a time (so the loops
          * vectorize), then interleaved into the row. */
         uint16_t wt[4][LM_BATCH];
         const uint32_t *words[4] = { x0, x1, x2, x3 };
         for (int w = 0; w < 4; w++) {
             const uint32_t *xw = words[w];
-            for (int j = 0; j < n; j++) {
-                uint32_t x = xw[j];
-                int sum = (int)(x & 1023u) + (int)((x >> 10) & 1023u) + (int)((x >> 20) & 1023u);
-                float f = (float)(2 * sum - 3069) * scale;
-                uint32_t u;
-                memcpy(&u, &f, sizeof u);
-                wt[w][j] = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); /* lm_bf16 */
-            }
+            for (int j = 0; j < n; j++)
+                wt[w][j] = lm_weight(xw[j], scale);
         }
         uint16_t *o = out + 4 * base;
         for (int j = 0; j < n; j++) {
