@@ -61,7 +61,8 @@ void ini_file_free(struct ini_file *f);
 /* The line of the first [name] header, or 0. */
 int ini_section_line(const struct ini_file *f, const char *name);
 
-/* "path:line: " in front of a message (line 0: "path: "). Returns -1. */
+/* "path:line: " in front of a message (line 0: "path: "). Returns -1. The
+ * message is formatted before e is written, so e->msg may be an argument. */
 int ini_error(const struct ini_file *f, int line, struct err *e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

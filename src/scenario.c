@@ -107,23 +107,14 @@ static int interpret(struct scenario *s, const struct ini_file *f, const struct 
                 prompt_line = en->line;
             } else if (strcmp(en->name, "prompt-ids") == 0) {
                 int n = parse_int_list(en->value, s->prompt, SCENARIO_MAX_PROMPT, V, e);
-                if (n < 0) {
-                    char msg[ERR_MSG_MAX];
-                    snprintf(msg, sizeof msg, "%s", e->msg);
-                    return ini_error(f, en->line, e, "prompt-ids: %s", msg);
-                }
+                if (n < 0)
+                    return ini_error(f, en->line, e, "prompt-ids: %s", e->msg);
                 s->prompt_len = n;
                 have_prompt_ids = 1;
                 ids_line = en->line;
             } else if (strcmp(en->name, "seed") == 0) {
-                struct settings tmp;
-                settings_defaults(&tmp);
-                if (settings_set(&tmp, "seed", en->value, e) < 0) {
-                    char msg[ERR_MSG_MAX];
-                    snprintf(msg, sizeof msg, "%s", e->msg);
-                    return ini_error(f, en->line, e, "seed: %s", msg);
-                }
-                s->seed = tmp.sampler.seed;
+                if (parse_seed(en->value, &s->seed, e) < 0)
+                    return ini_error(f, en->line, e, "seed: %s", e->msg);
             }
         } else if (strncmp(en->section, "step.", 5) == 0) {
             long k = strtol(en->section + 5, NULL, 10);
@@ -217,18 +208,15 @@ void scenario_free(struct scenario *s)
     memset(s, 0, sizeof *s);
 }
 
-const struct blend *scenario_blend(const struct scenario *s, const int *ctx, int len,
-                                   enum blend_source *src)
+const struct blend *scenario_blend(const struct scenario *s, const int *ctx, int len)
 {
     int generated = len - s->prompt_len;
     /* On the script: every generated token so far is the script's. */
     int on_script = generated >= 0 && generated < s->n_steps;
     for (int k = 0; on_script && k < generated; k++)
         on_script = ctx[s->prompt_len + k] == s->steps[k].id[0];
-    if (on_script) {
-        *src = BLEND_SCRIPT;
+    if (on_script)
         return &s->steps[generated];
-    }
     /* Else the rule for the last two tokens, then for the last one. */
     for (int want = 2; want >= 1; want--) {
         if (len < want)
@@ -240,18 +228,17 @@ const struct blend *scenario_blend(const struct scenario *s, const int *ctx, int
             int match = 1;
             for (int j = 0; j < want; j++)
                 match &= r->key[j] == ctx[len - want + j];
-            if (match) {
-                *src = BLEND_NEXT;
+            if (match)
                 return &r->blend;
-            }
         }
     }
-    *src = BLEND_DEFAULT;
     return &s->fallback;
 }
 
-/* Solves the small symmetric positive definite system G x = b (Cholesky). */
-static int solve_spd(double *G, int n, const double *b, double *x)
+/* Factors the small symmetric positive definite matrix G in place (Cholesky):
+ * its lower triangle becomes L with G = L L^T; only that triangle is read.
+ * Returns -1 when G is not positive definite. */
+static int spd_factor(double *G, int n)
 {
     for (int j = 0; j < n; j++) {
         double d = G[j * n + j];
@@ -267,28 +254,72 @@ static int solve_spd(double *G, int n, const double *b, double *x)
             G[i * n + j] = v / G[j * n + j];
         }
     }
+    return 0;
+}
+
+/* Solves L L^T x = b with the factor L from spd_factor. */
+static void spd_solve(const double *L, int n, const double *b, double *x)
+{
     double y[SCENARIO_MAX_BLEND];
     for (int i = 0; i < n; i++) {
         double v = b[i];
         for (int k = 0; k < i; k++)
-            v -= G[i * n + k] * y[k];
-        y[i] = v / G[i * n + i];
+            v -= L[i * n + k] * y[k];
+        y[i] = v / L[i * n + i];
     }
     for (int i = n - 1; i >= 0; i--) {
         double v = y[i];
         for (int k = i + 1; k < n; k++)
-            v -= G[k * n + i] * x[k];
-        x[i] = v / G[i * n + i];
+            v -= L[k * n + i] * x[k];
+        x[i] = v / L[i * n + i];
     }
+}
+
+/* Blend b solved on head m: the Cholesky factor L of the Gram matrix of the
+ * wanted tokens' rows, and the coefficients c with sum_j c_j (row_j . row_k)
+ * = logit_k, so that each wanted token gets exactly its logit from the rows
+ * part of the vector, sum_j c_j row_j. */
+struct blend_fit {
+    double L[SCENARIO_MAX_BLEND * SCENARIO_MAX_BLEND];
+    double c[SCENARIO_MAX_BLEND];
+    double hn; /* |sum c_j row_j|^2 = c . logit */
+};
+
+/* Fits blend b to head m. Fails when the rows are not independent, or when
+ * the rows part does not stay below d (RMSNorm makes the whole vector's
+ * squared length d); remedy ends that message, in parentheses. */
+static int blend_fit(const struct scenario *s, const struct model *m, const struct blend *b,
+                     const char *remedy, struct blend_fit *f, struct err *e)
+{
+    int n = b->n, d = m->d;
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k <= a; k++) {
+            const uint16_t *ra = m->w + (size_t)b->id[a] * d, *rk = m->w + (size_t)b->id[k] * d;
+            double dot = 0.0;
+            for (int i = 0; i < d; i++)
+                dot += (double)lm_float(ra[i]) * lm_float(rk[i]);
+            f->L[a * n + k] = dot; /* the lower triangle, all that spd_factor reads */
+        }
+    if (spd_factor(f->L, n) < 0)
+        return err_set(e, ERR_USAGE, "scenario %s: the rows of a blend are not independent", s->id);
+    spd_solve(f->L, n, b->logit, f->c);
+    f->hn = 0.0;
+    for (int j = 0; j < n; j++)
+        f->hn += f->c[j] * b->logit[j];
+    if (f->hn >= d)
+        return err_set(e, ERR_USAGE, "scenario %s: its logits need a hidden size above %d (%s)",
+                       s->id, (int)ceil(f->hn), remedy);
     return 0;
 }
 
 int scenario_hidden(const struct scenario *s, const struct model *m, const int *ctx, int len,
                     float *h, struct err *e)
 {
-    enum blend_source src;
-    const struct blend *b = scenario_blend(s, ctx, len, &src);
+    const struct blend *b = scenario_blend(s, ctx, len);
     int d = m->d, n = b->n;
+    struct blend_fit f;
+    if (blend_fit(s, m, b, "use a larger one", &f, e) < 0)
+        return -1;
     double *rows = malloc((size_t)n * (size_t)d * sizeof *rows);
     double *g = malloc((size_t)d * sizeof *g);
     if (!rows || !g) {
@@ -299,23 +330,10 @@ int scenario_hidden(const struct scenario *s, const struct model *m, const int *
     for (int j = 0; j < n; j++)
         for (int i = 0; i < d; i++)
             rows[(size_t)j * d + i] = lm_float(m->w[(size_t)b->id[j] * d + i]);
-    double G[SCENARIO_MAX_BLEND * SCENARIO_MAX_BLEND], G2[SCENARIO_MAX_BLEND * SCENARIO_MAX_BLEND];
-    for (int a = 0; a < n; a++)
-        for (int c = 0; c < n; c++) {
-            double dot = 0.0;
-            for (int i = 0; i < d; i++)
-                dot += rows[(size_t)a * d + i] * rows[(size_t)c * d + i];
-            G[a * n + c] = dot;
-        }
-    /* Coefficients c with sum_j c_j (row_j . row_k) = logit_k: each wanted
-     * token gets exactly its logit from the rows part of the vector. */
-    double c[SCENARIO_MAX_BLEND], proj[SCENARIO_MAX_BLEND], rg[SCENARIO_MAX_BLEND];
-    memcpy(G2, G, sizeof G);
-    int rc = solve_spd(G, n, b->logit, c);
     /* Noise: a normal vector, drawn from the context (its length and last
      * token), with its part along the rows removed so the logits stay. */
     uint32_t last = len > 0 ? (uint32_t)ctx[len - 1] : 0u;
-    for (int i = 0; rc == 0 && i < d; i += 2) {
+    for (int i = 0; i < d; i += 2) {
         struct philox4x32 cc = { { (uint32_t)len, last, (uint32_t)(i / 2), NOISE_TAG } };
         struct philox4x32 r = philox4x32_10(cc, (uint32_t)s->seed, (uint32_t)(s->seed >> 32));
         double u1 = ((r.v[0] >> 8) + 0.5) / 16777216.0, u2 = (r.v[1] >> 8) / 16777216.0;
@@ -324,71 +342,45 @@ int scenario_hidden(const struct scenario *s, const struct model *m, const int *
         if (i + 1 < d)
             g[i + 1] = rad * sin(2.0 * PI * u2);
     }
-    for (int j = 0; rc == 0 && j < n; j++) {
+    /* rg = row_j . g, and proj its coefficients along the rows ({ 0 }: gcc
+     * cannot see that the loop fills the n entries spd_solve reads). */
+    double rg[SCENARIO_MAX_BLEND] = { 0 }, proj[SCENARIO_MAX_BLEND];
+    for (int j = 0; j < n; j++) {
         double dot = 0.0;
         for (int i = 0; i < d; i++)
             dot += rows[(size_t)j * d + i] * g[i];
         rg[j] = dot;
     }
-    if (rc == 0)
-        rc = solve_spd(G2, n, rg, proj);
-    double hn_rows = 0.0, gsq = 0.0;
-    for (int j = 0; rc == 0 && j < n; j++)
-        hn_rows += c[j] * b->logit[j]; /* |sum c_j row_j|^2 = c . logit */
-    for (int i = 0; rc == 0 && i < d; i++) {
+    spd_solve(f.L, n, rg, proj);
+    double gsq = 0.0;
+    for (int i = 0; i < d; i++) {
         double v = g[i];
         for (int j = 0; j < n; j++)
             v -= proj[j] * rows[(size_t)j * d + i];
         g[i] = v;
         gsq += v * v;
     }
-    if (rc == 0 && hn_rows >= d)
-        rc = err_set(e, ERR_USAGE,
-                     "scenario %s: its logits need a hidden size above %d (use a larger one)",
-                     s->id, (int)ceil(hn_rows));
-    else if (rc < 0)
-        err_set(e, ERR_USAGE, "scenario %s: the rows of a blend are not independent", s->id);
-    if (rc == 0) {
-        /* Root mean square 1: the noise fills what the rows leave of d. */
-        double beta = gsq > 0 ? sqrt((d - hn_rows) / gsq) : 0.0;
-        for (int i = 0; i < d; i++) {
-            double v = beta * g[i];
-            for (int j = 0; j < n; j++)
-                v += c[j] * rows[(size_t)j * d + i];
-            h[i] = (float)(SCENARIO_HIDDEN_SCALE * v);
-        }
+    /* Root mean square 1: the noise fills what the rows leave of d. */
+    double beta = gsq > 0 ? sqrt((d - f.hn) / gsq) : 0.0;
+    for (int i = 0; i < d; i++) {
+        double v = beta * g[i];
+        for (int j = 0; j < n; j++)
+            v += f.c[j] * rows[(size_t)j * d + i];
+        h[i] = (float)(SCENARIO_HIDDEN_SCALE * v);
     }
     free(rows);
     free(g);
-    return rc;
+    return 0;
 }
 
-/* Whether the head's hidden size can meet blend b: the rows part of the
- * vector, |sum c_j row_j|^2 = c . logit, must stay below d (RMSNorm makes
- * the whole vector's squared length d), and the rows must be independent. */
+/* Whether the head's hidden size can meet blend b (see blend_fit). */
 static int blend_fits(const struct scenario *s, const struct model *m, const struct blend *b,
                       struct err *e)
 {
-    int n = b->n, d = m->d;
-    double G[SCENARIO_MAX_BLEND * SCENARIO_MAX_BLEND], c[SCENARIO_MAX_BLEND];
-    for (int a = 0; a < n; a++)
-        for (int k = 0; k <= a; k++) {
-            const uint16_t *ra = m->w + (size_t)b->id[a] * d, *rk = m->w + (size_t)b->id[k] * d;
-            double dot = 0.0;
-            for (int i = 0; i < d; i++)
-                dot += (double)lm_float(ra[i]) * lm_float(rk[i]);
-            G[a * n + k] = G[k * n + a] = dot;
-        }
-    if (solve_spd(G, n, b->logit, c) < 0)
-        return err_set(e, ERR_USAGE, "scenario %s: the rows of a blend are not independent", s->id);
-    double hn = 0.0;
-    for (int j = 0; j < n; j++)
-        hn += c[j] * b->logit[j];
-    if (hn >= d)
-        return err_set(e, ERR_USAGE,
-                       "scenario %s: its logits need a hidden size above %d (this head has %d)",
-                       s->id, (int)ceil(hn), d);
-    return 0;
+    char remedy[32];
+    snprintf(remedy, sizeof remedy, "this head has %d", m->d);
+    struct blend_fit f;
+    return blend_fit(s, m, b, remedy, &f, e);
 }
 
 int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, int d, uint64_t seed,

@@ -54,8 +54,6 @@ struct scenario {
     struct blend fallback;
 };
 
-enum blend_source { BLEND_SCRIPT, BLEND_NEXT, BLEND_DEFAULT };
-
 /* Loads and checks the scenario at path against vocabulary v: the prompt ids
  * must read as the prompt text, every id must exist, no blend may name a
  * token twice. Errors are "path:line: message". */
@@ -66,8 +64,7 @@ int scenario_load_text(struct scenario *s, const char *path, const char *text,
 void scenario_free(struct scenario *s);
 
 /* The blend for the token after ctx[0..len) (the prompt first). */
-const struct blend *scenario_blend(const struct scenario *s, const int *ctx, int len,
-                                   enum blend_source *src);
+const struct blend *scenario_blend(const struct scenario *s, const int *ctx, int len);
 
 /* The hidden vector h (m->d values) for the token after ctx. Returns 0, or -1
  * when the blend's logits cannot all be met at this hidden size. */

@@ -89,7 +89,7 @@ int parse_int(const char *text, int lo, int hi, int *out, struct err *e)
     return 0;
 }
 
-static int parse_seed(const char *text, uint64_t *out, struct err *e)
+int parse_seed(const char *text, uint64_t *out, struct err *e)
 {
     const char *p = text;
     while (isspace((unsigned char)*p))

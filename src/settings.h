@@ -58,6 +58,9 @@ void settings_value(const struct settings *s, const char *name, char *buf, size_
  * Returns the count, or -1 with a message. */
 int parse_int_list(const char *text, int *out, int max, int limit, struct err *e);
 
+/* Parses a seed, a whole number 0 to 2^64-1; -1 with a message otherwise. */
+int parse_seed(const char *text, uint64_t *out, struct err *e);
+
 /* Parses a finite number the whole of text; -1 with a message otherwise. */
 int parse_double(const char *text, double *out, struct err *e);
 

@@ -26,8 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct scenario s;
     if (scenario_load_text(&s, "fuzz.ini", text, &v, &e) == 0) {
         /* Every context finds a blend. */
-        enum blend_source src;
-        const struct blend *b = scenario_blend(&s, s.prompt, s.prompt_len, &src);
+        const struct blend *b = scenario_blend(&s, s.prompt, s.prompt_len);
         if (!b || b->n < 1)
             abort();
         scenario_free(&s);
