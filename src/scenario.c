@@ -307,8 +307,9 @@ static int blend_fit(const struct scenario *s, const struct model *m, const stru
     for (int j = 0; j < n; j++)
         f->hn += f->c[j] * b->logit[j];
     if (f->hn >= d)
-        return err_set(e, ERR_USAGE, "scenario %s: its logits need a hidden size above %d (%s)",
-                       s->id, (int)ceil(f->hn), remedy);
+        return err_set(e, ERR_USAGE, "scenario %s: its logits need a hidden size above %.0f (%s)",
+                       s->id, ceil(f->hn),
+                       remedy); /* %.0f: a tiny head can need more than an int */
     return 0;
 }
 
