@@ -8,7 +8,7 @@ BUILD    := build
 VERSION  := 0.1.0
 
 PKGS     := ncursesw inih check
-CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L
+CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 DEFS     := -DLOGITLAB_VERSION='"$(VERSION)"'
 PKG_CFLAGS = $(shell pkg-config --cflags inih ncursesw 2>/dev/null)
@@ -59,21 +59,21 @@ ifeq ($(CUDA_STATE),on)
   CUDA_LIBS := -L$(CUDA_RT) -lcudart_static -ldl -lrt -lpthread -lstdc++
   CUDA_CHECK_OBJ :=
 else
-  OBJ_CUDA  := $(BUILD)/backend_nocuda.o
+  OBJ_CUDA  := $(BUILD)/backend/backend_nocuda.o
   CUDA_LIBS :=
   CUDA_CHECK_OBJ := $(if $(NVCC),$(BUILD)/gpu/backend_cuda.o)
 endif
 
-SRC_CORE := src/err.c src/sampler.c src/sampler_fast.c src/vecmath.c src/settings.c src/vocab.c src/utf8.c src/lesson.c \
-            src/lmhead.c src/source.c src/report.c src/catalog.c src/cli.c \
-            src/keys.c src/screen.c src/app.c src/view.c src/term.c src/model.c src/ini_file.c src/scenario.c \
-            src/realrun.c src/npy.c src/outfile.c src/config.c src/backend.c src/backend_cpu.c src/batch.c
+# The program's layers, lowest first (HACKING.md): a file includes headers of
+# its own layer and the ones below it only (make lint checks).
+LAYERS   := base core model backend data source report tui
+SRC_CORE := $(filter-out src/backend/backend_nocuda.c,$(foreach l,$(LAYERS),$(sort $(wildcard src/$(l)/*.c)))) src/cli.c
 SRC_MAIN := src/main.c
 TESTS    := $(sort $(wildcard tests/check_*.c))
 
 OBJ_CORE := $(SRC_CORE:src/%.c=$(BUILD)/%.o)
 OBJ_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/%.o)
-SAN_CORE := $(SRC_CORE:src/%.c=$(BUILD)/san/%.o) $(BUILD)/san/backend_nocuda.o
+SAN_CORE := $(SRC_CORE:src/%.c=$(BUILD)/san/%.o) $(BUILD)/san/backend/backend_nocuda.o
 SAN_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/san/%.o)
 SAN_TEST := $(TESTS:tests/%.c=$(BUILD)/san/tests/%.o)
 
@@ -86,7 +86,7 @@ GPU_TEST := $(BUILD)/check_gpu
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
 .PHONY: all run test deps build test-build test-unit test-cli test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
-	test-install test-valgrind format format-check \
+	test-install test-valgrind format format-check lint \
         golden clean config
 
 all: config $(BIN) $(GPU_BINS) $(CUDA_CHECK_OBJ)
@@ -213,18 +213,18 @@ $(TEST_BIN): $(SAN_CORE) $(SAN_TEST)
 # The dense loops of the sampler: vectorized, for the CPU found at load time.
 # -fno-trapping-math only lets the compiler turn comparisons into selects.
 VEC_CFLAGS := -O3 -fno-trapping-math
-$(BUILD)/vecmath.o: CFLAGS += $(VEC_CFLAGS)
-$(BUILD)/san/vecmath.o: SAN_EXTRA := $(VEC_CFLAGS)
+$(BUILD)/core/vecmath.o $(BUILD)/model/head_vec.o: CFLAGS += $(VEC_CFLAGS)
+$(BUILD)/san/core/vecmath.o $(BUILD)/san/model/head_vec.o: SAN_EXTRA := $(VEC_CFLAGS)
 
 $(BUILD)/%.o: src/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) $(PLAIN_EXTRA) -c -o $@ $<
 
-$(BUILD)/backend_nocuda.o: PLAIN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(NOCUDA_WHY)"'
-$(BUILD)/backend_nocuda.o: $(CUDA_STAMP)
-$(BUILD)/san/backend_nocuda.o: SAN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(SAN_NOCUDA_WHY)"'
-$(BUILD)/san/backend_nocuda.o: $(CUDA_STAMP)
+$(BUILD)/backend/backend_nocuda.o: PLAIN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(NOCUDA_WHY)"'
+$(BUILD)/backend/backend_nocuda.o: $(CUDA_STAMP)
+$(BUILD)/san/backend/backend_nocuda.o: SAN_EXTRA := -DLOGITLAB_NO_CUDA_WHY='"$(SAN_NOCUDA_WHY)"'
+$(BUILD)/san/backend/backend_nocuda.o: $(CUDA_STAMP)
 
 $(BUILD)/san/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -236,12 +236,12 @@ $(BUILD)/san/tests/%.o: tests/%.c
 	@echo "  CC SAN  $@"
 	@$(CC) $(SAN_CFLAGS) -Isrc $(shell pkg-config --cflags check 2>/dev/null) -c -o $@ $<
 
-$(BUILD)/gpu/backend_cuda.o: gpu/backend_cuda.cu $(wildcard gpu/*.cuh) $(wildcard src/*.h)
+$(BUILD)/gpu/backend_cuda.o: gpu/backend_cuda.cu $(wildcard gpu/*.cuh) $(wildcard src/*/*.h src/*/*.def)
 	@mkdir -p $(@D)
 	@echo "  NVCC    $@"
 	@$(NVCC) $(NVCC_FLAGS) -Isrc -c -o $@ $<
 
-$(BUILD)/gpu/%: gpu/%.cu src/philox.h tests/philox_kat.h
+$(BUILD)/gpu/%: gpu/%.cu src/core/philox.h tests/philox_kat.h
 	@mkdir -p $(@D)
 	@echo "  NVCC    $@"
 	@$(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
@@ -285,7 +285,7 @@ test-valgrind: $(BIN)
 FUZZ_TIME ?= 60
 FUZZ_CC   ?= clang
 FUZZERS   := lesson scenario npy vocab command
-FUZZ_SRC  := $(filter-out src/term.c,$(SRC_CORE)) src/backend_nocuda.c
+FUZZ_SRC  := $(filter-out src/tui/term.c,$(SRC_CORE)) src/backend/backend_nocuda.c
 FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 
 fuzz: $(FUZZ_BIN)
@@ -298,10 +298,17 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
 	@$(FUZZ_CC) $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-Isrc $(PKG_CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) -lm
 
-FORMAT_FILES = $(wildcard src/*.c src/*.h tests/*.c tests/*.h tests/gpu/*.c tests/bench/*.c tests/bench/*.h tests/fuzz/*.c)
+FORMAT_FILES = $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/*.c tests/*.h tests/gpu/*.c tests/bench/*.c tests/bench/*.h tests/fuzz/*.c)
 
 format:
 	clang-format -i $(FORMAT_FILES)
+
+# The rules of the house a compiler does not check (tests/lint.sh): layers,
+# where ncurses and CUDA may be included, no hidden mutable state, short
+# functions and files; tests/lint-self.sh shows it catches each kind.
+lint:
+	@tests/lint.sh
+	@tests/lint-self.sh
 
 format-check:
 	@if command -v clang-format >/dev/null 2>&1; then \
@@ -311,6 +318,7 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJ_CORE:.o=.d) $(OBJ_MAIN:.o=.d) $(SAN_CORE:.o=.d) $(SAN_MAIN:.o=.d) $(SAN_TEST:.o=.d)
+-include $(OBJ_CORE:.o=.d) $(OBJ_MAIN:.o=.d) $(SAN_CORE:.o=.d) $(SAN_MAIN:.o=.d) $(SAN_TEST:.o=.d) \
+	$(OBJ_CUDA:.o=.d)
 # The programs compiled and linked in one step (check_gpu, the benchmarks).
 -include $(wildcard $(BUILD)/*.d)

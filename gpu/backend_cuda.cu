@@ -28,15 +28,15 @@
 #include <cub/cub.cuh>
 
 extern "C" {
-#include "backend.h"
-#include "err.h"
-#include "model.h"
-#include "sampler.h"
+#include "backend/backend.h"
+#include "base/err.h"
+#include "model/model.h"
+#include "core/sampler.h"
 }
-#include "fastexp.h"     // the constants of fast_exp (the function itself is host-only)
-#include "lmhead_gen.h"  // HOSTDEV
-#include "philox.h"      // HOSTDEV
-#include "sampler_rules.h" // HOSTDEV
+#include "core/fastexp.h"     // the constants of fast_exp (the function itself is host-only)
+#include "model/lmhead_gen.h"  // HOSTDEV
+#include "core/philox.h"      // HOSTDEV
+#include "core/sampler_rules.h" // HOSTDEV
 
 namespace {
 
@@ -937,7 +937,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // --- The LM head --------------------------------------------------------------
 
 // One thread per four weights: lm_weights4 is the CPU's generator, so the
-// weights are bit for bit those of vm_lm_row.
+// weights are bit for bit those of head_row.
 __global__ void weights_kernel(uint16_t *w, uint64_t seed, int V, int d, float scale)
 {
     size_t per_row = (size_t)(d / 4);
@@ -1032,7 +1032,7 @@ __device__ __forceinline__ void mac8(float (&acc)[TB][8], const uint32_t q[4],
     }
 }
 
-// vm_gemv_bf16 for TB hidden vectors at a time. The CPU sums a row in sixteen
+// head_gemv_bf16 for TB hidden vectors at a time. The CPU sums a row in sixteen
 // running lanes (lane k: columns k, k + 16, ...), then a fixed tree. Here two
 // threads share a row: thread h holds lanes 8h .. 8h + 7 and reads the
 // 16-byte chunks 2m + h, so each lane adds the same terms in the same order

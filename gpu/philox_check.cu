@@ -5,7 +5,7 @@
 #include <cstring>
 
 extern "C" {
-#include "philox.h"
+#include "core/philox.h"
 #include "philox_kat.h"
 }
 

@@ -3,11 +3,12 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "backend.h"
-#include "config.h"
-#include "keys.h"
-#include "model.h"
-#include "settings.h"
+#include "backend/backend.h"
+#include "data/config.h"
+#include "core/draws.h"
+#include "data/keys.h"
+#include "model/model.h"
+#include "core/settings.h"
 
 #define OPT_SETTING_BASE 1000
 

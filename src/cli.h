@@ -8,12 +8,11 @@
 
 #include <stdio.h>
 
-#include "err.h"
-#include "report.h"
+#include "base/err.h"
+#include "report/report.h"
 
 #define MAX_OVERRIDES 64
 #define CLI_MAX_FIND  16
-#define DRAWS_MAX     10000000
 
 struct override {
     const char *name;

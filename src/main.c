@@ -9,24 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
-#include "backend.h"
-#include "catalog.h"
+#include "tui/app.h"
+#include "backend/backend.h"
+#include "data/catalog.h"
 #include "cli.h"
-#include "config.h"
-#include "keys.h"
-#include "screen.h"
-#include "term.h"
-#include "view.h"
-#include "err.h"
-#include "lesson.h"
-#include "report.h"
-#include "sampler.h"
-#include "settings.h"
-#include "source.h"
-#include "realrun.h"
-#include "utf8.h"
-#include "outfile.h"
+#include "data/config.h"
+#include "data/keys.h"
+#include "tui/screen.h"
+#include "tui/term.h"
+#include "tui/view.h"
+#include "base/err.h"
+#include "data/lesson.h"
+#include "report/report.h"
+#include "core/sampler.h"
+#include "core/settings.h"
+#include "source/source.h"
+#include "core/draws.h"
+#include "base/utf8.h"
+#include "base/outfile.h"
 
 #define HEADLESS_MAX_KEYS 4096
 
@@ -162,14 +162,14 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
         rc = trace_init(&t, L.vocab.n, e);
     if (rc == 0) {
         rc = source_run_step(&L, o->step, &s, ctx, len, &t, e);
-        static struct rr_hist hist;
-        static struct rr_draws draws;
+        static struct draws_hist hist;
+        static struct draws draws;
         int with_hist = fast && L.vocab.n >= 1000; /* a few tokens are all in the table */
         if (rc == 0 && with_hist)
-            rr_histogram(&t, 16, &hist);
+            draws_histogram(&t, 16, &hist);
         if (rc == 0 && o->draws) {
-            rc = rr_draws(&t, s.sampler.seed, source_draw_step(&L, len), o->draws,
-                          o->top > 0 ? o->top : REPORT_FAST_TOP, &draws, e);
+            rc = draws_run(&t, s.sampler.seed, source_draw_step(&L, len), o->draws,
+                           o->top > 0 ? o->top : REPORT_FAST_TOP, &draws, e);
         }
         struct report r = {
             .lesson = &L,

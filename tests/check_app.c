@@ -2,8 +2,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "app.h"
-#include "keys.h"
+#include "tui/app.h"
+#include "data/keys.h"
 #include "suites.h"
 
 static struct app A;

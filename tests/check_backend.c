@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "batch.h"
-#include "catalog.h"
-#include "philox.h"
-#include "realrun.h"
-#include "settings.h"
-#include "source.h"
+#include "backend/backend.h"
+#include "tui/batch.h"
+#include "data/catalog.h"
+#include "core/philox.h"
+#include "core/draws.h"
+#include "core/settings.h"
+#include "source/source.h"
 #include "suites.h"
-#include "view.h"
+#include "tui/view.h"
 
 #define SMALL_V 5000
 #define ROWS    8
@@ -240,13 +240,13 @@ START_TEST(test_draws_through_the_backend)
                                 .prompt_len = 10,
                                 .step = r.step };
     ck_assert_int_eq(sampler_run_fast(&in, &r.s, &t, 32, &e), 0);
-    ck_assert_int_eq(rr_draw_ids(&t, r.s.seed, r.step, 0, N, kept2, plain2, &e), 0);
+    ck_assert_int_eq(draws_ids(&t, r.s.seed, r.step, 0, N, kept2, plain2, &e), 0);
     ck_assert_mem_eq(kept, kept2, sizeof kept);
     ck_assert_mem_eq(plain, plain2, sizeof plain);
     ck_assert_int_eq(kept[0], t.choice.id); /* draw 0 is the step's own */
-    static struct rr_draws a, b;
-    ck_assert_int_eq(rr_draws(&t, r.s.seed, r.step, N, RR_DRAW_ROWS, &a, &e), 0);
-    ck_assert_int_eq(rr_tally(&t, kept, plain, N, RR_DRAW_ROWS, &b, &e), 0);
+    static struct draws a, b;
+    ck_assert_int_eq(draws_run(&t, r.s.seed, r.step, N, DRAWS_ROWS, &a, &e), 0);
+    ck_assert_int_eq(draws_tally(&t, kept, plain, N, DRAWS_ROWS, &b, &e), 0);
     ck_assert_mem_eq(a.c_plain, b.c_plain, sizeof a.c_plain);
     ck_assert_mem_eq(a.c_kept, b.c_kept, sizeof a.c_kept);
     ck_assert_int_eq(a.tail_plain, b.tail_plain);
@@ -260,14 +260,14 @@ START_TEST(test_draws_through_the_backend)
     ck_assert_int_ge(removed, 0); /* top-p 0.9 removes most of the bulk */
     int keep = kept[3];
     kept[3] = removed;
-    ck_assert_int_eq(rr_tally(&t, kept, plain, N, RR_DRAW_ROWS, &b, &e), -1);
+    ck_assert_int_eq(draws_tally(&t, kept, plain, N, DRAWS_ROWS, &b, &e), -1);
     char want[ERR_MSG_MAX];
     snprintf(want, sizeof want, "draw 3 came back with token %d, which the chain removed", removed);
     ck_assert_str_eq(e.msg, want);
     kept[3] = keep;
     /* A token outside the step is refused, not counted. */
     plain[7] = SMALL_V;
-    ck_assert_int_eq(rr_tally(&t, kept, plain, N, RR_DRAW_ROWS, &b, &e), -1);
+    ck_assert_int_eq(draws_tally(&t, kept, plain, N, DRAWS_ROWS, &b, &e), -1);
     ck_assert_str_eq(e.msg, "draw 7 came back with a token outside the step");
     trace_free(&t);
 }
@@ -548,9 +548,9 @@ START_TEST(test_app_draws_on_another_backend)
     app_command(&a, "top-p 0.9");
     app_key(&a, 'D');
     ck_assert_msg(a.draws_ok, "%s", a.msg);
-    static struct rr_draws want;
-    ck_assert_int_eq(rr_draws(&a.t, a.cur.sampler.seed, source_draw_step(&a.L, a.cur_len),
-                              RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &want, &e),
+    static struct draws want;
+    ck_assert_int_eq(draws_run(&a.t, a.cur.sampler.seed, source_draw_step(&a.L, a.cur_len),
+                               DRAWS_DEFAULT, DRAWS_ROWS, &want, &e),
                      0);
     ck_assert_mem_eq(a.draws.c_plain, want.c_plain, sizeof want.c_plain);
     ck_assert_mem_eq(a.draws.c_kept, want.c_kept, sizeof want.c_kept);

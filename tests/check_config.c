@@ -1,8 +1,8 @@
 /* The user's configuration file: good, bad, and under the command line. */
 #include <string.h>
 
-#include "app.h"
-#include "config.h"
+#include "tui/app.h"
+#include "data/config.h"
 #include "suites.h"
 
 START_TEST(test_good_file)

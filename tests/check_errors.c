@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "err.h"
-#include "lesson.h"
-#include "settings.h"
+#include "base/err.h"
+#include "data/lesson.h"
+#include "core/settings.h"
 #include "suites.h"
 
 /* The path the messages name; no file is read. */

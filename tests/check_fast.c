@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "philox.h"
-#include "sampler.h"
-#include "sampler_rules.h"
+#include "core/philox.h"
+#include "core/sampler.h"
+#include "core/sampler_rules.h"
 #include "suites.h"
 
 static struct trace ref, fast;

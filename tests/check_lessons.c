@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "lesson.h"
-#include "lmhead.h"
-#include "sampler.h"
-#include "settings.h"
-#include "source.h"
+#include "data/catalog.h"
+#include "data/lesson.h"
+#include "model/lmhead.h"
+#include "core/sampler.h"
+#include "core/settings.h"
+#include "source/source.h"
 #include "suites.h"
 
 static struct lesson L;

@@ -3,9 +3,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "philox.h"
+#include "core/philox.h"
 #include "philox_kat.h"
-#include "sampler.h"
+#include "core/sampler.h"
 #include "suites.h"
 
 static const struct philox_kat KAT[] = { PHILOX_KAT_ROWS };

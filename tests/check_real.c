@@ -6,16 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "lmhead_gen.h"
-#include "model.h"
-#include "npy.h"
-#include "philox.h"
-#include "realrun.h"
-#include "scenario.h"
-#include "source.h"
+#include "data/catalog.h"
+#include "model/lmhead_gen.h"
+#include "model/model.h"
+#include "data/npy.h"
+#include "core/philox.h"
+#include "core/draws.h"
+#include "data/scenario.h"
+#include "source/source.h"
 #include "suites.h"
-#include "vocab.h"
+#include "data/vocab.h"
 
 #define VOCAB_FILE "data/llama3-vocab.bin"
 #define LLAMA3_V   128256
@@ -251,8 +251,8 @@ START_TEST(test_real_france_step_one)
      * the probability, spread over 128,236 tokens. */
     double tail = 1.0 - t.rows[19].cum;
     ck_assert_msg(tail > 0.005 && tail < 0.02, "tail mass %g", tail);
-    struct rr_hist h;
-    ck_assert_int_eq(rr_histogram(&t, 32, &h), 0);
+    struct draws_hist h;
+    ck_assert_int_eq(draws_histogram(&t, 32, &h), 0);
     long sum = 0;
     for (int b = 0; b < h.bins; b++)
         sum += h.count[b];
@@ -355,8 +355,8 @@ START_TEST(test_many_draws_against_the_probabilities)
     s.seed = 3;
     struct sampler_input in = { .vocab_size = V, .logits = z, .step = 1 };
     ck_assert_int_eq(sampler_run_fast(&in, &s, &t, 40, &e), 0);
-    static struct rr_draws d;
-    ck_assert_int_eq(rr_draws(&t, s.seed, 1, N, 20, &d, &e), 0);
+    static struct draws d;
+    ck_assert_int_eq(draws_run(&t, s.seed, 1, N, 20, &d, &e), 0);
     /* Draw 0 uses the u of the step itself: the same token. */
     ck_assert_int_eq(d.first_kept, t.choice.id);
     /* The rows counted are the trace's top rows, in the same order. */
@@ -371,10 +371,10 @@ START_TEST(test_many_draws_against_the_probabilities)
     /* Pearson's chi-square stays under its 0.1 % point. The limit is the
      * Wilson-Hilferty approximation: within 1 % of the table's 29.59 for 10
      * degrees of freedom and 59.70 for 30 (it errs on the high side). */
-    ck_assert_double_eq_tol(rr_chi2_limit(10), 29.59, 0.3);
-    ck_assert_double_eq_tol(rr_chi2_limit(30), 59.70, 0.3);
+    ck_assert_double_eq_tol(draws_chi2_limit(10), 29.59, 0.3);
+    ck_assert_double_eq_tol(draws_chi2_limit(30), 59.70, 0.3);
     ck_assert_int_ge(d.df_plain, 3);
-    ck_assert_msg(d.chi2_plain < rr_chi2_limit(d.df_plain), "chi2 %g on %d df", d.chi2_plain,
+    ck_assert_msg(d.chi2_plain < draws_chi2_limit(d.df_plain), "chi2 %g on %d df", d.chi2_plain,
                   d.df_plain);
     ck_assert_msg(d.tail_plain > 0, "the tail holds %g of the mass: some draws land there",
                   d.tail_p_plain);
@@ -383,12 +383,12 @@ START_TEST(test_many_draws_against_the_probabilities)
      * the first two, so top-p 0.3 keeps those two and no draw lands lower. */
     s.top_p = 0.3;
     ck_assert_int_eq(sampler_run_fast(&in, &s, &t, 40, &e), 0);
-    ck_assert_int_eq(rr_draws(&t, s.seed, 1, N, 20, &d, &e), 0);
+    ck_assert_int_eq(draws_run(&t, s.seed, 1, N, 20, &d, &e), 0);
     ck_assert_int_eq(t.kept_count, 2);
     ck_assert_int_eq(d.tail_kept, 0);
     ck_assert_int_eq(d.c_kept[0] + d.c_kept[1], N);
     ck_assert_int_eq(d.first_kept, t.choice.id);
-    ck_assert_msg(d.chi2_kept < rr_chi2_limit(d.df_kept), "chi2 %g on %d df", d.chi2_kept,
+    ck_assert_msg(d.chi2_kept < draws_chi2_limit(d.df_kept), "chi2 %g on %d df", d.chi2_kept,
                   d.df_kept);
     for (int r = 0; r < d.rows; r++)
         if (t.rows[r].removed_by != TRACE_KEPT)

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "report.h"
-#include "source.h"
+#include "data/catalog.h"
+#include "report/report.h"
+#include "source/source.h"
 #include "suites.h"
-#include "utf8.h"
+#include "base/utf8.h"
 
 /* Runs the toy lesson's step with the given top-k and returns the report as
  * a malloc'd string in the given format. */

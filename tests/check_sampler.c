@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
+#include "core/sampler.h"
 #include "suites.h"
 
 #define V_MAX 16

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "settings.h"
+#include "core/settings.h"
 #include "suites.h"
 
 static struct settings S;

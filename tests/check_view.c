@@ -2,9 +2,9 @@
  * another or leaves the screen, and no part writes outside its rectangle. */
 #include <string.h>
 
-#include "app.h"
+#include "tui/app.h"
 #include "suites.h"
-#include "view.h"
+#include "tui/view.h"
 
 static int inside(struct rect r, int w, int h)
 {

@@ -4,7 +4,7 @@
 
 #include <check.h>
 
-#include "app.h"
+#include "tui/app.h"
 
 Suite *suite_philox(void);
 Suite *suite_sampler(void);

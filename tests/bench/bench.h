@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 static inline double bench_now_us(void)
 {

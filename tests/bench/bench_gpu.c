@@ -12,11 +12,11 @@
 
 #include "bench.h"
 
-#include "backend.h"
-#include "model.h"
-#include "philox.h"
-#include "sampler.h"
-#include "settings.h"
+#include "backend/backend.h"
+#include "model/model.h"
+#include "core/philox.h"
+#include "core/sampler.h"
+#include "core/settings.h"
 
 /* The device's peak memory bandwidth in GB/s, from its properties: the CUDA
  * backend exports it; weak, so that a build without it links (NULL). */

@@ -8,11 +8,11 @@
 
 #include "bench.h"
 
-#include "model.h"
-#include "realrun.h"
-#include "sampler.h"
-#include "scenario.h"
-#include "vocab.h"
+#include "model/model.h"
+#include "core/draws.h"
+#include "core/sampler.h"
+#include "data/scenario.h"
+#include "data/vocab.h"
 
 #define ROUNDS 21
 
@@ -47,7 +47,7 @@ int main(void)
         sampler_defaults(&s);
         s.top_p = 0.95;
         double hid[ROUNDS], gemv[ROUNDS], samp[ROUNDS], draws[ROUNDS];
-        static struct rr_draws d;
+        static struct draws d;
         for (int i = 0; i < ROUNDS; i++) {
             r.valid = 0; /* compute it again */
             const float *z = scenario_run_logits(&r, sc.prompt, sc.prompt_len, &e);
@@ -60,7 +60,7 @@ int main(void)
             if (sampler_run_fast(&in, &s, &t, 64, &e) < 0)
                 fail(e.msg);
             double t2 = clock_ms();
-            if (rr_draws(&t, 1, 1, RR_DRAWS_DEFAULT, RR_DRAW_ROWS, &d, &e) < 0)
+            if (draws_run(&t, 1, 1, DRAWS_DEFAULT, DRAWS_ROWS, &d, &e) < 0)
                 fail(e.msg);
             samp[i] = t2 - t1;
             draws[i] = clock_ms() - t2;

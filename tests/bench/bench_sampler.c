@@ -8,9 +8,9 @@
 
 #include "bench.h"
 
-#include "philox.h"
-#include "sampler.h"
-#include "settings.h"
+#include "core/philox.h"
+#include "core/sampler.h"
+#include "core/settings.h"
 
 #define FAST_ROUNDS    41
 #define NAIVE_ROUNDS   5

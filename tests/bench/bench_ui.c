@@ -7,10 +7,10 @@
 
 #include "bench.h"
 
-#include "app.h"
-#include "screen.h"
-#include "term.h"
-#include "view.h"
+#include "tui/app.h"
+#include "tui/screen.h"
+#include "tui/term.h"
+#include "tui/view.h"
 
 #define ROUNDS   2001
 #define FRAME_US 16667.0 /* one frame at 60 Hz */

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lesson.h"
-#include "sampler.h"
-#include "source.h"
+#include "data/lesson.h"
+#include "core/sampler.h"
+#include "source/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

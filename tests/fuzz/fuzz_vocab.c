@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
-#include "vocab.h"
+#include "base/utf8.h"
+#include "data/vocab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

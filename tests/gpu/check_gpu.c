@@ -35,17 +35,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "catalog.h"
-#include "clock.h"
-#include "lesson.h"
-#include "lmhead_gen.h"
-#include "model.h"
-#include "philox.h"
-#include "sampler.h"
-#include "scenario.h"
-#include "settings.h"
-#include "source.h"
+#include "backend/backend.h"
+#include "data/catalog.h"
+#include "base/clock.h"
+#include "data/lesson.h"
+#include "model/lmhead_gen.h"
+#include "model/model.h"
+#include "core/philox.h"
+#include "core/sampler.h"
+#include "data/scenario.h"
+#include "core/settings.h"
+#include "source/source.h"
 
 /* Per request, the CPU (a) and the device (b) must agree on: */
 #define TOL_FINAL                                                                                  \

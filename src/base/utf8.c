@@ -1,0 +1,167 @@
+#include "base/utf8.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int utf8_decode(const char *s, size_t n, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    *cp = 0xFFFD;
+    if (n == 0)
+        return 0;
+    unsigned c = u[0];
+    int len;
+    uint32_t v;
+    if (c < 0x80)
+        return (*cp = c), 1;
+    else if ((c >> 5) == 6)
+        len = 2, v = c & 0x1F;
+    else if ((c >> 4) == 14)
+        len = 3, v = c & 0x0F;
+    else if ((c >> 3) == 30)
+        len = 4, v = c & 0x07;
+    else
+        return 0;
+    if ((size_t)len > n)
+        return 0;
+    for (int i = 1; i < len; i++) {
+        if ((u[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (u[i] & 0x3F);
+    }
+    static const uint32_t MIN[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+    if (v < MIN[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+int utf8_cp_width(uint32_t cp)
+{
+    if ((cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x200B && cp <= 0x200F) ||
+        (cp >= 0xFE00 && cp <= 0xFE0F))
+        return 0;
+    if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
+        (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+        (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+        (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1FAFF) ||
+        (cp >= 0x20000 && cp <= 0x3FFFD))
+        return 2;
+    return 1;
+}
+
+int utf8_width(const char *s)
+{
+    int w = 0;
+    size_t n = strlen(s);
+    while (n > 0) {
+        uint32_t cp;
+        int len = utf8_decode(s, n, &cp);
+        if (len == 0) {
+            w += 1;
+            len = 1;
+        } else {
+            w += utf8_cp_width(cp);
+        }
+        s += len;
+        n -= (size_t)len;
+    }
+    return w;
+}
+
+size_t utf8_escape(const char *s, char *buf, size_t n)
+{
+    size_t k = 0, len = strlen(s);
+    if (n == 0)
+        return 0;
+    while (len > 0) {
+        uint32_t cp;
+        int l = utf8_decode(s, len, &cp);
+        char tmp[8];
+        const char *add = tmp;
+        size_t addn;
+        if (l == 0) {
+            snprintf(tmp, sizeof tmp, "\\x%02X", (unsigned char)*s);
+            addn = 4;
+            l = 1;
+        } else if (cp == '\n') {
+            add = "\\n", addn = 2;
+        } else if (cp == '\t') {
+            add = "\\t", addn = 2;
+        } else if (cp == '\r') {
+            add = "\\r", addn = 2;
+        } else if (cp < 0x20 || cp == 0x7F) {
+            snprintf(tmp, sizeof tmp, "\\x%02X", (unsigned)cp);
+            addn = 4;
+        } else {
+            add = s, addn = (size_t)l;
+        }
+        if (k + addn + 1 > n)
+            break;
+        memcpy(buf + k, add, addn);
+        k += addn;
+        s += l;
+        len -= (size_t)l;
+    }
+    buf[k] = '\0';
+    return k;
+}
+
+size_t utf8_pad(const char *s, int cols, int right, char *buf, size_t n)
+{
+    /* Cut to cols columns first. */
+    size_t k = 0, len = strlen(s);
+    int w = 0;
+    char cut[512];
+    while (len > 0 && k + 4 < sizeof cut) {
+        uint32_t cp;
+        int l = utf8_decode(s, len, &cp);
+        int cw = l ? utf8_cp_width(cp) : 1;
+        if (l == 0)
+            l = 1;
+        if (w + cw > cols)
+            break;
+        memcpy(cut + k, s, (size_t)l);
+        k += (size_t)l;
+        w += cw;
+        s += l;
+        len -= (size_t)l;
+    }
+    cut[k] = '\0';
+    int pad = cols - w;
+    size_t out = 0;
+    if (n == 0)
+        return 0;
+    if (right)
+        for (; pad > 0 && out + 1 < n; pad--)
+            buf[out++] = ' ';
+    for (size_t i = 0; i < k && out + 1 < n; i++)
+        buf[out++] = cut[i];
+    for (; pad > 0 && out + 1 < n; pad--)
+        buf[out++] = ' ';
+    buf[out] = '\0';
+    return out;
+}
+
+size_t utf8_copy(char *dst, size_t n, const char *src)
+{
+    if (n == 0)
+        return 0;
+    size_t len = strlen(src);
+    if (len >= n) {
+        len = n - 1;
+        while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+            len--; /* do not split a character */
+    }
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return len;
+}
+
+size_t utf8_append(char *dst, size_t n, const char *src)
+{
+    size_t have = strlen(dst);
+    if (have >= n)
+        return have;
+    return have + utf8_copy(dst + have, n - have, src);
+}

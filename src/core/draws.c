@@ -1,0 +1,338 @@
+#include "core/draws.h"
+
+#include <stdint.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sampler_rules.h"
+
+int draws_histogram(const struct trace *t, int bins, struct draws_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    if (!t->fmax_valid || bins < 1 || bins > DRAWS_HIST_BINS_MAX)
+        return -1;
+    const double *z = t->fz;
+    int V = t->vocab_size;
+    double lo = INFINITY, hi = -INFINITY, sum = 0.0;
+    for (int i = 0; i < V; i++) {
+        if (z[i] == -INFINITY) {
+            h->masked++;
+            continue;
+        }
+        lo = z[i] < lo ? z[i] : lo;
+        hi = z[i] > hi ? z[i] : hi;
+        sum += z[i];
+        h->n++;
+    }
+    h->bins = bins;
+    if (!h->n)
+        return 0;
+    if (hi == lo)
+        hi = lo + 1.0;
+    h->lo = lo;
+    h->hi = hi;
+    h->mean = sum / (double)h->n;
+    double ss = 0.0, width = (hi - lo) / bins;
+    for (int i = 0; i < V; i++) {
+        if (z[i] == -INFINITY)
+            continue;
+        int b = (int)((z[i] - lo) / width);
+        h->count[b >= bins ? bins - 1 : b]++;
+        ss += (z[i] - h->mean) * (z[i] - h->mean);
+    }
+    h->sd = sqrt(ss / (double)h->n);
+    return 0;
+}
+
+/* Puts the finite z' of t in rank order (z' descending, ties to the lower
+ * id): an LSD radix sort of 64-bit words (the inverted order key of z' as
+ * a float, then the id), three passes of 16 bits, then an insertion pass
+ * that settles the rare neighbours whose doubles differ within one float. */
+/* Work space kept from call to call: a step's draws are redone on every
+ * key, and fresh pages for 128,256 tokens cost more than the work itself. */
+static struct {
+    size_t V;
+    uint64_t *a, *b;
+    unsigned *count;
+    struct zid *order;
+    double *cum_p, *cum_k;
+    unsigned char *hit;
+    int *rank;
+} W;
+
+static int work_reserve(size_t V)
+{
+    if (W.V >= V && W.a)
+        return 0;
+    free(W.a), free(W.b), free(W.count), free(W.order), free(W.cum_p), free(W.cum_k), free(W.hit);
+    free(W.rank);
+    memset(&W, 0, sizeof W);
+    W.a = malloc(V * sizeof *W.a);
+    W.b = malloc(V * sizeof *W.b);
+    W.count = malloc(65536 * sizeof *W.count);
+    W.order = malloc(V * sizeof *W.order);
+    W.cum_p = malloc(V * sizeof *W.cum_p);
+    W.cum_k = malloc(V * sizeof *W.cum_k);
+    W.hit = malloc(2 * V);
+    W.rank = malloc(V * sizeof *W.rank);
+    if (!W.rank || !W.a || !W.b || !W.count || !W.order || !W.cum_p || !W.cum_k || !W.hit)
+        return -1;
+    W.V = V;
+    return 0;
+}
+
+static void rank_order(const struct trace *t, struct zid *out, int *m_out)
+{
+    int V = t->vocab_size, m = 0;
+    uint64_t *a = W.a, *b = W.b;
+    unsigned *count = W.count;
+    for (int i = 0; i < V; i++)
+        if (t->fz[i] != -INFINITY)
+            a[m++] = (uint64_t)(~rule_key(t->fz[i])) << 32 | (uint32_t)i;
+    for (int shift = 0; shift < 64; shift += 16) {
+        if (shift == 16 && V < 65536)
+            continue; /* ids fit in the low 16 bits: nothing to sort there */
+        memset(count, 0, 65536 * sizeof *count);
+        for (int i = 0; i < m; i++)
+            count[(a[i] >> shift) & 0xFFFF]++;
+        unsigned sum = 0;
+        for (int k = 0; k < 65536; k++) {
+            unsigned c = count[k];
+            count[k] = sum;
+            sum += c;
+        }
+        for (int i = 0; i < m; i++)
+            b[count[(a[i] >> shift) & 0xFFFF]++] = a[i];
+        uint64_t *tmp = a;
+        a = b;
+        b = tmp;
+    }
+    for (int i = 0; i < m; i++) {
+        int id = (int)(uint32_t)a[i];
+        struct zid x = { t->fz[id], id };
+        int j = i;
+        while (j > 0 && rule_ranks_before(x.z, x.id, out[j - 1].z, out[j - 1].id)) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = x;
+    }
+    *m_out = m;
+}
+
+static double chi2(const long *c, const double *p, int rows, long c_rest, double p_rest, int n,
+                   int *df)
+{
+    double x = 0.0, rest_e = p_rest * n;
+    long rest_c = c_rest;
+    int buckets = 0;
+    for (int r = 0; r < rows; r++) {
+        double e = p[r] * n;
+        if (e >= 5.0) {
+            x += (c[r] - e) * (c[r] - e) / e;
+            buckets++;
+        } else {
+            rest_e += e;
+            rest_c += c[r];
+        }
+    }
+    if (rest_e >= 5.0) {
+        x += (rest_c - rest_e) * (rest_c - rest_e) / rest_e;
+        buckets++;
+    }
+    *df = buckets > 1 ? buckets - 1 : 0;
+    return x;
+}
+
+/* The rank order of t's finite tokens and the cumulative probabilities
+ * down it, without and with the filters, in the work area. */
+static int prepare(const struct trace *t, int *m_out, int *last_kept)
+{
+    int V = t->vocab_size, m = 0;
+    if (work_reserve((size_t)V) < 0)
+        return -1;
+    rank_order(t, W.order, &m);
+    double S = t->sum_exp_shifted, K = t->kept_mass * S, cp = 0.0, ck = 0.0;
+    *last_kept = -1;
+    for (int r = 0; r < m; r++) {
+        int id = W.order[r].id;
+        double ev = t->fe[id];
+        cp += ev / S;
+        if (t->fmark[id] == 0 && K > 0) {
+            ck += ev / K;
+            *last_kept = r;
+        }
+        W.cum_p[r] = cp;
+        W.cum_k[r] = ck;
+    }
+    *m_out = m;
+    return 0;
+}
+
+/* The ranks draw i lands on without (*rp) and with (*rk) the filters. */
+static void draw_ranks(const struct trace *t, double u, int m, int last_kept, int *rp, int *rk)
+{
+    *rp = rule_first_above(W.cum_p, m, u);
+    if (*rp >= m)
+        *rp = m - 1; /* rounding left the total under u: the last token takes it */
+    if (t->greedy) {
+        int r = 0;
+        while (r < m && t->fmark[W.order[r].id] != 0)
+            r++;
+        *rk = r;
+    } else {
+        *rk = rule_first_above(W.cum_k, m, u);
+        if (*rk >= m)
+            *rk = last_kept;
+    }
+}
+
+/* What every way of drawing n times starts with: the checks, then the rank
+ * order and the cumulative probabilities (prepare). */
+static int draws_prepare(const struct trace *t, int n, int *m, int *last_kept, struct err *e)
+{
+    if (!t->fmax_valid)
+        return err_set(e, ERR_USAGE, "many draws need a full-size step");
+    if (n < 1 || n > DRAWS_MAX)
+        return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, DRAWS_MAX);
+    if (prepare(t, m, last_kept) < 0)
+        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
+    return 0;
+}
+
+int draws_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row, int n,
+              int *kept_ids, int *plain_ids, struct err *e)
+{
+    int m, last_kept;
+    if (draws_prepare(t, n, &m, &last_kept, e) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        int rp, rk;
+        draw_ranks(t, sampler_u(seed, step, row, (uint32_t)i), m, last_kept, &rp, &rk);
+        if (plain_ids)
+            plain_ids[i] = W.order[rp].id;
+        if (kept_ids)
+            kept_ids[i] = W.order[rk].id;
+    }
+    return 0;
+}
+
+/* Counts one draw that landed on ranks rp (no filter) and rk (filters). */
+static void tally(struct draws *d, int top, int rp, int rk, int first)
+{
+    unsigned char *hit = W.hit;
+    if (first)
+        d->first_kept = W.order[rk].id;
+    if (rp < top) {
+        d->c_plain[rp]++;
+    } else {
+        d->tail_plain++;
+        if (!hit[2 * (size_t)W.order[rp].id] && d->n_examples < DRAWS_EXAMPLES) {
+            d->example[d->n_examples] = W.order[rp].id;
+            d->example_rank[d->n_examples++] = rp;
+        }
+    }
+    if (rk < top)
+        d->c_kept[rk]++;
+    else
+        d->tail_kept++;
+    unsigned char *hp = &hit[2 * (size_t)W.order[rp].id],
+                  *hk = &hit[2 * (size_t)W.order[rk].id + 1];
+    d->distinct_plain += !*hp;
+    d->distinct_kept += !*hk;
+    *hp = *hk = 1;
+}
+
+/* Everything but the counts: the rows, their probabilities and the tails. */
+static void draws_head(const struct trace *t, int n, int rows, int m, struct draws *d)
+{
+    double S = t->sum_exp_shifted;
+    int top = rows < DRAWS_ROWS ? rows : DRAWS_ROWS;
+    if (top > m)
+        top = m;
+    d->n = n;
+    d->rows = top;
+    for (int r = 0; r < top; r++) {
+        int id = W.order[r].id;
+        d->id[r] = id;
+        d->p_plain[r] = t->fe[id] / S;
+        d->p_kept[r] = trace_final(t, id);
+    }
+    d->tail_p_plain = top > 0 ? 1.0 - W.cum_p[top - 1] : 1.0;
+    d->tail_p_kept = top > 0 ? 1.0 - W.cum_k[top - 1] : 1.0;
+    if (d->tail_p_plain < 0)
+        d->tail_p_plain = 0;
+    if (d->tail_p_kept < 0)
+        d->tail_p_kept = 0;
+    memset(W.hit, 0, 2 * (size_t)t->vocab_size);
+}
+
+/* What both ways of counting draws start with: the checks, the rank order
+ * (draws_prepare) and the rows. */
+static int draws_begin(const struct trace *t, int n, int rows, struct draws *d, int *m,
+                       int *last_kept, struct err *e)
+{
+    memset(d, 0, sizeof *d);
+    if (draws_prepare(t, n, m, last_kept, e) < 0)
+        return -1;
+    draws_head(t, n, rows, *m, d);
+    return 0;
+}
+
+static void draws_tail(struct draws *d)
+{
+    int n = d->n, top = d->rows;
+    d->chi2_plain =
+        chi2(d->c_plain, d->p_plain, top, d->tail_plain, d->tail_p_plain, n, &d->df_plain);
+    d->chi2_kept = chi2(d->c_kept, d->p_kept, top, d->tail_kept, d->tail_p_kept, n, &d->df_kept);
+}
+
+int draws_run(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows, struct draws *d,
+              struct err *e)
+{
+    int m, last_kept;
+    if (draws_begin(t, n, rows, d, &m, &last_kept, e) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        int rp, rk;
+        draw_ranks(t, sampler_u(seed, step, 0, (uint32_t)i), m, last_kept, &rp, &rk);
+        tally(d, d->rows, rp, rk, i == 0);
+    }
+    draws_tail(d);
+    return 0;
+}
+
+int draws_tally(const struct trace *t, const int *kept_ids, const int *plain_ids, int n, int rows,
+                struct draws *d, struct err *e)
+{
+    int m, last_kept;
+    if (draws_begin(t, n, rows, d, &m, &last_kept, e) < 0)
+        return -1;
+    int *rank = W.rank;
+    for (int r = 0; r < m; r++)
+        rank[W.order[r].id] = r;
+    for (int i = 0; i < n; i++) {
+        int p = plain_ids[i], k = kept_ids[i];
+        if (p < 0 || p >= t->vocab_size || k < 0 || k >= t->vocab_size || t->fz[p] == -INFINITY ||
+            t->fz[k] == -INFINITY)
+            return err_set(e, ERR_SYSTEM, "draw %d came back with a token outside the step", i);
+        if (t->fmark[k] != 0)
+            return err_set(e, ERR_SYSTEM,
+                           "draw %d came back with token %d, which the chain removed", i, k);
+        tally(d, d->rows, rank[p], rank[k], i == 0);
+    }
+    draws_tail(d);
+    return 0;
+}
+
+double draws_chi2_limit(int df)
+{
+    if (df <= 0)
+        return 0.0;
+    /* Wilson-Hilferty: (X/df)^(1/3) is about normal; z = 3.0902 at 0.1 %. */
+    double k = df, a = 2.0 / (9.0 * k), z = 3.0902;
+    double c = 1.0 - a + z * sqrt(a);
+    return k * c * c * c;
+}

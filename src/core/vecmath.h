@@ -1,0 +1,65 @@
+/* vecmath.h - the dense loops of the O(V) sampler, in a file of their own so
+ * that they can be built for the vector units of the machine they run on
+ * (AVX-512 or AVX2 when the CPU has them, chosen at load time) without
+ * changing any result: every loop is element-wise, and every sum adds in one
+ * fixed order (eight running totals, then a fixed tree), whatever the CPU.
+ */
+#ifndef LOGITLAB_VECMATH_H
+#define LOGITLAB_VECMATH_H
+
+#include <stdint.h>
+
+/* z[i] = in[i] + shift (float in, double out). Returns how many in[i] are
+ * NaN or +inf (which the sampler refuses). */
+int vm_load_f(const float *in, double shift, double *z, int n);
+int vm_load_d(const double *in, double shift, double *z, int n);
+
+/* z[i] /= t for every i. */
+void vm_divide(double *z, double t, int n);
+
+/* The largest of x[0..n) (-inf when n is 0). */
+double vm_max(const double *x, int n);
+
+/* out[i] = e^(x[i] - shift) (fastexp.h; 0 for -inf). */
+void vm_exp_shift(const double *x, double shift, double *out, int n);
+
+/* out[i] = e^(x[i] - shift) as above, in the same pass as two sums: the
+ * return value is sum out[i], and *offset gets sum out[i] * (x[i] - shift)
+ * over the i with out[i] > 0 (the entropy's term). */
+double vm_exp_stats(const double *x, double shift, double *out, int n, double *offset);
+
+/* The largest x in each block of VM_BLOCK values (the last block may be
+ * short): lets a search skip whole blocks that cannot hold a candidate. */
+#define VM_BLOCK 64
+void vm_block_max(const double *x, int n, double *block_max);
+
+/* The sum of x[0..n) in the fixed order above. */
+double vm_sum(const double *x, int n);
+
+/* The sum of w[i] * (x[i] - shift) over the i with w[i] > 0: the entropy's
+ * term, without a logarithm per token. */
+double vm_weighted_offset(const double *w, const double *x, double shift, int n);
+
+/* key[i] = rule_key(z[i]) (sampler_rules.h). */
+void vm_keys(const double *z, uint32_t *key, int n);
+
+/* How many finite tokens rank before (zc, idc): larger z, or equal z and a lower id. */
+int vm_count_before(const double *z, int n, double zc, int idc);
+
+/* mark[i] = masked (z[i] is -inf) or kept; returns the number kept. */
+int vm_marks_init(const double *z, uint8_t *mark, int n, uint8_t kept, uint8_t masked);
+
+/* Marks every kept token (mark == kept) that ranks after (zc, idc) -- or,
+ * with keep_ties, every one with z below zc -- as cut. */
+void vm_cut_marks(const double *z, uint8_t *mark, int n, double zc, int idc, int keep_ties,
+                  uint8_t kept, uint8_t cut);
+
+/* Min-p on the kept tokens: z - max above hi keeps, below lo cuts, and in
+ * between is marked unsure for the exact test. */
+void vm_bar_marks(const double *z, uint8_t *mark, int n, double max, double lo, double hi,
+                  uint8_t kept, uint8_t cut, uint8_t unsure);
+
+/* The ids i in [lo, hi) with mark[i] == kept, into out; returns how many. */
+int vm_collect(const uint8_t *mark, int lo, int hi, uint8_t kept, int *out);
+
+#endif

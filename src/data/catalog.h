@@ -1,0 +1,40 @@
+/* catalog.h - finding lessons: the lessons directory, its files in teaching
+ * order (file names sort in that order: 01-lm-head.ini, 02-toy.ini, ...),
+ * and a lesson by id or by path.
+ */
+#ifndef LOGITLAB_CATALOG_H
+#define LOGITLAB_CATALOG_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "data/lesson.h"
+
+#define CATALOG_MAX      256
+#define CATALOG_PATH_MAX 4096
+
+struct catalog {
+    char dir[CATALOG_PATH_MAX];
+    int n;
+    char *files[CATALOG_MAX]; /* full paths, sorted */
+};
+
+/* Finds the lessons directory: dir if given, else $LOGITLAB_LESSONS, else
+ * lessons/ beside the executable's parent (build/../lessons), else ./lessons,
+ * else the installed share directory. Lists its .ini files in name order. */
+int catalog_open(struct catalog *c, const char *dir, struct err *e);
+void catalog_close(struct catalog *c);
+
+/* Loads the lesson named by what: a path (it has a '/' or ends in .ini) or
+ * an id looked up in the catalog. */
+int catalog_load(const struct catalog *c, const char *what, struct lesson *L, struct err *e);
+
+/* catalog_load, and also a .npy file of captured logits (lesson_from_npy)
+ * read with the vocabulary at vocab (NULL: the Llama 3 one in data/). */
+int catalog_load_any(const struct catalog *c, const char *what, const char *vocab, struct lesson *L,
+                     struct err *e);
+
+/* Index of the file whose lesson has id, or -1. Reads only the ids. */
+int catalog_find(const struct catalog *c, const char *id);
+
+#endif

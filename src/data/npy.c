@@ -1,0 +1,225 @@
+#include "data/npy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC     "\x93NUMPY"
+#define MAGIC_LEN 6
+
+float npy_half(unsigned short h)
+{
+    int sign = h >> 15, ex = (h >> 10) & 0x1f, man = h & 0x3ff;
+    float v;
+    if (ex == 0)
+        v = ldexpf((float)man, -24); /* subnormal: man x 2^-24 */
+    else if (ex == 31)
+        v = man ? NAN : INFINITY;
+    else
+        v = ldexpf((float)(man | 0x400), ex - 25);
+    return sign ? -v : v;
+}
+
+/* The value of 'key' in the header dict, as the text after its colon. */
+static const char *dict_value(const char *hdr, const char *key)
+{
+    char quoted[32];
+    for (int q = 0; q < 2; q++) {
+        snprintf(quoted, sizeof quoted, q ? "\"%s\"" : "'%s'", key);
+        const char *p = strstr(hdr, quoted);
+        if (p) {
+            p += strlen(quoted);
+            while (isspace((unsigned char)*p))
+                p++;
+            if (*p != ':')
+                return NULL;
+            p++;
+            while (isspace((unsigned char)*p))
+                p++;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t len, struct err *e)
+{
+    memset(a, 0, sizeof *a);
+    if (len < MAGIC_LEN + 4 || memcmp(buf, MAGIC, MAGIC_LEN) != 0)
+        return err_set(e, ERR_USAGE, "%s: not a .npy file (it does not start with \\x93NUMPY)",
+                       path);
+    int major = buf[6];
+    size_t hlen, off;
+    if (major == 1) {
+        hlen = buf[8] | (size_t)buf[9] << 8;
+        off = 10;
+    } else if (major == 2 || major == 3) {
+        if (len < 12)
+            return err_set(e, ERR_USAGE, "%s: truncated header", path);
+        hlen = buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+        off = 12;
+    } else {
+        return err_set(e, ERR_USAGE, "%s: .npy format version %d is not supported (1 to 3)", path,
+                       major);
+    }
+    if (hlen > 65536 || off + hlen > len)
+        return err_set(e, ERR_USAGE, "%s: truncated header (it says %zu bytes)", path, hlen);
+    if (hlen == 0 || buf[off + hlen - 1] != '\n')
+        return err_set(e, ERR_USAGE,
+                       "%s: malformed header (%zu bytes that do not end in a newline)", path, hlen);
+    char *hdr = malloc(hlen + 1);
+    if (!hdr)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    memcpy(hdr, buf + off, hlen);
+    hdr[hlen] = '\0';
+    int rc = 0, esize = 0, half = 0;
+    const char *v = dict_value(hdr, "descr");
+    char descr[16] = "";
+    if (v && (*v == '\'' || *v == '"')) {
+        char q = *v++;
+        size_t n = strcspn(v, "'\"");
+        if (v[n] == q && n < sizeof descr)
+            memcpy(descr, v, n), descr[n] = '\0';
+    }
+    if (!descr[0])
+        rc = err_set(e, ERR_USAGE, "%s: the header has no 'descr' (the dtype)", path);
+    else if (strcmp(descr, "<f4") == 0)
+        esize = 4;
+    else if (strcmp(descr, "<f2") == 0)
+        esize = 2, half = 1;
+    else
+        rc = err_set(e, ERR_USAGE,
+                     "%s: dtype '%s' is not supported (little-endian float32 '<f4' or float16 "
+                     "'<f2'; save with logits.float().numpy())",
+                     path, descr);
+    v = rc == 0 ? dict_value(hdr, "fortran_order") : NULL;
+    if (rc == 0 && !v)
+        rc = err_set(e, ERR_USAGE, "%s: the header has no 'fortran_order'", path);
+    else if (rc == 0 && strncmp(v, "False", 5) != 0)
+        rc = err_set(e, ERR_USAGE,
+                     "%s: the array is in Fortran order; save it in C order "
+                     "(numpy.ascontiguousarray)",
+                     path);
+    long dims[3];
+    int nd = 0;
+    v = rc == 0 ? dict_value(hdr, "shape") : NULL;
+    if (rc == 0 && (!v || *v != '('))
+        rc = err_set(e, ERR_USAGE, "%s: the header has no 'shape'", path);
+    if (rc == 0) {
+        const char *p = v + 1;
+        for (;;) {
+            while (isspace((unsigned char)*p) || *p == ',')
+                p++;
+            if (*p == ')')
+                break;
+            char *end;
+            errno = 0;
+            long d = strtol(p, &end, 10);
+            if (end == p || errno || d < 0 || nd == 3) {
+                rc = err_set(e, ERR_USAGE, "%s: cannot read the shape '%.40s'", path, v);
+                break;
+            }
+            dims[nd++] = d;
+            p = end;
+        }
+    }
+    if (rc == 0 && (nd < 1 || nd > 2))
+        rc = err_set(e, ERR_USAGE, "%s: shape has %d dimensions; logits are [V] or [steps, V]",
+                     path, nd);
+    if (rc == 0) {
+        long rows = nd == 2 ? dims[0] : 1, cols = nd == 2 ? dims[1] : dims[0];
+        if (rows < 1 || cols < 2 || rows > NPY_MAX_ROWS || cols > NPY_MAX_COLS)
+            rc = err_set(e, ERR_USAGE,
+                         "%s: shape (%ld, %ld) is not one of logits (1 to %d steps of 2 to %d "
+                         "tokens)",
+                         path, rows, cols, NPY_MAX_ROWS, NPY_MAX_COLS);
+        else {
+            a->rows = (int)rows;
+            a->cols = (int)cols;
+        }
+    }
+    free(hdr);
+    if (rc < 0)
+        return -1;
+    size_t count = (size_t)a->rows * (size_t)a->cols, data = off + hlen;
+    if (len - data < count * (size_t)esize) {
+        err_set(e, ERR_USAGE, "%s: truncated: the shape needs %zu bytes of data, the file has %zu",
+                path, count * (size_t)esize, len - data);
+        a->rows = a->cols = 0;
+        return -1;
+    }
+    a->data = malloc(count * sizeof *a->data);
+    if (!a->data)
+        return err_set(e, ERR_SYSTEM, "out of memory for %zu logits", count);
+    const unsigned char *p = buf + data;
+    for (size_t i = 0; i < count; i++) {
+        float x;
+        if (half) {
+            x = npy_half((unsigned short)(p[2 * i] | p[2 * i + 1] << 8));
+        } else {
+            uint32_t bits = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
+                            (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+            memcpy(&x, &bits, sizeof x);
+        }
+        if (!isfinite(x)) {
+            int row = (int)(i / (size_t)a->cols), col = (int)(i % (size_t)a->cols);
+            npy_free(a);
+            if (row || (nd == 2))
+                return err_set(e, ERR_USAGE, "%s: step %d, token %d: the logit is %s", path,
+                               row + 1, col,
+                               isnan(x) ? "NaN"
+                               : x > 0  ? "+inf"
+                                        : "-inf");
+            return err_set(e, ERR_USAGE, "%s: token %d: the logit is %s", path, col,
+                           isnan(x) ? "NaN"
+                           : x > 0  ? "+inf"
+                                    : "-inf");
+        }
+        a->data[i] = x;
+    }
+    return 0;
+}
+
+int npy_load(struct npy *a, const char *path, struct err *e)
+{
+    memset(a, 0, sizeof *a);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return err_set(e, ERR_USAGE, "%s: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return err_set(e, ERR_USAGE, "%s: cannot seek (not a regular file?)", path);
+    }
+    long size = ftell(f);
+    rewind(f);
+    if (size < 0 || (size_t)size > NPY_MAX_BYTES) {
+        fclose(f);
+        return err_set(e, ERR_USAGE, "%s: %s", path,
+                       size < 0 ? "cannot tell its size"
+                                : "larger than 1 GiB (at most 256 steps are played)");
+    }
+    unsigned char *buf = malloc((size_t)size + 1);
+    if (!buf) {
+        fclose(f);
+        return err_set(e, ERR_SYSTEM, "out of memory reading %s", path);
+    }
+    size_t got = fread(buf, 1, (size_t)size, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got != (size_t)size) {
+        free(buf);
+        return err_set(e, ERR_USAGE, "%s: read error", path);
+    }
+    int rc = npy_parse(a, path, buf, got, e);
+    free(buf);
+    return rc;
+}
+
+void npy_free(struct npy *a)
+{
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,461 @@
+#include "data/scenario.h"
+
+#include "backend/backend.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "data/ini_file.h"
+#include "model/lmhead_gen.h"
+#include "core/philox.h"
+#include "core/settings.h"
+
+#define SCENARIO_MAX_BYTES (256 << 10)
+#define NOISE_TAG          0x4E4F4953u /* "NOIS" */
+#define PI                 3.14159265358979323846
+
+static int section_ok(const char *name, size_t len)
+{
+    if ((len == 8 && strncmp(name, "scenario", 8) == 0) ||
+        (len == 4 && strncmp(name, "next", 4) == 0))
+        return 1;
+    return ini_numbered_section(name, len, "step.");
+}
+
+static int key_ok(const char *section, const char *name)
+{
+    if (strcmp(section, "scenario") == 0)
+        return strcmp(name, "id") == 0 || strcmp(name, "title") == 0 ||
+               strcmp(name, "prompt") == 0 || strcmp(name, "prompt-ids") == 0 ||
+               strcmp(name, "seed") == 0;
+    if (strcmp(section, "next") == 0)
+        return strcmp(name, "after") == 0 || strcmp(name, "default") == 0;
+    return strcmp(name, "blend") == 0;
+}
+
+static const struct ini_rules RULES = {
+    .max_bytes = SCENARIO_MAX_BYTES,
+    .section_ok = section_ok,
+    .sections_hint = "scenario, step.1, step.2, ..., next",
+    .key_ok = key_ok,
+};
+
+/* "12366:19.5, 279:15.6" into a blend. */
+static int parse_blend(const struct ini_file *f, int line, const char *text, int V, struct blend *b,
+                       struct err *e)
+{
+    memset(b, 0, sizeof *b);
+    const char *p = text;
+    while (*p) {
+        while (isspace((unsigned char)*p) || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        char *end;
+        long id = strtol(p, &end, 10);
+        if (end == p || *end != ':')
+            return ini_error(f, line, e, "blend: '%.20s' is not 'id:logit'", p);
+        if (id < 0 || id >= V)
+            return ini_error(f, line, e, "blend: token %ld is not in the vocabulary (0..%d)", id,
+                             V - 1);
+        p = end + 1;
+        double z = strtod(p, &end);
+        if (end == p || !isfinite(z) || fabs(z) > 1000.0)
+            return ini_error(f, line, e, "blend: token %ld needs a logit between -1000 and 1000",
+                             id);
+        for (int i = 0; i < b->n; i++)
+            if (b->id[i] == id)
+                return ini_error(f, line, e, "blend: token %ld is given twice", id);
+        if (b->n == SCENARIO_MAX_BLEND)
+            return ini_error(f, line, e, "blend: more than %d tokens", SCENARIO_MAX_BLEND);
+        b->id[b->n] = (int)id;
+        b->logit[b->n] = z;
+        b->n++;
+        p = end;
+    }
+    if (b->n == 0)
+        return ini_error(f, line, e, "blend: no token");
+    return 0;
+}
+
+static int interpret(struct scenario *s, const struct ini_file *f, const struct vocab *v,
+                     struct err *e)
+{
+    int V = v->n, have_prompt_ids = 0, ids_line = 0, prompt_line = 0;
+    for (int i = 0; i < f->n; i++) {
+        const struct ini_entry *en = &f->entries[i];
+        if (en->cont)
+            return ini_error(f, en->line, e, "'%s' cannot continue on the next line", en->name);
+        if (strcmp(en->section, "scenario") == 0) {
+            if (strcmp(en->name, "id") == 0) {
+                if (strlen(en->value) == 0 || strlen(en->value) >= sizeof s->id)
+                    return ini_error(f, en->line, e, "id must be 1 to %zu characters",
+                                     sizeof s->id - 1);
+                strcpy(s->id, en->value);
+            } else if (strcmp(en->name, "title") == 0) {
+                free(s->title);
+                if (!(s->title = strdup(en->value)))
+                    return err_set(e, ERR_SYSTEM, "out of memory");
+            } else if (strcmp(en->name, "prompt") == 0) {
+                free(s->prompt_text);
+                if (!(s->prompt_text = strdup(en->value)))
+                    return err_set(e, ERR_SYSTEM, "out of memory");
+                prompt_line = en->line;
+            } else if (strcmp(en->name, "prompt-ids") == 0) {
+                int n = parse_int_list(en->value, s->prompt, SCENARIO_MAX_PROMPT, V, e);
+                if (n < 0)
+                    return ini_error(f, en->line, e, "prompt-ids: %s", e->msg);
+                s->prompt_len = n;
+                have_prompt_ids = 1;
+                ids_line = en->line;
+            } else if (strcmp(en->name, "seed") == 0) {
+                if (parse_seed(en->value, &s->seed, e) < 0)
+                    return ini_error(f, en->line, e, "seed: %s", e->msg);
+            }
+        } else if (strncmp(en->section, "step.", 5) == 0) {
+            long k = strtol(en->section + 5, NULL, 10);
+            if (k < 1 || k > SCENARIO_MAX_STEPS)
+                return ini_error(f, en->line, e, "[%s]: a scenario scripts at most %d steps",
+                                 en->section, SCENARIO_MAX_STEPS);
+            if (parse_blend(f, en->line, en->value, V, &s->steps[k - 1], e) < 0)
+                return -1;
+            if (k > s->n_steps)
+                s->n_steps = (int)k;
+        } else if (strcmp(en->name, "default") == 0) {
+            if (parse_blend(f, en->line, en->value, V, &s->fallback, e) < 0)
+                return -1;
+        } else { /* after = KEY [KEY] : BLEND */
+            const char *colon = strchr(en->value, ':');
+            if (!colon)
+                return ini_error(f, en->line, e, "after: write 'after = ID [ID] : id:logit, ...'");
+            char keys[64];
+            size_t kl = (size_t)(colon - en->value);
+            if (kl >= sizeof keys)
+                return ini_error(f, en->line, e, "after: the key is too long");
+            memcpy(keys, en->value, kl);
+            keys[kl] = '\0';
+            if (s->n_next == SCENARIO_MAX_NEXT)
+                return ini_error(f, en->line, e, "more than %d 'after' rules", SCENARIO_MAX_NEXT);
+            struct next_rule *r = &s->next[s->n_next];
+            int n = parse_int_list(keys, r->key, 2, V, e);
+            if (n < 1)
+                return ini_error(f, en->line, e, "after: the key must be one or two token ids");
+            r->key_len = n;
+            if (parse_blend(f, en->line, colon + 1, V, &r->blend, e) < 0)
+                return -1;
+            s->n_next++;
+        }
+    }
+    if (!s->id[0])
+        return ini_error(f, 0, e, "the [scenario] section needs an id");
+    if (!s->prompt_text || !have_prompt_ids)
+        return ini_error(f, prompt_line ? prompt_line : ids_line, e,
+                         "a scenario needs both prompt and prompt-ids");
+    for (int k = 0; k < s->n_steps; k++)
+        if (s->steps[k].n == 0)
+            return ini_error(f, 0, e, "there is no [step.%d] (steps are numbered 1, 2, 3, ...)",
+                             k + 1);
+    if (s->fallback.n == 0)
+        return ini_error(f, ini_section_line(f, "next"), e,
+                         "[next] needs a default blend for every other case");
+    /* The ids must spell the prompt: check them against the vocabulary. */
+    size_t need = vocab_detok(v, s->prompt, s->prompt_len, NULL, 0);
+    char *text = malloc(need + 1);
+    if (!text)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    vocab_detok(v, s->prompt, s->prompt_len, text, need + 1);
+    int same = strcmp(text, s->prompt_text) == 0;
+    if (!same) {
+        char got[128];
+        snprintf(got, sizeof got, "%s", text);
+        free(text);
+        return ini_error(f, ids_line, e, "prompt-ids read \"%s\", not the prompt \"%s\"", got,
+                         s->prompt_text);
+    }
+    free(text);
+    return 0;
+}
+
+int scenario_load(struct scenario *s, const char *path, const struct vocab *v, struct err *e)
+{
+    return scenario_load_text(s, path, NULL, v, e);
+}
+
+int scenario_load_text(struct scenario *s, const char *path, const char *text,
+                       const struct vocab *v, struct err *e)
+{
+    memset(s, 0, sizeof *s);
+    struct ini_file f;
+    if (ini_file_load(&f, path, text, &RULES, e) < 0)
+        return -1;
+    s->next = calloc(SCENARIO_MAX_NEXT, sizeof *s->next);
+    int rc = s->next ? interpret(s, &f, v, e) : err_set(e, ERR_SYSTEM, "out of memory");
+    ini_file_free(&f);
+    if (rc < 0)
+        scenario_free(s);
+    return rc;
+}
+
+void scenario_free(struct scenario *s)
+{
+    free(s->title);
+    free(s->prompt_text);
+    free(s->next);
+    memset(s, 0, sizeof *s);
+}
+
+const struct blend *scenario_blend(const struct scenario *s, const int *ctx, int len)
+{
+    int generated = len - s->prompt_len;
+    /* On the script: every generated token so far is the script's. */
+    int on_script = generated >= 0 && generated < s->n_steps;
+    for (int k = 0; on_script && k < generated; k++)
+        on_script = ctx[s->prompt_len + k] == s->steps[k].id[0];
+    if (on_script)
+        return &s->steps[generated];
+    /* Else the rule for the last two tokens, then for the last one. */
+    for (int want = 2; want >= 1; want--) {
+        if (len < want)
+            continue;
+        for (int i = 0; i < s->n_next; i++) {
+            const struct next_rule *r = &s->next[i];
+            if (r->key_len != want)
+                continue;
+            int match = 1;
+            for (int j = 0; j < want; j++)
+                match &= r->key[j] == ctx[len - want + j];
+            if (match)
+                return &r->blend;
+        }
+    }
+    return &s->fallback;
+}
+
+/* Factors the small symmetric positive definite matrix G in place (Cholesky):
+ * its lower triangle becomes L with G = L L^T; only that triangle is read.
+ * Returns -1 when G is not positive definite. */
+static int spd_factor(double *G, int n)
+{
+    for (int j = 0; j < n; j++) {
+        double d = G[j * n + j];
+        for (int k = 0; k < j; k++)
+            d -= G[j * n + k] * G[j * n + k];
+        if (!(d > 0.0))
+            return -1;
+        G[j * n + j] = sqrt(d);
+        for (int i = j + 1; i < n; i++) {
+            double v = G[i * n + j];
+            for (int k = 0; k < j; k++)
+                v -= G[i * n + k] * G[j * n + k];
+            G[i * n + j] = v / G[j * n + j];
+        }
+    }
+    return 0;
+}
+
+/* Solves L L^T x = b with the factor L from spd_factor. */
+static void spd_solve(const double *L, int n, const double *b, double *x)
+{
+    double y[SCENARIO_MAX_BLEND];
+    for (int i = 0; i < n; i++) {
+        double v = b[i];
+        for (int k = 0; k < i; k++)
+            v -= L[i * n + k] * y[k];
+        y[i] = v / L[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double v = y[i];
+        for (int k = i + 1; k < n; k++)
+            v -= L[k * n + i] * x[k];
+        x[i] = v / L[i * n + i];
+    }
+}
+
+/* Blend b solved on head m: the Cholesky factor L of the Gram matrix of the
+ * wanted tokens' rows, and the coefficients c with sum_j c_j (row_j . row_k)
+ * = logit_k, so that each wanted token gets exactly its logit from the rows
+ * part of the vector, sum_j c_j row_j. */
+struct blend_fit {
+    double L[SCENARIO_MAX_BLEND * SCENARIO_MAX_BLEND];
+    double c[SCENARIO_MAX_BLEND];
+    double hn; /* |sum c_j row_j|^2 = c . logit */
+};
+
+/* Fits blend b to head m. Fails when the rows are not independent, or when
+ * the rows part does not stay below d (RMSNorm makes the whole vector's
+ * squared length d); remedy ends that message, in parentheses. */
+static int blend_fit(const struct scenario *s, const struct model *m, const struct blend *b,
+                     const char *remedy, struct blend_fit *f, struct err *e)
+{
+    int n = b->n, d = m->d;
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k <= a; k++) {
+            const uint16_t *ra = m->w + (size_t)b->id[a] * d, *rk = m->w + (size_t)b->id[k] * d;
+            double dot = 0.0;
+            for (int i = 0; i < d; i++)
+                dot += (double)lm_float(ra[i]) * lm_float(rk[i]);
+            f->L[a * n + k] = dot; /* the lower triangle, all that spd_factor reads */
+        }
+    if (spd_factor(f->L, n) < 0)
+        return err_set(e, ERR_USAGE, "scenario %s: the rows of a blend are not independent", s->id);
+    spd_solve(f->L, n, b->logit, f->c);
+    f->hn = 0.0;
+    for (int j = 0; j < n; j++)
+        f->hn += f->c[j] * b->logit[j];
+    if (f->hn >= d)
+        return err_set(e, ERR_USAGE, "scenario %s: its logits need a hidden size above %.0f (%s)",
+                       s->id, ceil(f->hn),
+                       remedy); /* %.0f: a tiny head can need more than an int */
+    return 0;
+}
+
+int scenario_hidden(const struct scenario *s, const struct model *m, const int *ctx, int len,
+                    float *h, struct err *e)
+{
+    const struct blend *b = scenario_blend(s, ctx, len);
+    int d = m->d, n = b->n;
+    struct blend_fit f;
+    if (blend_fit(s, m, b, "use a larger one", &f, e) < 0)
+        return -1;
+    double *rows = malloc((size_t)n * (size_t)d * sizeof *rows);
+    double *g = malloc((size_t)d * sizeof *g);
+    if (!rows || !g) {
+        free(rows);
+        free(g);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < d; i++)
+            rows[(size_t)j * d + i] = lm_float(m->w[(size_t)b->id[j] * d + i]);
+    /* Noise: a normal vector, drawn from the context (its length and last
+     * token), with its part along the rows removed so the logits stay. */
+    uint32_t last = len > 0 ? (uint32_t)ctx[len - 1] : 0u;
+    for (int i = 0; i < d; i += 2) {
+        struct philox4x32 cc = { { (uint32_t)len, last, (uint32_t)(i / 2), NOISE_TAG } };
+        struct philox4x32 r = philox4x32_10(cc, (uint32_t)s->seed, (uint32_t)(s->seed >> 32));
+        double u1 = ((r.v[0] >> 8) + 0.5) / 16777216.0, u2 = (r.v[1] >> 8) / 16777216.0;
+        double rad = sqrt(-2.0 * log(u1));
+        g[i] = rad * cos(2.0 * PI * u2);
+        if (i + 1 < d)
+            g[i + 1] = rad * sin(2.0 * PI * u2);
+    }
+    /* rg = row_j . g, and proj its coefficients along the rows ({ 0 }: gcc
+     * cannot see that the loop fills the n entries spd_solve reads). */
+    double rg[SCENARIO_MAX_BLEND] = { 0 }, proj[SCENARIO_MAX_BLEND];
+    for (int j = 0; j < n; j++) {
+        double dot = 0.0;
+        for (int i = 0; i < d; i++)
+            dot += rows[(size_t)j * d + i] * g[i];
+        rg[j] = dot;
+    }
+    spd_solve(f.L, n, rg, proj);
+    double gsq = 0.0;
+    for (int i = 0; i < d; i++) {
+        double v = g[i];
+        for (int j = 0; j < n; j++)
+            v -= proj[j] * rows[(size_t)j * d + i];
+        g[i] = v;
+        gsq += v * v;
+    }
+    /* Root mean square 1: the noise fills what the rows leave of d. */
+    double beta = gsq > 0 ? sqrt((d - f.hn) / gsq) : 0.0;
+    for (int i = 0; i < d; i++) {
+        double v = beta * g[i];
+        for (int j = 0; j < n; j++)
+            v += f.c[j] * rows[(size_t)j * d + i];
+        h[i] = (float)(SCENARIO_HIDDEN_SCALE * v);
+    }
+    free(rows);
+    free(g);
+    return 0;
+}
+
+/* Whether the head's hidden size can meet blend b (see blend_fit). */
+static int blend_fits(const struct scenario *s, const struct model *m, const struct blend *b,
+                      struct err *e)
+{
+    char remedy[32];
+    snprintf(remedy, sizeof remedy, "this head has %d", m->d);
+    struct blend_fit f;
+    return blend_fit(s, m, b, remedy, &f, e);
+}
+
+int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, int d, uint64_t seed,
+                      struct err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->s = s;
+    if (model_build(&r->m, V, d, seed, e) < 0)
+        return -1;
+    /* Every blend is checked now, so that no run stops half way. */
+    int rc = blend_fits(s, &r->m, &s->fallback, e);
+    for (int k = 0; rc == 0 && k < s->n_steps; k++)
+        rc = blend_fits(s, &r->m, &s->steps[k], e);
+    for (int k = 0; rc == 0 && k < s->n_next; k++)
+        rc = blend_fits(s, &r->m, &s->next[k].blend, e);
+    if (rc < 0) {
+        model_free(&r->m);
+        return -1;
+    }
+    r->h = malloc((size_t)d * sizeof *r->h);
+    r->x = malloc((size_t)d * sizeof *r->x);
+    r->logits = malloc((size_t)V * sizeof *r->logits);
+    if (!r->h || !r->x || !r->logits) {
+        scenario_run_free(r);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    return 0;
+}
+
+void scenario_run_free(struct scenario_run *r)
+{
+    model_free(&r->m);
+    free(r->h);
+    free(r->x);
+    free(r->logits);
+    free(r->ctx);
+    memset(r, 0, sizeof *r);
+}
+
+const float *scenario_run_logits(struct scenario_run *r, const int *ctx, int len, struct err *e)
+{
+    if (r->valid && r->ctx_len == len &&
+        (len == 0 || memcmp(r->ctx, ctx, (size_t)len * sizeof *ctx) == 0))
+        return r->logits;
+    r->valid = 0;
+    if (len > r->ctx_cap) {
+        int cap = len < 64 ? 64 : 2 * len;
+        int *c = realloc(r->ctx, (size_t)cap * sizeof *c);
+        if (!c) {
+            err_set(e, ERR_SYSTEM, "out of memory");
+            return NULL;
+        }
+        r->ctx = c;
+        r->ctx_cap = cap;
+    }
+    double t0 = clock_ms();
+    if (scenario_hidden(r->s, &r->m, ctx, len, r->h, e) < 0)
+        return NULL;
+    if (!r->be)
+        model_rmsnorm(r->h, r->m.d, r->x); /* a backend normalizes h itself */
+    double t1 = clock_ms();
+    if (r->be) {
+        /* The backend normalizes h itself and keeps its logits; the
+         * step's panes need every token's value, so row 0 comes back. */
+        if (backend_logits(r->be, r->h, 1, e) < 0 || backend_get_logits(r->be, 0, r->logits, e) < 0)
+            return NULL;
+    } else {
+        model_logits(&r->m, r->x, r->logits);
+    }
+    r->hidden_ms = t1 - t0;
+    r->logits_ms = clock_ms() - t1;
+    if (len)
+        memcpy(r->ctx, ctx, (size_t)len * sizeof *ctx);
+    r->ctx_len = len;
+    r->valid = 1;
+    return r->logits;
+}

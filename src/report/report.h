@@ -1,0 +1,76 @@
+/* report.h - one step's trace as text, CSV or JSON, for `logitlab show`.
+ *
+ * The report writes exactly what the trace holds; it computes nothing but
+ * the formatting (and the sums that describe rows it leaves out).
+ */
+#ifndef LOGITLAB_REPORT_H
+#define LOGITLAB_REPORT_H
+
+#include <stdio.h>
+
+#include "data/lesson.h"
+#include "core/draws.h"
+#include "core/sampler.h"
+#include "core/settings.h"
+#include "source/source.h"
+
+enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON, REPORT_MARKDOWN };
+
+struct report {
+    const struct lesson *lesson;
+    int step; /* 1-based */
+    const struct settings *settings;
+    const int *context; /* the context the step sampled in */
+    int context_len;
+    int prompt_len;
+    const struct trace *trace;
+    struct stop_result stop; /* after appending the choice */
+    int top;                 /* rows to write; 0 = all (the fast path: its rows) */
+    /* A full-size step (the trace of sampler_run_fast) can also show: */
+    const struct draws_hist *hist; /* a histogram of every z', or NULL */
+    const struct draws *draws;     /* many draws, or NULL */
+    int n_find;                    /* rows of these tokens, wherever they rank */
+    const int *find;
+    int heading; /* Markdown: 0, a step on its own (with the lesson's title); else the
+                  * level of the step's heading inside a document (export) */
+};
+
+#define REPORT_FAST_TOP 20 /* rows a full-size step writes unless --top says */
+
+/* Writes r to out in the given format. Returns 0, or -1 on a write error. */
+int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e);
+
+/* The head of a Markdown document of a whole lesson: title, source, text. */
+void report_markdown_title(FILE *out, const struct lesson *L);
+
+/* The answers of an exercise step in Markdown, for the end of a worksheet:
+ * each asked value and the solution. Nothing for other steps. */
+void report_markdown_answers(FILE *out, const struct report *r);
+
+/* Parses "text", "csv", "json", "markdown". */
+int report_parse_format(const char *name, enum report_format *fmt, struct err *e);
+
+/* The value an exercise asks for, from the trace. */
+double report_ask_value(const struct trace *t, const struct ask *a);
+
+#define REPORT_LARGE 1e5 /* from here numbers are written as 4.852e+08 */
+
+/* Formats v with digits decimals the way every table and pane does ("0.4407",
+ * "403.4288", and from REPORT_LARGE on "4.852e+08": digits significant). */
+void report_number(char *buf, size_t n, double v, int digits);
+
+/* The shortest of v with at most digits decimals ("2.1", "-0.24", "0.1667"). */
+void report_logit(char *buf, size_t n, double v, int digits);
+
+/* The row and rank (0-based) of token id, from the rows of t or, after a
+ * fast run, looked up among all tokens. Returns 0, or -1. */
+int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank);
+
+/* What lies beyond the first shown rows: how many tokens, their mass, and
+ * how many of them are kept. */
+void report_tail(const struct trace *t, int shown, int *count, double *mass, int *kept);
+
+/* What removed a token: "" when kept, else "top-k", "top-p", "min-p", "greedy", "masked". */
+const char *report_removed_name(int removed_by);
+
+#endif

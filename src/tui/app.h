@@ -1,0 +1,168 @@
+/* app.h - the running program as a model: which lesson and step, the
+ * settings, the steps taken, the trace on screen, and what each key does.
+ * No curses and no I/O beyond loading lessons: term.c feeds it keys, view.c
+ * draws it, and the headless mode and the tests drive it directly.
+ */
+#ifndef LOGITLAB_APP_H
+#define LOGITLAB_APP_H
+
+#include "tui/batch.h"
+#include "data/catalog.h"
+#include "data/config.h"
+#include "base/err.h"
+#include "data/lesson.h"
+#include "core/sampler.h"
+#include "core/settings.h"
+#include "source/source.h"
+#include "core/draws.h"
+#include "data/keys.h"
+
+/* What the caller must do after a key. */
+enum app_flag {
+    APP_REDRAW = 1,
+    APP_QUIT = 2,
+};
+
+enum app_mode {
+    MODE_NORMAL,
+    MODE_HELP,   /* the key list covers the screen; any key closes it */
+    MODE_PROMPT, /* a ':' command is being typed */
+    MODE_ANSWER, /* an exercise answer is being typed */
+    MODE_TEXT,   /* the lesson text fills the screen; Up and Down scroll it */
+    MODE_FIND,   /* a token to find is being typed (full-size steps) */
+};
+
+enum app_end {
+    END_NONE,   /* a live step waits for its draw */
+    END_LESSON, /* the lesson has no more steps */
+    END_STOP,   /* a stop rule fired and the next step would continue the text */
+};
+
+#define APP_MAX_OVERRIDES 64
+#define APP_MAX_HISTORY   1024
+#define APP_INPUT_MAX     128
+#define APP_MSG_MAX       256
+
+/* How lessons that need more than their file are opened. */
+struct app_source {
+    int hidden;                  /* the hidden size of a model lesson's head; 0: the lesson's */
+    const char *vocab;           /* the vocabulary of captured logits; NULL: Llama 3's */
+    const struct config *config; /* the user's defaults and key bindings, or NULL */
+    struct backend *backend; /* where model lessons run their LM head and the batch; NULL: none */
+};
+
+struct app_override {
+    char name[32];
+    char value[STOP_LEN * 2 + 1];
+};
+
+struct app_answer {
+    int given;
+    double value;
+    int ok;
+};
+
+/* A step taken: where it was, what it used, what it drew. */
+struct app_entry {
+    int step; /* lesson step, 1-based */
+    int *ctx; /* the context it sampled in (owned) */
+    int len;
+    struct settings settings;
+    int choice;
+    int sampled;
+    double u;
+    struct stop_result stop; /* after appending the choice */
+    int n_ans;               /* the answers given, for an exercise step */
+    struct app_answer *ans;  /* (owned) */
+};
+
+struct app {
+    struct catalog cat;
+    int lesson_index; /* in cat.files, or -1 for a lesson opened by path */
+    struct lesson L;
+
+    int n_cli; /* settings from the command line: the base under every lesson */
+    struct app_override cli[APP_MAX_OVERRIDES];
+    int n_live; /* settings changed while running; cleared by x and on a new lesson */
+    struct app_override live[APP_MAX_OVERRIDES];
+
+    int n_hist;
+    struct app_entry hist[APP_MAX_HISTORY];
+    int pos;       /* the entry on screen; n_hist means the live step */
+    int live_step; /* the step waiting to be taken (when end == END_NONE) */
+    int *live_ctx; /* its context (owned) */
+    int live_len;
+    enum app_end end;
+    int resume_step; /* after a stop: the next step, when it starts from its own context */
+
+    /* The step on screen, recomputed after every change. */
+    struct settings cur;
+    struct trace t;
+    const int *cur_ctx;
+    int cur_len;
+    int cur_step;
+    int show_u;     /* mark where the seeded u lands on the live step */
+    int off_script; /* the live context is not the one the lesson's logits were written for */
+    char script_text[160];
+    double recompute_us; /* the last recomputation, in microseconds */
+
+    /* Exercises: answers to the asks of the live step. */
+    struct app_answer ans[LESSON_MAX_ASK];
+    int ask_index;
+    int revealed;
+
+    enum app_mode mode;
+    char input[APP_INPUT_MAX];
+    int input_len;
+    char msg[APP_MSG_MAX];
+    int msg_warn;
+    int scroll;      /* first line of the lesson text on screen */
+    int scroll_max;  /* the last scroll that still shows text, set after each drawing */
+    int scroll_page; /* lines of text on screen, set after each drawing */
+    int try_index;   /* the step's suggestion applied last, -1 for none */
+    struct app_source src;
+    int keymap[128]; /* a key pressed -> the key of the action bound to it; 0: itself */
+
+    /* Full-size steps (the O(V) sampler): a token found with '/', and many
+     * draws (D), recomputed with the step while they are on. */
+    int find_id; /* -1: none */
+    int draws_on;
+    struct draws draws;
+    int draws_ok;
+
+    /* The batch view (B): BATCH_ROWS requests sampled together on the
+     * backend; the setting keys change only the request selected. */
+    int batch_on;
+    int batch_sel;
+    struct batch batch;
+};
+
+/* Opens lesson what (an id, a lesson file, or a .npy file of captured
+ * logits; NULL for the first lesson) from the lessons directory dir (NULL:
+ * the default search), with the command-line settings (name, value pairs,
+ * already checked). src may be NULL. Returns 0 or -1. */
+int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
+             const char *const *values, const struct app_source *src, struct err *e);
+
+/* Starts the lesson again from its step k (1-based), on the lesson's own
+ * path. Returns 0, or -1 with a message when there is no step k. */
+int app_start_step(struct app *a, int k, struct err *e);
+void app_free(struct app *a);
+
+/* Handles one key; returns APP_* flags. Never fails: problems become a
+ * message on the status line. */
+int app_key(struct app *a, int key);
+
+/* Runs the command typed at the ':' prompt ("temperature 0.5", "lesson toy"). */
+int app_command(struct app *a, const char *line);
+
+/* 1 when the step on screen is an exercise whose solution is still hidden. */
+int app_hidden(const struct app *a);
+
+/* The entry on screen, or NULL for the live step. */
+const struct app_entry *app_shown_entry(const struct app *a);
+
+/* One line per key, for the help screen and the README. Ends with NULL. */
+extern const char *const APP_KEY_HELP[];
+
+#endif

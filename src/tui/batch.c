@@ -1,0 +1,242 @@
+/* batch.c - BATCH_ROWS requests sampled together on one backend. */
+#include "tui/batch.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "data/scenario.h"
+
+/* The requests a teacher would put side by side: one setting apart, or one
+ * seed apart, so that each row shows what its difference does. */
+static const char *const PRESETS[BATCH_ROWS][12] = {
+    { "temperature", "0", NULL },
+    { "temperature", "0.8", "top-p", "0.95", "seed", "1", NULL },
+    { "temperature", "0.8", "top-p", "0.95", "seed", "2", NULL },
+    { "temperature", "1", "min-p", "0.05", "seed", "3", NULL },
+    { "temperature", "0.8", "top-k", "40", "seed", "4", NULL },
+    { "temperature", "0.8", "repetition-penalty", "1.3", "seed", "5", NULL },
+    { "temperature", "1.2", "top-k", "40", "top-p", "0.95", "min-p", "0.05", "seed", "6", NULL },
+    { "order", "llamacpp", "temperature", "1.2", "top-k", "40", "top-p", "0.95", "seed", "7",
+      NULL },
+};
+
+void batch_free(struct batch *b)
+{
+    for (int r = 0; r < BATCH_ROWS; r++)
+        free(b->row[r].ctx);
+    free(b->h);
+    memset(b, 0, sizeof *b);
+}
+
+static int push(struct batch_row *r, int id)
+{
+    if (r->len == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 64;
+        int *p = realloc(r->ctx, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        r->ctx = p;
+        r->cap = cap;
+    }
+    r->ctx[r->len++] = id;
+    return 0;
+}
+
+/* The LM head for every request: B hidden vectors, one call. */
+static int run_head(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+{
+    const struct scenario_run *run = L->model.run;
+    int d = run->m.d;
+    for (int r = 0; r < b->n; r++)
+        if (scenario_hidden(run->s, &run->m, b->row[r].ctx, b->row[r].len, b->h + (size_t)r * d,
+                            e) < 0)
+            return -1;
+    if (backend_logits(be, b->h, b->n, e) < 0)
+        return -1;
+    b->head_kernel_ms = be->kernel_ms;
+    b->gen = be->gen;
+    b->be = be;
+    return 0;
+}
+
+/* The LM head when asked for or when the backend no longer holds our
+ * logits, then the sampler; the times are those of this computation. */
+static int compute(struct batch *b, const struct lesson *L, struct backend *be, int head,
+                   struct err *e)
+{
+    double t0 = clock_ms();
+    b->head_ran = head || b->be != be || b->gen != be->gen || be->rows < b->n;
+    if (b->head_ran && run_head(b, L, be, e) < 0)
+        return -1;
+    struct backend_req req[BATCH_ROWS];
+    struct backend_res res[BATCH_ROWS];
+    for (int r = 0; r < b->n; r++) {
+        const struct batch_row *w = &b->row[r];
+        req[r] = (struct backend_req){ .s = w->set.sampler,
+                                       .context = w->ctx,
+                                       .context_len = w->len,
+                                       .prompt_len = b->prompt_len,
+                                       .step = source_draw_step(L, w->len),
+                                       .row = (uint32_t)r,
+                                       .n_top = BATCH_TOP };
+    }
+    if (backend_sample(be, req, b->n, res, e) < 0)
+        return -1;
+    for (int r = 0; r < b->n; r++)
+        b->row[r].res = res[r];
+    b->kernel_ms = be->kernel_ms;
+    b->step_ms = clock_ms() - t0;
+    return 0;
+}
+
+int batch_sample(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+{
+    return compute(b, L, be, 0, e);
+}
+
+int batch_preset(const struct lesson *L, int row, struct settings *s, struct err *e)
+{
+    if (row < 0 || row >= BATCH_ROWS)
+        return err_set(e, ERR_USAGE, "no request %d in the batch", row);
+    source_step_settings(L, 1, s);
+    sampler_defaults(&s->sampler);
+    if (s->max_tokens == 0)
+        s->max_tokens = BATCH_MAX_TOKENS;
+    for (int k = 0; PRESETS[row][k]; k += 2)
+        if (settings_set(s, PRESETS[row][k], PRESETS[row][k + 1], e) < 0)
+            return -1;
+    return 0;
+}
+
+int batch_open(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+{
+    memset(b, 0, sizeof *b);
+    if (!L->model.on || !L->model.run)
+        return err_set(e, ERR_USAGE,
+                       "the batch view needs a lesson with a model (real-...): '%s' has none",
+                       L->id);
+    b->n = BATCH_ROWS;
+    b->prompt_len = L->prompt_len;
+    b->h = malloc((size_t)b->n * (size_t)L->model.run->m.d * sizeof *b->h);
+    if (!b->h)
+        return err_set(e, ERR_SYSTEM, "out of memory for the batch");
+    for (int r = 0; r < b->n; r++) {
+        struct batch_row *w = &b->row[r];
+        if (batch_preset(L, r, &w->set, e) < 0) {
+            batch_free(b);
+            return -1;
+        }
+        for (int k = 0; k < L->prompt_len; k++)
+            if (push(w, L->prompt[k]) < 0) {
+                batch_free(b);
+                return err_set(e, ERR_SYSTEM, "out of memory for the batch");
+            }
+    }
+    if (compute(b, L, be, 1, e) < 0) {
+        batch_free(b);
+        return -1;
+    }
+    return 0;
+}
+
+int batch_running(const struct batch *b)
+{
+    int n = 0;
+    for (int r = 0; r < b->n; r++)
+        n += b->row[r].stop.rule == STOP_NONE;
+    return n;
+}
+
+int batch_step(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+{
+    if (!batch_running(b))
+        return err_set(e, ERR_USAGE, "every request has stopped: Home starts the batch again");
+    int pushed[BATCH_ROWS] = { 0 };
+    int rc = 0;
+    for (int r = 0; r < b->n && rc == 0; r++) {
+        struct batch_row *w = &b->row[r];
+        if (w->stop.rule != STOP_NONE)
+            continue;
+        if (push(w, w->res.id) < 0) {
+            rc = err_set(e, ERR_SYSTEM, "out of memory for the batch");
+            break;
+        }
+        pushed[r] = 1;
+        w->stop = stop_check(&w->set, &L->vocab, w->ctx, w->len, b->prompt_len);
+    }
+    /* The contexts changed: every row needs new logits. */
+    if (rc == 0 && compute(b, L, be, 1, e) == 0) {
+        b->steps++;
+        return 0;
+    }
+    /* Not taken: the batch stays where it was, ready to try again. */
+    for (int r = 0; r < b->n; r++)
+        if (pushed[r]) {
+            b->row[r].len--;
+            b->row[r].stop.rule = STOP_NONE;
+        }
+    return -1;
+}
+
+int batch_set(struct batch *b, int row, const char *name, const char *value, struct err *e)
+{
+    if (row < 0 || row >= b->n)
+        return err_set(e, ERR_USAGE, "no request %d in the batch", row);
+    struct settings s = b->row[row].set;
+    if (settings_set(&s, name, value, e) < 0)
+        return -1;
+    b->row[row].set = s;
+    return 0;
+}
+
+/* Whether stage st is in the request's chain and does something there. */
+static int in_chain(const struct sampler_settings *m, enum stage st)
+{
+    /* k >= V is off too: rare enough to show */
+    return chain_has(&m->chain, st) && stage_active(m, st, INT_MAX);
+}
+
+void batch_describe(const struct batch_row *r, char *buf, size_t n)
+{
+    const struct sampler_settings *m = &r->set.sampler;
+    size_t k = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (k < n)                                                                                 \
+            k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__);                                    \
+    } while (0)
+    buf[0] = '\0';
+    /* Only what the chain applies: a stage left out of a custom order does
+     * nothing, so it is not shown. */
+    if (m->chain.preset != PRESET_LESSON)
+        PUT("%s: ", preset_name(m->chain.preset));
+    int greedy = m->temperature == 0.0 && in_chain(m, STAGE_TEMPERATURE);
+    if (greedy) {
+        PUT("greedy");
+    } else {
+        PUT("T %g", in_chain(m, STAGE_TEMPERATURE) ? m->temperature : 1.0);
+        if (in_chain(m, STAGE_TOP_K))
+            PUT(" top-k %d", m->top_k);
+        if (in_chain(m, STAGE_TOP_P))
+            PUT(" top-p %g", m->top_p);
+        if (in_chain(m, STAGE_MIN_P))
+            PUT(" min-p %g", m->min_p);
+    }
+    if (in_chain(m, STAGE_PENALTY)) {
+        if (m->repetition_penalty != 1.0)
+            PUT(" rep %g", m->repetition_penalty);
+        if (m->penalty_formula != PENALTY_ENGINE || m->penalty_scope != SCOPE_GENERATED)
+            PUT(" (%s/%s)", penalty_formula_name(m->penalty_formula),
+                penalty_scope_name(m->penalty_scope));
+        if (m->presence_penalty != 0.0)
+            PUT(" pres %g", m->presence_penalty);
+        if (m->frequency_penalty != 0.0)
+            PUT(" freq %g", m->frequency_penalty);
+    }
+    if (!greedy)
+        PUT(" seed %llu", (unsigned long long)m->seed);
+#undef PUT
+}

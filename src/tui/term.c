@@ -1,0 +1,264 @@
+/* term.c - the only file that includes ncurses. */
+#define NCURSES_WIDECHAR 1
+#include "tui/term.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <ncurses.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data/keys.h"
+
+#define ESC_DELAY_MS 25
+#define COLORS_RICH  256
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t is_open;
+static int use_color;
+static int projector;         /* the high-contrast theme: bright colours on black, all bold */
+static SCREEN *stream_screen; /* from term_open_stream, freed on close */
+
+int term_locale_utf8(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+    return cs && strcmp(cs, "UTF-8") == 0;
+}
+
+/* Colours by role (screen.h), readable on light and dark backgrounds and
+ * told apart without red/green: blue for kept, vermillion for negative,
+ * orange for the drawn token, reddish purple for u (after Okabe and Ito). */
+static void init_colors(void)
+{
+    static const short RICH[COL_COUNT] = {
+        [COL_DEFAULT] = -1,  [COL_TITLE] = 25,   [COL_KEPT] = 32,   [COL_NEG] = 166,
+        [COL_REMOVED] = 244, [COL_CHOSEN] = 214, [COL_U] = 162,     [COL_ACCENT] = 30,
+        [COL_WARN] = 166,    [COL_GOOD] = 29,    [COL_STATUS] = -1,
+    };
+    static const short BASIC[COL_COUNT] = {
+        [COL_DEFAULT] = -1,       [COL_TITLE] = COLOR_BLUE,  [COL_KEPT] = COLOR_BLUE,
+        [COL_NEG] = COLOR_RED,    [COL_REMOVED] = -1,        [COL_CHOSEN] = COLOR_YELLOW,
+        [COL_U] = COLOR_MAGENTA,  [COL_ACCENT] = COLOR_CYAN, [COL_WARN] = COLOR_RED,
+        [COL_GOOD] = COLOR_GREEN, [COL_STATUS] = -1,
+    };
+    /* For a projector: the brightest colours, on black, where a washed-out
+     * image loses the pale ones. */
+    static const short BRIGHT[COL_COUNT] = {
+        [COL_DEFAULT] = 15,  [COL_TITLE] = 51,   [COL_KEPT] = 45,   [COL_NEG] = 202,
+        [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_U] = 201,     [COL_ACCENT] = 87,
+        [COL_WARN] = 196,    [COL_GOOD] = 46,    [COL_STATUS] = 15,
+    };
+    static const short BRIGHT_BASIC[COL_COUNT] = {
+        [COL_DEFAULT] = COLOR_WHITE, [COL_TITLE] = COLOR_CYAN,    [COL_KEPT] = COLOR_CYAN,
+        [COL_NEG] = COLOR_RED,       [COL_REMOVED] = COLOR_WHITE, [COL_CHOSEN] = COLOR_YELLOW,
+        [COL_U] = COLOR_MAGENTA,     [COL_ACCENT] = COLOR_CYAN,   [COL_WARN] = COLOR_RED,
+        [COL_GOOD] = COLOR_GREEN,    [COL_STATUS] = COLOR_WHITE,
+    };
+    start_color();
+    use_default_colors();
+    int rich = COLORS >= COLORS_RICH;
+    const short *fg = projector ? (rich ? BRIGHT : BRIGHT_BASIC) : rich ? RICH : BASIC;
+    short bg = projector ? COLOR_BLACK : -1;
+    if (projector) {
+        init_pair((short)COL_DEFAULT + COL_COUNT, fg[COL_DEFAULT], bg);
+        bkgd((chtype)COLOR_PAIR(COL_DEFAULT + COL_COUNT));
+    }
+    for (int c = 1; c < COL_COUNT; c++)
+        init_pair((short)c, fg[c], bg);
+}
+
+/* What both ways of opening share once curses has a screen. */
+static void setup(int theme)
+{
+    int color = theme != 0;
+    projector = theme == 2;
+    is_open = 1;
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    set_escdelay(ESC_DELAY_MS);
+    curs_set(0);
+    const char *no_color = getenv("NO_COLOR");
+    use_color = color && has_colors() && !(no_color && no_color[0]);
+    if (use_color)
+        init_colors();
+}
+
+int term_open(int theme, struct err *e)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return err_set(e, ERR_USAGE,
+                       "the interactive view needs a terminal (use 'logitlab show' or --headless)");
+    /* newterm, unlike initscr, returns NULL instead of exiting on a bad TERM. */
+    stream_screen = newterm(NULL, stdout, stdin);
+    if (!stream_screen)
+        return err_set(e, ERR_USAGE, "cannot use this terminal (TERM=%s): try TERM=xterm",
+                       getenv("TERM") ? getenv("TERM") : "unset");
+    set_term(stream_screen);
+    setup(theme);
+    return 0;
+}
+
+int term_open_stream(const char *termtype, FILE *out, FILE *in, int theme, struct err *e)
+{
+    stream_screen = newterm(termtype, out, in);
+    if (!stream_screen)
+        return err_set(e, ERR_SYSTEM, "cannot start curses for TERM=%s",
+                       termtype ? termtype : "$TERM");
+    set_term(stream_screen);
+    setup(theme);
+    return 0;
+}
+
+void term_close(void)
+{
+    if (!is_open)
+        return;
+    is_open = 0;
+    curs_set(1);
+    endwin();
+    if (stream_screen) {
+        delscreen(stream_screen);
+        stream_screen = NULL;
+    }
+}
+
+void term_size(int *w, int *h)
+{
+    getmaxyx(stdscr, *h, *w);
+}
+
+int term_key(int timeout_ms)
+{
+    wint_t ch;
+    timeout(timeout_ms);
+    int rc = get_wch(&ch);
+    if (rc == ERR)
+        return AK_NONE;
+    if (rc == KEY_CODE_YES) {
+        switch (ch) {
+        case KEY_LEFT:
+            return AK_LEFT;
+        case KEY_RIGHT:
+            return AK_RIGHT;
+        case KEY_UP:
+            return AK_UP;
+        case KEY_DOWN:
+            return AK_DOWN;
+        case KEY_PPAGE:
+            return AK_PGUP;
+        case KEY_NPAGE:
+            return AK_PGDN;
+        case KEY_HOME:
+            return AK_HOME;
+        case KEY_END:
+            return AK_END;
+        case KEY_ENTER:
+            return AK_ENTER;
+        case KEY_BACKSPACE:
+            return AK_BACKSPACE;
+        case KEY_RESIZE:
+            return AK_RESIZE;
+        default:
+            return AK_NONE;
+        }
+    }
+    switch (ch) {
+    case '\n':
+    case '\r':
+        return AK_ENTER;
+    case 27:
+        return AK_ESC;
+    case 127:
+    case 8:
+        return AK_BACKSPACE;
+    case '\t':
+        return AK_TAB;
+    default:
+        return (int)ch;
+    }
+}
+
+static attr_t curses_attr(int attr)
+{
+    attr_t a = A_NORMAL;
+    if (attr & ATTR_BOLD)
+        a |= A_BOLD;
+    if (attr & ATTR_DIM)
+        a |= A_DIM;
+    if (attr & ATTR_REVERSE)
+        a |= A_REVERSE;
+    if (attr & ATTR_UNDERLINE)
+        a |= A_UNDERLINE;
+    return a;
+}
+
+void term_present(const struct screen *s)
+{
+    int w, h;
+    getmaxyx(stdscr, h, w);
+    for (int y = 0; y < s->h && y < h; y++)
+        for (int x = 0; x < s->w && x < w; x++) {
+            const struct cell *c = screen_at(s, x, y);
+            if (c->cp == 0)
+                continue; /* right half of a wide character */
+            wchar_t wc[2] = { (wchar_t)c->cp, 0 };
+            cchar_t cc;
+            short pair = use_color ? (short)c->color : 0;
+            if (projector && pair == COL_DEFAULT)
+                pair = COL_DEFAULT + COL_COUNT; /* white on black, not the terminal's own */
+            attr_t at = curses_attr(c->attr) | (projector ? A_BOLD : 0);
+            if (projector)
+                at &= ~(attr_t)A_DIM; /* dim text vanishes on a projector */
+            setcchar(&cc, wc, at, pair, NULL);
+            mvadd_wch(y, x, &cc); /* ERR in the bottom-right corner is harmless */
+        }
+    refresh();
+}
+
+int term_stop_signal(void)
+{
+    return stop_signal;
+}
+
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+}
+
+static void on_crash(int sig)
+{
+    /* Restore the terminal first: a learner must not be left with a dead
+     * screen. endwin is not async-signal-safe, but the process is about to
+     * die either way and this is the only chance. */
+    if (is_open) {
+        is_open = 0;
+        endwin();
+    }
+    static const char msg[] = "\nlogitlab: crashed (signal). The terminal was restored.\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void term_install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_crash;
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
+    sigaction(SIGILL, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL);
+}
