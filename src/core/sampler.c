@@ -16,21 +16,6 @@
 #include "core/philox.h"
 #include "core/sampler_rules.h"
 
-static const char *const STAGE_NAMES[STAGE_COUNT] = { "penalty", "temperature", "top-k", "top-p",
-                                                      "min-p" };
-static const char *const PRESET_NAMES[PRESET_COUNT] = { "lesson", "hf", "vllm", "llamacpp",
-                                                        "custom" };
-
-const char *stage_name(enum stage s)
-{
-    return (s >= 0 && s < STAGE_COUNT) ? STAGE_NAMES[s] : "masked";
-}
-
-const char *preset_name(enum preset p)
-{
-    return (p >= 0 && p < PRESET_COUNT) ? PRESET_NAMES[p] : "?";
-}
-
 const char *penalty_formula_name(enum penalty_formula f)
 {
     return f == PENALTY_LESSON ? "lesson" : "engine";
@@ -39,103 +24,6 @@ const char *penalty_formula_name(enum penalty_formula f)
 const char *penalty_scope_name(enum penalty_scope s)
 {
     return s == SCOPE_ALL ? "all" : "generated";
-}
-
-void chain_preset(struct chain *c, enum preset p)
-{
-    static const enum stage ORDERS[PRESET_CUSTOM][STAGE_COUNT] = {
-        [PRESET_LESSON] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_TOP_K, STAGE_TOP_P,
-                            STAGE_MIN_P },
-        [PRESET_HF] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P },
-        [PRESET_VLLM] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_MIN_P, STAGE_TOP_K, STAGE_TOP_P },
-        [PRESET_LLAMACPP] = { STAGE_PENALTY, STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P,
-                              STAGE_TEMPERATURE },
-    };
-    if (p < 0 || p >= PRESET_CUSTOM)
-        p = PRESET_LESSON;
-    c->n = STAGE_COUNT;
-    memcpy(c->stage, ORDERS[p], sizeof c->stage);
-    c->preset = p;
-    c->topk_keep_ties = (p == PRESET_HF);
-}
-
-int chain_has(const struct chain *c, enum stage st)
-{
-    for (int i = 0; i < c->n; i++)
-        if (c->stage[i] == st)
-            return 1;
-    return 0;
-}
-
-void sampler_defaults(struct sampler_settings *s)
-{
-    memset(s, 0, sizeof *s);
-    s->temperature = 1.0;
-    s->top_k = 0;
-    s->top_p = 1.0;
-    s->min_p = 0.0;
-    s->repetition_penalty = 1.0;
-    s->penalty_formula = PENALTY_ENGINE;
-    s->penalty_scope = SCOPE_GENERATED;
-    s->penalty_last_n = 0;
-    s->seed = 1; /* its first u, 0.672, is an ordinary draw (seed 0's is 0.972, deep in the tail) */
-    chain_preset(&s->chain, PRESET_LESSON);
-}
-
-int sampler_check(const struct sampler_settings *s, struct err *e)
-{
-    if (!(s->temperature >= 0.0) || !isfinite(s->temperature))
-        return err_set(e, ERR_USAGE, "temperature %g is out of range (must be 0 or more)",
-                       s->temperature);
-    if (s->top_k < 0)
-        return err_set(e, ERR_USAGE, "top-k %d is out of range (must be 0 or more)", s->top_k);
-    if (!(s->top_p > 0.0 && s->top_p <= 1.0))
-        return err_set(e, ERR_USAGE, "top-p %g is out of range (must be in (0, 1])", s->top_p);
-    if (!(s->min_p >= 0.0 && s->min_p <= 1.0))
-        return err_set(e, ERR_USAGE, "min-p %g is out of range (must be in [0, 1])", s->min_p);
-    if (!(s->repetition_penalty > 0.0) || !isfinite(s->repetition_penalty))
-        return err_set(e, ERR_USAGE, "repetition-penalty %g is out of range (must be more than 0)",
-                       s->repetition_penalty);
-    if (s->penalty_last_n < 0)
-        return err_set(e, ERR_USAGE, "penalty-last-n %d is out of range (must be 0 or more)",
-                       s->penalty_last_n);
-    if (!isfinite(s->presence_penalty))
-        return err_set(e, ERR_USAGE, "presence-penalty must be a finite number");
-    if (!isfinite(s->frequency_penalty))
-        return err_set(e, ERR_USAGE, "frequency-penalty must be a finite number");
-    if (!isfinite(s->shift))
-        return err_set(e, ERR_USAGE, "shift must be a finite number");
-    if (s->chain.n < 0 || s->chain.n > STAGE_COUNT)
-        return err_set(e, ERR_USAGE, "order has %d stages (at most %d)", s->chain.n, STAGE_COUNT);
-    int used[STAGE_COUNT] = { 0 };
-    for (int i = 0; i < s->chain.n; i++) {
-        enum stage st = s->chain.stage[i];
-        if (st < 0 || st >= STAGE_COUNT)
-            return err_set(e, ERR_USAGE, "order has an unknown stage");
-        if (used[st]++)
-            return err_set(e, ERR_USAGE, "order names %s twice", stage_name(st));
-    }
-    return 0;
-}
-
-int stage_active(const struct sampler_settings *s, enum stage st, int vocab_size)
-{
-    switch (st) {
-    case STAGE_PENALTY:
-        return s->repetition_penalty != 1.0 || s->presence_penalty != 0.0 ||
-               s->frequency_penalty != 0.0;
-    case STAGE_TEMPERATURE:
-        return s->temperature != 1.0;
-    case STAGE_TOP_K:
-        return s->top_k > 0 && s->top_k < vocab_size;
-    case STAGE_TOP_P:
-        return s->top_p < 1.0;
-    case STAGE_MIN_P:
-        return s->min_p > 0.0;
-    case STAGE_COUNT:
-        break;
-    }
-    return 0;
 }
 
 int trace_init(struct trace *t, int vocab_size, struct err *e)
@@ -208,23 +96,19 @@ static void count_window(const struct sampler_input *in, const struct sampler_se
         count[in->context[i]]++;
 }
 
-/* Penalties (sampler_rules.h) on every seen token. Returns how many changed. */
-static int apply_penalties(double *z, const int *count, int vocab_size,
-                           const struct sampler_settings *s)
-{
-    int changed = 0;
-    for (int i = 0; i < vocab_size; i++) {
-        if (count[i] == 0)
-            continue;
-        double before = z[i];
-        z[i] = rule_penalize(z[i], count[i], s->repetition_penalty,
-                             s->penalty_formula == PENALTY_LESSON, s->frequency_penalty,
-                             s->presence_penalty);
-        if (z[i] != before)
-            changed++;
-    }
-    return changed;
-}
+/* What a stage of the reference sees: the settings, every token's z' (by
+ * id), the window's counts, the trace whose rows hold the marks (indexed by
+ * id while the chain runs), and the tokens still kept, best first. */
+struct ref_step {
+    const struct sampler_settings *s;
+    int V;
+    double *z;
+    const int *count;
+    struct trace *t;
+    const struct zid *order; /* the kept tokens in rank order */
+    int n;                   /* how many */
+    struct stage_report *rep;
+};
 
 /* Fills order[0..n) with the tokens not yet removed, best first. */
 static int sorted_alive(const double *z, const struct trace_row *mark, int vocab_size,
@@ -247,68 +131,100 @@ static double shifted_sum(const struct zid *order, int n)
     return sum;
 }
 
-static void remove_token(struct trace_row *mark, int id, enum stage st)
+/* Marks the kept tokens of rank keep and below as removed by stage st. */
+static void remove_from(struct ref_step *c, int keep, enum stage st)
 {
-    mark[id].removed_by = (int)st;
+    for (int r = keep; r < c->n; r++)
+        c->t->rows[c->order[r].id].removed_by = (int)st;
 }
 
-/* T = 0: keep only the argmax (ties to the lower id). */
-static void stage_greedy(const struct zid *order, int n, struct trace_row *mark)
+/* Penalties (sampler_rules.h) on every seen token; counts how many changed. */
+static void apply_PENALTY(struct ref_step *c)
 {
-    for (int r = 1; r < n; r++)
-        remove_token(mark, order[r].id, STAGE_TEMPERATURE);
+    const struct sampler_settings *s = c->s;
+    int changed = 0;
+    for (int i = 0; i < c->V; i++) {
+        if (c->count[i] == 0)
+            continue;
+        double before = c->z[i];
+        c->z[i] = rule_penalize(c->z[i], c->count[i], s->repetition_penalty,
+                                s->penalty_formula == PENALTY_LESSON, s->frequency_penalty,
+                                s->presence_penalty);
+        changed += c->z[i] != before;
+    }
+    c->t->penalized = changed;
+}
+
+/* z / T; T = 0 keeps only the argmax (ties to the lower id): greedy. */
+static void apply_TEMPERATURE(struct ref_step *c)
+{
+    double T = c->s->temperature;
+    if (T == 0.0) {
+        c->t->greedy = 1;
+        remove_from(c, 1, STAGE_TEMPERATURE);
+    } else if (T != 1.0) {
+        for (int i = 0; i < c->V; i++)
+            c->z[i] /= T;
+    }
 }
 
 /* Top-k: keep exactly k in rank order; with keep_ties also every token whose
  * z equals that of the k-th (as HF's warper compares values, not ranks). */
-static void stage_top_k(const struct zid *order, int n, int k, int keep_ties,
-                        struct trace_row *mark, struct stage_report *rep)
+static void apply_TOP_K(struct ref_step *c)
 {
-    if (k <= 0 || k >= n)
+    int k = c->s->top_k;
+    if (k <= 0 || k >= c->n)
         return;
-    double kth = order[k - 1].z;
-    rep->cut = exp(kth - order[0].z) / shifted_sum(order, n);
-    for (int r = k; r < n; r++)
-        if (!(keep_ties && order[r].z == kth))
-            remove_token(mark, order[r].id, STAGE_TOP_K);
+    double kth = c->order[k - 1].z;
+    c->rep->cut = exp(kth - c->order[0].z) / shifted_sum(c->order, c->n);
+    for (int r = k; r < c->n; r++)
+        if (!(c->s->chain.topk_keep_ties && c->order[r].z == kth))
+            c->t->rows[c->order[r].id].removed_by = STAGE_TOP_K;
 }
 
 /* Top-p: the shortest prefix whose cumulative probability, summed in double,
  * reaches p; never fewer than one token. Probabilities are the softmax over
  * the tokens still kept. */
-static void stage_top_p(const struct zid *order, int n, double p, struct trace_row *mark,
-                        struct stage_report *rep)
+static void apply_TOP_P(struct ref_step *c)
 {
-    if (p >= 1.0 || n == 0)
+    double p = c->s->top_p;
+    if (p >= 1.0 || c->n == 0)
         return;
-    double max = order[0].z, sum = shifted_sum(order, n);
+    double max = c->order[0].z, sum = shifted_sum(c->order, c->n);
     double cum = 0.0;
-    int keep = n;
-    for (int r = 0; r < n; r++) {
-        cum += exp(order[r].z - max) / sum;
+    int keep = c->n;
+    for (int r = 0; r < c->n; r++) {
+        cum += exp(c->order[r].z - max) / sum;
         if (cum >= p) {
             keep = r + 1;
             break;
         }
     }
-    rep->cut = cum;
-    for (int r = keep; r < n; r++)
-        remove_token(mark, order[r].id, STAGE_TOP_P);
+    c->rep->cut = cum;
+    remove_from(c, keep, STAGE_TOP_P);
 }
 
 /* Min-p: keep p_i >= min_p * p_max. The normalizer cancels, so the test is
  * e^(z_i - z_max) >= min_p, which needs no sum. */
-static void stage_min_p(const struct zid *order, int n, double min_p, struct trace_row *mark,
-                        struct stage_report *rep)
+static void apply_MIN_P(struct ref_step *c)
 {
-    if (min_p <= 0.0 || n == 0)
+    double min_p = c->s->min_p;
+    if (min_p <= 0.0 || c->n == 0)
         return;
-    double max = order[0].z;
-    rep->cut = min_p * rep->p_max;
-    for (int r = 1; r < n; r++)
-        if (!rule_min_p_keeps(order[r].z, max, min_p))
-            remove_token(mark, order[r].id, STAGE_MIN_P);
+    double max = c->order[0].z;
+    c->rep->cut = min_p * c->rep->p_max;
+    for (int r = 1; r < c->n; r++)
+        if (!rule_min_p_keeps(c->order[r].z, max, min_p))
+            c->t->rows[c->order[r].id].removed_by = STAGE_MIN_P;
 }
+
+/* The reference of each stage of sampling.def, by its id: a stage without
+ * a function apply_<ID> here does not compile. */
+static void (*const APPLY[STAGE_COUNT])(struct ref_step *) = {
+#define STAGE(id, ...) [STAGE_##id] = apply_##id,
+#include "core/sampling.def"
+#undef STAGE
+};
 
 static int check_input(const struct sampler_input *in, const struct trace *t, struct err *e)
 {
@@ -329,72 +245,65 @@ static int check_input(const struct sampler_input *in, const struct trace *t, st
     return sampler_check_context(in, e);
 }
 
-/* Runs one stage over z and the marks; fills its report's removed count. */
-static void run_stage(enum stage st, const struct sampler_settings *s, int vocab_size, double *z,
-                      const int *count, struct trace *t, struct stage_report *rep)
+/* Every token starts kept (or masked: -inf) with z = logit + shift, and the
+ * window's counts; rows[] is indexed by id while the chain runs. */
+static void start_rows(const struct sampler_input *in, const struct sampler_settings *s,
+                       struct trace *t)
 {
-    struct trace_row *mark = t->rows; /* indexed by id until the final sort */
-    struct zid *order = t->work_order;
-    int n = sorted_alive(z, mark, vocab_size, order);
-    rep->in = n;
-    rep->p_max = n > 0 ? 1.0 / shifted_sum(order, n) : 0.0;
-    switch (st) {
-    case STAGE_PENALTY:
-        t->penalized = apply_penalties(z, count, vocab_size, s);
-        break;
-    case STAGE_TEMPERATURE:
-        if (s->temperature == 0.0) {
-            t->greedy = 1;
-            stage_greedy(order, n, mark);
-        } else if (s->temperature != 1.0) {
-            for (int i = 0; i < vocab_size; i++)
-                z[i] /= s->temperature;
-        }
-        break;
-    case STAGE_TOP_K:
-        stage_top_k(order, n, s->top_k, s->chain.topk_keep_ties, mark, rep);
-        break;
-    case STAGE_TOP_P:
-        stage_top_p(order, n, s->top_p, mark, rep);
-        break;
-    case STAGE_MIN_P:
-        stage_min_p(order, n, s->min_p, mark, rep);
-        break;
-    case STAGE_COUNT:
-        break;
-    }
-}
-
-int sampler_run(const struct sampler_input *in, const struct sampler_settings *s, struct trace *t,
-                struct err *e)
-{
-    if (check_input(in, t, e) < 0 || sampler_check(s, e) < 0)
-        return -1;
-    int V = in->vocab_size;
     double *z = t->work_z;
-    struct trace_row *rows = t->rows;
-
-    /* While the chain runs, rows[] is indexed by token id. */
-    for (int i = 0; i < V; i++) {
+    for (int i = 0; i < in->vocab_size; i++) {
         z[i] = in->logits[i] + s->shift;
-        rows[i] = (struct trace_row){ .id = i, .removed_by = TRACE_KEPT, .logit = in->logits[i] };
-        if (!isfinite(z[i]))
-            rows[i].removed_by = TRACE_MASKED;
+        t->rows[i] = (struct trace_row){ .id = i,
+                                         .removed_by = isfinite(z[i]) ? TRACE_KEPT : TRACE_MASKED,
+                                         .logit = in->logits[i] };
     }
     count_window(in, s, t->work_count);
-    for (int i = 0; i < V; i++)
-        rows[i].seen = t->work_count[i];
+    for (int i = 0; i < in->vocab_size; i++)
+        t->rows[i].seen = t->work_count[i];
+}
 
+/* Runs the stages in the chain's order, each on the softmax of z' over the
+ * tokens still kept at its place. */
+static void run_chain(const struct sampler_input *in, const struct sampler_settings *s,
+                      struct trace *t)
+{
     t->greedy = 0;
     t->penalized = 0;
     t->n_stages = s->chain.n;
     for (int c = 0; c < s->chain.n; c++) {
         enum stage st = s->chain.stage[c];
-        t->stages[c] = (struct stage_report){ .stage = st, .active = stage_active(s, st, V) };
-        run_stage(st, s, V, z, t->work_count, t, &t->stages[c]);
+        struct stage_report *rep = &t->stages[c];
+        *rep = (struct stage_report){ .stage = st, .active = stage_active(s, st, in->vocab_size) };
+        struct ref_step step = { .s = s,
+                                 .V = in->vocab_size,
+                                 .z = t->work_z,
+                                 .count = t->work_count,
+                                 .t = t,
+                                 .order = t->work_order,
+                                 .rep = rep };
+        step.n = sorted_alive(step.z, t->rows, step.V, t->work_order);
+        rep->in = step.n;
+        rep->p_max = step.n > 0 ? 1.0 / shifted_sum(step.order, step.n) : 0.0;
+        APPLY[st](&step);
     }
+}
 
-    /* Rank every token by its final z and fill the columns. */
+/* A removed token's probability counts against the stage that removed it. */
+static void charge_stage(struct trace *t, int stage, double prob)
+{
+    for (int c = 0; c < t->n_stages; c++)
+        if ((int)t->stages[c].stage == stage) {
+            t->stages[c].removed++;
+            t->stages[c].removed_mass += prob;
+        }
+}
+
+/* Ranks every token by its final z' and fills the columns and statistics;
+ * rows[] is indexed by rank from here on. */
+static void rank_rows(struct trace *t)
+{
+    int V = t->vocab_size;
+    const double *z = t->work_z;
     struct zid *order = t->work_order;
     for (int i = 0; i < V; i++)
         order[i] = (struct zid){ z[i], i };
@@ -405,12 +314,11 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
         double w = exp(z[i] - max);
         sum_shifted += w;
         sum_exp += exp(z[i]);
-        if (rows[i].removed_by == TRACE_KEPT)
+        if (t->rows[i].removed_by == TRACE_KEPT)
             kept_shifted += w;
     }
-    /* Reorder rows by rank; rows[] becomes indexed by rank from here on. */
     struct trace_row *by_id = t->work_rows;
-    memcpy(by_id, rows, (size_t)V * sizeof *by_id);
+    memcpy(by_id, t->rows, (size_t)V * sizeof *by_id);
     double cum = 0.0, cum_final = 0.0, h = 0.0, h_final = 0.0, kept_mass = 0.0;
     int kept = 0;
     for (int r = 0; r < V; r++) {
@@ -432,16 +340,11 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
                 h_final -= row.final * log(row.final);
         } else {
             row.final = 0.0;
-            int st = row.removed_by;
-            for (int c = 0; c < t->n_stages; c++)
-                if ((int)t->stages[c].stage == st) {
-                    t->stages[c].removed++;
-                    t->stages[c].removed_mass += row.prob;
-                }
+            charge_stage(t, row.removed_by, row.prob);
         }
         cum_final += row.final;
         row.cum_final = cum_final;
-        rows[r] = row;
+        t->rows[r] = row;
         t->rank_of[id] = r;
     }
     t->max_adjusted = max;
@@ -452,21 +355,28 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
     t->kept_count = kept;
     t->kept_mass = kept_mass;
     t->n_rows = V;
+}
 
-    if (t->greedy) {
-        /* The only kept token is the argmax; no random number is used. */
-        t->choice = (struct choice){
-            .id = rows[0].id, .rank = 0, .sampled = 0, .u = 0.0, .lo = 0.0, .hi = 1.0
-        };
-        for (int r = 0; r < V; r++)
-            if (rows[r].removed_by == TRACE_KEPT) {
-                t->choice.id = rows[r].id;
-                t->choice.rank = r;
-                break;
-            }
-    } else {
+int sampler_run(const struct sampler_input *in, const struct sampler_settings *s, struct trace *t,
+                struct err *e)
+{
+    if (check_input(in, t, e) < 0 || sampler_check(s, e) < 0)
+        return -1;
+    start_rows(in, s, t);
+    run_chain(in, s, t);
+    rank_rows(t);
+    if (!t->greedy) {
         sampler_draw(t, sampler_u(s->seed, in->step, in->row, 0), &t->choice);
+        return 0;
     }
+    /* The only kept token is the argmax; no random number is used. */
+    t->choice = (struct choice){ .id = t->rows[0].id, .rank = 0, .lo = 0.0, .hi = 1.0 };
+    for (int r = 0; r < t->vocab_size; r++)
+        if (t->rows[r].removed_by == TRACE_KEPT) {
+            t->choice.id = t->rows[r].id;
+            t->choice.rank = r;
+            break;
+        }
     return 0;
 }
 

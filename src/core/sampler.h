@@ -9,17 +9,24 @@
 #ifndef LOGITLAB_SAMPLER_H
 #define LOGITLAB_SAMPLER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
 
+/* The stages, in the order of sampling.def (STAGE_PENALTY, STAGE_TEMPERATURE,
+ * STAGE_TOP_K, ...); STAGE_COUNT of them. */
 enum stage {
-    STAGE_PENALTY,     /* repetition, presence and frequency penalties */
-    STAGE_TEMPERATURE, /* z / T; T = 0 is greedy */
-    STAGE_TOP_K,
-    STAGE_TOP_P,
-    STAGE_MIN_P,
+#define STAGE(id, ...) STAGE_##id,
+#include "core/sampling.def"
+#undef STAGE
     STAGE_COUNT
+};
+
+/* Flags of a stage (sampling.def). */
+enum {
+    SF_CUT = 1,       /* a truncating stage: it marks tokens removed */
+    SF_ZERO_CUTS = 2, /* a value stage that keeps only the argmax when its setting is 0 */
 };
 
 enum preset {
@@ -48,22 +55,25 @@ struct chain {
     int topk_keep_ties; /* keep every token tied with the k-th (the hf preset) */
 };
 
-/* All the settings of one sampling step. Defaults (sampler_defaults) turn
- * every stage off: T 1, k 0, p 1, min-p 0, penalties neutral. */
+/* The C type of each kind of setting (sampling.def). */
+#define SETTING_CTYPE_DOUBLE double
+#define SETTING_CTYPE_INT    int
+#define SETTING_CTYPE_ENUM   int /* an enum penalty_formula, penalty_scope, ... */
+#define SETTING_CTYPE_SEED   uint64_t
+#define SETTING_CTYPE_ORDER  struct chain
+
+/* All the settings of one sampling step: a member for each setting of
+ * sampling.def whose place is SAMPLER (temperature, top_k, top_p, min_p,
+ * repetition_penalty, penalty_formula, penalty_scope, penalty_last_n,
+ * presence_penalty, frequency_penalty, shift, seed, chain), with its range
+ * and its meaning there. Defaults (sampler_defaults) turn every stage off:
+ * T 1, k 0, p 1, min-p 0, penalties neutral. */
+#define SETTING_MEMBER_SAMPLER(kind, field) SETTING_CTYPE_##kind field;
+#define SETTING_MEMBER_LOOP(kind, field)
 struct sampler_settings {
-    double temperature;        /* >= 0; 0 = greedy */
-    int top_k;                 /* >= 0; 0 or >= V = off */
-    double top_p;              /* (0, 1]; 1 = off */
-    double min_p;              /* [0, 1]; 0 = off */
-    double repetition_penalty; /* > 0; 1 = off */
-    enum penalty_formula penalty_formula;
-    enum penalty_scope penalty_scope;
-    int penalty_last_n;       /* >= 0; only the last n tokens of the scope count; 0 = all of it */
-    double presence_penalty;  /* subtracted once from every seen token */
-    double frequency_penalty; /* subtracted once per occurrence */
-    double shift;             /* added to every logit before the chain (shows invariance) */
-    uint64_t seed;
-    struct chain chain;
+#define SETTING(field, where, name, kind, ...) SETTING_MEMBER_##where(kind, field)
+#include "core/sampling.def"
+#undef SETTING
 };
 
 /* The context a step samples in: the token ids so far, the first prompt_len
@@ -153,7 +163,8 @@ struct trace {
     int fmax_valid; /* the arrays above hold the last fast run */
 };
 
-/* Fills s with neutral settings, seed 1 and the lesson order. */
+/* Fills s with neutral settings, seed 1 and the lesson order: each setting's
+ * default in sampling.def (settings.c). */
 void sampler_defaults(struct sampler_settings *s);
 
 /* Sets c to a preset order (not PRESET_CUSTOM). */
@@ -162,8 +173,9 @@ void chain_preset(struct chain *c, enum preset p);
 /* Whether stage st is in the order c. */
 int chain_has(const struct chain *c, enum stage st);
 
-/* Checks the ranges of DESIGN.md section 2. Returns 0, or -1 with a message
- * naming the setting ("top-p 1.5 is out of range (0, 1]"). */
+/* Checks every setting against its range in sampling.def (settings.c).
+ * Returns 0, or -1 with a message naming the setting ("top-p 1.5 is out of
+ * range (must be in (0, 1])"). */
 int sampler_check(const struct sampler_settings *s, struct err *e);
 
 /* Allocates a trace for vocab_size tokens. Returns 0 or -1 (out of memory). */
@@ -211,15 +223,46 @@ double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw);
  * (sampled = 1) and returns the row index. */
 int sampler_draw(const struct trace *t, double u, struct choice *c);
 
-/* Names: "penalty", "temperature", "top-k", "top-p", "min-p";
- * "lesson", "hf", "vllm", "llamacpp", "custom"; "engine"/"lesson";
+/* ---- the stages and the chain (chain.c), from sampling.def ---------------- */
+
+/* A stage as sampling.def describes it. */
+struct stage_info {
+    const char *name;         /* "top-k" */
+    const char *short_label;  /* "k" */
+    int flags;                /* SF_* */
+    int place[PRESET_CUSTOM]; /* its place in each preset's order (1 first), 0: not in it */
+    const char *removed;      /* the word for a token it removed, NULL: its name */
+    const char *cut;          /* its report's cut value in words (one %s), or NULL */
+};
+
+/* Every stage, indexed by enum stage. */
+extern const struct stage_info STAGES[STAGE_COUNT];
+
+/* Names: a stage's ("top-k"; "masked" for TRACE_MASKED), a preset's
+ * ("lesson", "hf", "vllm", "llamacpp", "custom"); "engine"/"lesson";
  * "generated"/"all". */
 const char *stage_name(enum stage s);
 const char *preset_name(enum preset p);
 const char *penalty_formula_name(enum penalty_formula f);
 const char *penalty_scope_name(enum penalty_scope s);
 
-/* Whether stage st of s changes anything. */
+/* Whether stage st of s changes anything: one of its activating settings
+ * is not at its default (sampling.def), and for top-k also below V. */
 int stage_active(const struct sampler_settings *s, enum stage st, int vocab_size);
+
+/* Whether stage st, where it stands in the chain of s, removes tokens (a
+ * truncating stage, or temperature 0), or rewrites z' (any other value
+ * stage). Neither says whether it is active. */
+int stage_cuts(const struct sampler_settings *s, enum stage st);
+int stage_rewrites(const struct sampler_settings *s, enum stage st);
+
+/* Parses an order: a preset name or stages separated by commas. */
+int chain_parse(const char *value, struct chain *c, struct err *e);
+
+/* Writes the chain as text: "lesson (penalty, temperature, top-k, top-p, min-p)". */
+void chain_describe(const struct chain *c, char *buf, size_t n);
+
+/* Writes the chain in short, stage by stage: "pen>T>k>p>min-p". */
+void chain_short(const struct chain *c, char *buf, size_t n);
 
 #endif

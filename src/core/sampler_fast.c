@@ -44,6 +44,9 @@
 #define HIST_COPIES   4    /* separate level-0 histograms: adds to one bucket do not queue */
 
 struct fast {
+    const struct sampler_input *in;
+    const struct sampler_settings *s;
+    struct trace *t;
     int V;
     double *z;
     double *e; /* e^(z - e_max) of every token, valid while e_valid */
@@ -393,15 +396,25 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
     f->n_alive = k;
 }
 
-static void stage_greedy(struct fast *f)
+/* z / T; T = 0 keeps only the argmax: greedy. */
+static void fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
 {
-    int best = alive_best(f);
-    cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
+    (void)rep;
+    double T = f->s->temperature;
+    if (T == 0.0) {
+        f->t->greedy = 1;
+        int best = alive_best(f);
+        cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
+    } else if (T != 1.0) {
+        vm_divide(f->z, T, f->V);
+        values_changed(f);
+    }
 }
 
-static void stage_top_k(struct fast *f, int k, int keep_ties, struct stage_report *rep)
+static void fast_TOP_K(struct fast *f, struct stage_report *rep)
 {
-    int n = f->all_alive ? f->n_alive : f->n_alive;
+    int k = f->s->top_k, keep_ties = f->s->chain.topk_keep_ties;
+    int n = f->n_alive;
     if (k <= 0 || k >= n)
         return;
     int cut;
@@ -419,8 +432,9 @@ static void stage_top_k(struct fast *f, int k, int keep_ties, struct stage_repor
     cut_after(f, f->z[cut], cut, keep_ties, STAGE_TOP_K);
 }
 
-static void stage_top_p(struct fast *f, double p, struct stage_report *rep)
+static void fast_TOP_P(struct fast *f, struct stage_report *rep)
 {
+    double p = f->s->top_p;
     if (p >= 1.0)
         return;
     compute_exps(f);
@@ -448,8 +462,9 @@ static void stage_top_p(struct fast *f, double p, struct stage_report *rep)
     cut_after(f, f->z[pk.id], pk.id, 0, STAGE_TOP_P);
 }
 
-static void stage_min_p(struct fast *f, double min_p, struct stage_report *rep)
+static void fast_MIN_P(struct fast *f, struct stage_report *rep)
 {
+    double min_p = f->s->min_p;
     if (min_p <= 0.0)
         return;
     double max = f->z[alive_best(f)];
@@ -529,9 +544,15 @@ static int window_start(const struct sampler_input *in, const struct sampler_set
                              s->penalty_last_n);
 }
 
-static void stage_penalty(struct fast *f, const struct sampler_input *in,
-                          const struct sampler_settings *s, int *count, struct trace *t)
+/* Penalties on the tokens of the window only: each seen token once, its
+ * count made negative once done (and zeroed after the run). */
+static void fast_PENALTY(struct fast *f, struct stage_report *rep)
 {
+    (void)rep;
+    const struct sampler_input *in = f->in;
+    const struct sampler_settings *s = f->s;
+    struct trace *t = f->t;
+    int *count = t->fcount;
     int start = window_start(in, s);
     for (int j = start; j < in->context_len; j++)
         count[in->context[j]]++;
@@ -585,23 +606,30 @@ static int fill_rows(struct fast *f, struct trace *t, const struct sampler_input
     return 0;
 }
 
-/* Whether any stage after position c of the chain changes z'. */
+/* The fast path of each stage of sampling.def, by its id: a stage without
+ * a function fast_<ID> here does not compile. */
+static void (*const FAST[STAGE_COUNT])(struct fast *, struct stage_report *) = {
+#define STAGE(id, ...) [STAGE_##id] = fast_##id,
+#include "core/sampling.def"
+#undef STAGE
+};
+
+/* Whether an active stage after position c of the chain rewrites z'. */
 static int value_stage_after(const struct sampler_settings *s, int c, int V)
 {
     for (int j = c + 1; j < s->chain.n; j++) {
         enum stage st = s->chain.stage[j];
-        if ((st == STAGE_PENALTY || (st == STAGE_TEMPERATURE && s->temperature != 0.0)) &&
-            stage_active(s, st, V))
+        if (stage_rewrites(s, st) && stage_active(s, st, V))
             return 1;
     }
     return 0;
 }
 
-static void run_chain(struct fast *f, const struct sampler_input *in,
-                      const struct sampler_settings *s, struct trace *t)
+static void run_chain(struct fast *f)
 {
+    const struct sampler_settings *s = f->s;
+    struct trace *t = f->t;
     int V = f->V;
-    int *count = t->fcount;
     t->greedy = 0;
     t->penalized = 0;
     t->n_stages = s->chain.n;
@@ -611,43 +639,18 @@ static void run_chain(struct fast *f, const struct sampler_input *in,
         *rep = (struct stage_report){ .stage = st,
                                       .active = stage_active(s, st, V),
                                       .in = f->n_alive };
-        int cutting = st == STAGE_TOP_K || st == STAGE_TOP_P || st == STAGE_MIN_P ||
-                      (st == STAGE_TEMPERATURE && s->temperature == 0.0);
+        int cutting = stage_cuts(s, st);
         if (cutting && rep->active && !f->e_final && !value_stage_after(s, c, V)) {
             /* From here on z' is final: the exponentials serve every later stage. */
             compute_exps(f);
             f->e_final = 1;
         }
-        if (rep->active && cutting && st != STAGE_TEMPERATURE) {
+        if (rep->active && cutting && (STAGES[st].flags & SF_CUT)) {
             compute_exps(f);
             double best = f->z[alive_best(f)];
             rep->p_max = exp(best - f->e_max) / alive_mass(f);
         }
-        switch (st) {
-        case STAGE_PENALTY:
-            stage_penalty(f, in, s, count, t);
-            break;
-        case STAGE_TEMPERATURE:
-            if (s->temperature == 0.0) {
-                t->greedy = 1;
-                stage_greedy(f);
-            } else if (s->temperature != 1.0) {
-                vm_divide(f->z, s->temperature, V);
-                values_changed(f);
-            }
-            break;
-        case STAGE_TOP_K:
-            stage_top_k(f, s->top_k, s->chain.topk_keep_ties, rep);
-            break;
-        case STAGE_TOP_P:
-            stage_top_p(f, s->top_p, rep);
-            break;
-        case STAGE_MIN_P:
-            stage_min_p(f, s->min_p, rep);
-            break;
-        case STAGE_COUNT:
-            break;
-        }
+        FAST[st](f, rep);
     }
 }
 
@@ -657,7 +660,10 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0)
         return -1;
     int V = in->vocab_size;
-    struct fast f = { .V = V,
+    struct fast f = { .in = in,
+                      .s = s,
+                      .t = t,
+                      .V = V,
                       .z = t->fz,
                       .e = t->fe,
                       .mark = t->fmark,
@@ -679,7 +685,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
         return err_set(e, ERR_USAGE, "no token has a finite logit");
     f.n_alive = finite;
 
-    run_chain(&f, in, s, t);
+    run_chain(&f);
 
     /* The final distribution: softmax of z' over every token. */
     compute_exps(&f);

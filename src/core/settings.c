@@ -1,45 +1,119 @@
 #include "core/settings.h"
 
+#include "base/utf8.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Each setting's member: in struct sampler_settings or struct settings. */
+#define SETTING_OFFSET_SAMPLER(field) offsetof(struct sampler_settings, field)
+#define SETTING_OFFSET_LOOP(field)    offsetof(struct settings, field)
+
 const struct setting_info SETTINGS_INFO[] = {
-    { "temperature", "T", "divide every logit by T (>= 0); 0 = greedy, 1 = off" },
-    { "top-k", "K", "keep the K most likely tokens; 0 = off" },
-    { "top-p", "P", "keep the shortest prefix reaching P, in (0, 1]; 1 = off" },
-    { "min-p", "P", "keep tokens with p >= P * p_max, in [0, 1]; 0 = off" },
-    { "repetition-penalty", "A", "penalize seen tokens by A (> 0); 1 = off" },
-    { "penalty-formula", "engine|lesson", "engine: z/A if z > 0 else z*A; lesson: z/A always" },
-    { "penalty-scope", "generated|all", "which tokens count as seen: generated, or prompt too" },
-    { "penalty-last-n", "N", "only the last N tokens of the scope count; 0 = all" },
-    { "presence-penalty", "X", "subtract X once from each seen token" },
-    { "frequency-penalty", "X", "subtract X per occurrence of each seen token" },
-    { "shift", "C", "add C to every logit first (probabilities do not change)" },
-    { "seed", "N", "seed of the Philox draw, 0 to 2^64-1" },
-    { "order", "PRESET|LIST", "lesson, hf, vllm, llamacpp, or stages like top-k,temperature" },
-    { "max-tokens", "N", "stop after N generated tokens; 0 = no limit" },
-    { "stop", "TEXT", "stop when the generated text contains TEXT; empty clears" },
-    { NULL, NULL, NULL },
+#define SETTING(field, wh, nm, kd, st, fl, l, h, d, ar, rg, lb, stt, sto, ld, hp)                  \
+    { .name = nm,                                                                                  \
+      .kind = SK_##kd,                                                                             \
+      .where = SW_##wh,                                                                            \
+      .stage = STAGE_##st,                                                                         \
+      .flags = fl,                                                                                 \
+      .lo = l,                                                                                     \
+      .hi = h,                                                                                     \
+      .def = d,                                                                                    \
+      .arg = ar,                                                                                   \
+      .range = rg,                                                                                 \
+      .label = lb,                                                                                 \
+      .status = stt,                                                                               \
+      .status_off = sto,                                                                           \
+      .ladder = ld,                                                                                \
+      .help = hp,                                                                                  \
+      .offset = SETTING_OFFSET_##wh(field) },
+#include "core/sampling.def"
+#undef SETTING
+    { .name = NULL },
 };
 
-void settings_defaults(struct settings *s)
+const struct setting_info *setting_find(const char *name)
 {
-    memset(s, 0, sizeof *s);
-    sampler_defaults(&s->sampler);
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (strcmp(i->name, name) == 0)
+            return i;
+    return NULL;
+}
+
+const struct setting_info *setting_of_stage(int stage)
+{
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (i->stage == stage && (i->flags & SET_ACTIVATES))
+            return i;
+    return NULL;
 }
 
 int settings_known(const char *name)
 {
-    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
-        if (strcmp(i->name, name) == 0)
-            return 1;
-    return 0;
+    return setting_find(name) != NULL;
+}
+
+/* The member of setting i in s. */
+static void *member(const struct setting_info *i, struct settings *s)
+{
+    return (char *)(i->where == SW_SAMPLER ? (void *)&s->sampler : (void *)s) + i->offset;
+}
+
+static const void *member_of_sampler(const struct setting_info *i, const struct sampler_settings *s)
+{
+    return (const char *)s + i->offset;
+}
+
+double setting_number(const struct setting_info *i, const struct sampler_settings *s)
+{
+    if (i->where != SW_SAMPLER)
+        return 0.0;
+    const void *p = member_of_sampler(i, s);
+    switch (i->kind) {
+    case SK_DOUBLE:
+        return *(const double *)p;
+    case SK_INT:
+    case SK_ENUM:
+        return *(const int *)p;
+    default:
+        return 0.0;
+    }
+}
+
+double setting_get(const struct settings *s, const struct setting_info *i)
+{
+    const void *p = member(i, (struct settings *)s);
+    if (i->kind == SK_DOUBLE)
+        return *(const double *)p;
+    return i->kind == SK_INT || i->kind == SK_ENUM ? *(const int *)p : 0.0;
+}
+
+int setting_is_on(const struct setting_info *i, const struct sampler_settings *s, int vocab_size)
+{
+    if (i->where != SW_SAMPLER || i->kind == SK_SEED || i->kind == SK_ORDER)
+        return 0;
+    double v = setting_number(i, s);
+    if ((i->flags & SET_OFF_AT_V) && v >= vocab_size)
+        return 0;
+    return v != i->def;
+}
+
+void setting_enum_name(const struct setting_info *i, int n, char *buf, size_t size)
+{
+    const char *p = i->arg;
+    for (int k = 0; k < n && p; k++) {
+        p = strchr(p, '|');
+        p = p ? p + 1 : NULL;
+    }
+    size_t len = p ? strcspn(p, "|") : 0;
+    snprintf(buf, size, "%.*s", (int)len, p ? p : "");
 }
 
 int parse_double(const char *text, double *out, struct err *e)
@@ -176,186 +250,224 @@ static int is_off(const char *value)
     return strcmp(value, "off") == 0;
 }
 
-static int set_range(double *dst, const char *value, double off, double lo, double hi, int lo_open,
-                     const char *range, struct err *e)
+/* The range message every number shares: "1.5 is out of range (must be in (0, 1])". */
+static int out_of_range(const struct setting_info *i, const char *value, struct err *e)
 {
-    double v = off;
-    if (!is_off(value) && parse_double(value, &v, e) < 0)
+    return err_set(e, ERR_USAGE, "%s is out of range (must be %s)", value, i->range);
+}
+
+static int in_range(const struct setting_info *i, double v)
+{
+    return v >= i->lo && v <= i->hi && !((i->flags & SET_LO_OPEN) && v == i->lo);
+}
+
+static int set_double(const struct setting_info *i, const char *value, double *dst, struct err *e)
+{
+    double v = i->def;
+    if (!((i->flags & SET_OFF_WORD) && is_off(value)) && parse_double(value, &v, e) < 0)
         return -1;
-    if (v < lo || v > hi || (lo_open && v == lo))
-        return err_set(e, ERR_USAGE, "%s is out of range (must be %s)", value, range);
+    if (!in_range(i, v))
+        return out_of_range(i, value, e);
     *dst = v;
     return 0;
 }
 
-int settings_parse_order(const char *value, struct chain *c, struct err *e)
+static int set_int(const struct setting_info *i, const char *value, int *dst, struct err *e)
 {
-    for (int p = 0; p < PRESET_CUSTOM; p++)
-        if (strcmp(value, preset_name((enum preset)p)) == 0) {
-            chain_preset(c, (enum preset)p);
-            return 0;
-        }
-    struct chain out = { .n = 0, .preset = PRESET_CUSTOM, .topk_keep_ties = 0 };
-    const char *p = value;
-    while (*p) {
-        while (isspace((unsigned char)*p))
-            p++;
-        size_t len = strcspn(p, ",");
-        size_t trim = len;
-        while (trim > 0 && isspace((unsigned char)p[trim - 1]))
-            trim--;
-        if (trim == 0)
-            return err_set(e, ERR_USAGE, "'%s' has an empty stage", value);
-        int found = -1;
-        for (int s = 0; s < STAGE_COUNT; s++)
-            if (strlen(stage_name((enum stage)s)) == trim &&
-                strncmp(p, stage_name((enum stage)s), trim) == 0)
-                found = s;
-        if (trim == 9 && strncmp(p, "penalties", 9) == 0)
-            found = STAGE_PENALTY;
-        if (found < 0)
-            return err_set(e, ERR_USAGE,
-                           "'%.*s' is not a preset (lesson, hf, vllm, llamacpp) or a stage "
-                           "(penalty, temperature, top-k, top-p, min-p)",
-                           (int)trim, p);
-        for (int i = 0; i < out.n; i++)
-            if ((int)out.stage[i] == found)
-                return err_set(e, ERR_USAGE, "'%s' names %s twice", value,
-                               stage_name((enum stage)found));
-        out.stage[out.n++] = (enum stage)found;
-        p += len;
-        if (*p == ',') {
-            p++;
-            if (p[strspn(p, " \t")] == '\0')
-                return err_set(e, ERR_USAGE, "'%s' has an empty stage", value);
-        }
+    if ((i->flags & SET_OFF_WORD) && is_off(value)) {
+        *dst = (int)i->def;
+        return 0;
     }
-    if (out.n == 0)
-        return err_set(e, ERR_USAGE, "an order is empty");
-    *c = out;
-    return 0;
+    return parse_int(value, (int)i->lo, (int)i->hi, dst, e);
 }
 
-void chain_describe(const struct chain *c, char *buf, size_t n)
+/* "engine or lesson", "a, b or c": the names of an ENUM for messages. */
+static void enum_choices(const struct setting_info *i, char *buf, size_t n)
 {
-    size_t k = (size_t)snprintf(buf, n, "%s (", preset_name(c->preset));
-    for (int i = 0; i < c->n && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", stage_name(c->stage[i]));
-    if (k < n)
-        snprintf(buf + k, n - k, ")");
+    int count = 1;
+    for (const char *p = i->arg; *p; p++)
+        count += *p == '|';
+    buf[0] = '\0';
+    for (int k = 0; k < count; k++) {
+        char name[32];
+        setting_enum_name(i, k, name, sizeof name);
+        utf8_append(buf, n, k == 0 ? "" : k == count - 1 ? " or " : ", ");
+        utf8_append(buf, n, name);
+    }
+}
+
+static int set_enum(const struct setting_info *i, const char *value, int *dst, struct err *e)
+{
+    for (int k = 0;; k++) {
+        char name[32];
+        setting_enum_name(i, k, name, sizeof name);
+        if (!name[0])
+            break;
+        if (strcmp(name, value) == 0) {
+            *dst = k;
+            return 0;
+        }
+    }
+    char choices[128];
+    enum_choices(i, choices, sizeof choices);
+    return err_set(e, ERR_USAGE, "'%s' is not a %s (%s)", value, i->range, choices);
+}
+
+/* Adds a stop string ("on mat" in double quotes, as typed at the ':'
+ * prompt or in a try line, is taken without them); an empty one clears. */
+static int set_stop(struct settings *t, const char *value, struct err *e)
+{
+    char inner[4 * STOP_LEN];
+    size_t vl = strlen(value);
+    if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"' && vl - 2 < sizeof inner) {
+        memcpy(inner, value + 1, vl - 2);
+        inner[vl - 2] = '\0';
+        value = inner;
+    }
+    if (value[0] == '\0') {
+        t->n_stop = 0;
+        return 0;
+    }
+    if (t->n_stop == STOP_MAX)
+        return err_set(e, ERR_USAGE, "more than %d stop strings", STOP_MAX);
+    int len = unescape(value, t->stop[t->n_stop], sizeof t->stop[0], e);
+    if (len == 0)
+        return err_set(e, ERR_USAGE, "a stop string cannot be empty");
+    if (len < 0)
+        return -1;
+    t->n_stop++;
+    return 0;
 }
 
 int settings_set(struct settings *s, const char *name, const char *value, struct err *e)
 {
+    const struct setting_info *i = setting_find(name);
+    if (!i)
+        return err_set(e, ERR_USAGE, "'%s' is not a setting", name);
     struct settings t = *s;
-    struct sampler_settings *m = &t.sampler;
+    void *p = member(i, &t);
     int rc = 0;
-    if (strcmp(name, "temperature") == 0) {
-        rc = set_range(&m->temperature, value, 1.0, 0.0, DBL_MAX, 0, "0 or more", e);
-    } else if (strcmp(name, "top-k") == 0) {
-        rc = is_off(value) ? (m->top_k = 0, 0) : parse_int(value, 0, INT_MAX, &m->top_k, e);
-    } else if (strcmp(name, "top-p") == 0) {
-        rc = set_range(&m->top_p, value, 1.0, 0.0, 1.0, 1, "in (0, 1]", e);
-    } else if (strcmp(name, "min-p") == 0) {
-        rc = set_range(&m->min_p, value, 0.0, 0.0, 1.0, 0, "in [0, 1]", e);
-    } else if (strcmp(name, "repetition-penalty") == 0) {
-        rc = set_range(&m->repetition_penalty, value, 1.0, 0.0, DBL_MAX, 1, "more than 0", e);
-    } else if (strcmp(name, "penalty-formula") == 0) {
-        if (strcmp(value, "engine") == 0)
-            m->penalty_formula = PENALTY_ENGINE;
-        else if (strcmp(value, "lesson") == 0)
-            m->penalty_formula = PENALTY_LESSON;
-        else
-            rc = err_set(e, ERR_USAGE, "'%s' is not a formula (engine or lesson)", value);
-    } else if (strcmp(name, "penalty-scope") == 0) {
-        if (strcmp(value, "generated") == 0)
-            m->penalty_scope = SCOPE_GENERATED;
-        else if (strcmp(value, "all") == 0)
-            m->penalty_scope = SCOPE_ALL;
-        else
-            rc = err_set(e, ERR_USAGE, "'%s' is not a scope (generated or all)", value);
-    } else if (strcmp(name, "penalty-last-n") == 0) {
-        rc = parse_int(value, 0, INT_MAX, &m->penalty_last_n, e);
-    } else if (strcmp(name, "presence-penalty") == 0) {
-        rc = set_range(&m->presence_penalty, value, 0.0, -1e6, 1e6, 0, "between -1e6 and 1e6", e);
-    } else if (strcmp(name, "frequency-penalty") == 0) {
-        rc = set_range(&m->frequency_penalty, value, 0.0, -1e6, 1e6, 0, "between -1e6 and 1e6", e);
-    } else if (strcmp(name, "shift") == 0) {
-        rc = set_range(&m->shift, value, 0.0, -1e6, 1e6, 0, "between -1e6 and 1e6", e);
-    } else if (strcmp(name, "seed") == 0) {
-        rc = parse_seed(value, &m->seed, e);
-    } else if (strcmp(name, "order") == 0) {
-        rc = settings_parse_order(value, &m->chain, e);
-    } else if (strcmp(name, "max-tokens") == 0) {
-        rc = is_off(value) ? (t.max_tokens = 0, 0) : parse_int(value, 0, INT_MAX, &t.max_tokens, e);
-    } else if (strcmp(name, "stop") == 0) {
-        /* "on mat" in double quotes, as typed at the ':' prompt or in a try line. */
-        char inner[4 * STOP_LEN];
-        size_t vl = strlen(value);
-        if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"' && vl - 2 < sizeof inner) {
-            memcpy(inner, value + 1, vl - 2);
-            inner[vl - 2] = '\0';
-            value = inner;
-        }
-        if (value[0] == '\0') {
-            t.n_stop = 0;
-        } else if (t.n_stop == STOP_MAX) {
-            rc = err_set(e, ERR_USAGE, "more than %d stop strings", STOP_MAX);
-        } else {
-            int len = unescape(value, t.stop[t.n_stop], sizeof t.stop[0], e);
-            if (len == 0)
-                rc = err_set(e, ERR_USAGE, "a stop string cannot be empty");
-            else if (len > 0)
-                t.n_stop++;
-            else
-                rc = -1;
-        }
-    } else {
-        rc = err_set(e, ERR_USAGE, "'%s' is not a setting", name);
+    switch (i->kind) {
+    case SK_DOUBLE:
+        rc = set_double(i, value, p, e);
+        break;
+    case SK_INT:
+        rc = set_int(i, value, p, e);
+        break;
+    case SK_ENUM:
+        rc = set_enum(i, value, p, e);
+        break;
+    case SK_SEED:
+        rc = parse_seed(value, p, e);
+        break;
+    case SK_ORDER:
+        rc = chain_parse(value, p, e);
+        break;
+    case SK_STOP:
+        rc = set_stop(&t, value, e);
+        break;
     }
     if (rc == 0)
         *s = t;
     return rc;
 }
 
-static void fmt_num(char *buf, size_t n, double v)
+void setting_value(const struct settings *s, const struct setting_info *i, char *buf, size_t n)
 {
-    snprintf(buf, n, "%.6g", v);
+    const void *p = member(i, (struct settings *)s);
+    double v = i->kind == SK_DOUBLE ? *(const double *)p : 0.0;
+    int k = i->kind == SK_INT || i->kind == SK_ENUM ? *(const int *)p : 0;
+    if ((i->flags & SET_SHOWS_OFF) && (i->kind == SK_DOUBLE ? v : k) == i->def) {
+        snprintf(buf, n, "off");
+        return;
+    }
+    switch (i->kind) {
+    case SK_DOUBLE:
+        snprintf(buf, n, "%.6g", v);
+        break;
+    case SK_INT:
+        snprintf(buf, n, "%d", k);
+        break;
+    case SK_ENUM:
+        setting_enum_name(i, k, buf, n);
+        break;
+    case SK_SEED:
+        snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)p);
+        break;
+    case SK_ORDER:
+        snprintf(buf, n, "%s", preset_name(((const struct chain *)p)->preset));
+        break;
+    case SK_STOP:
+        snprintf(buf, n, "%d string%s", s->n_stop, s->n_stop == 1 ? "" : "s");
+        break;
+    }
 }
 
 void settings_value(const struct settings *s, const char *name, char *buf, size_t n)
 {
-    const struct sampler_settings *m = &s->sampler;
-    buf[0] = '\0';
-    if (strcmp(name, "temperature") == 0)
-        fmt_num(buf, n, m->temperature);
-    else if (strcmp(name, "top-k") == 0)
-        m->top_k ? (void)snprintf(buf, n, "%d", m->top_k) : (void)snprintf(buf, n, "off");
-    else if (strcmp(name, "top-p") == 0)
-        m->top_p < 1.0 ? fmt_num(buf, n, m->top_p) : (void)snprintf(buf, n, "off");
-    else if (strcmp(name, "min-p") == 0)
-        m->min_p > 0.0 ? fmt_num(buf, n, m->min_p) : (void)snprintf(buf, n, "off");
-    else if (strcmp(name, "repetition-penalty") == 0)
-        m->repetition_penalty != 1.0 ? fmt_num(buf, n, m->repetition_penalty)
-                                     : (void)snprintf(buf, n, "off");
-    else if (strcmp(name, "penalty-formula") == 0)
-        snprintf(buf, n, "%s", penalty_formula_name(m->penalty_formula));
-    else if (strcmp(name, "penalty-scope") == 0)
-        snprintf(buf, n, "%s", penalty_scope_name(m->penalty_scope));
-    else if (strcmp(name, "penalty-last-n") == 0)
-        snprintf(buf, n, "%d", m->penalty_last_n);
-    else if (strcmp(name, "presence-penalty") == 0)
-        fmt_num(buf, n, m->presence_penalty);
-    else if (strcmp(name, "frequency-penalty") == 0)
-        fmt_num(buf, n, m->frequency_penalty);
-    else if (strcmp(name, "shift") == 0)
-        fmt_num(buf, n, m->shift);
-    else if (strcmp(name, "seed") == 0)
-        snprintf(buf, n, "%llu", (unsigned long long)m->seed);
-    else if (strcmp(name, "order") == 0)
-        snprintf(buf, n, "%s", preset_name(m->chain.preset));
-    else if (strcmp(name, "max-tokens") == 0)
-        s->max_tokens ? (void)snprintf(buf, n, "%d", s->max_tokens) : (void)snprintf(buf, n, "off");
-    else if (strcmp(name, "stop") == 0)
-        snprintf(buf, n, "%d string%s", s->n_stop, s->n_stop == 1 ? "" : "s");
+    const struct setting_info *i = setting_find(name);
+    if (i)
+        setting_value(s, i, buf, n);
+    else if (n)
+        buf[0] = '\0';
+}
+
+void sampler_defaults(struct sampler_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+        if (i->where != SW_SAMPLER)
+            continue;
+        void *p = (char *)s + i->offset;
+        if (i->kind == SK_DOUBLE)
+            *(double *)p = i->def;
+        else if (i->kind == SK_INT || i->kind == SK_ENUM)
+            *(int *)p = (int)i->def;
+        else if (i->kind == SK_SEED)
+            *(uint64_t *)p = (uint64_t)i->def;
+        else if (i->kind == SK_ORDER)
+            chain_preset(p, (enum preset)i->def);
+    }
+}
+
+void settings_defaults(struct settings *s)
+{
+    memset(s, 0, sizeof *s);
+    sampler_defaults(&s->sampler);
+}
+
+/* An order as a direct caller may have filled it: no more stages than
+ * there are, each known and named once. */
+static int check_chain(const struct chain *c, struct err *e)
+{
+    if (c->n < 0 || c->n > STAGE_COUNT)
+        return err_set(e, ERR_USAGE, "order has %d stages (at most %d)", c->n, STAGE_COUNT);
+    int used[STAGE_COUNT] = { 0 };
+    for (int k = 0; k < c->n; k++) {
+        enum stage st = c->stage[k];
+        if (st < 0 || st >= STAGE_COUNT)
+            return err_set(e, ERR_USAGE, "order has an unknown stage");
+        if (used[st]++)
+            return err_set(e, ERR_USAGE, "order names %s twice", stage_name(st));
+    }
+    return 0;
+}
+
+int sampler_check(const struct sampler_settings *s, struct err *e)
+{
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+        if (i->where != SW_SAMPLER)
+            continue;
+        const void *p = member_of_sampler(i, s);
+        if (i->kind == SK_DOUBLE &&
+            !(isfinite(*(const double *)p) && in_range(i, *(const double *)p)))
+            return err_set(e, ERR_USAGE, "%s %g is out of range (must be %s)", i->name,
+                           *(const double *)p, i->range);
+        if ((i->kind == SK_INT || i->kind == SK_ENUM) && !in_range(i, *(const int *)p))
+            return err_set(e, ERR_USAGE, "%s %d is out of range (must be %s)", i->name,
+                           *(const int *)p, i->kind == SK_ENUM ? "a known one" : i->range);
+        if (i->kind == SK_ORDER && check_chain(p, e) < 0)
+            return -1;
+    }
+    return 0;
 }

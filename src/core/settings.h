@@ -22,14 +22,75 @@ struct settings {
     char stop[STOP_MAX][STOP_LEN + 1]; /* stop strings, matched across token boundaries */
 };
 
-struct setting_info {
-    const char *name; /* option and key name */
-    const char *arg;  /* what the value looks like, for help texts */
-    const char *help; /* one line */
+/* What a setting's value is (sampling.def's kind). */
+enum setting_kind {
+    SK_DOUBLE, /* a number in [lo, hi] */
+    SK_INT,    /* a whole number in [lo, hi] */
+    SK_ENUM,   /* one of the names of arg ("engine|lesson"), stored as its index */
+    SK_SEED,   /* a whole number 0 to 2^64-1 */
+    SK_ORDER,  /* a preset or a list of stages (struct chain) */
+    SK_STOP,   /* the stop strings (struct settings) */
 };
 
-/* The settings in the order help texts list them, ended by a NULL name. */
+/* Where a setting is stored: struct sampler_settings, or struct settings
+ * (the loop's stop rules). */
+enum setting_where { SW_SAMPLER, SW_LOOP };
+
+#define STAGE_NONE (-1) /* the stage of a setting that belongs to none */
+
+/* Flags of a setting; sampling.def says what each means. */
+enum {
+    SET_OFF_WORD = 1,
+    SET_SHOWS_OFF = 2,
+    SET_LO_OPEN = 4,
+    SET_OFF_AT_V = 8,
+    SET_ACTIVATES = 16,
+    SET_MODIFIER = 32,
+    SET_SUMMARY = 64,
+    SET_STATUS_ALWAYS = 128,
+    SET_LINE2 = 256,
+};
+
+/* A setting as sampling.def describes it. */
+struct setting_info {
+    const char *name; /* option and key name */
+    enum setting_kind kind;
+    enum setting_where where;
+    int stage; /* enum stage, or STAGE_NONE */
+    int flags; /* SET_* */
+    double lo, hi, def;
+    const char *arg;        /* what the value looks like, for help texts */
+    const char *range;      /* the range in words ("in (0, 1]"); ENUM: the noun */
+    const char *label;      /* its name in prose */
+    const char *status;     /* its label on the status line; NULL: not there */
+    const char *status_off; /* the status line's word for it at def, or NULL */
+    const char *ladder;     /* the values the keys step through, or NULL */
+    const char *help;       /* one line */
+    size_t offset;          /* of its member, in the struct of where */
+};
+
+/* The settings in the order of sampling.def, ended by a NULL name. */
 extern const struct setting_info SETTINGS_INFO[];
+
+/* The setting called name, or NULL. */
+const struct setting_info *setting_find(const char *name);
+
+/* The first setting that turns stage on (sampling.def's order): the one
+ * its name goes with ("top-k 40", "rep 1.2"), or NULL. */
+const struct setting_info *setting_of_stage(int stage);
+
+/* A numeric setting's value in s (DOUBLE, INT, ENUM; 0 for the others). */
+double setting_number(const struct setting_info *i, const struct sampler_settings *s);
+
+/* A numeric setting's value in s, wherever it is stored (0 for the others). */
+double setting_get(const struct settings *s, const struct setting_info *i);
+
+/* Whether the setting is away from its default in s: on (for top-k, also
+ * below vocab_size). Loop settings are never on here. */
+int setting_is_on(const struct setting_info *i, const struct sampler_settings *s, int vocab_size);
+
+/* Writes the n-th name of an ENUM setting's list into buf ("" if none). */
+void setting_enum_name(const struct setting_info *i, int n, char *buf, size_t size);
 
 /* Neutral settings: every stage off, lesson order, seed 0, no stop rule. */
 void settings_defaults(struct settings *s);
@@ -45,14 +106,10 @@ int settings_known(const char *name);
  * value clears the stop strings. */
 int settings_set(struct settings *s, const char *name, const char *value, struct err *e);
 
-/* Parses an order: a preset name or stages separated by commas. */
-int settings_parse_order(const char *value, struct chain *c, struct err *e);
-
-/* Writes the chain as text: "lesson (penalty, temperature, top-k, top-p, min-p)". */
-void chain_describe(const struct chain *c, char *buf, size_t n);
-
-/* Writes the value of setting name as it would be typed back ("0.5", "off"). */
+/* Writes the value of setting name as it would be typed back ("0.5", "off";
+ * an order's preset name, "2 strings" for the stop strings). */
 void settings_value(const struct settings *s, const char *name, char *buf, size_t n);
+void setting_value(const struct settings *s, const struct setting_info *i, char *buf, size_t n);
 
 /* Parses "1 2 3" (or "1, 2, 3") into at most max ints in [0, limit).
  * Returns the count, or -1 with a message. */

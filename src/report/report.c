@@ -1,6 +1,7 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +30,32 @@ int report_parse_format(const char *name, enum report_format *fmt, struct err *e
 
 const char *report_removed_name(int removed_by)
 {
-    switch (removed_by) {
-    case TRACE_KEPT:
+    if (removed_by == TRACE_KEPT)
         return "";
-    case TRACE_MASKED:
+    if (removed_by < 0 || removed_by >= STAGE_COUNT)
         return "masked";
-    case STAGE_TEMPERATURE:
-        return "greedy";
-    default:
-        return stage_name((enum stage)removed_by);
-    }
+    return STAGES[removed_by].removed ? STAGES[removed_by].removed : STAGES[removed_by].name;
+}
+
+/* A setting's value for a summary: as typed back, and " (greedy)" after a
+ * value that makes its stage keep only the argmax. */
+static void summary_value(const struct settings *s, const struct setting_info *i, char *buf,
+                          size_t n)
+{
+    setting_value(s, i, buf, n);
+    if (i->stage != STAGE_NONE && (STAGES[i->stage].flags & SF_ZERO_CUTS) &&
+        (i->flags & SET_ACTIVATES) && stage_cuts(&s->sampler, (enum stage)i->stage))
+        utf8_append(buf, n, " (greedy)");
+}
+
+/* Whether setting i goes in a summary of s: always (SET_SUMMARY), or, for
+ * the setting of a stage that is not always shown, when it is on. */
+static int in_summary(const struct settings *s, const struct setting_info *i)
+{
+    if (i->flags & SET_SUMMARY)
+        return 1;
+    return i->status && !(i->flags & (SET_LINE2 | SET_MODIFIER | SET_STATUS_ALWAYS)) &&
+           i->stage != STAGE_NONE && setting_is_on(i, &s->sampler, INT_MAX);
 }
 
 void report_number(char *buf, size_t n, double v, int digits)
@@ -181,25 +198,37 @@ static void print_ids(FILE *out, const int *ids, int n)
     fputc(']', out);
 }
 
+/* The settings of the step: the summary line, then what the active stages
+ * with more settings use (the penalty's formula, scope, ...), the shift,
+ * the order and the stop rules. */
 static void text_settings(FILE *out, const struct settings *s)
 {
-    static const char *const SHOWN[] = { "temperature",        "top-k", "top-p", "min-p",
-                                         "repetition-penalty", "seed" };
     fprintf(out, "settings:");
     char v[64];
-    for (size_t i = 0; i < sizeof SHOWN / sizeof SHOWN[0]; i++) {
-        settings_value(s, SHOWN[i], v, sizeof v);
-        fprintf(out, "%s %s %s%s", i ? "," : "", SHOWN[i], v,
-                (strcmp(SHOWN[i], "temperature") == 0 && s->sampler.temperature == 0.0)
-                    ? " (greedy)"
-                    : "");
-    }
+    int k = 0;
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (in_summary(s, i)) {
+            summary_value(s, i, v, sizeof v);
+            fprintf(out, "%s %s %s", k++ ? "," : "", i->name, v);
+        }
     fputc('\n', out);
     const struct sampler_settings *m = &s->sampler;
-    if (m->repetition_penalty != 1.0 || m->presence_penalty != 0.0 || m->frequency_penalty != 0.0) {
-        fprintf(out, "penalty: formula %s, scope %s, last-n %d, presence %g, frequency %g\n",
-                penalty_formula_name(m->penalty_formula), penalty_scope_name(m->penalty_scope),
-                m->penalty_last_n, m->presence_penalty, m->frequency_penalty);
+    for (int st = 0; st < STAGE_COUNT; st++) {
+        if (!stage_active(m, (enum stage)st, INT_MAX))
+            continue;
+        int n = 0;
+        for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+            if (i->stage != st || in_summary(s, i))
+                continue;
+            setting_value(s, i, v, sizeof v);
+            if (n++ == 0)
+                fprintf(out, "%s: ", STAGES[st].name);
+            else
+                fputs(", ", out);
+            fprintf(out, "%s %s", i->label, v);
+        }
+        if (n)
+            fputc('\n', out);
     }
     if (m->shift != 0.0)
         fprintf(out, "shift: %g added to every logit\n", m->shift);
@@ -282,7 +311,13 @@ static void text_notes(FILE *out, const struct report *r)
                     m->repetition_penalty);
     }
     for (int s = 0; s < STAGE_COUNT; s++) {
-        if (!chain_has(&m->chain, (enum stage)s) && stage_active(m, (enum stage)s, V))
+        if (chain_has(&m->chain, (enum stage)s) || !stage_active(m, (enum stage)s, V))
+            continue;
+        if (m->chain.preset != PRESET_CUSTOM)
+            fprintf(out,
+                    "note: %s is set, but the %s order has no such stage, so it does nothing\n",
+                    stage_name((enum stage)s), preset_name(m->chain.preset));
+        else
             fprintf(out, "note: %s is set but not in the order, so it does nothing\n",
                     stage_name((enum stage)s));
     }
@@ -293,62 +328,97 @@ static void text_notes(FILE *out, const struct report *r)
                 isinf(t->sum_exp) ? " (the sum overflows a double)" : "", t->max_adjusted);
 }
 
+/* What a stage did, for the chain block: in, removed, mass, then what it
+ * saw (its cut value, in words from sampling.def). The value stages and
+ * min-p, whose lines say more, have their own below. */
+struct stage_line {
+    const struct report *r;
+    const struct stage_report *st;
+    char p_max[32], cut[32], mass[32];
+};
+
+static void describe_cut(FILE *out, const struct stage_line *l)
+{
+    fprintf(out, "%d in, removed %d (mass %s)", l->st->in, l->st->removed, l->mass);
+    const char *cut = STAGES[l->st->stage].cut;
+    if (cut) {
+        fputs("; ", out);
+        fprintf(out, cut, l->cut);
+    }
+    fputc('\n', out);
+}
+
+static void describe_penalty(FILE *out, const struct stage_line *l)
+{
+    const struct sampler_settings *m = &l->r->settings->sampler;
+    int n = l->r->trace->penalized;
+    fprintf(out,
+            "repetition %g (%s formula, %s tokens, last-n %d), presence %g, frequency %g: %d "
+            "token%s changed\n",
+            m->repetition_penalty, penalty_formula_name(m->penalty_formula),
+            penalty_scope_name(m->penalty_scope), m->penalty_last_n, m->presence_penalty,
+            m->frequency_penalty, n, n == 1 ? "" : "s");
+}
+
+static void describe_temperature(FILE *out, const struct stage_line *l)
+{
+    double T = l->r->settings->sampler.temperature;
+    if (T == 0.0)
+        fprintf(out, "greedy: %d in, kept the argmax, removed %d (mass %s)\n", l->st->in,
+                l->st->removed, l->mass);
+    else
+        fprintf(out, "every logit divided by %g\n", T);
+}
+
+static void describe_min_p(FILE *out, const struct stage_line *l)
+{
+    fprintf(out, "%d in, removed %d (mass %s); bar %g x p_max %s = %s here\n", l->st->in,
+            l->st->removed, l->mass, l->r->settings->sampler.min_p, l->p_max, l->cut);
+}
+
+/* The stages whose line is their own; every other one is describe_cut's. */
+static void (*const DESCRIBE[STAGE_COUNT])(FILE *, const struct stage_line *) = {
+    [STAGE_PENALTY] = describe_penalty,
+    [STAGE_TEMPERATURE] = describe_temperature,
+    [STAGE_MIN_P] = describe_min_p,
+};
+
+/* The one setting that turns stage st on, or NULL when several do (the
+ * penalties): what the stage's name is shown with. */
+static const struct setting_info *stage_setting(enum stage st)
+{
+    const struct setting_info *found = NULL;
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (i->stage == (int)st && (i->flags & SET_ACTIVATES)) {
+            if (found)
+                return NULL;
+            found = i;
+        }
+    return found;
+}
+
 /* One line per stage of the chain, in order: what it did and what it saw. */
 static void text_stages(FILE *out, const struct report *r)
 {
     const struct trace *t = r->trace;
-    const struct sampler_settings *m = &r->settings->sampler;
     int d = r->lesson->steps[r->step - 1].digits;
-    char a[32], b[32], c[32], name[48];
     fprintf(out, "chain:\n");
-    for (int i = 0; i < t->n_stages; i++) {
-        const struct stage_report *st = &t->stages[i];
-        char v[32];
-        settings_value(r->settings,
-                       st->stage == STAGE_PENALTY ? "repetition-penalty" : stage_name(st->stage), v,
-                       sizeof v);
-        snprintf(name, sizeof name, "%s %s", stage_name(st->stage),
-                 (st->stage == STAGE_PENALTY || !st->active) ? "" : v);
+    for (int c = 0; c < t->n_stages; c++) {
+        struct stage_line l = { .r = r, .st = &t->stages[c] };
+        const struct setting_info *main = stage_setting(l.st->stage);
+        char v[32] = "", name[48];
+        if (main && l.st->active)
+            setting_value(r->settings, main, v, sizeof v);
+        snprintf(name, sizeof name, "%s %s", stage_name(l.st->stage), v);
         fprintf(out, "  %-18s ", name);
-        if (!st->active) {
+        if (!l.st->active) {
             fprintf(out, "off\n");
             continue;
         }
-        report_number(a, sizeof a, st->p_max, d);
-        report_number(b, sizeof b, st->cut, d);
-        report_number(c, sizeof c, st->removed_mass, d);
-        switch (st->stage) {
-        case STAGE_PENALTY:
-            fprintf(out,
-                    "repetition %g (%s formula, %s tokens, last-n %d), presence %g, "
-                    "frequency %g: %d token%s changed\n",
-                    m->repetition_penalty, penalty_formula_name(m->penalty_formula),
-                    penalty_scope_name(m->penalty_scope), m->penalty_last_n, m->presence_penalty,
-                    m->frequency_penalty, t->penalized, t->penalized == 1 ? "" : "s");
-            break;
-        case STAGE_TEMPERATURE:
-            if (m->temperature == 0.0)
-                fprintf(out, "greedy: %d in, kept the argmax, removed %d (mass %s)\n", st->in,
-                        st->removed, c);
-            else
-                fprintf(out, "every logit divided by %g\n", m->temperature);
-            break;
-        case STAGE_TOP_K:
-            fprintf(out, "%d in, removed %d (mass %s); the k-th had p %s here\n", st->in,
-                    st->removed, c, b);
-            break;
-        case STAGE_TOP_P:
-            fprintf(out, "%d in, removed %d (mass %s); the running sum stopped at %s\n", st->in,
-                    st->removed, c, b);
-            break;
-        case STAGE_MIN_P:
-            fprintf(out, "%d in, removed %d (mass %s); bar %g x p_max %s = %s here\n", st->in,
-                    st->removed, c, m->min_p, a, b);
-            break;
-        case STAGE_COUNT:
-            fputc('\n', out);
-            break;
-        }
+        report_number(l.p_max, sizeof l.p_max, l.st->p_max, d);
+        report_number(l.cut, sizeof l.cut, l.st->cut, d);
+        report_number(l.mass, sizeof l.mass, l.st->removed_mass, d);
+        (DESCRIBE[l.st->stage] ? DESCRIBE[l.st->stage] : describe_cut)(out, &l);
     }
 }
 
@@ -662,38 +732,63 @@ static void json_number(FILE *out, double v)
     fputs(buf, out);
 }
 
-static void json_settings(FILE *out, const struct settings *s)
+/* A setting's JSON key: its name with '_' for '-' ("top_k"). */
+static void json_key(FILE *out, const char *name)
+{
+    fputc('"', out);
+    for (const char *p = name; *p; p++)
+        fputc(*p == '-' ? '_' : *p, out);
+    fputs("\": ", out);
+}
+
+/* A setting's value in JSON: a number, a name, an order with its stages,
+ * or the list of stop strings. */
+static void json_setting(FILE *out, const struct settings *s, const struct setting_info *i)
 {
     const struct sampler_settings *m = &s->sampler;
-    fprintf(out, "  \"settings\": {\"temperature\": ");
-    json_number(out, m->temperature);
-    fprintf(out, ", \"top_k\": %d, \"top_p\": ", m->top_k);
-    json_number(out, m->top_p);
-    fprintf(out, ", \"min_p\": ");
-    json_number(out, m->min_p);
-    fprintf(out, ", \"repetition_penalty\": ");
-    json_number(out, m->repetition_penalty);
-    fprintf(out, ", \"penalty_formula\": \"%s\", \"penalty_scope\": \"%s\", \"penalty_last_n\": %d",
-            penalty_formula_name(m->penalty_formula), penalty_scope_name(m->penalty_scope),
-            m->penalty_last_n);
-    fprintf(out, ", \"presence_penalty\": ");
-    json_number(out, m->presence_penalty);
-    fprintf(out, ", \"frequency_penalty\": ");
-    json_number(out, m->frequency_penalty);
-    fprintf(out, ", \"shift\": ");
-    json_number(out, m->shift);
-    fprintf(out, ", \"seed\": %llu, \"order\": \"%s\", \"chain\": [", (unsigned long long)m->seed,
-            preset_name(m->chain.preset));
-    for (int i = 0; i < m->chain.n; i++)
-        fprintf(out, "%s\"%s\"", i ? ", " : "", stage_name(m->chain.stage[i]));
-    fprintf(out, "], \"top_k_keeps_ties\": %s, \"max_tokens\": %d, \"stop\": [",
-            m->chain.topk_keep_ties ? "true" : "false", s->max_tokens);
-    for (int i = 0; i < s->n_stop; i++) {
-        if (i)
-            fputs(", ", out);
-        json_string(out, s->stop[i]);
+    char v[64];
+    switch (i->kind) {
+    case SK_DOUBLE:
+        json_number(out, setting_get(s, i));
+        break;
+    case SK_INT:
+        fprintf(out, "%d", (int)setting_get(s, i));
+        break;
+    case SK_ENUM:
+        setting_value(s, i, v, sizeof v);
+        json_string(out, v);
+        break;
+    case SK_SEED:
+        fprintf(out, "%llu", (unsigned long long)m->seed);
+        break;
+    case SK_ORDER:
+        fprintf(out, "\"%s\", \"chain\": [", preset_name(m->chain.preset));
+        for (int k = 0; k < m->chain.n; k++)
+            fprintf(out, "%s\"%s\"", k ? ", " : "", stage_name(m->chain.stage[k]));
+        fprintf(out, "], \"top_k_keeps_ties\": %s", m->chain.topk_keep_ties ? "true" : "false");
+        break;
+    case SK_STOP:
+        fputc('[', out);
+        for (int k = 0; k < s->n_stop; k++) {
+            if (k)
+                fputs(", ", out);
+            json_string(out, s->stop[k]);
+        }
+        fputc(']', out);
+        break;
     }
-    fprintf(out, "]},\n");
+}
+
+static void json_settings(FILE *out, const struct settings *s)
+{
+    fprintf(out, "  \"settings\": {");
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+        if (i != SETTINGS_INFO)
+            fputs(", ", out);
+        json_key(out, i->name);
+        json_setting(out, s, i);
+    }
+    fprintf(out, "},\n");
 }
 
 /* Writes ", \"name\": value" for each of n fields. */
@@ -955,17 +1050,17 @@ static int write_markdown(FILE *out, const struct report *r)
         fprintf(out, "]  \n");
     }
     const struct sampler_settings *m = &r->settings->sampler;
-    char v[6][64];
-    static const char *const SHOWN[] = { "temperature",        "top-k", "top-p", "min-p",
-                                         "repetition-penalty", "seed" };
-    for (int i = 0; i < 6; i++)
-        settings_value(r->settings, SHOWN[i], v[i], sizeof v[i]);
+    fprintf(out, "**Settings:**");
+    int n = 0;
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (in_summary(r->settings, i)) {
+            char v[64];
+            setting_value(r->settings, i, v, sizeof v);
+            fprintf(out, "%s %s %s", n++ ? "," : "", i->label, v);
+        }
     char chain[160];
     chain_describe(&m->chain, chain, sizeof chain);
-    fprintf(out,
-            "**Settings:** temperature %s, top-k %s, top-p %s, min-p %s, repetition penalty %s, "
-            "seed %s; order %s\n\n",
-            v[0], v[1], v[2], v[3], v[4], v[5], chain);
+    fprintf(out, "; order %s\n\n", chain);
     fprintf(out, "| rank | id | token | logit | z' | e^z' | p | cum | kept | final |\n");
     fprintf(out, "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n");
     int shown = rows_shown(r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/utf8.h"
 #include "data/scenario.h"
 
 /* The requests a teacher would put side by side: one setting apart, or one
@@ -193,50 +194,70 @@ int batch_set(struct batch *b, int row, const char *name, const char *value, str
 }
 
 /* Whether stage st is in the request's chain and does something there. */
-static int in_chain(const struct sampler_settings *m, enum stage st)
+static int in_chain(const struct sampler_settings *m, int st)
 {
     /* k >= V is off too: rare enough to show */
-    return chain_has(&m->chain, st) && stage_active(m, st, INT_MAX);
+    return st != STAGE_NONE && chain_has(&m->chain, (enum stage)st) &&
+           stage_active(m, (enum stage)st, INT_MAX);
+}
+
+/* " (lesson/all)": how the stage of its main setting i works, when that
+ * is not the default. */
+static void put_modifiers(const struct settings *s, const struct setting_info *i, char *buf,
+                          size_t n)
+{
+    int changed = 0;
+    for (const struct setting_info *j = SETTINGS_INFO; j->name; j++)
+        changed |= j->stage == i->stage && (j->flags & SET_MODIFIER) && setting_get(s, j) != j->def;
+    if (!changed)
+        return;
+    int k = 0;
+    for (const struct setting_info *j = SETTINGS_INFO; j->name; j++)
+        if (j->stage == i->stage && (j->flags & SET_MODIFIER)) {
+            char v[64];
+            setting_value(s, j, v, sizeof v);
+            utf8_append(buf, n, k++ ? "/" : " (");
+            utf8_append(buf, n, v);
+        }
+    utf8_append(buf, n, ")");
 }
 
 void batch_describe(const struct batch_row *r, char *buf, size_t n)
 {
-    const struct sampler_settings *m = &r->set.sampler;
-    size_t k = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        if (k < n)                                                                                 \
-            k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__);                                    \
-    } while (0)
+    const struct settings *s = &r->set;
+    const struct sampler_settings *m = &s->sampler;
     buf[0] = '\0';
-    /* Only what the chain applies: a stage left out of a custom order does
-     * nothing, so it is not shown. */
-    if (m->chain.preset != PRESET_LESSON)
-        PUT("%s: ", preset_name(m->chain.preset));
-    int greedy = m->temperature == 0.0 && in_chain(m, STAGE_TEMPERATURE);
-    if (greedy) {
-        PUT("greedy");
-    } else {
-        PUT("T %g", in_chain(m, STAGE_TEMPERATURE) ? m->temperature : 1.0);
-        if (in_chain(m, STAGE_TOP_K))
-            PUT(" top-k %d", m->top_k);
-        if (in_chain(m, STAGE_TOP_P))
-            PUT(" top-p %g", m->top_p);
-        if (in_chain(m, STAGE_MIN_P))
-            PUT(" min-p %g", m->min_p);
+    if (m->chain.preset != PRESET_LESSON) {
+        utf8_append(buf, n, preset_name(m->chain.preset));
+        utf8_append(buf, n, ": ");
     }
-    if (in_chain(m, STAGE_PENALTY)) {
-        if (m->repetition_penalty != 1.0)
-            PUT(" rep %g", m->repetition_penalty);
-        if (m->penalty_formula != PENALTY_ENGINE || m->penalty_scope != SCOPE_GENERATED)
-            PUT(" (%s/%s)", penalty_formula_name(m->penalty_formula),
-                penalty_scope_name(m->penalty_scope));
-        if (m->presence_penalty != 0.0)
-            PUT(" pres %g", m->presence_penalty);
-        if (m->frequency_penalty != 0.0)
-            PUT(" freq %g", m->frequency_penalty);
+    /* The stage that keeps only the argmax at 0 says "greedy" and no more;
+     * otherwise it is always shown (at its default when the chain leaves
+     * it out), and every other setting only where the chain applies it. */
+    for (int st = 0; st < STAGE_COUNT; st++)
+        if ((STAGES[st].flags & SF_ZERO_CUTS) && in_chain(m, st) && stage_cuts(m, (enum stage)st)) {
+            utf8_append(buf, n, "greedy");
+            return;
+        }
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+        if (!(i->flags & SET_ACTIVATES) || !i->status || i->stage == STAGE_NONE)
+            continue;
+        int always = (STAGES[i->stage].flags & SF_ZERO_CUTS) != 0;
+        if (!always && !(in_chain(m, i->stage) && setting_is_on(i, m, INT_MAX)))
+            continue;
+        char v[64];
+        if (always && !in_chain(m, i->stage))
+            snprintf(v, sizeof v, "%g", i->def);
+        else
+            setting_value(s, i, v, sizeof v);
+        utf8_append(buf, n, buf[0] && buf[strlen(buf) - 1] != ' ' ? " " : "");
+        utf8_append(buf, n, i->status);
+        utf8_append(buf, n, " ");
+        utf8_append(buf, n, v);
+        if (setting_of_stage(i->stage) == i)
+            put_modifiers(s, i, buf, n);
     }
-    if (!greedy)
-        PUT(" seed %llu", (unsigned long long)m->seed);
-#undef PUT
+    char seed[32];
+    snprintf(seed, sizeof seed, " seed %llu", (unsigned long long)m->seed);
+    utf8_append(buf, n, seed);
 }

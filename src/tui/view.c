@@ -13,6 +13,7 @@
  */
 #include "tui/view.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -158,13 +159,9 @@ static void pane_title(struct screen *s, struct rect r, const char *left, const 
  * the final numbers would be in the wrong units). */
 static int value_change_after(const struct app *a, int c)
 {
-    const struct sampler_settings *m = &a->cur.sampler;
-    for (int j = c + 1; j < a->t.n_stages; j++) {
-        enum stage st = a->t.stages[j].stage;
-        if (a->t.stages[j].active &&
-            (st == STAGE_PENALTY || (st == STAGE_TEMPERATURE && m->temperature != 0.0)))
+    for (int j = c + 1; j < a->t.n_stages; j++)
+        if (a->t.stages[j].active && stage_rewrites(&a->cur.sampler, a->t.stages[j].stage))
             return 1;
-    }
     return 0;
 }
 
@@ -835,18 +832,6 @@ static void draw_title(const struct app *a, struct screen *s, struct rect r)
     screen_text(s, r.x + r.w - rw, r.y, rw, right, COL_STATUS, ATTR_REVERSE);
 }
 
-/* The chain in short, for the status line: "pen>T>k>p>min-p". */
-static void chain_short(const struct chain *c, char *buf, size_t n)
-{
-    static const char *const SHORT[STAGE_COUNT] = { "pen", "T", "k", "p", "min-p" };
-    buf[0] = '\0';
-    for (int i = 0; i < c->n; i++) {
-        if (i)
-            utf8_append(buf, n, ">");
-        utf8_append(buf, n, SHORT[c->stage[i]]);
-    }
-}
-
 /* Where the step on screen was computed: a lesson's table and captured
  * logits are sampled on the CPU; a model lesson's LM head (and the batch)
  * runs on the backend. */
@@ -877,67 +862,103 @@ static void status_right(const struct app *a, const struct screen *s, int room, 
         snprintf(buf, n, " %s %.1f ms ", backend_name(a), b->step_ms);
 }
 
+/* A setting's value on the status line: an order with its stages when it
+ * is custom, the stop strings themselves, else the value as typed back (or
+ * the setting's word for its default). */
+static void status_value(const struct settings *st, const struct setting_info *i, char *buf,
+                         size_t n)
+{
+    const struct sampler_settings *m = &st->sampler;
+    if (i->kind == SK_ORDER) {
+        char chain[128] = "";
+        if (m->chain.preset == PRESET_CUSTOM)
+            chain_short(&m->chain, chain, sizeof chain);
+        snprintf(buf, n, "%s%s%s%s", preset_name(m->chain.preset), chain[0] ? " " : "", chain,
+                 m->chain.topk_keep_ties ? " (k ties)" : "");
+    } else if (i->kind == SK_STOP) {
+        snprintf(buf, n, "%s", st->n_stop ? "" : "-");
+        for (int k = 0; k < st->n_stop; k++) {
+            char esc[2 * STOP_LEN + 1];
+            utf8_escape(st->stop[k], esc, sizeof esc);
+            utf8_append(buf, n, k ? ",\"" : "\"");
+            utf8_append(buf, n, esc);
+            utf8_append(buf, n, "\"");
+        }
+    } else if (i->status_off && setting_get(st, i) == i->def) {
+        snprintf(buf, n, "%s", i->status_off);
+    } else {
+        setting_value(st, i, buf, n);
+    }
+}
+
+/* One setting of the status line: "label value", then what a reader must
+ * know -- that the chain leaves its stage out, that it makes the step
+ * greedy -- and, when on, the settings that say how its stage works
+ * ("rep 1.2 engine/generated/all"). */
+static void status_item(const struct app *a, const struct settings *st,
+                        const struct setting_info *i, char *buf, size_t n)
+{
+    const struct sampler_settings *m = &st->sampler;
+    char v[96];
+    status_value(st, i, v, sizeof v);
+    snprintf(buf, n, "%s%s%s", i->status, i->status[0] ? " " : "", v);
+    if (i->stage == STAGE_NONE || !(i->flags & SET_ACTIVATES))
+        return;
+    enum stage sg = (enum stage)i->stage;
+    if (stage_active(m, sg, a->t.vocab_size) && !chain_has(&m->chain, sg))
+        utf8_append(buf, n, " (unused)");
+    if ((STAGES[sg].flags & SF_ZERO_CUTS) && stage_cuts(m, sg))
+        utf8_append(buf, n, " (greedy)");
+    if (setting_of_stage(i->stage) != i || !setting_is_on(i, m, INT_MAX))
+        return;
+    int k = 0;
+    for (const struct setting_info *j = SETTINGS_INFO; j->name; j++)
+        if (j->stage == i->stage && (j->flags & SET_MODIFIER) && j->status) {
+            char mv[64];
+            status_value(st, j, mv, sizeof mv);
+            utf8_append(buf, n, k++ ? "/" : " ");
+            if (j->status[0] && !(j->status_off && setting_get(st, j) == j->def)) {
+                utf8_append(buf, n, j->status);
+                utf8_append(buf, n, " ");
+            }
+            utf8_append(buf, n, mv);
+        }
+}
+
+/* A line of the status bar: the settings always shown there, then those
+ * shown when on, each "label value", two spaces apart. */
+static void status_line(const struct app *a, const struct settings *st, int second, char *buf,
+                        size_t n)
+{
+    snprintf(buf, n, " ");
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+            int always = (i->flags & SET_STATUS_ALWAYS) != 0;
+            if (!i->status || (i->flags & SET_MODIFIER) || !(i->flags & SET_LINE2) != !second ||
+                always != (pass == 0) || (!always && !(setting_get(st, i) != i->def)))
+                continue;
+            char item[160];
+            status_item(a, st, i, item, sizeof item);
+            if (k++)
+                utf8_append(buf, n, "  ");
+            utf8_append(buf, n, item);
+        }
+}
+
 static void draw_status(const struct app *a, struct screen *s, struct rect r)
 {
     const struct settings *st = a->batch_on ? &a->batch.row[a->batch_sel].set : &a->cur;
-    const struct sampler_settings *m = &st->sampler;
-    char v[8][40];
-    static const char *const NAMES[] = { "temperature",        "top-k", "top-p",     "min-p",
-                                         "repetition-penalty", "seed",  "max-tokens" };
-    static const enum stage STAGES[] = { STAGE_TEMPERATURE, STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P,
-                                         STAGE_PENALTY };
-    for (int i = 0; i < 7; i++) {
-        settings_value(st, NAMES[i], v[i], sizeof v[i]);
-        /* A setting the chain leaves out does nothing: say so. */
-        if (i < 5 && stage_active(m, STAGES[i], a->t.vocab_size) &&
-            !chain_has(&m->chain, STAGES[i]))
-            utf8_append(v[i], sizeof v[i], " (unused)");
-    }
     screen_fill(s, r, ' ', COL_STATUS, 0);
-    char rep[96];
-    if (m->repetition_penalty != 1.0) {
-        char last[24];
-        if (m->penalty_last_n > 0)
-            snprintf(last, sizeof last, "last %d", m->penalty_last_n);
-        else
-            snprintf(last, sizeof last, "all");
-        snprintf(rep, sizeof rep, "%s %s/%s/%s", v[4], penalty_formula_name(m->penalty_formula),
-                 penalty_scope_name(m->penalty_scope), last);
-    } else {
-        snprintf(rep, sizeof rep, "off");
-    }
     char left[320];
-    snprintf(left, sizeof left, " T %s%s  top-k %s  top-p %s  min-p %s  rep %s", v[0],
-             m->temperature == 0.0 ? " (greedy)" : "", v[1], v[2], v[3], rep);
+    status_line(a, st, 0, left, sizeof left);
     char right[96];
     status_right(a, s, r.w - utf8_width(left), right, sizeof right);
     int rw = utf8_width(right);
     screen_text(s, r.x, r.y, r.w - rw, left, COL_STATUS, ATTR_BOLD);
     screen_text(s, r.x + r.w - rw, r.y, rw, right, COL_STATUS, ATTR_REVERSE);
-    char chain[128] = "", stops[96] = "-";
-    if (m->chain.preset == PRESET_CUSTOM)
-        chain_short(&m->chain, chain, sizeof chain);
-    for (int i = 0; i < st->n_stop; i++) {
-        char esc[2 * STOP_LEN + 1];
-        utf8_escape(st->stop[i], esc, sizeof esc);
-        if (i == 0)
-            stops[0] = '\0';
-        else
-            utf8_append(stops, sizeof stops, ",");
-        utf8_append(stops, sizeof stops, "\"");
-        utf8_append(stops, sizeof stops, esc);
-        utf8_append(stops, sizeof stops, "\"");
-    }
-    char extra[64] = "";
-    if (m->presence_penalty != 0.0 || m->frequency_penalty != 0.0)
-        snprintf(extra, sizeof extra, "  pres %g freq %g", m->presence_penalty,
-                 m->frequency_penalty);
-    if (m->shift != 0.0)
-        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "  shift %g", m->shift);
     char line2[512];
-    snprintf(line2, sizeof line2, " seed %s  order %s%s%s%s  max-tokens %s  stop %s%s", v[5],
-             preset_name(m->chain.preset), chain[0] ? " " : "", chain,
-             m->chain.topk_keep_ties ? " (k ties)" : "", v[6], stops, extra);
+    status_line(a, st, 1, line2, sizeof line2);
     int used = screen_text(s, r.x, r.y + 1, r.w, line2, COL_STATUS, 0);
     /* In the batch view, where the backend does the work: why auto chose
      * the CPU (only a fallback has a reason), in the room the settings leave. */
@@ -1186,13 +1207,10 @@ static void big_stats(const struct app *a, struct screen *s, struct rect r)
     int n = 0;
     for (int c = 0; c < t->n_stages; c++) {
         const struct stage_report *st = &t->stages[c];
-        int cut = st->stage == STAGE_TOP_K || st->stage == STAGE_TOP_P ||
-                  st->stage == STAGE_MIN_P || (st->stage == STAGE_TEMPERATURE && t->greedy);
-        if (!cut || !st->active)
+        if (!stage_cuts(&a->cur.sampler, st->stage) || !st->active)
             continue;
         n += snprintf(line + n, sizeof line - (size_t)n, "%s%s -%d (p %.4f)", n ? "  " : "",
-                      st->stage == STAGE_TEMPERATURE ? "greedy" : stage_name(st->stage),
-                      st->removed, st->removed_mass);
+                      report_removed_name((int)st->stage), st->removed, st->removed_mass);
     }
     if (!n)
         snprintf(line, sizeof line, "no filter is on: each of the %d tokens can be drawn",
