@@ -19,9 +19,9 @@ START_TEST(test_good_file)
     ck_assert_int_eq(c.ascii, 1);
     ck_assert_int_eq(c.n_bindings, 2);
     ck_assert_int_eq(c.bindings[0].key, 'Q');
-    ck_assert_int_eq(c.bindings[0].action, 'q');
+    ck_assert_int_eq(config_action_key(c.bindings[0].action), 'q');
     ck_assert_int_eq(c.bindings[1].key, 'd');
-    ck_assert_int_eq(c.bindings[1].action, 'D');
+    ck_assert_int_eq(config_action_key(c.bindings[1].action), 'D');
     struct settings s;
     settings_defaults(&s);
     config_apply_defaults(&c, &s);

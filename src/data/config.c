@@ -11,45 +11,24 @@
 
 #define CONFIG_MAX_BYTES (64 << 10)
 
-/* The actions that keys can be bound to, with their default keys. */
-struct key_action {
-    const char *name; /* "quit" */
-    int key;          /* 'q' */
-};
-
-static const struct key_action CONFIG_ACTIONS[] = {
-    { "step", ' ' },
-    { "help", '?' },
-    { "command", ':' },
-    { "quit", 'q' },
-    { "text", 'l' },
-    { "next-lesson", 'n' },
-    { "previous-lesson", 'N' },
-    { "temperature-down", 't' },
-    { "temperature-up", 'T' },
-    { "top-k-down", 'k' },
-    { "top-k-up", 'K' },
-    { "top-p-down", 'p' },
-    { "top-p-up", 'P' },
-    { "min-p-down", 'm' },
-    { "min-p-up", 'M' },
-    { "penalty-down", 'r' },
-    { "penalty-up", 'R' },
-    { "penalty-formula", 'f' },
-    { "penalty-scope", 'g' },
-    { "order", 'o' },
-    { "seed", 's' },
-    { "type-seed", 'S' },
-    { "show-u", 'u' },
-    { "try", '.' },
-    { "reset", 'x' },
-    { "answer", 'a' },
-    { "solution", 'v' },
-    { "find", '/' },
-    { "draws", 'D' },
-    { "batch", 'B' },
+/* The actions keys can be bound to, by name, in data/actions.def's order,
+ * with the key each has of its own. */
+static const struct {
+    const char *name;
+    int key;
+} ACTIONS[] = {
+#define ACTION(name, key, ...) { name, key },
+#include "data/actions.def"
+#undef ACTION
     { NULL, 0 },
 };
+
+int config_action_key(int action)
+{
+    return action >= 0 && action < (int)(sizeof ACTIONS / sizeof ACTIONS[0]) - 1
+               ? ACTIONS[action].key
+               : 0;
+}
 
 static int section_ok(const char *name, size_t len)
 {
@@ -62,8 +41,8 @@ static int section_ok(const char *name, size_t len)
 
 static int action_of(const char *name)
 {
-    for (int i = 0; CONFIG_ACTIONS[i].name; i++)
-        if (strcmp(CONFIG_ACTIONS[i].name, name) == 0)
+    for (int i = 0; ACTIONS[i].name; i++)
+        if (strcmp(ACTIONS[i].name, name) == 0)
             return i;
     return -1;
 }
@@ -151,8 +130,7 @@ static int interpret(struct config *c, const struct ini_file *f, struct err *e)
             }
             if (c->n_bindings == CONFIG_MAX_BINDINGS)
                 return fail(c, f, en->line, e, "too many key bindings");
-            c->bindings[c->n_bindings++] =
-                (struct binding){ ev[0].key, CONFIG_ACTIONS[action_of(en->name)].key };
+            c->bindings[c->n_bindings++] = (struct binding){ ev[0].key, action_of(en->name) };
         }
     }
     return 0;

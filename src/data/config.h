@@ -22,7 +22,7 @@ enum theme { THEME_MONO, THEME_DEFAULT, THEME_PROJECTOR };
 
 struct binding {
     int key;    /* the key pressed: a code point below 128 */
-    int action; /* the key it stands for: the action's own key */
+    int action; /* the action it does: its index in data/actions.def */
 };
 
 struct config {
@@ -33,6 +33,10 @@ struct config {
     int n_bindings;
     struct binding bindings[CONFIG_MAX_BINDINGS];
 };
+
+/* The key an action has of its own (data/actions.def): ' ' for step, 'q'
+ * for quit, a key code of keys.h for the others; 0 for no such action. */
+int config_action_key(int action);
 
 /* Fills c with the built-in defaults. */
 void config_defaults(struct config *c);

@@ -7,6 +7,30 @@
 
 #define SIZE_MAX_SIDE 1000
 
+/* The names of the keys that are not characters, as --keys writes them. */
+static const struct {
+    const char *name;
+    int key;
+} NAMES[] = {
+    { "Space", ' ' },       { "Enter", AK_ENTER }, { "Esc", AK_ESC },   { "Left", AK_LEFT },
+    { "Right", AK_RIGHT },  { "Up", AK_UP },       { "Down", AK_DOWN }, { "PgUp", AK_PGUP },
+    { "PgDn", AK_PGDN },    { "Home", AK_HOME },   { "End", AK_END },   { "Tab", AK_TAB },
+    { "BS", AK_BACKSPACE }, { "lt", '<' },
+};
+
+void keys_name(int key, char *buf, size_t n)
+{
+    for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
+        if (NAMES[i].key == key && key != '<') {
+            snprintf(buf, n, "%s", NAMES[i].name);
+            return;
+        }
+    if (key > 0x20 && key < 0x7F)
+        snprintf(buf, n, "%c", key);
+    else
+        snprintf(buf, n, "U+%04X", (unsigned)key);
+}
+
 int keys_parse_size(const char *text, int *w, int *h, struct err *e)
 {
     char tail;
@@ -18,15 +42,6 @@ int keys_parse_size(const char *text, int *w, int *h, struct err *e)
 
 int keys_parse(const char *spec, struct key_event *out, int max, struct err *e)
 {
-    static const struct {
-        const char *name;
-        int key;
-    } NAMES[] = {
-        { "Space", ' ' },       { "Enter", AK_ENTER }, { "Esc", AK_ESC },   { "Left", AK_LEFT },
-        { "Right", AK_RIGHT },  { "Up", AK_UP },       { "Down", AK_DOWN }, { "PgUp", AK_PGUP },
-        { "PgDn", AK_PGDN },    { "Home", AK_HOME },   { "End", AK_END },   { "Tab", AK_TAB },
-        { "BS", AK_BACKSPACE }, { "lt", '<' },
-    };
     int n = 0;
     size_t len = strlen(spec);
     const char *p = spec;

@@ -6,6 +6,8 @@
 #ifndef LOGITLAB_KEYS_H
 #define LOGITLAB_KEYS_H
 
+#include <stddef.h>
+
 #include "base/err.h"
 
 /* Keys: Unicode code points for text, and these above Unicode for the rest. */
@@ -35,6 +37,10 @@ struct key_event {
 /* Parses spec into at most max events. Returns the count, or -1 with a
  * message naming the bad part. */
 int keys_parse(const char *spec, struct key_event *out, int max, struct err *e);
+
+/* The name of key for a help screen: "Space", "Left", "q" (a character as
+ * itself). */
+void keys_name(int key, char *buf, size_t n);
 
 /* Parses "WxH" (both at least 1 and at most 1000). */
 int keys_parse_size(const char *text, int *w, int *h, struct err *e);

@@ -121,7 +121,7 @@ struct app {
     int scroll_page; /* lines of text on screen, set after each drawing */
     int try_index;   /* the step's suggestion applied last, -1 for none */
     struct app_source src;
-    int keymap[128]; /* a key pressed -> the key of the action bound to it; 0: itself */
+    int keymap[128]; /* a key pressed -> 1 + the action bound to it (config.h); 0: its own */
 
     /* Full-size steps (the O(V) sampler): a token found with '/', and many
      * draws (D), recomputed with the step while they are on. */
@@ -162,7 +162,12 @@ int app_hidden(const struct app *a);
 /* The entry on screen, or NULL for the live step. */
 const struct app_entry *app_shown_entry(const struct app *a);
 
-/* One line per key, for the help screen and the README. Ends with NULL. */
-extern const char *const APP_KEY_HELP[];
+/* Binds the keys of c's [keys] to their actions (none when c is NULL). */
+void app_bind_keys(struct app *a, const struct config *c);
+
+/* Line `line` of the help screen: the keys of an action (and of the ones
+ * that share its line, and those the configuration binds to them) in keys,
+ * and what they do in *help. Returns 1, or 0 past the last line. */
+int app_help_line(const struct app *a, int line, char *keys, size_t n, const char **help);
 
 #endif

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
@@ -1036,17 +1037,33 @@ static void draw_bottom(const struct app *a, struct screen *s, struct rect r, st
     screen_text(s, r.x, r.y, r.w, hints(a, s), COL_REMOVED, 0);
 }
 
-static void draw_help(struct screen *s)
+#define HELP_KEYS_W 14 /* the keys' column of the help screen */
+
+/* The help screen: each action's keys and what it does (app_help_line),
+ * its text wrapped beside the keys' column, centred on the screen. */
+static void draw_help(const struct app *a, struct screen *s)
 {
-    int n = 0;
-    while (APP_KEY_HELP[n])
-        n++;
-    int w = HELP_MAX_W < s->w - 2 ? HELP_MAX_W : s->w - 2, h = n + 2 < s->h ? n + 2 : s->h;
+    char lines[64][160];
+    int n = 0, w = HELP_MAX_W < s->w - 2 ? HELP_MAX_W : s->w - 2;
+    char keys[96];
+    const char *help;
+    struct lines *wrapped = malloc(sizeof *wrapped);
+    for (int i = 0; wrapped && n < 64 && app_help_line(a, i, keys, sizeof keys, &help); i++) {
+        char lead[128];
+        utf8_pad(keys, HELP_KEYS_W - 1, 0, lead, sizeof lead);
+        utf8_append(lead, sizeof lead, " ");
+        wrapped->n = 0;
+        add_wrapped(wrapped, lead, help, w - 4, COL_DEFAULT, 0);
+        for (int k = 0; k < wrapped->n && n < 64; k++)
+            utf8_copy(lines[n++], sizeof lines[0], wrapped->text[k]);
+    }
+    free(wrapped);
+    int h = n + 2 < s->h ? n + 2 : s->h;
     struct rect r = { (s->w - w) / 2, (s->h - h) / 2, w, h };
     screen_clear(s);
     screen_text(s, r.x + 2, r.y, w - 4, "Keys (any key closes this)", COL_ACCENT, ATTR_BOLD);
     for (int i = 0; i < n && i + 1 < h; i++)
-        screen_text(s, r.x + 2, r.y + 1 + i, w - 4, APP_KEY_HELP[i], COL_DEFAULT, 0);
+        screen_text(s, r.x + 2, r.y + 1 + i, w - 4, lines[i], COL_DEFAULT, 0);
 }
 
 /* The lesson text on the whole screen, for reading it at a small size. */
@@ -1419,5 +1436,5 @@ void view_render(const struct app *a, struct screen *s)
     draw_status(a, s, l.status);
     draw_bottom(a, s, l.bottom, l.status);
     if (a->mode == MODE_HELP)
-        draw_help(s);
+        draw_help(a, s);
 }

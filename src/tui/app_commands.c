@@ -1,0 +1,315 @@
+/* app_commands.c - settings changed while running, the ':' commands, the
+ * input line they are typed on, finding a token, and the batch view's
+ * opening and closing.
+ */
+#include "tui/app_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The settings the keys change: the selected request's in the batch view,
+ * else the step's on screen. */
+const struct settings *app_edit_settings(const struct app *a)
+{
+    return a->batch_on ? &a->batch.row[a->batch_sel].set : &a->cur;
+}
+
+/* In the batch view a setting belongs to one request: the others keep
+ * theirs, and since each row's u depends only on its own seed and counter,
+ * their tokens stay as they were. */
+static int apply_batch_setting(struct app *a, const char *name, const char *value)
+{
+    struct err e;
+    struct settings before = a->batch.row[a->batch_sel].set;
+    if (batch_set(&a->batch, a->batch_sel, name, value, &e) < 0) {
+        app_msg(a, 1, "%s: %s", name, e.msg);
+        return APP_REDRAW;
+    }
+    if (batch_sample(&a->batch, &a->L, a->src.backend, &e) < 0) {
+        a->batch.row[a->batch_sel].set = before; /* not applied: the request keeps its own */
+        app_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    char v[STOP_LEN * 2 + 16];
+    settings_value(&a->batch.row[a->batch_sel].set, name, v, sizeof v);
+    app_msg(a, 0, "request %d: %s %s (the other requests keep theirs)", a->batch_sel, name, v);
+    return APP_REDRAW;
+}
+
+/* Sets a live override; on a taken step, goes back to it first. */
+int app_apply_setting(struct app *a, const char *name, const char *value)
+{
+    if (a->batch_on)
+        return apply_batch_setting(a, name, value);
+    struct settings check = a->cur;
+    struct err e;
+    if (settings_set(&check, name, value, &e) < 0) {
+        app_msg(a, 1, "%s: %s", name, e.msg);
+        return APP_REDRAW;
+    }
+    if (app_add_override(a->live, &a->n_live, name, value) < 0) {
+        app_msg(a, 1, "too many changed settings: x drops them");
+        return APP_REDRAW;
+    }
+    if (a->pos < a->n_hist) {
+        app_reopen_shown(a);
+    } else {
+        char v[STOP_LEN * 2 + 16];
+        settings_value(&check, name, v, sizeof v);
+        app_msg(a, 0, "%s %s", name, v);
+    }
+    app_recompute(a);
+    return APP_REDRAW;
+}
+
+int app_try(struct app *a)
+{
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    if (S->n_try == 0) {
+        app_msg(a, 0, "this step suggests nothing to try");
+        return APP_REDRAW;
+    }
+    int i = (a->try_index + 1) % S->n_try;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", S->tries[i].text);
+    a->n_live = 0; /* a suggestion starts from the lesson's own settings */
+    int flags = APP_REDRAW;
+    for (char *part = strtok(buf, "|"); part; part = strtok(NULL, "|")) {
+        while (*part == ' ')
+            part++;
+        flags |= app_command(a, part);
+    }
+    a->try_index = i;
+    app_msg(a, 0, "try %d of %d: %s (from the lesson's own settings)", i + 1, S->n_try,
+            S->tries[i].text);
+    return flags;
+}
+
+int app_reset(struct app *a)
+{
+    int had = a->n_live;
+    a->n_live = 0;
+    a->try_index = -1;
+    if (!had) {
+        app_msg(a, 0, "these are the lesson's settings already%s",
+                a->n_cli ? " (with the command line's)" : "");
+        return APP_REDRAW;
+    }
+    if (a->pos < a->n_hist)
+        app_reopen_shown(a);
+    if (!a->msg[0] || strncmp(a->msg, "back at", 7) != 0)
+        app_msg(a, 0, "back to the lesson's settings%s",
+                a->n_cli ? " (the command line's settings stay)" : "");
+    app_recompute(a);
+    return APP_REDRAW;
+}
+
+int app_command(struct app *a, const char *line)
+{
+    char name[48] = "";
+    int off = 0;
+    while (*line == ' ' || *line == ':')
+        line++;
+    if (sscanf(line, "%47s %n", name, &off) < 1)
+        return APP_REDRAW;
+    char value[APP_INPUT_MAX];
+    snprintf(value, sizeof value, "%s", off ? line + off : "");
+    size_t vl = strlen(value);
+    while (vl > 0 && value[vl - 1] == ' ')
+        value[--vl] = '\0';
+    if (strcmp(name, "q") == 0 || strcmp(name, "quit") == 0)
+        return APP_QUIT;
+    if (strcmp(name, "help") == 0) {
+        a->mode = MODE_HELP;
+        return APP_REDRAW;
+    }
+    if (a->batch_on && strcmp(name, "reset") == 0)
+        return app_batch_reset_row(a);
+    if (a->batch_on &&
+        (strcmp(name, "step") == 0 || strcmp(name, "draws") == 0 || strcmp(name, "find") == 0)) {
+        app_msg(a, 0, ":%s is for the single step: B leaves the batch view first", name);
+        return APP_REDRAW;
+    }
+    if (strcmp(name, "reset") == 0)
+        return app_reset(a);
+    if (strcmp(name, "lesson") == 0) {
+        struct err e;
+        if (!value[0])
+            app_msg(a, 1, "lesson: which one? (:lesson toy)");
+        else if (app_open_lesson(a, value, -1, &e) < 0)
+            app_msg(a, 1, "%s", e.msg);
+        else
+            app_msg(a, 0, "lesson %s", a->L.id);
+        return APP_REDRAW;
+    }
+    if (strcmp(name, "find") == 0)
+        return app_find_token(a, value);
+    if (strcmp(name, "draws") == 0) {
+        if (!source_is_fast(&a->L)) {
+            app_msg(a, 1, "many draws are for full-size steps (real-france, ...)");
+        } else {
+            a->draws_on = !a->draws_on;
+            app_recompute(a);
+            if (a->draws_ok)
+                app_msg(a, 0,
+                        "%d draws with this step's settings and seed, counted beside the "
+                        "probabilities (D hides them)",
+                        DRAWS_DEFAULT);
+        }
+        return APP_REDRAW;
+    }
+    if (strcmp(name, "batch") == 0)
+        return app_toggle_batch(a);
+    if (strcmp(name, "step") == 0) {
+        int k;
+        struct err e;
+        if (parse_int(value, 1, a->L.n_steps, &k, &e) < 0)
+            app_msg(a, 1, "step: %s", e.msg);
+        else
+            app_start_at(a, k);
+        return APP_REDRAW;
+    }
+    if (settings_known(name))
+        return app_apply_setting(a, name, value);
+    app_msg(a, 1,
+            "unknown command '%s' (a setting such as temperature, or lesson, step, reset, "
+            "help, quit)",
+            name);
+    return APP_REDRAW;
+}
+
+int app_key_input(struct app *a, int key, int (*submit)(struct app *))
+{
+    if (key == AK_ESC) {
+        a->mode = MODE_NORMAL;
+        a->msg[0] = '\0';
+        return APP_REDRAW;
+    }
+    if (key == AK_ENTER)
+        return submit(a);
+    if (key == AK_BACKSPACE) {
+        /* Back over one UTF-8 character. */
+        while (a->input_len > 0 && ((unsigned char)a->input[a->input_len - 1] & 0xC0) == 0x80)
+            a->input_len--;
+        if (a->input_len > 0)
+            a->input_len--;
+        a->input[a->input_len] = '\0';
+        return APP_REDRAW;
+    }
+    if (key >= 0x20 && key < AK_SPECIAL && key != 0x7F) {
+        char buf[4];
+        int n;
+        if (key < 0x80)
+            buf[0] = (char)key, n = 1;
+        else if (key < 0x800)
+            buf[0] = (char)(0xC0 | (key >> 6)), buf[1] = (char)(0x80 | (key & 0x3F)), n = 2;
+        else if (key < 0x10000)
+            buf[0] = (char)(0xE0 | (key >> 12)), buf[1] = (char)(0x80 | ((key >> 6) & 0x3F)),
+            buf[2] = (char)(0x80 | (key & 0x3F)), n = 3;
+        else
+            buf[0] = (char)(0xF0 | (key >> 18)), buf[1] = (char)(0x80 | ((key >> 12) & 0x3F)),
+            buf[2] = (char)(0x80 | ((key >> 6) & 0x3F)), buf[3] = (char)(0x80 | (key & 0x3F)),
+            n = 4;
+        if (a->input_len + n < APP_INPUT_MAX) {
+            memcpy(a->input + a->input_len, buf, (size_t)n);
+            a->input_len += n;
+            a->input[a->input_len] = '\0';
+        }
+    }
+    return APP_REDRAW;
+}
+
+/* Finds a token by its display text, its raw text, or its id. */
+int app_find_token(struct app *a, const char *text)
+{
+    const struct vocab *v = &a->L.vocab;
+    if (!source_is_fast(&a->L)) {
+        app_msg(a, 1, "every token of this lesson is on screen already");
+        return APP_REDRAW;
+    }
+    if (!text[0]) {
+        a->find_id = -1;
+        app_msg(a, 0, "find: cleared");
+        return APP_REDRAW;
+    }
+    int id = vocab_lookup(v, text);
+    if (id < 0) {
+        app_msg(a, 1, "no token '%s' (type its text, a leading space as a space, or #id)", text);
+        return APP_REDRAW;
+    }
+    a->find_id = id;
+    app_msg(a, 0, "found %s (id %d): its row is under the table", vocab_token(v, id), id);
+    return APP_REDRAW;
+}
+
+/* Closes the input line and hands what was typed to run. */
+static int submit_input(struct app *a, int (*run)(struct app *, const char *))
+{
+    char line[APP_INPUT_MAX];
+    snprintf(line, sizeof line, "%s", a->input);
+    a->mode = MODE_NORMAL;
+    a->msg[0] = '\0';
+    return run(a, line);
+}
+
+int app_submit_find(struct app *a)
+{
+    return submit_input(a, app_find_token);
+}
+
+int app_submit_command(struct app *a)
+{
+    return submit_input(a, app_command);
+}
+
+void app_open_prompt(struct app *a, const char *prefill)
+{
+    a->mode = MODE_PROMPT;
+    snprintf(a->input, sizeof a->input, "%s", prefill);
+    a->input_len = (int)strlen(a->input);
+    a->msg[0] = '\0';
+}
+
+/* x and :reset in the batch view: the selected request's preset again. */
+int app_batch_reset_row(struct app *a)
+{
+    struct err e;
+    struct batch_row *w = &a->batch.row[a->batch_sel];
+    struct settings before = w->set;
+    if (batch_preset(&a->L, a->batch_sel, &w->set, &e) < 0 ||
+        batch_sample(&a->batch, &a->L, a->src.backend, &e) < 0) {
+        w->set = before;
+        app_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    app_msg(a, 0, "request %d: its preset settings again", a->batch_sel);
+    return APP_REDRAW;
+}
+
+/* Opens or closes the batch view. */
+int app_toggle_batch(struct app *a)
+{
+    if (a->batch_on) {
+        a->batch_on = 0;
+        batch_free(&a->batch);
+        app_msg(a, 0, "back to the single step");
+        return APP_REDRAW;
+    }
+    struct err e;
+    if (!a->src.backend) {
+        app_msg(a, 1, "the batch view needs a backend");
+        return APP_REDRAW;
+    }
+    if (batch_open(&a->batch, &a->L, a->src.backend, &e) < 0) {
+        app_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    a->batch_on = 1;
+    a->batch_sel = 0;
+    app_msg(a, 0,
+            "%d requests, one LM-head call and one sampler call a step: Up, Down choose one, "
+            "the setting keys change only it, Space steps them all",
+            a->batch.n);
+    return APP_REDRAW;
+}

@@ -1,0 +1,226 @@
+/* app_history.c - the steps taken. The one on screen is either the live
+ * step (not drawn yet) or a taken one being looked at again. Changing a
+ * setting while looking at a taken step goes back to it: the steps after it
+ * are dropped and it becomes the live step, drawn anew with the new settings.
+ */
+#include "tui/app_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether the live context is the one the lesson wrote step k's logits for. */
+static void check_script(struct app *a)
+{
+    a->off_script = 0;
+    a->script_text[0] = '\0';
+    if (a->L.model.on || a->L.captured)
+        return; /* the model's logits follow any context; captured ones follow none */
+    int *ctx = NULL, len = 0;
+    struct err e;
+    if (source_lesson_context(&a->L, a->live_step, &ctx, &len, &e) < 0)
+        return;
+    if (len != a->live_len || (len && memcmp(ctx, a->live_ctx, (size_t)len * sizeof *ctx))) {
+        a->off_script = 1;
+        vocab_detok(&a->L.vocab, ctx, len, a->script_text, sizeof a->script_text);
+    }
+    free(ctx);
+}
+
+static void reset_exercise(struct app *a)
+{
+    memset(a->ans, 0, sizeof a->ans);
+    a->ask_index = 0;
+    a->revealed = 0;
+    a->try_index = -1;
+    a->scroll = 0;
+}
+
+/* Makes step k live in context ctx (copied). */
+int app_go_live(struct app *a, int k, const int *ctx, int len)
+{
+    int *copy = malloc((size_t)(len > 0 ? len : 1) * sizeof *copy);
+    if (!copy) {
+        app_msg(a, 1, "out of memory");
+        return -1;
+    }
+    if (len)
+        memcpy(copy, ctx, (size_t)len * sizeof *copy);
+    free(a->live_ctx);
+    a->live_ctx = copy;
+    a->live_len = len;
+    a->live_step = k;
+    a->end = END_NONE;
+    a->resume_step = 0;
+    a->pos = a->n_hist;
+    a->show_u = 0;
+    reset_exercise(a);
+    check_script(a);
+    return 0;
+}
+
+void app_drop_history(struct app *a, int from)
+{
+    for (int i = from; i < a->n_hist; i++) {
+        free(a->hist[i].ctx);
+        free(a->hist[i].ans);
+    }
+    if (from < a->n_hist)
+        a->n_hist = from;
+}
+
+/* Starts the loaded lesson from its step k, on the lesson's own path. */
+void app_start_at(struct app *a, int k)
+{
+    app_drop_history(a, 0);
+    int *ctx = NULL, len = 0;
+    struct err e;
+    if (source_lesson_context(&a->L, k, &ctx, &len, &e) < 0) {
+        app_msg(a, 1, "%s", e.msg);
+        return;
+    }
+    app_go_live(a, k, ctx, len);
+    free(ctx);
+    app_recompute(a);
+}
+
+/* Going back to a taken step to change it: it becomes live again. */
+void app_reopen_shown(struct app *a)
+{
+    if (a->pos >= a->n_hist)
+        return;
+    struct app_entry en = a->hist[a->pos];
+    int later = a->n_hist - a->pos - 1;
+    int *ctx = en.ctx;
+    a->hist[a->pos].ctx = NULL;
+    app_drop_history(a, a->pos);
+    app_go_live(a, en.step, ctx, en.len);
+    free(ctx);
+    if (later > 0)
+        app_msg(a, 0, "back at step %d: %d step%s after it %s dropped", en.step, later,
+                later == 1 ? "" : "s", later == 1 ? "was" : "were");
+}
+
+/* What Space says when nothing is left to take. */
+void app_end_message(struct app *a)
+{
+    if (a->end == END_STOP && a->resume_step)
+        return; /* Space goes on: nothing to say */
+    if (a->end == END_STOP)
+        app_msg(a, 0, "generation stopped: Home starts the lesson again, n opens the next one%s",
+                a->n_live ? " (x drops your changes)" : "");
+    else
+        app_msg(a, 0, "end of the lesson: n opens the next one, Home starts this one again");
+}
+
+/* Space on a taken step: walk forward; on the last one, go live again (or
+ * open the next text after a stop, or say that the lesson has ended). */
+static int walk_forward(struct app *a)
+{
+    if (a->pos < a->n_hist - 1) {
+        a->pos++;
+        a->scroll = 0;
+        app_recompute(a);
+    } else if (a->end == END_NONE) {
+        a->pos = a->n_hist;
+        a->scroll = 0;
+        app_recompute(a);
+    } else if (a->end == END_STOP && a->resume_step) {
+        const struct lesson_step *S = &a->L.steps[a->resume_step - 1];
+        app_go_live(a, a->resume_step, S->context, S->context_len);
+        app_recompute(a);
+    } else {
+        app_end_message(a);
+    }
+    return APP_REDRAW;
+}
+
+/* Enters the live step into the history with what it drew and the stop
+ * rule after it; next gets its context with the choice appended (len + 1
+ * ids, malloc'd). Returns 0, or -1 when out of memory. */
+static int record_step(struct app *a, int **next)
+{
+    int k = a->live_step, len = a->live_len;
+    const struct lesson_step *S = &a->L.steps[k - 1];
+    int *ctx = malloc((size_t)(len + 1) * sizeof *ctx);
+    struct app_answer *ans = S->n_ask ? malloc((size_t)S->n_ask * sizeof *ans) : NULL;
+    if (!ctx || (S->n_ask && !ans)) {
+        free(ctx);
+        free(ans);
+        return -1;
+    }
+    if (ans)
+        memcpy(ans, a->ans, (size_t)S->n_ask * sizeof *ans);
+    if (len)
+        memcpy(ctx, a->live_ctx, (size_t)len * sizeof *ctx);
+    ctx[len] = a->t.choice.id;
+    a->hist[a->n_hist++] = (struct app_entry){
+        .step = k,
+        .ctx = a->live_ctx,
+        .len = len,
+        .settings = a->cur,
+        .choice = a->t.choice.id,
+        .sampled = a->t.choice.sampled,
+        .u = a->t.choice.u,
+        .stop = stop_check(&a->cur, &a->L.vocab, ctx, len + 1, source_prompt_len(&a->L, len)),
+        .n_ans = S->n_ask,
+        .ans = ans,
+    };
+    a->live_ctx = NULL;
+    *next = ctx;
+    return 0;
+}
+
+/* After a step was taken: a stop rule ends the text (a next step with its
+ * own context is a new text, which Space then opens), the last step ends
+ * the lesson, else the next step goes live. */
+static void after_step(struct app *a, const struct app_entry *en, int *next)
+{
+    char tok[64], why[160];
+    int k = en->step;
+    snprintf(tok, sizeof tok, "%s", vocab_token(&a->L.vocab, en->choice));
+    if (en->sampled)
+        app_msg(a, 0, "step %d drew \"%s\" (u = %.4f, seed %llu)", k, tok, en->u,
+                (unsigned long long)en->settings.sampler.seed);
+    else
+        app_msg(a, 0, "step %d took \"%s\" (greedy)", k, tok);
+    const struct lesson_step *nextS = k < a->L.n_steps ? &a->L.steps[k] : NULL;
+    if (en->stop.rule != STOP_NONE) {
+        stop_describe(&en->stop, &en->settings, &a->L.vocab, why, sizeof why);
+        a->end = END_STOP;
+        a->resume_step = nextS && nextS->has_context ? k + 1 : 0;
+        a->pos = a->n_hist - 1;
+        app_msg(a, 0, "step %d: \"%s\", then stop: %s.%s", k, tok, why,
+                a->resume_step ? " Space goes on to the next step (a new text)." : "");
+    } else if (!nextS) {
+        a->end = END_LESSON;
+        a->pos = a->n_hist - 1;
+    } else if (nextS->has_context) {
+        app_go_live(a, k + 1, nextS->context, nextS->context_len);
+    } else {
+        app_go_live(a, k + 1, next, en->len + 1);
+    }
+}
+
+int app_take_step(struct app *a)
+{
+    if (a->pos < a->n_hist) /* looking back: Space walks forward */
+        return walk_forward(a);
+    if (app_hidden(a)) {
+        app_ask_prompt(a); /* an exercise is answered before its step is taken */
+        return APP_REDRAW;
+    }
+    if (a->n_hist == APP_MAX_HISTORY) {
+        app_msg(a, 1, "history is full (%d steps): Home starts again", APP_MAX_HISTORY);
+        return APP_REDRAW;
+    }
+    int *next;
+    if (record_step(a, &next) < 0) {
+        app_msg(a, 1, "out of memory");
+        return APP_REDRAW;
+    }
+    after_step(a, &a->hist[a->n_hist - 1], next);
+    free(next);
+    app_recompute(a);
+    return APP_REDRAW;
+}
