@@ -10,6 +10,10 @@
  * reader (ini_parse_stream): it counts lines, refuses lines longer than
  * inih's buffer instead of letting inih split them, and checks section
  * headers, which inih would otherwise accept silently when they hold no keys.
+ *
+ * This file holds the passes, the readers of values that every section uses
+ * and the entry points; the sections before the steps are read in
+ * lesson_sections.c, the steps in lesson_step.c (lesson_load.h between them).
  */
 #include "data/lesson.h"
 
@@ -22,33 +26,12 @@
 #include <string.h>
 
 #include "data/ini_file.h"
-#include "model/lmhead.h"
+#include "data/lesson_load.h"
 #include "data/npy.h"
 
-#define NAME_MAX_LEN       64
-#define PROB_SUM_TOLERANCE 1e-6
-#define DIGITS_DEFAULT     4
-#define DIGITS_MAX         10
+#define NAME_MAX_LEN 64
 
-/* The entries of the file and what interpreting them found. */
-struct loader {
-    const char *path;
-    int err_line; /* first error found, 0 if none; NO_LINE for a whole-file error */
-    struct err err;
-    /* The line of each section header, 0 when the file has none. */
-    int lesson_line, vocab_line, settings_line, head_line, model_line;
-    int step_line[LESSON_MAX_STEPS + 1];
-    int oom;
-    struct ini_entry *entries;
-    int n;
-};
-
-#define NO_LINE INT_MAX /* an error about the file as a whole, such as a missing section */
-
-static void ld_error(struct loader *ld, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void ld_error(struct loader *ld, int line, const char *fmt, ...)
+void ld_error(struct loader *ld, int line, const char *fmt, ...)
 {
     if (ld->err_line && ld->err_line <= line)
         return;
@@ -89,7 +72,7 @@ static int in_list(const char *const *list, const char *name)
     return 0;
 }
 
-static int all_digits(const char *s)
+int ld_all_digits(const char *s)
 {
     if (!*s)
         return 0;
@@ -105,12 +88,12 @@ static int key_allowed(const char *section, const char *name)
     if (strcmp(section, "lesson") == 0)
         return in_list(SECTION_KEYS_LESSON, name);
     if (strcmp(section, "vocab") == 0)
-        return all_digits(name) || strcmp(name, "join") == 0 || strcmp(name, "eos") == 0;
+        return ld_all_digits(name) || strcmp(name, "join") == 0 || strcmp(name, "eos") == 0;
     if (strcmp(section, "settings") == 0)
         return settings_known(name);
     if (strcmp(section, "head") == 0)
         return in_list(SECTION_KEYS_HEAD, name) ||
-               (strncmp(name, "row.", 4) == 0 && all_digits(name + 4));
+               (strncmp(name, "row.", 4) == 0 && ld_all_digits(name + 4));
     if (strcmp(section, "model") == 0)
         return in_list(SECTION_KEYS_MODEL, name);
     if (strncmp(section, "step.", 5) == 0)
@@ -122,8 +105,8 @@ static int key_allowed(const char *section, const char *name)
 
 /* The value of a key as one string: continuation lines joined with a space.
  * sep joins repeated (non-continuation) entries; NULL means a repeat is an error. */
-static int collect(struct loader *ld, const char *section, const char *name, const char *sep,
-                   char **out, int *line)
+int ld_collect(struct loader *ld, const char *section, const char *name, const char *sep,
+               char **out, int *line)
 {
     size_t total = 0;
     int found = 0, first_line = 0;
@@ -168,12 +151,12 @@ static int collect(struct loader *ld, const char *section, const char *name, con
 
 /* An integer key within lo..hi into *out; *out stays as it is when the key
  * is absent. */
-static int collect_int(struct loader *ld, const char *section, const char *name, int lo, int hi,
-                       int *out)
+int ld_collect_int(struct loader *ld, const char *section, const char *name, int lo, int hi,
+                   int *out)
 {
     char *v = NULL;
     int line = 0;
-    if (collect(ld, section, name, NULL, &v, &line) < 0)
+    if (ld_collect(ld, section, name, NULL, &v, &line) < 0)
         return -1;
     if (!v)
         return 0;
@@ -190,8 +173,8 @@ static int collect_int(struct loader *ld, const char *section, const char *name,
 
 /* Splits a list of numbers ("-3.2 0.8, 1.2"), checks each, stores the first
  * max of them in out and returns how many there were. */
-static int parse_numbers(struct loader *ld, int line, const char *what, const char *text,
-                         double *out, int max)
+int ld_parse_numbers(struct loader *ld, int line, const char *what, const char *text, double *out,
+                     int max)
 {
     int n = 0;
     const char *p = text;
@@ -222,7 +205,7 @@ static int parse_numbers(struct loader *ld, int line, const char *what, const ch
 }
 
 /* Strips one pair of surrounding double quotes and processes escapes. */
-static int unquote(struct loader *ld, int line, const char *value, char *out, size_t n)
+int ld_unquote(struct loader *ld, int line, const char *value, char *out, size_t n)
 {
     size_t len = strlen(value);
     struct err e;
@@ -247,242 +230,8 @@ static int unquote(struct loader *ld, int line, const char *value, char *out, si
     memcpy(out, value, len + 1);
     return 0;
 }
-
-static int read_lesson_section(struct loader *ld, struct lesson *L)
-{
-    char *id = NULL, *title = NULL;
-    int line = 0;
-    if (collect(ld, "lesson", "id", NULL, &id, &line) < 0)
-        return -1;
-    if (!ld->lesson_line) {
-        ld_error(ld, NO_LINE, "there is no [lesson] section (it gives the id and the title)");
-        return -1;
-    }
-    if (!id) {
-        ld_error(ld, ld->lesson_line, "the [lesson] section needs an id");
-        return -1;
-    }
-    size_t idlen = strlen(id);
-    int ok = idlen > 0 && idlen <= LESSON_ID_MAX;
-    for (size_t i = 0; ok && i < idlen; i++)
-        ok = islower((unsigned char)id[i]) || isdigit((unsigned char)id[i]) || id[i] == '-';
-    if (!ok) {
-        ld_error(ld, line, "id '%s' must be 1 to %d of a-z, 0-9 and '-'", id, LESSON_ID_MAX);
-        free(id);
-        return -1;
-    }
-    memcpy(L->id, id, idlen + 1);
-    free(id);
-    if (collect(ld, "lesson", "title", NULL, &title, NULL) < 0)
-        return -1;
-    if (!title) {
-        ld_error(ld, ld->lesson_line, "the [lesson] section needs a title");
-        return -1;
-    }
-    L->title = title;
-    if (collect(ld, "lesson", "text", "\n", &L->text, NULL) < 0 ||
-        collect(ld, "lesson", "source", NULL, &L->source, NULL) < 0 ||
-        collect(ld, "lesson", "prompt-text", NULL, &L->prompt_text, NULL) < 0)
-        return -1;
-    return 0;
-}
-
-static int read_vocab(struct loader *ld, struct lesson *L)
-{
-    int max_id = -1, vocab_line = 0;
-    for (int i = 0; i < ld->n; i++) {
-        struct ini_entry *en = &ld->entries[i];
-        if (strcmp(en->section, "vocab") != 0)
-            continue;
-        if (!vocab_line)
-            vocab_line = en->line;
-        if (en->cont) {
-            ld_error(ld, en->line, "a token cannot continue on the next line");
-            return -1;
-        }
-        if (!all_digits(en->name))
-            continue;
-        errno = 0;
-        long id = strtol(en->name, NULL, 10);
-        if (errno == ERANGE || id >= LESSON_MAX_VOCAB) {
-            ld_error(ld, en->line, "token id %s is too large (a lesson has at most %d tokens)",
-                     en->name, LESSON_MAX_VOCAB);
-            return -1;
-        }
-        if (id > max_id)
-            max_id = (int)id;
-    }
-    if (max_id < 0) {
-        if (ld->vocab_line)
-            ld_error(ld, ld->vocab_line, "[vocab] lists no tokens (write them as 'id = text')");
-        else
-            ld_error(ld, NO_LINE, "the vocabulary is missing: there is no [vocab] section");
-        return -1;
-    }
-    struct err e;
-    if (vocab_init(&L->vocab, max_id + 1, &e) < 0) {
-        ld->oom = 1;
-        return -1;
-    }
-    int *line_of = calloc((size_t)max_id + 1, sizeof *line_of);
-    if (!line_of) {
-        ld->oom = 1;
-        return -1;
-    }
-    int rc = 0;
-    for (int i = 0; i < ld->n && rc == 0; i++) {
-        struct ini_entry *en = &ld->entries[i];
-        if (strcmp(en->section, "vocab") != 0)
-            continue;
-        char text[128];
-        if (strcmp(en->name, "join") == 0) {
-            if (strcmp(en->value, "space") == 0)
-                L->vocab.join_space = 1;
-            else if (strcmp(en->value, "none") == 0)
-                L->vocab.join_space = 0;
-            else
-                ld_error(ld, en->line, "join must be 'space' or 'none', not '%s'", en->value),
-                    rc = -1;
-        } else if (strcmp(en->name, "eos") == 0) {
-            int id;
-            if (parse_int(en->value, 0, max_id, &id, &e) < 0)
-                ld_error(ld, en->line, "eos: %s", e.msg), rc = -1;
-            else if (L->vocab.n_eos == VOCAB_MAX_EOS)
-                ld_error(ld, en->line, "more than %d eos tokens", VOCAB_MAX_EOS), rc = -1;
-            else
-                L->vocab.eos[L->vocab.n_eos++] = id;
-        } else {
-            int id = atoi(en->name);
-            if (line_of[id]) {
-                ld_error(ld, en->line, "token %d is given twice (first on line %d)", id,
-                         line_of[id]);
-                rc = -1;
-            } else if (unquote(ld, en->line, en->value, text, sizeof text) < 0) {
-                rc = -1;
-            } else if (text[0] == '\0') {
-                ld_error(ld, en->line, "token %d has no text", id);
-                rc = -1;
-            } else if (vocab_set(&L->vocab, id, text, &e) < 0) {
-                ld->oom = 1;
-                rc = -1;
-            } else {
-                line_of[id] = en->line;
-            }
-        }
-    }
-    for (int id = 0; id <= max_id && rc == 0; id++)
-        if (!line_of[id]) {
-            ld_error(ld, vocab_line, "the vocabulary has no token %d (ids must run from 0 to %d)",
-                     id, max_id);
-            rc = -1;
-        }
-    /* Two ids with one text could not be told apart on screen or in an ask. */
-    for (int id = 1; id <= max_id && rc == 0; id++)
-        for (int j = 0; j < id && rc == 0; j++)
-            if (strcmp(L->vocab.text[id], L->vocab.text[j]) == 0) {
-                ld_error(ld, line_of[id], "token %d has the same text as token %d ('%s')", id, j,
-                         L->vocab.text[id]);
-                rc = -1;
-            }
-    free(line_of);
-    return rc;
-}
-
-/* A path in a lesson file is relative to the lesson's directory. */
-static char *relative_path(const char *lesson_path, const char *rel)
-{
-    const char *slash = strrchr(lesson_path, '/');
-    size_t dir = rel[0] == '/' || !slash ? 0 : (size_t)(slash - lesson_path) + 1;
-    char *out = malloc(dir + strlen(rel) + 1);
-    if (out) {
-        memcpy(out, lesson_path, dir);
-        strcpy(out + dir, rel);
-    }
-    return out;
-}
-
-/* [model]: the vocabulary file, the scenario and the head's sizes. The
- * prompt comes from the scenario; the steps are the model's. */
-static int read_model(struct loader *ld, struct lesson *L)
-{
-    struct lesson_model *M = &L->model;
-    M->on = 1;
-    M->hidden = MODEL_DEFAULT_HIDDEN;
-    M->seed = MODEL_DEFAULT_SEED;
-    M->steps = LESSON_MODEL_STEPS;
-    if (ld->vocab_line || ld->head_line) {
-        ld_error(ld, ld->vocab_line ? ld->vocab_line : ld->head_line,
-                 "a lesson with [model] takes its vocabulary and head from the model: "
-                 "drop [%s]",
-                 ld->vocab_line ? "vocab" : "head");
-        return -1;
-    }
-    int seed = -1;
-    if (collect_int(ld, "model", "hidden-size", 8, MODEL_MAX_HIDDEN, &M->hidden) < 0 ||
-        collect_int(ld, "model", "weights-seed", 0, INT_MAX, &seed) < 0 ||
-        collect_int(ld, "model", "steps", 1, LESSON_MAX_STEPS, &M->steps) < 0)
-        return -1;
-    if (seed >= 0)
-        M->seed = (uint64_t)seed;
-    char *vocab = NULL, *scen = NULL;
-    int vline = 0, sline = 0;
-    if (collect(ld, "model", "vocab", NULL, &vocab, &vline) < 0 ||
-        collect(ld, "model", "scenario", NULL, &scen, &sline) < 0) {
-        free(vocab);
-        return -1;
-    }
-    int rc = 0;
-    if (!vocab || !scen) {
-        ld_error(ld, ld->model_line, "[model] needs %s (a path relative to the lesson file)",
-                 !vocab ? "vocab" : "scenario");
-        rc = -1;
-    }
-    char *path = rc == 0 ? relative_path(ld->path, vocab) : NULL;
-    struct err e;
-    if (rc == 0 && !path)
-        ld->oom = 1, rc = -1;
-    if (rc == 0 && vocab_load(&L->vocab, path, &e) < 0)
-        ld_error(ld, vline, "vocab: %s", e.msg), rc = -1;
-    free(path);
-    path = rc == 0 ? relative_path(ld->path, scen) : NULL;
-    if (rc == 0 && !path)
-        ld->oom = 1, rc = -1;
-    if (rc == 0) {
-        M->scenario = calloc(1, sizeof *M->scenario);
-        if (!M->scenario)
-            ld->oom = 1, rc = -1;
-        else if (scenario_load(M->scenario, path, &L->vocab, &e) < 0) {
-            ld_error(ld, sline, "scenario: %s", e.msg);
-            free(M->scenario);
-            M->scenario = NULL;
-            rc = -1;
-        }
-    }
-    free(path);
-    free(vocab);
-    free(scen);
-    if (rc < 0)
-        return -1;
-    const struct scenario *S = M->scenario;
-    L->prompt = malloc((size_t)S->prompt_len * sizeof *L->prompt);
-    if (!L->prompt) {
-        ld->oom = 1;
-        return -1;
-    }
-    memcpy(L->prompt, S->prompt, (size_t)S->prompt_len * sizeof *L->prompt);
-    L->prompt_len = S->prompt_len;
-    if (!L->prompt_text && S->prompt_text) {
-        L->prompt_text = strdup(S->prompt_text);
-        if (!L->prompt_text) {
-            ld->oom = 1;
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int read_id_list(struct loader *ld, const struct lesson *L, int line, const char *what,
-                        const char *text, int **out, int *len)
+int ld_read_id_list(struct loader *ld, const struct lesson *L, int line, const char *what,
+                    const char *text, int **out, int *len)
 {
     int buf[LESSON_MAX_CONTEXT];
     struct err e;
@@ -503,8 +252,8 @@ static int read_id_list(struct loader *ld, const struct lesson *L, int line, con
 
 /* Collects the settings of a section into a list, checking each against the
  * settings that precede it (lesson-wide ones first). */
-static int read_settings(struct loader *ld, const char *section, struct settings *check,
-                         struct lesson_setting **out, int *count)
+int ld_read_settings(struct loader *ld, const char *section, struct settings *check,
+                     struct lesson_setting **out, int *count)
 {
     int n = 0;
     for (int i = 0; i < ld->n; i++)
@@ -536,7 +285,7 @@ static int read_settings(struct loader *ld, const char *section, struct settings
                 return -1;
             }
         char value[256];
-        if (unquote(ld, en->line, en->value, value, sizeof value) < 0)
+        if (ld_unquote(ld, en->line, en->value, value, sizeof value) < 0)
             return -1;
         struct err e;
         if (settings_set(check, en->name, value, &e) < 0) {
@@ -555,453 +304,15 @@ static int read_settings(struct loader *ld, const char *section, struct settings
     return 0;
 }
 
-static int read_head(struct loader *ld, struct lesson *L)
-{
-    struct lesson_head *H = &L->head;
-    int any = 0;
-    for (int i = 0; i < ld->n; i++)
-        any |= strcmp(ld->entries[i].section, "head") == 0;
-    if (!any)
-        return 0;
-    H->eps = 0.0;
-    char *v = NULL;
-    int line = 0;
-    struct err e;
-    if (collect(ld, "head", "eps", NULL, &v, &line) < 0)
-        return -1;
-    if (v) {
-        int rc = parse_double(v, &H->eps, &e);
-        free(v);
-        if (rc < 0 || H->eps < 0) {
-            ld_error(ld, line, "eps: %s", rc < 0 ? e.msg : "must be 0 or more");
-            return -1;
-        }
-    }
-    int real_vocab = 0, real_hidden = 0;
-    if (collect_int(ld, "head", "real-vocab", 1, 1 << 30, &real_vocab) < 0 ||
-        collect_int(ld, "head", "real-hidden", 1, 1 << 30, &real_hidden) < 0)
-        return -1;
-    if (real_vocab)
-        H->real_vocab = real_vocab;
-    if (real_hidden)
-        H->real_hidden = real_hidden;
-    int V = L->vocab.n, head_line = 0;
-    int *row_line = calloc((size_t)V, sizeof *row_line);
-    if (!row_line) {
-        ld->oom = 1;
-        return -1;
-    }
-    int rc = 0;
-    for (int i = 0; i < ld->n && rc == 0; i++) {
-        struct ini_entry *en = &ld->entries[i];
-        if (strcmp(en->section, "head") != 0 || strncmp(en->name, "row.", 4) != 0 || en->cont)
-            continue;
-        if (!head_line)
-            head_line = en->line;
-        int id = -1;
-        if (parse_int(en->name + 4, 0, V - 1, &id, &e) < 0) {
-            ld_error(ld, en->line, "%s: no token %s in the vocabulary (0..%d)", en->name,
-                     en->name + 4, V - 1);
-            rc = -1;
-            break;
-        }
-        char *text = NULL;
-        if (collect(ld, "head", en->name, NULL, &text, NULL) < 0) {
-            rc = -1;
-            break;
-        }
-        double row[LESSON_MAX_HIDDEN];
-        int d = parse_numbers(ld, en->line, en->name, text, row, LESSON_MAX_HIDDEN);
-        free(text);
-        if (d < 0) {
-            rc = -1;
-        } else if (d > LESSON_MAX_HIDDEN) {
-            ld_error(ld, en->line, "%s has %d weights (a toy head has at most %d)", en->name, d,
-                     LESSON_MAX_HIDDEN);
-            rc = -1;
-        } else if (d == 0) {
-            ld_error(ld, en->line, "%s has no weights", en->name);
-            rc = -1;
-        } else if (H->d && d != H->d) {
-            ld_error(ld, en->line, "%s has %d weights, the rows before it have %d", en->name, d,
-                     H->d);
-            rc = -1;
-        } else {
-            if (!H->d) {
-                H->d = d;
-                H->w = calloc((size_t)V * (size_t)d, sizeof *H->w);
-                if (!H->w) {
-                    ld->oom = 1;
-                    rc = -1;
-                    break;
-                }
-            }
-            memcpy(H->w + (size_t)id * (size_t)d, row, (size_t)d * sizeof *row);
-            row_line[id] = en->line;
-        }
-    }
-    for (int id = 0; id < V && rc == 0; id++)
-        if (!row_line[id]) {
-            ld_error(ld, head_line ? head_line : 1,
-                     "[head] has no row.%d (every token needs a row)", id);
-            rc = -1;
-        }
-    free(row_line);
-    return rc;
-}
-
-static int parse_ask(struct loader *ld, const struct lesson *L, int line, const char *text,
-                     struct lesson_step *S)
-{
-    static const struct {
-        const char *word;
-        enum ask_kind kind;
-        int per_token;
-    } KINDS[] = {
-        { "exp", ASK_EXP, 1 },
-        { "prob", ASK_PROB, 1 },
-        { "final", ASK_FINAL, 1 },
-        { "cum", ASK_CUM, 1 },
-        { "adjusted", ASK_ADJUSTED, 1 },
-        { "sum", ASK_SUM, 0 },
-        { "kept-mass", ASK_KEPT_MASS, 0 },
-    };
-    const char *p = text;
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        char item[64];
-        if (len >= sizeof item) {
-            ld_error(ld, line, "ask: item '%.20s...' is too long", p);
-            return -1;
-        }
-        memcpy(item, p, len);
-        item[len] = '\0';
-        size_t lead = strspn(item, " \t");
-        memmove(item, item + lead, len - lead + 1);
-        p += len + (p[len] == ',');
-        /* "sum@2": this answer to 2 decimals (the solution's own precision). */
-        int digits = -1;
-        char *at = strchr(item, '@');
-        if (at) {
-            struct err de;
-            if (parse_int(at + 1, 0, DIGITS_MAX, &digits, &de) < 0) {
-                ld_error(ld, line, "ask: '%s': %s", item, de.msg);
-                return -1;
-            }
-            *at = '\0';
-        }
-        char word[32] = "", arg[48] = "", extra[8] = "";
-        int got = sscanf(item, " %31s %47s %7s", word, arg, extra);
-        if (got < 1)
-            continue;
-        int k = -1;
-        for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
-            if (strcmp(word, KINDS[i].word) == 0)
-                k = (int)i;
-        if (k < 0) {
-            ld_error(ld, line,
-                     "ask: '%s' is not a value to ask for (exp, prob, final, cum, "
-                     "adjusted, sum, kept-mass)",
-                     word);
-            return -1;
-        }
-        struct ask a = { KINDS[k].kind, -1, digits };
-        if (KINDS[k].per_token) {
-            if (!arg[0]) {
-                ld_error(ld, line, "ask: '%s' needs a token (an id or its text)", word);
-                return -1;
-            }
-            for (int id = 0; id < L->vocab.n && a.id < 0; id++)
-                if (strcmp(vocab_token(&L->vocab, id), arg) == 0)
-                    a.id = id;
-            struct err e;
-            if (a.id < 0 && all_digits(arg) && parse_int(arg, 0, L->vocab.n - 1, &a.id, &e) < 0)
-                a.id = -1;
-            if (a.id < 0) {
-                ld_error(ld, line, "ask: '%s' is not a token of the vocabulary", arg);
-                return -1;
-            }
-        }
-        if (got > (KINDS[k].per_token ? 2 : 1)) {
-            ld_error(ld, line, "ask: '%s' has a word too many", item);
-            return -1;
-        }
-        if (S->n_ask == LESSON_MAX_ASK) {
-            ld_error(ld, line, "ask: more than %d values", LESSON_MAX_ASK);
-            return -1;
-        }
-        S->ask[S->n_ask++] = a;
-    }
-    return 0;
-}
-
-static int parse_tries(struct loader *ld, const struct settings *base, struct lesson_step *S,
-                       const char *section)
-{
-    for (int i = 0; i < ld->n; i++) {
-        struct ini_entry *en = &ld->entries[i];
-        if (strcmp(en->section, section) || strcmp(en->name, "try"))
-            continue;
-        if (en->cont) {
-            ld_error(ld, en->line, "a try cannot continue on the next line");
-            return -1;
-        }
-        if (S->n_try == LESSON_MAX_TRY) {
-            ld_error(ld, en->line, "more than %d tries in one step", LESSON_MAX_TRY);
-            return -1;
-        }
-        /* Check every part: "name value | name value". */
-        struct settings check = *base;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", en->value);
-        for (char *part = strtok(buf, "|"); part; part = strtok(NULL, "|")) {
-            char name[48] = "";
-            int off = 0;
-            if (sscanf(part, " %47s %n", name, &off) < 1) {
-                ld_error(ld, en->line, "try: an empty setting");
-                return -1;
-            }
-            char *value = part + off;
-            size_t vl = strlen(value);
-            while (vl > 0 && isspace((unsigned char)value[vl - 1]))
-                value[--vl] = '\0';
-            struct err e;
-            if (!settings_known(name)) {
-                ld_error(ld, en->line, "try: '%s' is not a setting", name);
-                return -1;
-            }
-            if (settings_set(&check, name, value, &e) < 0) {
-                ld_error(ld, en->line, "try: %s: %s", name, e.msg);
-                return -1;
-            }
-        }
-        struct lesson_try *t = &S->tries[S->n_try++];
-        t->line = en->line;
-        t->text = strdup(en->value);
-        if (!t->text) {
-            ld->oom = 1;
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int starts_with(const int *a, int na, const int *prefix, int np)
-{
-    if (na < np)
-        return 0;
-    for (int i = 0; i < np; i++)
-        if (a[i] != prefix[i])
-            return 0;
-    return 1;
-}
-
-static int read_step(struct loader *ld, struct lesson *L, int index,
-                     const struct settings *lesson_set)
-{
-    struct lesson_step *S = &L->steps[index - 1];
-    char section[32];
-    snprintf(section, sizeof section, "step.%d", index);
-    int V = L->vocab.n;
-    S->digits = DIGITS_DEFAULT;
-    S->line = ld->step_line[index];
-
-    char *logits = NULL, *probs = NULL, *hidden = NULL;
-    int lline = 0, pline = 0, hline = 0;
-    if (collect(ld, section, "logits", NULL, &logits, &lline) < 0 ||
-        collect(ld, section, "probs", NULL, &probs, &pline) < 0 ||
-        collect(ld, section, "hidden", NULL, &hidden, &hline) < 0) {
-        free(logits), free(probs), free(hidden);
-        return -1;
-    }
-    int given = !!logits + !!probs + !!hidden;
-    int rc = 0;
-    if (L->model.on) {
-        free(logits), free(probs), free(hidden);
-        if (given) {
-            ld_error(ld,
-                     lline   ? lline
-                     : pline ? pline
-                             : hline,
-                     "[%s]: the model computes the logits of a lesson with [model]", section);
-            return -1;
-        }
-        S->given = GIVEN_MODEL;
-        goto rest;
-    }
-    if (given != 1) {
-        int line = lline ? lline : pline ? pline : hline ? hline : S->line;
-        ld_error(ld, line,
-                 given ? "[%s] gives more than one of logits, probs and hidden"
-                       : "[%s] needs logits, probs or hidden",
-                 section);
-        rc = -1;
-    }
-    S->logits = calloc((size_t)V, sizeof *S->logits);
-    if (!S->logits)
-        ld->oom = 1, rc = -1;
-    if (rc == 0 && logits) {
-        S->given = GIVEN_LOGITS;
-        int n = parse_numbers(ld, lline, "logits", logits, S->logits, V);
-        if (n >= 0 && n != V)
-            ld_error(ld, lline, "logits has %d value%s, the vocabulary has %d tokens", n,
-                     n == 1 ? "" : "s", V),
-                n = -1;
-        rc = n < 0 ? -1 : 0;
-    } else if (rc == 0 && probs) {
-        S->given = GIVEN_PROBS;
-        S->probs = calloc((size_t)V + 1, sizeof *S->probs);
-        int n = S->probs ? parse_numbers(ld, pline, "probs", probs, S->probs, V) : -1;
-        if (!S->probs)
-            ld->oom = 1;
-        if (n >= 0 && n != V)
-            ld_error(ld, pline, "probs has %d value%s, the vocabulary has %d tokens", n,
-                     n == 1 ? "" : "s", V),
-                n = -1;
-        double sum = 0.0;
-        for (int i = 0; n > 0 && i < V; i++) {
-            if (S->probs[i] < 0.0 || S->probs[i] > 1.0) {
-                ld_error(ld, pline, "probs: value %d (%g) is not in [0, 1]", i + 1, S->probs[i]);
-                n = -1;
-                break;
-            }
-            sum += S->probs[i];
-            /* ln p: softmax gives p back, and every stage works as for logits. */
-            S->logits[i] = S->probs[i] > 0.0 ? log(S->probs[i]) : -INFINITY;
-        }
-        if (n > 0 && fabs(sum - 1.0) > PROB_SUM_TOLERANCE)
-            ld_error(ld, pline, "probs add up to %.6g, not 1", sum), n = -1;
-        rc = n < 0 ? -1 : 0;
-    } else if (rc == 0 && hidden) {
-        S->given = GIVEN_HIDDEN;
-        if (!L->head.d) {
-            ld_error(ld, hline, "hidden needs a [head] section with the LM head's rows");
-            rc = -1;
-        } else {
-            int d = L->head.d;
-            S->hidden = calloc((size_t)d + 1, sizeof *S->hidden);
-            S->normed = calloc((size_t)d, sizeof *S->normed);
-            int n = (S->hidden && S->normed)
-                        ? parse_numbers(ld, hline, "hidden", hidden, S->hidden, d)
-                        : (ld->oom = 1, -1);
-            if (n >= 0 && n != d)
-                ld_error(ld, hline, "hidden has %d value%s, the head's rows have %d", n,
-                         n == 1 ? "" : "s", d),
-                    n = -1;
-            if (n >= 0) {
-                double rms = lmhead_rmsnorm(S->hidden, d, L->head.eps, S->normed);
-                if (!(rms > 0.0) || !isfinite(rms)) {
-                    ld_error(ld, hline,
-                             "hidden: RMSNorm divides by %g (an all-zero vector needs "
-                             "eps > 0 in [head])",
-                             rms);
-                    n = -1;
-                }
-            }
-            if (n >= 0) {
-                lmhead_gemv(L->head.w, V, d, S->normed, S->logits);
-                for (int i = 0; i < V && n >= 0; i++)
-                    if (!isfinite(S->logits[i])) {
-                        ld_error(ld, hline,
-                                 "hidden: the head gives token %d a logit that is not "
-                                 "finite",
-                                 i);
-                        n = -1;
-                    }
-            }
-            rc = n < 0 ? -1 : 0;
-        }
-    }
-    free(logits), free(probs), free(hidden);
-    if (rc < 0)
-        return -1;
-
-rest:;
-    char *v = NULL;
-    int line = 0;
-    if (collect(ld, section, "context", NULL, &v, &line) < 0)
-        return -1;
-    if (v) {
-        S->has_context = 1;
-        rc = read_id_list(ld, L, line, "context", v, &S->context, &S->context_len);
-        free(v);
-        if (rc < 0)
-            return -1;
-        if (!starts_with(S->context, S->context_len, L->prompt, L->prompt_len)) {
-            ld_error(ld, line, "context must begin with the lesson's prompt");
-            return -1;
-        }
-    }
-    if (collect(ld, section, "text", "\n", &S->text, NULL) < 0 ||
-        collect(ld, section, "note", "\n", &S->note, NULL) < 0 ||
-        collect(ld, section, "solution", "\n", &S->solution, NULL) < 0)
-        return -1;
-    if (collect_int(ld, section, "digits", 0, DIGITS_MAX, &S->digits) < 0)
-        return -1;
-    if (collect(ld, section, "ask", ",", &v, &line) < 0)
-        return -1;
-    if (v) {
-        rc = parse_ask(ld, L, line, v, S);
-        free(v);
-        if (rc < 0)
-            return -1;
-    }
-    struct settings check = *lesson_set;
-    if (read_settings(ld, section, &check, &S->settings, &S->n_settings) < 0)
-        return -1;
-    return parse_tries(ld, &check, S, section);
-}
-
-static int read_steps(struct loader *ld, struct lesson *L, const struct settings *lesson_set)
-{
-    /* Steps are the [step.N] headers the reader saw, keys or not. */
-    int max = 0;
-    for (int k = 1; k <= LESSON_MAX_STEPS; k++)
-        if (ld->step_line[k])
-            max = k;
-    if (L->model.on) {
-        /* The model gives every step; [step.N] only adds text or settings. */
-        if (max > L->model.steps) {
-            ld_error(ld, ld->step_line[max], "[step.%d] is past the last step (steps = %d)", max,
-                     L->model.steps);
-            return -1;
-        }
-        max = L->model.steps;
-    }
-    if (max <= 0) {
-        ld_error(ld, NO_LINE, "the lesson has no [step.1]");
-        return -1;
-    }
-    for (int k = 1; k <= max && !L->model.on; k++)
-        if (!ld->step_line[k]) {
-            int next = k + 1;
-            while (!ld->step_line[next])
-                next++; /* stops at max at the latest */
-            ld_error(ld, ld->step_line[next],
-                     "there is no [step.%d] (steps are numbered 1, 2, 3, ...)", k);
-            return -1;
-        }
-    L->steps = calloc((size_t)max, sizeof *L->steps); /* 1 <= max <= LESSON_MAX_STEPS */
-    if (!L->steps) {
-        ld->oom = 1;
-        return -1;
-    }
-    L->n_steps = max;
-    for (int k = 1; k <= max; k++)
-        if (read_step(ld, L, k, lesson_set) < 0)
-            return -1;
-    return 0;
-}
-
 static int interpret(struct loader *ld, struct lesson *L)
 {
-    if (read_lesson_section(ld, L) < 0)
+    if (ld_read_lesson_section(ld, L) < 0)
         return -1;
-    if (ld->model_line ? read_model(ld, L) < 0 : read_vocab(ld, L) < 0)
+    if (ld->model_line ? ld_read_model(ld, L) < 0 : ld_read_vocab(ld, L) < 0)
         return -1;
     char *v = NULL;
     int line = 0;
-    if (collect(ld, "lesson", "prompt", NULL, &v, &line) < 0)
+    if (ld_collect(ld, "lesson", "prompt", NULL, &v, &line) < 0)
         return -1;
     if (v && L->model.on) {
         free(v);
@@ -1009,17 +320,17 @@ static int interpret(struct loader *ld, struct lesson *L)
         return -1;
     }
     if (v) {
-        int rc = read_id_list(ld, L, line, "prompt", v, &L->prompt, &L->prompt_len);
+        int rc = ld_read_id_list(ld, L, line, "prompt", v, &L->prompt, &L->prompt_len);
         free(v);
         if (rc < 0)
             return -1;
     }
     struct settings check;
     settings_defaults(&check);
-    if (read_settings(ld, "settings", &check, &L->settings, &L->n_settings) < 0 ||
-        read_head(ld, L) < 0)
+    if (ld_read_settings(ld, "settings", &check, &L->settings, &L->n_settings) < 0 ||
+        ld_read_head(ld, L) < 0)
         return -1;
-    return read_steps(ld, L, &check);
+    return ld_read_steps(ld, L, &check);
 }
 
 /* ---- entry points ---------------------------------------------------------- */

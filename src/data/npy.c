@@ -45,116 +45,136 @@ static const char *dict_value(const char *hdr, const char *key)
     return NULL;
 }
 
-int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t len, struct err *e)
+/* The magic string, the version and the header's length: the header is
+ * the *hlen bytes from *off, ending in a newline. */
+static int read_preamble(const char *path, const unsigned char *buf, size_t len, size_t *off,
+                         size_t *hlen, struct err *e)
 {
-    memset(a, 0, sizeof *a);
     if (len < MAGIC_LEN + 4 || memcmp(buf, MAGIC, MAGIC_LEN) != 0)
         return err_set(e, ERR_USAGE, "%s: not a .npy file (it does not start with \\x93NUMPY)",
                        path);
     int major = buf[6];
-    size_t hlen, off;
     if (major == 1) {
-        hlen = buf[8] | (size_t)buf[9] << 8;
-        off = 10;
+        *hlen = buf[8] | (size_t)buf[9] << 8;
+        *off = 10;
     } else if (major == 2 || major == 3) {
         if (len < 12)
             return err_set(e, ERR_USAGE, "%s: truncated header", path);
-        hlen = buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
-        off = 12;
+        *hlen = buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+        *off = 12;
     } else {
         return err_set(e, ERR_USAGE, "%s: .npy format version %d is not supported (1 to 3)", path,
                        major);
     }
-    if (hlen > 65536 || off + hlen > len)
-        return err_set(e, ERR_USAGE, "%s: truncated header (it says %zu bytes)", path, hlen);
-    if (hlen == 0 || buf[off + hlen - 1] != '\n')
+    if (*hlen > 65536 || *off + *hlen > len)
+        return err_set(e, ERR_USAGE, "%s: truncated header (it says %zu bytes)", path, *hlen);
+    if (*hlen == 0 || buf[*off + *hlen - 1] != '\n')
         return err_set(e, ERR_USAGE,
-                       "%s: malformed header (%zu bytes that do not end in a newline)", path, hlen);
-    char *hdr = malloc(hlen + 1);
-    if (!hdr)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    memcpy(hdr, buf + off, hlen);
-    hdr[hlen] = '\0';
-    int rc = 0, esize = 0, half = 0;
+                       "%s: malformed header (%zu bytes that do not end in a newline)", path,
+                       *hlen);
+    return 0;
+}
+
+/* The dtype, from 'descr': float32 (*esize 4) or float16 (*esize 2, *half 1). */
+static int read_descr(const char *path, const char *hdr, int *esize, int *half, struct err *e)
+{
     const char *v = dict_value(hdr, "descr");
     char descr[16] = "";
     if (v && (*v == '\'' || *v == '"')) {
         char q = *v++;
         size_t n = strcspn(v, "'\"");
-        if (v[n] == q && n < sizeof descr)
-            memcpy(descr, v, n), descr[n] = '\0';
+        if (v[n] == q && n < sizeof descr) {
+            memcpy(descr, v, n);
+            descr[n] = '\0';
+        }
     }
     if (!descr[0])
-        rc = err_set(e, ERR_USAGE, "%s: the header has no 'descr' (the dtype)", path);
-    else if (strcmp(descr, "<f4") == 0)
-        esize = 4;
-    else if (strcmp(descr, "<f2") == 0)
-        esize = 2, half = 1;
-    else
-        rc = err_set(e, ERR_USAGE,
-                     "%s: dtype '%s' is not supported (little-endian float32 '<f4' or float16 "
-                     "'<f2'; save with logits.float().numpy())",
-                     path, descr);
-    v = rc == 0 ? dict_value(hdr, "fortran_order") : NULL;
-    if (rc == 0 && !v)
-        rc = err_set(e, ERR_USAGE, "%s: the header has no 'fortran_order'", path);
-    else if (rc == 0 && strncmp(v, "False", 5) != 0)
-        rc = err_set(e, ERR_USAGE,
-                     "%s: the array is in Fortran order; save it in C order "
-                     "(numpy.ascontiguousarray)",
-                     path);
+        return err_set(e, ERR_USAGE, "%s: the header has no 'descr' (the dtype)", path);
+    if (strcmp(descr, "<f4") == 0) {
+        *esize = 4;
+        return 0;
+    }
+    if (strcmp(descr, "<f2") == 0) {
+        *esize = 2;
+        *half = 1;
+        return 0;
+    }
+    return err_set(e, ERR_USAGE,
+                   "%s: dtype '%s' is not supported (little-endian float32 '<f4' or float16 "
+                   "'<f2'; save with logits.float().numpy())",
+                   path, descr);
+}
+
+/* 'fortran_order' must be there, and False. */
+static int check_order(const char *path, const char *hdr, struct err *e)
+{
+    const char *v = dict_value(hdr, "fortran_order");
+    if (!v)
+        return err_set(e, ERR_USAGE, "%s: the header has no 'fortran_order'", path);
+    if (strncmp(v, "False", 5) != 0)
+        return err_set(e, ERR_USAGE,
+                       "%s: the array is in Fortran order; save it in C order "
+                       "(numpy.ascontiguousarray)",
+                       path);
+    return 0;
+}
+
+/* 'shape': [V] or [steps, V] within the limits, into a->rows and a->cols;
+ * *nd is how many dimensions it has. */
+static int read_shape(struct npy *a, const char *path, const char *hdr, int *nd, struct err *e)
+{
+    const char *v = dict_value(hdr, "shape");
+    if (!v || *v != '(')
+        return err_set(e, ERR_USAGE, "%s: the header has no 'shape'", path);
     long dims[3];
-    int nd = 0;
-    v = rc == 0 ? dict_value(hdr, "shape") : NULL;
-    if (rc == 0 && (!v || *v != '('))
-        rc = err_set(e, ERR_USAGE, "%s: the header has no 'shape'", path);
-    if (rc == 0) {
-        const char *p = v + 1;
-        for (;;) {
-            while (isspace((unsigned char)*p) || *p == ',')
-                p++;
-            if (*p == ')')
-                break;
-            char *end;
-            errno = 0;
-            long d = strtol(p, &end, 10);
-            if (end == p || errno || d < 0 || nd == 3) {
-                rc = err_set(e, ERR_USAGE, "%s: cannot read the shape '%.40s'", path, v);
-                break;
-            }
-            dims[nd++] = d;
-            p = end;
-        }
+    *nd = 0;
+    const char *p = v + 1;
+    for (;;) {
+        while (isspace((unsigned char)*p) || *p == ',')
+            p++;
+        if (*p == ')')
+            break;
+        char *end;
+        errno = 0;
+        long d = strtol(p, &end, 10);
+        if (end == p || errno || d < 0 || *nd == 3)
+            return err_set(e, ERR_USAGE, "%s: cannot read the shape '%.40s'", path, v);
+        dims[(*nd)++] = d;
+        p = end;
     }
-    if (rc == 0 && (nd < 1 || nd > 2))
-        rc = err_set(e, ERR_USAGE, "%s: shape has %d dimensions; logits are [V] or [steps, V]",
-                     path, nd);
-    if (rc == 0) {
-        long rows = nd == 2 ? dims[0] : 1, cols = nd == 2 ? dims[1] : dims[0];
-        if (rows < 1 || cols < 2 || rows > NPY_MAX_ROWS || cols > NPY_MAX_COLS)
-            rc = err_set(e, ERR_USAGE,
-                         "%s: shape (%ld, %ld) is not one of logits (1 to %d steps of 2 to %d "
-                         "tokens)",
-                         path, rows, cols, NPY_MAX_ROWS, NPY_MAX_COLS);
-        else {
-            a->rows = (int)rows;
-            a->cols = (int)cols;
-        }
-    }
-    free(hdr);
-    if (rc < 0)
+    if (*nd < 1 || *nd > 2)
+        return err_set(e, ERR_USAGE, "%s: shape has %d dimensions; logits are [V] or [steps, V]",
+                       path, *nd);
+    long rows = *nd == 2 ? dims[0] : 1, cols = *nd == 2 ? dims[1] : dims[0];
+    if (rows < 1 || cols < 2 || rows > NPY_MAX_ROWS || cols > NPY_MAX_COLS)
+        return err_set(e, ERR_USAGE,
+                       "%s: shape (%ld, %ld) is not one of logits (1 to %d steps of 2 to %d "
+                       "tokens)",
+                       path, rows, cols, NPY_MAX_ROWS, NPY_MAX_COLS);
+    a->rows = (int)rows;
+    a->cols = (int)cols;
+    return 0;
+}
+
+/* The dtype, the order and the shape from the header's dict. */
+static int read_dict(struct npy *a, const char *path, const char *hdr, int *esize, int *half,
+                     int *nd, struct err *e)
+{
+    if (read_descr(path, hdr, esize, half, e) < 0 || check_order(path, hdr, e) < 0 ||
+        read_shape(a, path, hdr, nd, e) < 0)
         return -1;
-    size_t count = (size_t)a->rows * (size_t)a->cols, data = off + hlen;
-    if (len - data < count * (size_t)esize) {
-        err_set(e, ERR_USAGE, "%s: truncated: the shape needs %zu bytes of data, the file has %zu",
-                path, count * (size_t)esize, len - data);
-        a->rows = a->cols = 0;
-        return -1;
-    }
+    return 0;
+}
+
+/* The values after the header into a->data as float32 (a->rows and a->cols
+ * are set); every one must be finite. */
+static int read_values(struct npy *a, const char *path, const unsigned char *p, int half, int nd,
+                       struct err *e)
+{
+    size_t count = (size_t)a->rows * (size_t)a->cols;
     a->data = malloc(count * sizeof *a->data);
     if (!a->data)
         return err_set(e, ERR_SYSTEM, "out of memory for %zu logits", count);
-    const unsigned char *p = buf + data;
     for (size_t i = 0; i < count; i++) {
         float x;
         if (half) {
@@ -181,6 +201,32 @@ int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t 
         a->data[i] = x;
     }
     return 0;
+}
+
+int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t len, struct err *e)
+{
+    memset(a, 0, sizeof *a);
+    size_t hlen = 0, off = 0;
+    if (read_preamble(path, buf, len, &off, &hlen, e) < 0)
+        return -1;
+    char *hdr = malloc(hlen + 1);
+    if (!hdr)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    memcpy(hdr, buf + off, hlen);
+    hdr[hlen] = '\0';
+    int esize = 0, half = 0, nd = 0;
+    int rc = read_dict(a, path, hdr, &esize, &half, &nd, e);
+    free(hdr);
+    if (rc < 0)
+        return -1;
+    size_t count = (size_t)a->rows * (size_t)a->cols, data = off + hlen;
+    if (len - data < count * (size_t)esize) {
+        err_set(e, ERR_USAGE, "%s: truncated: the shape needs %zu bytes of data, the file has %zu",
+                path, count * (size_t)esize, len - data);
+        a->rows = a->cols = 0;
+        return -1;
+    }
+    return read_values(a, path, buf + data, half, nd, e);
 }
 
 int npy_load(struct npy *a, const char *path, struct err *e)

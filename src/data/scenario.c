@@ -82,78 +82,92 @@ static int parse_blend(const struct ini_file *f, int line, const char *text, int
     return 0;
 }
 
-static int interpret(struct scenario *s, const struct ini_file *f, const struct vocab *v,
-                     struct err *e)
+/* Where the prompt's two keys were seen, for the checks once all are read. */
+struct prompt_seen {
+    int have_ids, ids_line, text_line;
+};
+
+/* One key of [scenario]: id, title, prompt, prompt-ids or seed. */
+static int scenario_key(struct scenario *s, const struct ini_file *f, const struct ini_entry *en,
+                        int V, struct prompt_seen *seen, struct err *e)
 {
-    int V = v->n, have_prompt_ids = 0, ids_line = 0, prompt_line = 0;
-    for (int i = 0; i < f->n; i++) {
-        const struct ini_entry *en = &f->entries[i];
-        if (en->cont)
-            return ini_error(f, en->line, e, "'%s' cannot continue on the next line", en->name);
-        if (strcmp(en->section, "scenario") == 0) {
-            if (strcmp(en->name, "id") == 0) {
-                if (strlen(en->value) == 0 || strlen(en->value) >= sizeof s->id)
-                    return ini_error(f, en->line, e, "id must be 1 to %zu characters",
-                                     sizeof s->id - 1);
-                strcpy(s->id, en->value);
-            } else if (strcmp(en->name, "title") == 0) {
-                free(s->title);
-                if (!(s->title = strdup(en->value)))
-                    return err_set(e, ERR_SYSTEM, "out of memory");
-            } else if (strcmp(en->name, "prompt") == 0) {
-                free(s->prompt_text);
-                if (!(s->prompt_text = strdup(en->value)))
-                    return err_set(e, ERR_SYSTEM, "out of memory");
-                prompt_line = en->line;
-            } else if (strcmp(en->name, "prompt-ids") == 0) {
-                int n = parse_int_list(en->value, s->prompt, SCENARIO_MAX_PROMPT, V, e);
-                if (n < 0)
-                    return ini_error(f, en->line, e, "prompt-ids: %s", e->msg);
-                s->prompt_len = n;
-                have_prompt_ids = 1;
-                ids_line = en->line;
-            } else if (strcmp(en->name, "seed") == 0) {
-                if (parse_seed(en->value, &s->seed, e) < 0)
-                    return ini_error(f, en->line, e, "seed: %s", e->msg);
-            }
-        } else if (strncmp(en->section, "step.", 5) == 0) {
-            long k = strtol(en->section + 5, NULL, 10);
-            if (k < 1 || k > SCENARIO_MAX_STEPS)
-                return ini_error(f, en->line, e, "[%s]: a scenario scripts at most %d steps",
-                                 en->section, SCENARIO_MAX_STEPS);
-            if (parse_blend(f, en->line, en->value, V, &s->steps[k - 1], e) < 0)
-                return -1;
-            if (k > s->n_steps)
-                s->n_steps = (int)k;
-        } else if (strcmp(en->name, "default") == 0) {
-            if (parse_blend(f, en->line, en->value, V, &s->fallback, e) < 0)
-                return -1;
-        } else { /* after = KEY [KEY] : BLEND */
-            const char *colon = strchr(en->value, ':');
-            if (!colon)
-                return ini_error(f, en->line, e, "after: write 'after = ID [ID] : id:logit, ...'");
-            char keys[64];
-            size_t kl = (size_t)(colon - en->value);
-            if (kl >= sizeof keys)
-                return ini_error(f, en->line, e, "after: the key is too long");
-            memcpy(keys, en->value, kl);
-            keys[kl] = '\0';
-            if (s->n_next == SCENARIO_MAX_NEXT)
-                return ini_error(f, en->line, e, "more than %d 'after' rules", SCENARIO_MAX_NEXT);
-            struct next_rule *r = &s->next[s->n_next];
-            int n = parse_int_list(keys, r->key, 2, V, e);
-            if (n < 1)
-                return ini_error(f, en->line, e, "after: the key must be one or two token ids");
-            r->key_len = n;
-            if (parse_blend(f, en->line, colon + 1, V, &r->blend, e) < 0)
-                return -1;
-            s->n_next++;
-        }
+    if (strcmp(en->name, "id") == 0) {
+        if (strlen(en->value) == 0 || strlen(en->value) >= sizeof s->id)
+            return ini_error(f, en->line, e, "id must be 1 to %zu characters", sizeof s->id - 1);
+        strcpy(s->id, en->value);
+    } else if (strcmp(en->name, "title") == 0) {
+        free(s->title);
+        if (!(s->title = strdup(en->value)))
+            return err_set(e, ERR_SYSTEM, "out of memory");
+    } else if (strcmp(en->name, "prompt") == 0) {
+        free(s->prompt_text);
+        if (!(s->prompt_text = strdup(en->value)))
+            return err_set(e, ERR_SYSTEM, "out of memory");
+        seen->text_line = en->line;
+    } else if (strcmp(en->name, "prompt-ids") == 0) {
+        int n = parse_int_list(en->value, s->prompt, SCENARIO_MAX_PROMPT, V, e);
+        if (n < 0)
+            return ini_error(f, en->line, e, "prompt-ids: %s", e->msg);
+        s->prompt_len = n;
+        seen->have_ids = 1;
+        seen->ids_line = en->line;
+    } else if (strcmp(en->name, "seed") == 0) {
+        if (parse_seed(en->value, &s->seed, e) < 0)
+            return ini_error(f, en->line, e, "seed: %s", e->msg);
     }
+    return 0;
+}
+
+/* [step.N] blend = ...: the logits of step N. */
+static int step_blend(struct scenario *s, const struct ini_file *f, const struct ini_entry *en,
+                      int V, struct err *e)
+{
+    long k = strtol(en->section + 5, NULL, 10);
+    if (k < 1 || k > SCENARIO_MAX_STEPS)
+        return ini_error(f, en->line, e, "[%s]: a scenario scripts at most %d steps", en->section,
+                         SCENARIO_MAX_STEPS);
+    if (parse_blend(f, en->line, en->value, V, &s->steps[k - 1], e) < 0)
+        return -1;
+    if (k > s->n_steps)
+        s->n_steps = (int)k;
+    return 0;
+}
+
+/* [next] after = KEY [KEY] : BLEND, a rule for the steps past the script. */
+static int after_rule(struct scenario *s, const struct ini_file *f, const struct ini_entry *en,
+                      int V, struct err *e)
+{
+    const char *colon = strchr(en->value, ':');
+    if (!colon)
+        return ini_error(f, en->line, e, "after: write 'after = ID [ID] : id:logit, ...'");
+    char keys[64];
+    size_t kl = (size_t)(colon - en->value);
+    if (kl >= sizeof keys)
+        return ini_error(f, en->line, e, "after: the key is too long");
+    memcpy(keys, en->value, kl);
+    keys[kl] = '\0';
+    if (s->n_next == SCENARIO_MAX_NEXT)
+        return ini_error(f, en->line, e, "more than %d 'after' rules", SCENARIO_MAX_NEXT);
+    struct next_rule *r = &s->next[s->n_next];
+    int n = parse_int_list(keys, r->key, 2, V, e);
+    if (n < 1)
+        return ini_error(f, en->line, e, "after: the key must be one or two token ids");
+    r->key_len = n;
+    if (parse_blend(f, en->line, colon + 1, V, &r->blend, e) < 0)
+        return -1;
+    s->n_next++;
+    return 0;
+}
+
+/* Once every entry is read: the keys a scenario needs, no gap in its steps,
+ * and prompt-ids that spell the prompt. */
+static int check_scenario(const struct scenario *s, const struct ini_file *f, const struct vocab *v,
+                          const struct prompt_seen *seen, struct err *e)
+{
     if (!s->id[0])
         return ini_error(f, 0, e, "the [scenario] section needs an id");
-    if (!s->prompt_text || !have_prompt_ids)
-        return ini_error(f, prompt_line ? prompt_line : ids_line, e,
+    if (!s->prompt_text || !seen->have_ids)
+        return ini_error(f, seen->text_line ? seen->text_line : seen->ids_line, e,
                          "a scenario needs both prompt and prompt-ids");
     for (int k = 0; k < s->n_steps; k++)
         if (s->steps[k].n == 0)
@@ -173,11 +187,35 @@ static int interpret(struct scenario *s, const struct ini_file *f, const struct 
         char got[128];
         snprintf(got, sizeof got, "%s", text);
         free(text);
-        return ini_error(f, ids_line, e, "prompt-ids read \"%s\", not the prompt \"%s\"", got,
+        return ini_error(f, seen->ids_line, e, "prompt-ids read \"%s\", not the prompt \"%s\"", got,
                          s->prompt_text);
     }
     free(text);
     return 0;
+}
+
+static int interpret(struct scenario *s, const struct ini_file *f, const struct vocab *v,
+                     struct err *e)
+{
+    int V = v->n;
+    struct prompt_seen seen = { 0, 0, 0 };
+    for (int i = 0; i < f->n; i++) {
+        const struct ini_entry *en = &f->entries[i];
+        if (en->cont)
+            return ini_error(f, en->line, e, "'%s' cannot continue on the next line", en->name);
+        int rc;
+        if (strcmp(en->section, "scenario") == 0)
+            rc = scenario_key(s, f, en, V, &seen, e);
+        else if (strncmp(en->section, "step.", 5) == 0)
+            rc = step_blend(s, f, en, V, e);
+        else if (strcmp(en->name, "default") == 0)
+            rc = parse_blend(f, en->line, en->value, V, &s->fallback, e);
+        else
+            rc = after_rule(s, f, en, V, e);
+        if (rc < 0)
+            return -1;
+    }
+    return check_scenario(s, f, v, &seen, e);
 }
 
 int scenario_load(struct scenario *s, const char *path, const struct vocab *v, struct err *e)
