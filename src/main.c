@@ -23,6 +23,7 @@
 #include "report/report.h"
 #include "core/sampler.h"
 #include "core/settings.h"
+#include "source/path.h"
 #include "source/source.h"
 #include "core/draws.h"
 #include "base/utf8.h"
@@ -68,7 +69,8 @@ static int cmd_lessons(const struct options *o, struct err *e)
 
 /* Loads the lesson of the command line (an id, a file, or --logits FILE.npy)
  * and makes it ready to run, ranking at least the rows --top asks for. */
-static int load_lesson(const struct options *o, const char *what, struct lesson *L, struct err *e)
+static int load_lesson(const struct options *o, const char *what, struct lesson *L,
+                       struct source *src, struct err *e)
 {
     int rows = o->top > SOURCE_FAST_ROWS ? o->top : SOURCE_FAST_ROWS;
     if (rows > SOURCE_MAX_ROWS)
@@ -80,19 +82,29 @@ static int load_lesson(const struct options *o, const char *what, struct lesson 
     catalog_close(&cat);
     if (rc < 0)
         return -1;
-    L->config = &CONFIG;
-    if (source_open(L, o->hidden, rows, e) < 0 || source_use_backend(L, &BACKEND, e) < 0) {
+    if (source_open(src, L, &CONFIG, o->hidden, rows, e) < 0) {
+        lesson_free(L);
+        return -1;
+    }
+    if (source_use_backend(src, &BACKEND, e) < 0) {
+        source_close(src);
         lesson_free(L);
         return -1;
     }
     return 0;
 }
 
-/* The settings of step k with the command line's on top. */
-static int step_settings(const struct options *o, const struct lesson *L, int k, struct settings *s,
-                         struct err *e)
+static void close_lesson(struct lesson *L, struct source *src)
 {
-    source_step_settings(L, k, s);
+    source_close(src);
+    lesson_free(L);
+}
+
+/* The settings of step k with the command line's on top. */
+static int step_settings(const struct options *o, const struct source *src, int k,
+                         struct settings *s, struct err *e)
+{
+    source_step_settings(src, k, s);
     for (int i = 0; i < o->n_over; i++)
         if (settings_set(s, o->over[i].name, o->over[i].value, e) < 0)
             return err_prefix(e, "--%s", o->over[i].name), -1;
@@ -132,36 +144,37 @@ static int stop_after(const struct settings *s, const struct lesson *L, const in
 static int cmd_show(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
-    if (load_lesson(o, what, &L, e) < 0)
+    struct source src;
+    if (load_lesson(o, what, &L, &src, e) < 0)
         return -1;
     if (o->step > L.n_steps) {
         err_set(e, ERR_USAGE, "--step %d: lesson '%s' has %d step%s", o->step, L.id, L.n_steps,
                 L.n_steps == 1 ? "" : "s");
-        lesson_free(&L);
+        close_lesson(&L, &src);
         return -1;
     }
-    int fast = source_is_fast(&L);
+    int fast = source_is_fast(&src);
     if (!fast && (o->draws || o->n_find)) {
         err_set(e, ERR_USAGE, "--%s goes with a full-size lesson (real-france, ...) or --logits",
                 o->draws ? "draws" : "find");
-        lesson_free(&L);
+        close_lesson(&L, &src);
         return -1;
     }
     struct settings s;
     int found[CLI_MAX_FIND];
     struct outfile of;
-    if (step_settings(o, &L, o->step, &s, e) < 0 || find_ids(o, &L, found, e) < 0 ||
+    if (step_settings(o, &src, o->step, &s, e) < 0 || find_ids(o, &L, found, e) < 0 ||
         outfile_open(&of, o->output, o->force, e) < 0) {
-        lesson_free(&L);
+        close_lesson(&L, &src);
         return -1;
     }
     int *ctx = NULL, len = 0, rc;
     struct trace t;
-    rc = source_lesson_context(&L, o->step, &ctx, &len, e);
+    rc = source_lesson_context(&src, o->step, &ctx, &len, e);
     if (rc == 0)
         rc = trace_init(&t, L.vocab.n, e);
     if (rc == 0) {
-        rc = source_run_step(&L, o->step, &s, ctx, len, &t, e);
+        rc = source_run_step(&src, o->step, &s, ctx, len, &t, e);
         static struct draws_hist hist;
         static struct draws draws;
         int with_hist = fast && L.vocab.n >= 1000; /* a few tokens are all in the table */
@@ -173,6 +186,7 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
         }
         struct report r = {
             .lesson = &L,
+            .source = &src,
             .step = o->step,
             .settings = &s,
             .context = ctx,
@@ -194,7 +208,7 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
     if (outfile_close(&of, rc == 0, e) < 0)
         rc = -1;
     free(ctx);
-    lesson_free(&L);
+    close_lesson(&L, &src);
     return rc;
 }
 
@@ -238,14 +252,15 @@ static void stream_text(FILE *out, const struct vocab *v, const int *ids, int n,
 static int cmd_generate(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
-    if (load_lesson(o, what, &L, e) < 0)
+    struct source src;
+    if (load_lesson(o, what, &L, &src, e) < 0)
         return -1;
     int cap = L.prompt_len + L.n_steps + 1, len = L.prompt_len, rc = 0;
     int *ctx = malloc((size_t)cap * sizeof *ctx);
     struct trace t;
     if (!ctx || trace_init(&t, L.vocab.n, e) < 0) {
         free(ctx);
-        lesson_free(&L);
+        close_lesson(&L, &src);
         return ctx ? -1 : err_set(e, ERR_SYSTEM, "out of memory");
     }
     if (len)
@@ -256,7 +271,7 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
     if (outfile_open(&of, o->output, o->force, e) < 0) {
         trace_free(&t);
         free(ctx);
-        lesson_free(&L);
+        close_lesson(&L, &src);
         return -1;
     }
     FILE *out = of.f;
@@ -271,9 +286,9 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
     struct settings s;
     int k;
     for (k = 1; k <= L.n_steps && rc == 0; k++) {
-        rc = step_settings(o, &L, k, &s, e);
+        rc = step_settings(o, &src, k, &s, e);
         if (rc == 0)
-            rc = source_run_step(&L, k, &s, ctx, len, &t, e);
+            rc = source_run_step(&src, k, &s, ctx, len, &t, e);
         if (rc < 0)
             break;
         ctx[len++] = t.choice.id;
@@ -308,7 +323,7 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
     free(text);
     trace_free(&t);
     free(ctx);
-    lesson_free(&L);
+    close_lesson(&L, &src);
     return rc;
 }
 
@@ -319,11 +334,12 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
 static int cmd_export(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
-    if (load_lesson(o, what, &L, e) < 0)
+    struct source src;
+    if (load_lesson(o, what, &L, &src, e) < 0)
         return -1;
     struct outfile of;
     if (outfile_open(&of, o->output, o->force, e) < 0) {
-        lesson_free(&L);
+        close_lesson(&L, &src);
         return -1;
     }
     char *answers = NULL;
@@ -333,7 +349,7 @@ static int cmd_export(const struct options *o, const char *what, struct err *e)
     struct trace t = { 0 };
     int rc = ans ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
     if (rc == 0)
-        rc = source_path_start(&path, &L, e);
+        rc = source_path_start(&path, &src, e);
     if (rc == 0 && (rc = trace_init(&t, L.vocab.n, e)) < 0)
         source_path_free(&path);
     if (rc == 0) {
@@ -341,10 +357,11 @@ static int cmd_export(const struct options *o, const char *what, struct err *e)
         for (int more = 1; rc == 0 && more;) {
             int k = path.step;
             struct settings s;
-            rc = step_settings(o, &L, k, &s, e);
+            rc = step_settings(o, &src, k, &s, e);
             if (rc == 0)
-                rc = source_run_step(&L, k, &s, path.ctx, path.len, &t, e);
+                rc = source_run_step(&src, k, &s, path.ctx, path.len, &t, e);
             struct report r = { .lesson = &L,
+                                .source = &src,
                                 .step = k,
                                 .settings = &s,
                                 .context = path.ctx,
@@ -374,7 +391,7 @@ static int cmd_export(const struct options *o, const char *what, struct err *e)
     trace_free(&t);
     if (outfile_close(&of, rc == 0, e) < 0)
         rc = -1;
-    lesson_free(&L);
+    close_lesson(&L, &src);
     return rc;
 }
 
@@ -387,7 +404,7 @@ static int open_app(const struct options *o, struct app *a, struct err *e)
         values[i] = o->over[i].value;
     }
     if (app_init(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names, values,
-                 &(struct app_source){ o->hidden, o->vocab, &CONFIG, &BACKEND }, e) < 0)
+                 &(struct app_options){ o->hidden, o->vocab, &CONFIG, &BACKEND }, e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);

@@ -343,6 +343,7 @@ END_TEST
 /* ---- the batch view's model, on the loop lesson ----------------------------------- */
 
 static struct lesson L;
+static struct source SRC; /* runs L */
 
 static void open_loop(struct backend *b)
 {
@@ -352,9 +353,9 @@ static void open_loop(struct backend *b)
     int rc = catalog_load(&cat, "real-loop", &L, &e);
     catalog_close(&cat);
     ck_assert_msg(rc == 0, "%s", e.msg);
-    ck_assert_msg(source_open(&L, TEST_HIDDEN, 64, &e) == 0, "%s", e.msg);
+    ck_assert_msg(source_open(&SRC, &L, NULL, TEST_HIDDEN, 64, &e) == 0, "%s", e.msg);
     ck_assert_int_eq(backend_open(b, BACKEND_CPU, &e), 0);
-    ck_assert_msg(source_use_backend(&L, b, &e) == 0, "%s", e.msg);
+    ck_assert_msg(source_use_backend(&SRC, b, &e) == 0, "%s", e.msg);
 }
 
 START_TEST(test_batch_of_requests)
@@ -363,7 +364,7 @@ START_TEST(test_batch_of_requests)
     struct batch bt;
     struct err e;
     open_loop(&b);
-    ck_assert_msg(batch_open(&bt, &L, &b, &e) == 0, "%s", e.msg);
+    ck_assert_msg(batch_open(&bt, &SRC, &b, &e) == 0, "%s", e.msg);
     ck_assert_int_eq(bt.n, BATCH_ROWS);
     ck_assert_int_eq(batch_running(&bt), BATCH_ROWS);
     /* Request 0 is greedy, as the lesson itself: after "The cat sat on the
@@ -385,7 +386,7 @@ START_TEST(test_batch_of_requests)
     for (int r = 0; r < BATCH_ROWS; r++)
         keep[r] = bt.row[r].res;
     ck_assert_int_eq(batch_set(&bt, 4, "temperature", "0", &e), 0);
-    ck_assert_int_eq(batch_sample(&bt, &L, &b, &e), 0);
+    ck_assert_int_eq(batch_sample(&bt, &SRC, &b, &e), 0);
     for (int r = 0; r < BATCH_ROWS; r++)
         if (r != 4)
             ck_assert(memcmp(&keep[r], &bt.row[r].res, sizeof keep[r]) == 0);
@@ -396,7 +397,7 @@ START_TEST(test_batch_of_requests)
      * the ids of check_real's test_loop_and_its_escape. */
     static const int ROUND[] = { TEST_LOOP_ROUND };
     for (int k = 0; k < 7; k++)
-        ck_assert_msg(batch_step(&bt, &L, &b, &e) == 0, "%s", e.msg);
+        ck_assert_msg(batch_step(&bt, &SRC, &b, &e) == 0, "%s", e.msg);
     ck_assert_int_eq(bt.steps, 7);
     ck_assert_int_eq(bt.row[0].len, L.prompt_len + 7);
     ck_assert_mem_eq(bt.row[0].ctx + L.prompt_len, ROUND, sizeof ROUND);
@@ -406,16 +407,16 @@ START_TEST(test_batch_of_requests)
     int len0 = bt.row[0].len, steps0 = bt.steps;
     float tiny[1] = { 0.0f };
     ck_assert_int_eq(backend_set_logits(&b, tiny, 1, 1, &e), 0);
-    ck_assert_int_eq(batch_step(&bt, &L, &b, &e), -1);
+    ck_assert_int_eq(batch_step(&bt, &SRC, &b, &e), -1);
     ck_assert_str_eq(e.msg, "the backend has no LM head");
     ck_assert_int_eq(bt.row[0].len, len0);
     ck_assert_int_eq(bt.steps, steps0);
-    ck_assert_msg(source_use_backend(&L, &b, &e) == 0, "%s", e.msg);
+    ck_assert_msg(source_use_backend(&SRC, &b, &e) == 0, "%s", e.msg);
     /* The order names only what the chain applies: top-p left out of it. */
     ck_assert_int_eq(batch_set(&bt, 1, "order", "top-k,temperature", &e), 0);
     batch_describe(&bt.row[1], d, sizeof d);
     ck_assert_str_eq(d, "custom: T 0.8 seed 1");
-    ck_assert_int_eq(batch_preset(&L, 1, &bt.row[1].set, &e), 0);
+    ck_assert_int_eq(batch_preset(&SRC, 1, &bt.row[1].set, &e), 0);
     batch_describe(&bt.row[1], d, sizeof d);
     ck_assert_str_eq(d, "T 0.8 top-p 0.95 seed 1");
     /* Another call replacing the backend's rows makes the batch recompute
@@ -423,11 +424,12 @@ START_TEST(test_batch_of_requests)
     int id = bt.row[0].res.id;
     float one[1] = { 0.0f };
     ck_assert_int_eq(backend_set_logits(&b, one, 1, 1, &e), 0);
-    ck_assert_msg(source_use_backend(&L, &b, &e) == 0, "%s", e.msg);
-    ck_assert_int_eq(batch_sample(&bt, &L, &b, &e), 0);
+    ck_assert_msg(source_use_backend(&SRC, &b, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(batch_sample(&bt, &SRC, &b, &e), 0);
     ck_assert_int_eq(bt.row[0].res.id, id);
     batch_free(&bt);
     backend_close(&b);
+    source_close(&SRC);
     lesson_free(&L);
 }
 END_TEST
@@ -441,12 +443,13 @@ START_TEST(test_batch_needs_a_model)
     ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
     ck_assert_int_eq(catalog_load(&cat, "toy", &L, &e), 0);
     catalog_close(&cat);
-    ck_assert_int_eq(source_open(&L, 0, 0, &e), 0);
+    ck_assert_int_eq(source_open(&SRC, &L, NULL, 0, 0, &e), 0);
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
-    ck_assert_int_eq(batch_open(&bt, &L, &b, &e), -1);
+    ck_assert_int_eq(batch_open(&bt, &SRC, &b, &e), -1);
     ck_assert_str_eq(e.msg,
                      "the batch view needs a lesson with a model (real-...): 'toy' has none");
     backend_close(&b);
+    source_close(&SRC);
     lesson_free(&L);
 }
 END_TEST
@@ -458,7 +461,7 @@ START_TEST(test_app_batch_view)
     struct backend b;
     struct err e;
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
-    struct app_source src = { TEST_HIDDEN, NULL, NULL, &b };
+    struct app_options src = { TEST_HIDDEN, NULL, NULL, &b };
     ck_assert_msg(app_init(&a, TEST_LESSONS, "real-loop", 0, NULL, NULL, &src, &e) == 0, "%s",
                   e.msg);
     app_key(&a, 'B');
@@ -542,7 +545,7 @@ START_TEST(test_app_draws_on_another_backend)
     struct err e;
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
     b.ops = &other;
-    struct app_source src = { TEST_HIDDEN, NULL, NULL, &b };
+    struct app_options src = { TEST_HIDDEN, NULL, NULL, &b };
     ck_assert_msg(app_init(&a, TEST_LESSONS, "real-story", 0, NULL, NULL, &src, &e) == 0, "%s",
                   e.msg);
     app_command(&a, "top-p 0.9");

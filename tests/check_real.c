@@ -198,6 +198,7 @@ START_TEST(test_lm_head_against_double_reference)
 END_TEST
 
 static struct lesson L;
+static struct source SRC; /* runs L */
 
 static void open_real(const char *id)
 {
@@ -207,8 +208,8 @@ static void open_real(const char *id)
     int rc = catalog_load(&cat, id, &L, &e);
     catalog_close(&cat);
     ck_assert_msg(rc == 0, "%s", e.msg);
-    ck_assert_msg(source_open(&L, TEST_HIDDEN, 64, &e) == 0, "%s", e.msg);
-    ck_assert(source_is_fast(&L));
+    ck_assert_msg(source_open(&SRC, &L, NULL, TEST_HIDDEN, 64, &e) == 0, "%s", e.msg);
+    ck_assert(source_is_fast(&SRC));
 }
 
 /* Runs the lesson from its prompt with settings s until a stop rule fires:
@@ -221,7 +222,7 @@ static int generate(const struct settings *s, int *out, int max, struct stop_res
     int ctx[256], len = L.prompt_len, n = 0;
     memcpy(ctx, L.prompt, (size_t)len * sizeof *ctx);
     for (int k = 1; k <= L.n_steps && n < max; k++) {
-        ck_assert_msg(source_run_step(&L, k, s, ctx, len, &t, &e) == 0, "%s", e.msg);
+        ck_assert_msg(source_run_step(&SRC, k, s, ctx, len, &t, &e) == 0, "%s", e.msg);
         ctx[len++] = out[n++] = t.choice.id;
         *stop = stop_check(s, &L.vocab, ctx, len, L.prompt_len);
         if (stop->rule != STOP_NONE)
@@ -236,11 +237,11 @@ START_TEST(test_real_france_step_one)
     open_real("real:france");
     ck_assert_int_eq(L.vocab.n, LLAMA3_V);
     struct settings s;
-    source_step_settings(&L, 1, &s);
+    source_step_settings(&SRC, 1, &s);
     struct trace t;
     struct err e;
     ck_assert_int_eq(trace_init(&t, L.vocab.n, &e), 0);
-    ck_assert_int_eq(source_run_step(&L, 1, &s, L.prompt, L.prompt_len, &t, &e), 0);
+    ck_assert_int_eq(source_run_step(&SRC, 1, &s, L.prompt, L.prompt_len, &t, &e), 0);
     /* The scenario (data/scenarios/france.ini) gives " Paris" 19.5, " the"
      * 15.6: the head reproduces them up to float rounding. */
     ck_assert_int_eq(t.rows[0].id, 12366);
@@ -260,6 +261,7 @@ START_TEST(test_real_france_step_one)
     ck_assert_msg(h.sd > 2.0 && h.sd < 3.0, "bulk sd %g (a real model's: 2 to 3)", h.sd);
     ck_assert_double_eq_tol(h.hi, t.rows[0].adjusted, 1e-12);
     trace_free(&t);
+    source_close(&SRC);
     lesson_free(&L);
 }
 END_TEST
@@ -275,9 +277,10 @@ START_TEST(test_hidden_size_too_small)
     ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
     ck_assert_int_eq(catalog_load(&cat, "real-france", &L, &e), 0);
     catalog_close(&cat);
-    ck_assert_int_eq(source_open(&L, 256, 64, &e), -1);
+    ck_assert_int_eq(source_open(&SRC, &L, NULL, 256, 64, &e), -1);
     ck_assert_str_eq(
         e.msg, "scenario france: its logits need a hidden size above 319 (this head has 256)");
+    source_close(&SRC);
     lesson_free(&L);
 }
 END_TEST
@@ -286,7 +289,7 @@ START_TEST(test_real_runs_repeat_with_a_seed)
 {
     open_real("real-story");
     struct settings s;
-    source_step_settings(&L, 1, &s);
+    source_step_settings(&SRC, 1, &s);
     s.sampler.seed = 7;
     int a[64], b[64];
     struct stop_result st;
@@ -297,6 +300,7 @@ START_TEST(test_real_runs_repeat_with_a_seed)
     int c[64];
     int nc = generate(&s, c, 12, &st);
     ck_assert(nc != na || memcmp(a, c, (size_t)na * sizeof *a) != 0);
+    source_close(&SRC);
     lesson_free(&L);
 }
 END_TEST
@@ -305,7 +309,7 @@ START_TEST(test_loop_and_its_escape)
 {
     open_real("real-loop");
     struct settings s;
-    source_step_settings(&L, 1, &s); /* the lesson's own: greedy, 40 tokens at most */
+    source_step_settings(&SRC, 1, &s); /* the lesson's own: greedy, 40 tokens at most */
     int out[64];
     struct stop_result st;
     int n = generate(&s, out, 64, &st);
@@ -323,6 +327,7 @@ START_TEST(test_loop_and_its_escape)
     ck_assert_int_eq(n, 9);
     ck_assert_mem_eq(out, ESCAPE, sizeof ESCAPE);
     ck_assert_int_eq(st.rule, STOP_EOS);
+    source_close(&SRC);
     lesson_free(&L);
 }
 END_TEST

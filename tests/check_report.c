@@ -5,6 +5,7 @@
 
 #include "data/catalog.h"
 #include "report/report.h"
+#include "source/path.h"
 #include "source/source.h"
 #include "suites.h"
 #include "base/utf8.h"
@@ -19,17 +20,20 @@ static char *render(const char *lesson, int stepno, enum report_format fmt, int 
     ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
     ck_assert_msg(catalog_load(&cat, lesson, &L, &e) == 0, "%s", e.msg);
     catalog_close(&cat);
+    struct source src;
+    ck_assert_msg(source_open(&src, &L, NULL, 0, 0, &e) == 0, "%s", e.msg);
     struct settings s;
-    source_step_settings(&L, stepno, &s);
+    source_step_settings(&src, stepno, &s);
     int *ctx, len;
-    ck_assert_int_eq(source_lesson_context(&L, stepno, &ctx, &len, &e), 0);
+    ck_assert_int_eq(source_lesson_context(&src, stepno, &ctx, &len, &e), 0);
     struct trace t;
     ck_assert_int_eq(trace_init(&t, L.vocab.n, &e), 0);
-    ck_assert_int_eq(source_run_step(&L, stepno, &s, ctx, len, &t, &e), 0);
+    ck_assert_int_eq(source_run_step(&src, stepno, &s, ctx, len, &t, &e), 0);
     char *buf = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&buf, &size);
     struct report r = { .lesson = &L,
+                        .source = &src,
                         .step = stepno,
                         .settings = &s,
                         .context = ctx,
@@ -41,6 +45,7 @@ static char *render(const char *lesson, int stepno, enum report_format fmt, int 
     fclose(f);
     trace_free(&t);
     free(ctx);
+    source_close(&src);
     lesson_free(&L);
     return buf;
 }

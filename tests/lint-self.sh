@@ -52,6 +52,10 @@ printf 'static int planted_counter;\n' >>"$TMP/tree/src/core/sampler.c"
 expect_caught "a file-scope variable" 'a mutable variable at file scope: static int planted_counter;'
 
 fresh
+printf 'static struct {\n    int n;\n} planted_state;\n' >>"$TMP/tree/src/core/sampler.c"
+expect_caught "a file-scope aggregate" 'a mutable variable at file scope: static struct {'
+
+fresh
 printf 'int planted_f(void);\nint planted_f(void)\n{\n    static double planted_cache[4];\n    return (int)planted_cache[0];\n}\n' >>"$TMP/tree/src/core/sampler.c"
 expect_caught "a static inside a function" 'a static variable inside a function:     static double planted_cache[4];'
 

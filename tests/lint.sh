@@ -84,6 +84,10 @@ for f in $(echo "$sources" | grep '\.c$'); do
                 next
             printf "lint: %s:%d: a mutable variable at file scope: %s\n", F, NR, $0
         }
+        # file scope: a static aggregate defined over several lines ("static struct {")
+        depth_before == 0 && /^static [^(]*\{/ && !/const/ {
+            printf "lint: %s:%d: a mutable variable at file scope: %s\n", F, NR, $0
+        }
         depth_before > 0 && /^[ \t]+static[ \t]/ && !/const/ {
             printf "lint: %s:%d: a static variable inside a function: %s\n", F, NR, $0
         }

@@ -24,7 +24,7 @@ Suite *suite_backend(void);
 /* The full-size lessons' head at a hidden size that the sanitized tests
  * build fast (384 is the smallest every scenario's logits fit in). */
 #define TEST_HIDDEN 384
-#define TEST_SOURCE (&(struct app_source){ TEST_HIDDEN, NULL, NULL, NULL })
+#define TEST_SOURCE (&(struct app_options){ TEST_HIDDEN, NULL, NULL, NULL })
 
 /* real-loop's greedy round: " and the cat sat on the mat" (the ids of the
  * Llama 3 vocabulary the lesson's scenario names), again and again. */

@@ -438,10 +438,6 @@ void lesson_free(struct lesson *L)
     free_settings(L->settings, L->n_settings);
     free(L->head.w);
     free(L->captured);
-    if (L->model.run) {
-        scenario_run_free(L->model.run);
-        free(L->model.run);
-    }
     if (L->model.scenario) {
         scenario_free(L->model.scenario);
         free(L->model.scenario);

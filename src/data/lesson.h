@@ -18,8 +18,6 @@
 #include "core/settings.h"
 #include "data/vocab.h"
 
-struct config;
-
 #define LESSON_MAX_BYTES   (1 << 20) /* a lesson file larger than this is refused */
 #define LESSON_MAX_VOCAB   4096      /* tokens in a lesson's vocabulary */
 #define LESSON_MAX_STEPS   256
@@ -59,8 +57,9 @@ enum step_given { GIVEN_LOGITS, GIVEN_PROBS, GIVEN_HIDDEN, GIVEN_MODEL };
 struct lesson_step {
     int line; /* of its [step.N] header */
     enum step_given given;
-    /* vocab.n values (from probs as ln p, from hidden by the head); NULL for
-     * GIVEN_MODEL, whose logits depend on the context (source.h) */
+    /* vocab.n values (as given, or from probs as ln p); NULL for GIVEN_HIDDEN,
+     * whose logits the toy head gives, and GIVEN_MODEL, whose depend on the
+     * context (source/source.h) */
     double *logits;
     const float *logits_f; /* or these: a row of captured logits (lesson_from_npy) */
     double *probs;         /* as given, when given == GIVEN_PROBS */
@@ -90,7 +89,7 @@ struct lesson_head {
     long real_hidden;
 };
 
-/* A lesson run by the synthetic model (model.h, scenario.h) on a real
+/* A lesson run by the synthetic model (source/kind_scenario.h) on a real
  * vocabulary: the logits of a step come from the LM head, for the context. */
 struct lesson_model {
     int on;
@@ -98,7 +97,6 @@ struct lesson_model {
     uint64_t seed; /* of the weights */
     int steps;     /* LESSON_MODEL_STEPS unless set */
     struct scenario *scenario;
-    struct scenario_run *run; /* the built head, once source_open has built it */
 };
 
 struct lesson {
@@ -115,9 +113,7 @@ struct lesson {
     struct lesson_setting *settings;
     struct lesson_head head;
     struct lesson_model model;
-    float *captured;             /* the logits of a lesson made from a .npy file (owned) */
-    const struct config *config; /* the user's defaults under the lesson's (not owned), or NULL */
-    int fast_rows; /* 0: the reference sampler; else the O(V) one, ranking this many rows */
+    float *captured; /* the logits of a lesson made from a .npy file (owned) */
     int n_steps;
     struct lesson_step *steps; /* steps[0] is [step.1] */
 };

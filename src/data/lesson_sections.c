@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "data/lesson_load.h"
+#include "model/model.h"
 
 /* [lesson]: the id, the title, the text, the source and the prompt's text. */
 int ld_read_lesson_section(struct loader *ld, struct lesson *L)

@@ -267,15 +267,20 @@ static int head_logits(struct loader *ld, const struct lesson *L, int line, stru
                  rms);
         return -1;
     }
+    /* The head's product is the source's to compute (source/kind_head.c);
+     * here it only proves that the file's numbers give finite logits, in
+     * the buffer given for them, which the step then does not keep. */
     lmhead_gemv(L->head.w, V, d, S->normed, S->logits);
-    for (int i = 0; i < V; i++)
-        if (!isfinite(S->logits[i])) {
-            ld_error(ld, line,
-                     "hidden: the head gives token %d a logit that is not "
-                     "finite",
-                     i);
-            return -1;
-        }
+    int bad = -1;
+    for (int i = 0; i < V && bad < 0; i++)
+        if (!isfinite(S->logits[i]))
+            bad = i;
+    free(S->logits);
+    S->logits = NULL;
+    if (bad >= 0) {
+        ld_error(ld, line, "hidden: the head gives token %d a logit that is not finite", bad);
+        return -1;
+    }
     return 0;
 }
 

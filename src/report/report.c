@@ -566,7 +566,7 @@ static int write_text(FILE *out, const struct report *r)
             continue;
         if (i == 0)
             fputc('\n', out);
-        text_row(out, L, 6, rank, &row, source_logit(r->lesson, r->step, row.id), d, "   (found)");
+        text_row(out, L, 6, rank, &row, source_logit(r->source, r->step, row.id), d, "   (found)");
     }
     fputc('\n', out);
     char se[32], ss[32], mx[32], km[32];
@@ -861,7 +861,7 @@ static int write_json(FILE *out, const struct report *r)
                     rank + 1, row.id);
             json_string(out, vocab_token(&L->vocab, row.id));
             const char *const names[] = { "logit", "adjusted", "prob", "cum", "final" };
-            const double vals[] = { source_logit(r->lesson, r->step, row.id), row.adjusted,
+            const double vals[] = { source_logit(r->source, r->step, row.id), row.adjusted,
                                     row.prob, row.cum, row.final };
             json_fields(out, names, vals, 5);
             fprintf(out, ", \"kept\": %s}", row.removed_by == TRACE_KEPT ? "true" : "false");

@@ -12,13 +12,15 @@
 #include "core/draws.h"
 #include "core/sampler.h"
 #include "core/settings.h"
+#include "source/gen.h"
 #include "source/source.h"
 
 enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON, REPORT_MARKDOWN };
 
 struct report {
     const struct lesson *lesson;
-    int step; /* 1-based */
+    const struct source *source; /* runs the lesson: the logits of found rows */
+    int step;                    /* 1-based */
     const struct settings *settings;
     const int *context; /* the context the step sampled in */
     int context_len;

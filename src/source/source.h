@@ -1,87 +1,109 @@
-/* source.h - where a step's logits and context come from, and the stop rules.
+/* source.h - where a step's logits come from: the logit source of the data
+ * flow (HACKING.md), a type with a table of operations, one kind a file:
  *
- * For a lesson, the logits of step k are the lesson's own, and the context is
- * the path the lesson itself takes: the step's explicit context when it gives
- * one, else the previous step's context plus the token the previous step
- * chooses under the lesson's own settings (no user overrides). `show` uses
- * this path; the terminal UI follows the tokens actually drawn instead.
+ *   kind_table.c     a lesson's own rows of logits (or of probabilities, as ln p)
+ *   kind_head.c      a lesson's toy LM head: W . RMSNorm(h) for each step's h
+ *   kind_scenario.c  the synthetic full-size model driven by a scenario
+ *   kind_captured.c  logits captured from a model, read from a .npy file
+ *
+ * A source runs a lesson it borrows (data/lesson.h: what the files say) and
+ * owns what running it takes (a built head, its buffers, the backend it
+ * uses). It also knows the lesson's own path and the settings of a step.
  */
 #ifndef LOGITLAB_SOURCE_H
 #define LOGITLAB_SOURCE_H
 
 #include "base/err.h"
-#include "data/lesson.h"
 #include "core/sampler.h"
 #include "core/settings.h"
+#include "data/lesson.h"
 
-#define SOURCE_FAST_ROWS 64 /* rows a model lesson ranks unless asked for more */
+#define SOURCE_FAST_ROWS 64 /* rows a full-size step ranks unless asked for more */
 #define SOURCE_MAX_ROWS  4096
 
-/* Makes L ready to run. A lesson with [model], captured logits, or more than
- * LESSON_MAX_VOCAB tokens runs on the O(V) sampler, which ranks rows (0:
- * SOURCE_FAST_ROWS) of the best tokens in full; a lesson with [model] also
- * gets its LM head built, with hidden size hidden (0: the lesson's): a
- * second or so at full size. Other lessons run on the reference sampler. */
-int source_open(struct lesson *L, int hidden, int rows, struct err *e);
-
 struct backend;
+struct config;
+struct source;
 
-/* Runs L's LM head on backend be from now on (after source_open): makes
- * the head ready there (on a GPU, its weights are generated on the
- * device). For a lesson without a model it drops the head be held.
- * Returns 0 or -1. */
-int source_use_backend(struct lesson *L, struct backend *be, struct err *e);
-
-/* The float logits of the step source_run_step ran last on L, when they
- * are floats (a model's, or a captured row); NULL for a lesson's table. */
-const float *source_last_logits_f(const struct lesson *L, int step);
-
-/* 1 when L runs on the O(V) sampler (source_open decided). */
-int source_is_fast(const struct lesson *L);
-
-enum stop_rule { STOP_NONE, STOP_EOS, STOP_MAX_TOKENS, STOP_STRING };
-
-struct stop_result {
-    enum stop_rule rule;
-    int which; /* the stop string's index for STOP_STRING, the token for STOP_EOS */
+/* One row of logits: doubles (a lesson's table) or floats (a model's). */
+struct source_logits {
+    const double *d;
+    const float *f;
 };
 
-/* The lesson's own path, walked one step at a time: each step's context is
- * the previous one plus the token that step chooses with the lesson's own
- * settings (no user overrides), or the step's own context when it gives
- * one. A stop rule ends the path unless the next step starts a text of its
- * own. */
-struct source_path {
-    const struct lesson *L;
-    int step; /* the step whose context is in ctx (1-based) */
-    int *ctx; /* its context (owned) */
-    int len;
-    struct stop_result stop; /* what ended the path after `step`, or STOP_NONE */
-    char stop_why[160];      /* that rule in words */
-    struct trace t;          /* scratch for the runs along the path */
+/* The operations of a kind. Every function returns 0, or -1 with e. */
+struct source_ops {
+    const char *kind;     /* "table", "toy head", "scenario", "captured" */
+    int follows_context;  /* its logits are computed for the context (a model) */
+    int written_for_path; /* its steps' logits were written for the lesson's own path */
+    /* Whether this kind runs L (the first kind of source.c's list that does, runs it). */
+    int (*runs)(const struct lesson *L);
+    /* Builds what running takes; hidden: a model's hidden size (0: the lesson's). */
+    int (*open)(struct source *src, int hidden, struct err *e);
+    void (*close)(struct source *src);
+    /* The logits of step k (1-based) for the token after ctx[0..len),
+     * valid until the next call. */
+    int (*logits)(struct source *src, int k, const int *ctx, int len, struct source_logits *out,
+                  struct err *e);
+    /* The logits the last call gave for step k, when they are still there
+     * (no work is done); 0 on success, -1 when there are none. */
+    int (*peek)(const struct source *src, int k, struct source_logits *out);
+    /* Optional, for a kind with an LM head of its own: makes it ready on be
+     * (and the products run there from now on), its hidden size, and the
+     * hidden vector for the token after ctx. */
+    int (*use_backend)(struct source *src, struct backend *be, struct err *e);
+    int (*hidden_size)(const struct source *src);
+    int (*hidden)(struct source *src, const int *ctx, int len, float *h, struct err *e);
 };
 
-/* Starts at step 1. Returns 0 or -1. */
-int source_path_start(struct source_path *p, const struct lesson *L, struct err *e);
+struct source {
+    const struct source_ops *ops;
+    const struct lesson *L;      /* the lesson it runs (borrowed) */
+    const struct config *config; /* the user's defaults under the lesson's (borrowed), or NULL */
+    int fast_rows;               /* 0: the reference sampler; else the O(V) one, this many rows */
+    void *state;                 /* the kind's own */
+};
 
-/* Runs the current step with the lesson's settings and moves to the next.
- * Returns 1 when it moved, 0 when the path ends here (a stop rule fired,
- * p->stop says which, or this was the last step), -1 on an error. */
-int source_path_next(struct source_path *p, struct err *e);
-void source_path_free(struct source_path *p);
+/* Opens a source for L (which must outlive it): picks the kind, builds
+ * what it needs (a full-size lesson's head of hidden size hidden, 0: the
+ * lesson's: a second or so at full size), and decides the sampler: a
+ * lesson with a model, captured logits, or more than LESSON_MAX_VOCAB
+ * tokens runs on the O(V) one, ranking rows (0: SOURCE_FAST_ROWS) of the
+ * best tokens in full; the others on the reference. Returns 0 or -1. */
+int source_open(struct source *src, const struct lesson *L, const struct config *config, int hidden,
+                int rows, struct err *e);
+void source_close(struct source *src);
 
-/* The logit of token id at step as given: the step's own, a captured row,
- * or the model's for the context it ran last (NAN when it has not run).
- * What a row looked up after a fast run (sampler_fast_row) leaves out. */
-double source_logit(const struct lesson *L, int step, int id);
+/* Runs the LM head on backend be from now on; for a kind without a head it
+ * drops the head be held (a lesson before this one's). Returns 0 or -1. */
+int source_use_backend(struct source *src, struct backend *be, struct err *e);
 
-/* Fills *ctx (malloc'd, caller frees) and *len with the context of step
- * (1-based) on the lesson's own path. Returns 0 or -1. */
-int source_lesson_context(const struct lesson *L, int step, int **ctx, int *len, struct err *e);
+/* 1 when the source runs on the O(V) sampler. */
+int source_is_fast(const struct source *src);
 
-/* Builds the settings of a step: defaults, the user's (L->config), then the
- * lesson's, then the step's. */
-void source_step_settings(const struct lesson *L, int step, struct settings *s);
+/* 1 when its logits follow the context (a model), 0 when each step's are
+ * fixed; and 1 when those were written for the lesson's own path (a
+ * lesson's table or head: another context is "off the lesson's path"). */
+int source_follows_context(const struct source *src);
+int source_written_for_path(const struct source *src);
+
+/* A model's hidden size and the hidden vector for the token after ctx
+ * (what the batch view's many rows need); 0 and -1 for the other kinds. */
+int source_hidden_size(const struct source *src);
+int source_hidden(struct source *src, const int *ctx, int len, float *h, struct err *e);
+
+/* The float logits of step k as source_run_step ran it last, when they are
+ * floats (a model's, a captured row); NULL for a lesson's table. */
+const float *source_last_logits_f(const struct source *src, int k);
+
+/* The logit of token id at step k as given: the step's own, a captured
+ * row, or the model's for the context it ran last (NAN when it has not
+ * run). What a row looked up after a fast run (sampler_fast_row) leaves out. */
+double source_logit(const struct source *src, int k, int id);
+
+/* Builds the settings of a step: defaults, the user's (src->config), then
+ * the lesson's, then the step's. */
+void source_step_settings(const struct source *src, int k, struct settings *s);
 
 /* How much of a context of len ids is the lesson's prompt: the prompt's
  * length, or len when the context is shorter. */
@@ -91,20 +113,9 @@ int source_prompt_len(const struct lesson *L, int len);
  * tokens so far plus one (the prompt does not count). */
 uint32_t source_draw_step(const struct lesson *L, int len);
 
-/* Runs the sampler on step of L with settings s in context ctx, into t
- * (allocated for L's vocabulary). */
-int source_run_step(const struct lesson *L, int step, const struct settings *s, const int *ctx,
-                    int len, struct trace *t, struct err *e);
-
-/* Checks the stop rules after a token was appended: ctx[0..len) holds the
- * prompt (prompt_len tokens) and everything generated, the new token last.
- * End token first, then a stop string in the generated text (matched across
- * token boundaries), then the maximum number of generated tokens. */
-struct stop_result stop_check(const struct settings *s, const struct vocab *v, const int *ctx,
-                              int len, int prompt_len);
-
-/* "end token [EOS]", "stop string \"mat\"", "max tokens (3)", or "". */
-void stop_describe(const struct stop_result *r, const struct settings *s, const struct vocab *v,
-                   char *buf, size_t n);
+/* Runs the sampler on step k with settings s in context ctx, into t
+ * (allocated for the lesson's vocabulary). Returns 0 or -1. */
+int source_run_step(struct source *src, int k, const struct settings *s, const int *ctx, int len,
+                    struct trace *t, struct err *e);
 
 #endif

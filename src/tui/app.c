@@ -27,7 +27,7 @@ void app_msg(struct app *a, int warn, const char *fmt, ...)
 void app_step_settings(const struct app *a, int k, struct settings *s)
 {
     struct err e;
-    source_step_settings(&a->L, k, s);
+    source_step_settings(&a->source, k, s);
     for (int i = 0; i < a->n_cli; i++)
         settings_set(s, a->cli[i].name, a->cli[i].value, &e);
     for (int i = 0; i < a->n_live; i++)
@@ -71,10 +71,10 @@ const struct app_entry *app_shown_entry(const struct app *a)
 static int many_draws(struct app *a, struct err *e)
 {
     uint32_t step = source_draw_step(&a->L, a->cur_len);
-    struct backend *be = a->src.backend;
+    struct backend *be = a->opt.backend;
     if (!be || be->ops == &backend_cpu_ops)
         return draws_run(&a->t, a->cur.sampler.seed, step, DRAWS_DEFAULT, DRAWS_ROWS, &a->draws, e);
-    const float *z = source_last_logits_f(&a->L, a->cur_step);
+    const float *z = source_last_logits_f(&a->source, a->cur_step);
     struct backend_req req = { .s = a->cur.sampler,
                                .context = a->cur_ctx,
                                .context_len = a->cur_len,
@@ -111,9 +111,9 @@ void app_recompute(struct app *a)
     }
     struct err e;
     a->draws_ok = 0;
-    if (source_run_step(&a->L, a->cur_step, &a->cur, a->cur_ctx, a->cur_len, &a->t, &e) < 0) {
+    if (source_run_step(&a->source, a->cur_step, &a->cur, a->cur_ctx, a->cur_len, &a->t, &e) < 0) {
         app_msg(a, 1, "%s", e.msg);
-    } else if (a->draws_on && source_is_fast(&a->L)) {
+    } else if (a->draws_on && source_is_fast(&a->source)) {
         if (many_draws(a, &e) < 0)
             app_msg(a, 1, "%s", e.msg);
         else
@@ -122,33 +122,40 @@ void app_recompute(struct app *a)
     a->recompute_us = (clock_ms() - t0) * 1e3;
 }
 
+/* Loads a lesson and opens its source on the app's backend, all or nothing:
+ * on failure nothing is left to free and e says why. The source borrows
+ * L, which the caller moves into the app (and then points the source at). */
+static int load_lesson(struct app *a, const char *what, int index, struct lesson *L,
+                       struct source *src, struct trace *t, struct err *e)
+{
+    int rc = index >= 0 ? lesson_load(L, a->cat.files[index], e)
+                        : catalog_load_any(&a->cat, what, a->opt.vocab, L, e);
+    if (rc < 0)
+        return -1;
+    if (source_open(src, L, a->opt.config, a->opt.hidden, SOURCE_FAST_ROWS, e) < 0) {
+        lesson_free(L);
+        return -1;
+    }
+    if (trace_init(t, L->vocab.n, e) == 0 &&
+        (!a->opt.backend || source_use_backend(src, a->opt.backend, e) == 0))
+        return 0;
+    trace_free(t);
+    source_close(src);
+    lesson_free(L);
+    return -1;
+}
+
 int app_open_lesson(struct app *a, const char *what, int index, struct err *e)
 {
     struct lesson L;
-    int rc;
-    if (index >= 0)
-        rc = lesson_load(&L, a->cat.files[index], e);
-    else
-        rc = catalog_load_any(&a->cat, what, a->src.vocab, &L, e);
-    if (rc < 0)
-        return -1;
-    L.config = a->src.config;
-    if (source_open(&L, a->src.hidden, SOURCE_FAST_ROWS, e) < 0) {
-        lesson_free(&L);
-        return -1;
-    }
+    struct source src;
     struct trace t;
-    if (trace_init(&t, L.vocab.n, e) < 0) {
-        lesson_free(&L);
-        return -1;
-    }
-    if (a->src.backend && source_use_backend(&L, a->src.backend, e) < 0) {
-        trace_free(&t);
-        lesson_free(&L);
-        /* The head the backend held was the lesson still open: put it back. */
+    if (load_lesson(a, what, index, &L, &src, &t, e) < 0) {
+        /* The head the backend held may have been the open lesson's: put
+         * it back, or close the batch view computed with it. */
         struct err again;
-        if (source_use_backend(&a->L, a->src.backend, &again) < 0 && a->batch_on) {
-            /* The head the batch was computed with is gone: close the view. */
+        if (a->opt.backend && a->source.ops &&
+            source_use_backend(&a->source, a->opt.backend, &again) < 0 && a->batch_on) {
             batch_free(&a->batch);
             a->batch_on = 0;
         }
@@ -156,16 +163,17 @@ int app_open_lesson(struct app *a, const char *what, int index, struct err *e)
     }
     app_drop_history(a, 0);
     trace_free(&a->t);
-    lesson_free(&a->L);
     batch_free(&a->batch);
+    source_close(&a->source);
+    lesson_free(&a->L);
     a->batch_on = 0;
     a->L = L;
+    a->source = src;
+    a->source.L = &a->L;
     a->t = t;
-    a->lesson_index = index;
+    a->lesson_index = index >= 0 ? index : catalog_find(&a->cat, a->L.id);
     a->find_id = -1;
     a->draws_on = 0;
-    if (index < 0)
-        a->lesson_index = catalog_find(&a->cat, a->L.id);
     a->n_live = 0;
     app_start_at(a, 1);
     return 0;
@@ -199,12 +207,12 @@ int app_start_step(struct app *a, int k, struct err *e)
 }
 
 int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
-             const char *const *values, const struct app_source *src, struct err *e)
+             const char *const *values, const struct app_options *src, struct err *e)
 {
     memset(a, 0, sizeof *a);
     if (src)
-        a->src = *src;
-    app_bind_keys(a, a->src.config);
+        a->opt = *src;
+    app_bind_keys(a, a->opt.config);
     a->lesson_index = -1;
     a->try_index = -1;
     if (catalog_open(&a->cat, dir, e) < 0)
@@ -235,6 +243,7 @@ void app_free(struct app *a)
     app_drop_history(a, 0);
     free(a->live_ctx);
     trace_free(&a->t);
+    source_close(&a->source);
     lesson_free(&a->L);
     catalog_close(&a->cat);
     memset(a, 0, sizeof *a);

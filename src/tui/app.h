@@ -13,6 +13,8 @@
 #include "data/lesson.h"
 #include "core/sampler.h"
 #include "core/settings.h"
+#include "source/gen.h"
+#include "source/path.h"
 #include "source/source.h"
 #include "core/draws.h"
 #include "data/keys.h"
@@ -44,7 +46,7 @@ enum app_end {
 #define APP_MSG_MAX       256
 
 /* How lessons that need more than their file are opened. */
-struct app_source {
+struct app_options {
     int hidden;                  /* the hidden size of a model lesson's head; 0: the lesson's */
     const char *vocab;           /* the vocabulary of captured logits; NULL: Llama 3's */
     const struct config *config; /* the user's defaults and key bindings, or NULL */
@@ -80,6 +82,7 @@ struct app {
     struct catalog cat;
     int lesson_index; /* in cat.files, or -1 for a lesson opened by path */
     struct lesson L;
+    struct source source; /* runs L: where its steps' logits come from */
 
     int n_cli; /* settings from the command line: the base under every lesson */
     struct app_override cli[APP_MAX_OVERRIDES];
@@ -120,7 +123,7 @@ struct app {
     int scroll_max;  /* the last scroll that still shows text, set after each drawing */
     int scroll_page; /* lines of text on screen, set after each drawing */
     int try_index;   /* the step's suggestion applied last, -1 for none */
-    struct app_source src;
+    struct app_options opt;
     int keymap[128]; /* a key pressed -> 1 + the action bound to it (config.h); 0: its own */
 
     /* Full-size steps (the O(V) sampler): a token found with '/', and many
@@ -142,7 +145,7 @@ struct app {
  * the default search), with the command-line settings (name, value pairs,
  * already checked). src may be NULL. Returns 0 or -1. */
 int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
-             const char *const *values, const struct app_source *src, struct err *e);
+             const char *const *values, const struct app_options *src, struct err *e);
 
 /* Starts the lesson again from its step k (1-based), on the lesson's own
  * path. Returns 0, or -1 with a message when there is no step k. */

@@ -26,7 +26,7 @@ static int apply_batch_setting(struct app *a, const char *name, const char *valu
         app_msg(a, 1, "%s: %s", name, e.msg);
         return APP_REDRAW;
     }
-    if (batch_sample(&a->batch, &a->L, a->src.backend, &e) < 0) {
+    if (batch_sample(&a->batch, &a->source, a->opt.backend, &e) < 0) {
         a->batch.row[a->batch_sel].set = before; /* not applied: the request keeps its own */
         app_msg(a, 1, "%s", e.msg);
         return APP_REDRAW;
@@ -146,7 +146,7 @@ int app_command(struct app *a, const char *line)
     if (strcmp(name, "find") == 0)
         return app_find_token(a, value);
     if (strcmp(name, "draws") == 0) {
-        if (!source_is_fast(&a->L)) {
+        if (!source_is_fast(&a->source)) {
             app_msg(a, 1, "many draws are for full-size steps (real-france, ...)");
         } else {
             a->draws_on = !a->draws_on;
@@ -224,7 +224,7 @@ int app_key_input(struct app *a, int key, int (*submit)(struct app *))
 int app_find_token(struct app *a, const char *text)
 {
     const struct vocab *v = &a->L.vocab;
-    if (!source_is_fast(&a->L)) {
+    if (!source_is_fast(&a->source)) {
         app_msg(a, 1, "every token of this lesson is on screen already");
         return APP_REDRAW;
     }
@@ -277,8 +277,8 @@ int app_batch_reset_row(struct app *a)
     struct err e;
     struct batch_row *w = &a->batch.row[a->batch_sel];
     struct settings before = w->set;
-    if (batch_preset(&a->L, a->batch_sel, &w->set, &e) < 0 ||
-        batch_sample(&a->batch, &a->L, a->src.backend, &e) < 0) {
+    if (batch_preset(&a->source, a->batch_sel, &w->set, &e) < 0 ||
+        batch_sample(&a->batch, &a->source, a->opt.backend, &e) < 0) {
         w->set = before;
         app_msg(a, 1, "%s", e.msg);
         return APP_REDRAW;
@@ -297,11 +297,11 @@ int app_toggle_batch(struct app *a)
         return APP_REDRAW;
     }
     struct err e;
-    if (!a->src.backend) {
+    if (!a->opt.backend) {
         app_msg(a, 1, "the batch view needs a backend");
         return APP_REDRAW;
     }
-    if (batch_open(&a->batch, &a->L, a->src.backend, &e) < 0) {
+    if (batch_open(&a->batch, &a->source, a->opt.backend, &e) < 0) {
         app_msg(a, 1, "%s", e.msg);
         return APP_REDRAW;
     }

@@ -14,11 +14,11 @@ static void check_script(struct app *a)
 {
     a->off_script = 0;
     a->script_text[0] = '\0';
-    if (a->L.model.on || a->L.captured)
-        return; /* the model's logits follow any context; captured ones follow none */
+    if (!source_written_for_path(&a->source))
+        return; /* a model's logits follow any context; captured ones follow none */
     int *ctx = NULL, len = 0;
     struct err e;
-    if (source_lesson_context(&a->L, a->live_step, &ctx, &len, &e) < 0)
+    if (source_lesson_context(&a->source, a->live_step, &ctx, &len, &e) < 0)
         return;
     if (len != a->live_len || (len && memcmp(ctx, a->live_ctx, (size_t)len * sizeof *ctx))) {
         a->off_script = 1;
@@ -75,7 +75,7 @@ void app_start_at(struct app *a, int k)
     app_drop_history(a, 0);
     int *ctx = NULL, len = 0;
     struct err e;
-    if (source_lesson_context(&a->L, k, &ctx, &len, &e) < 0) {
+    if (source_lesson_context(&a->source, k, &ctx, &len, &e) < 0) {
         app_msg(a, 1, "%s", e.msg);
         return;
     }

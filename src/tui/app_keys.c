@@ -212,7 +212,7 @@ static int act_try(struct app *a, const struct action *act)
 static int act_find(struct app *a, const struct action *act)
 {
     (void)act;
-    if (!source_is_fast(&a->L)) {
+    if (!source_is_fast(&a->source)) {
         app_msg(a, 0, "/ finds a token in a full-size step; here every token is shown");
         return APP_REDRAW;
     }
@@ -305,7 +305,7 @@ static int act_batch_step(struct app *a, const struct action *act)
 {
     (void)act;
     struct err e;
-    if (batch_step(&a->batch, &a->L, a->src.backend, &e) < 0)
+    if (batch_step(&a->batch, &a->source, a->opt.backend, &e) < 0)
         app_msg(a, 1, "%s", e.msg);
     else if (!batch_running(&a->batch))
         app_msg(a, 0, "every request has stopped: Home starts the batch again, B leaves");
@@ -319,7 +319,7 @@ static int act_batch_restart(struct app *a, const struct action *act)
     (void)act;
     struct err e;
     batch_free(&a->batch);
-    if (batch_open(&a->batch, &a->L, a->src.backend, &e) < 0) {
+    if (batch_open(&a->batch, &a->source, a->opt.backend, &e) < 0) {
         a->batch_on = 0;
         app_msg(a, 1, "%s", e.msg);
     } else {

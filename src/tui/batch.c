@@ -8,7 +8,6 @@
 
 #include "base/clock.h"
 #include "base/utf8.h"
-#include "data/scenario.h"
 
 /* The requests a teacher would put side by side: one setting apart, or one
  * seed apart, so that each row shows what its difference does. */
@@ -47,13 +46,11 @@ static int push(struct batch_row *r, int id)
 }
 
 /* The LM head for every request: B hidden vectors, one call. */
-static int run_head(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+static int run_head(struct batch *b, struct source *src, struct backend *be, struct err *e)
 {
-    const struct scenario_run *run = L->model.run;
-    int d = run->m.d;
+    int d = source_hidden_size(src);
     for (int r = 0; r < b->n; r++)
-        if (scenario_hidden(run->s, &run->m, b->row[r].ctx, b->row[r].len, b->h + (size_t)r * d,
-                            e) < 0)
+        if (source_hidden(src, b->row[r].ctx, b->row[r].len, b->h + (size_t)r * d, e) < 0)
             return -1;
     if (backend_logits(be, b->h, b->n, e) < 0)
         return -1;
@@ -65,12 +62,11 @@ static int run_head(struct batch *b, const struct lesson *L, struct backend *be,
 
 /* The LM head when asked for or when the backend no longer holds our
  * logits, then the sampler; the times are those of this computation. */
-static int compute(struct batch *b, const struct lesson *L, struct backend *be, int head,
-                   struct err *e)
+static int compute(struct batch *b, struct source *src, struct backend *be, int head, struct err *e)
 {
     double t0 = clock_ms();
     b->head_ran = head || b->be != be || b->gen != be->gen || be->rows < b->n;
-    if (b->head_ran && run_head(b, L, be, e) < 0)
+    if (b->head_ran && run_head(b, src, be, e) < 0)
         return -1;
     struct backend_req req[BATCH_ROWS];
     struct backend_res res[BATCH_ROWS];
@@ -80,7 +76,7 @@ static int compute(struct batch *b, const struct lesson *L, struct backend *be, 
                                        .context = w->ctx,
                                        .context_len = w->len,
                                        .prompt_len = b->prompt_len,
-                                       .step = source_draw_step(L, w->len),
+                                       .step = source_draw_step(src->L, w->len),
                                        .row = (uint32_t)r,
                                        .n_top = BATCH_TOP };
     }
@@ -93,16 +89,16 @@ static int compute(struct batch *b, const struct lesson *L, struct backend *be, 
     return 0;
 }
 
-int batch_sample(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+int batch_sample(struct batch *b, struct source *src, struct backend *be, struct err *e)
 {
-    return compute(b, L, be, 0, e);
+    return compute(b, src, be, 0, e);
 }
 
-int batch_preset(const struct lesson *L, int row, struct settings *s, struct err *e)
+int batch_preset(const struct source *src, int row, struct settings *s, struct err *e)
 {
     if (row < 0 || row >= BATCH_ROWS)
         return err_set(e, ERR_USAGE, "no request %d in the batch", row);
-    source_step_settings(L, 1, s);
+    source_step_settings(src, 1, s);
     sampler_defaults(&s->sampler);
     if (s->max_tokens == 0)
         s->max_tokens = BATCH_MAX_TOKENS;
@@ -112,21 +108,22 @@ int batch_preset(const struct lesson *L, int row, struct settings *s, struct err
     return 0;
 }
 
-int batch_open(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+int batch_open(struct batch *b, struct source *src, struct backend *be, struct err *e)
 {
+    const struct lesson *L = src->L;
     memset(b, 0, sizeof *b);
-    if (!L->model.on || !L->model.run)
+    if (!source_hidden_size(src))
         return err_set(e, ERR_USAGE,
                        "the batch view needs a lesson with a model (real-...): '%s' has none",
                        L->id);
     b->n = BATCH_ROWS;
     b->prompt_len = L->prompt_len;
-    b->h = malloc((size_t)b->n * (size_t)L->model.run->m.d * sizeof *b->h);
+    b->h = malloc((size_t)b->n * (size_t)source_hidden_size(src) * sizeof *b->h);
     if (!b->h)
         return err_set(e, ERR_SYSTEM, "out of memory for the batch");
     for (int r = 0; r < b->n; r++) {
         struct batch_row *w = &b->row[r];
-        if (batch_preset(L, r, &w->set, e) < 0) {
+        if (batch_preset(src, r, &w->set, e) < 0) {
             batch_free(b);
             return -1;
         }
@@ -136,7 +133,7 @@ int batch_open(struct batch *b, const struct lesson *L, struct backend *be, stru
                 return err_set(e, ERR_SYSTEM, "out of memory for the batch");
             }
     }
-    if (compute(b, L, be, 1, e) < 0) {
+    if (compute(b, src, be, 1, e) < 0) {
         batch_free(b);
         return -1;
     }
@@ -151,8 +148,9 @@ int batch_running(const struct batch *b)
     return n;
 }
 
-int batch_step(struct batch *b, const struct lesson *L, struct backend *be, struct err *e)
+int batch_step(struct batch *b, struct source *src, struct backend *be, struct err *e)
 {
+    const struct lesson *L = src->L;
     if (!batch_running(b))
         return err_set(e, ERR_USAGE, "every request has stopped: Home starts the batch again");
     int pushed[BATCH_ROWS] = { 0 };
@@ -169,7 +167,7 @@ int batch_step(struct batch *b, const struct lesson *L, struct backend *be, stru
         w->stop = stop_check(&w->set, &L->vocab, w->ctx, w->len, b->prompt_len);
     }
     /* The contexts changed: every row needs new logits. */
-    if (rc == 0 && compute(b, L, be, 1, e) == 0) {
+    if (rc == 0 && compute(b, src, be, 1, e) == 0) {
         b->steps++;
         return 0;
     }

@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "data/lesson.h"
 #include "core/settings.h"
+#include "source/gen.h"
 #include "source/source.h"
 
 #define BATCH_ROWS       8
@@ -45,21 +46,21 @@ struct batch {
  * backend) from its prompt, each with one of the preset settings (greedy,
  * top-p with two seeds, min-p, top-k, a penalty, the engines' chain, the
  * llama.cpp order), and samples their first step. Returns 0 or -1. */
-int batch_open(struct batch *b, const struct lesson *L, struct backend *be, struct err *e);
+int batch_open(struct batch *b, struct source *src, struct backend *be, struct err *e);
 void batch_free(struct batch *b);
 
 /* Samples every request again (after a setting changed); the logits are
  * recomputed only when the backend no longer holds them. */
-int batch_sample(struct batch *b, const struct lesson *L, struct backend *be, struct err *e);
+int batch_sample(struct batch *b, struct source *src, struct backend *be, struct err *e);
 
 /* Takes the step: every running request appends its token and checks its
  * stop rules, then the next step is computed. Returns 0, or -1 with the
  * batch as it was before. */
-int batch_step(struct batch *b, const struct lesson *L, struct backend *be, struct err *e);
+int batch_step(struct batch *b, struct source *src, struct backend *be, struct err *e);
 
 /* The preset settings of request row (0 to BATCH_ROWS - 1) on L: the
  * lesson's stop rules, then the row's sampler settings. Returns 0 or -1. */
-int batch_preset(const struct lesson *L, int row, struct settings *s, struct err *e);
+int batch_preset(const struct source *src, int row, struct settings *s, struct err *e);
 
 /* Changes one setting of request row only. Returns 0, or -1 with the
  * settings' message. */

@@ -535,7 +535,7 @@ static void head_lines(const struct app *a, struct lines *L, int width)
             report_logit(num, sizeof num, H->w[(size_t)v * (size_t)d + (size_t)i], 4);
             k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? " " : "", num);
         }
-        report_logit(num, sizeof num, S->logits[v], 4);
+        report_logit(num, sizeof num, source_logit(&a->source, a->cur_step, v), 4);
         snprintf(buf + k, sizeof buf - (size_t)k, "] . h/rms = %s", num);
         add_line(L, buf, COL_DEFAULT, 0);
     }
@@ -838,8 +838,9 @@ static void draw_title(const struct app *a, struct screen *s, struct rect r)
  * runs on the backend. */
 static const char *backend_name(const struct app *a)
 {
-    const struct backend *b = a->src.backend;
-    return b && b->ops && (a->batch_on || a->L.model.on) ? b->ops->name : "CPU";
+    const struct backend *b = a->opt.backend;
+    return b && b->ops && (a->batch_on || source_follows_context(&a->source)) ? b->ops->name
+                                                                              : "CPU";
 }
 
 /* The right end of the status line: the backend and what the last
@@ -963,7 +964,7 @@ static void draw_status(const struct app *a, struct screen *s, struct rect r)
     int used = screen_text(s, r.x, r.y + 1, r.w, line2, COL_STATUS, 0);
     /* In the batch view, where the backend does the work: why auto chose
      * the CPU (only a fallback has a reason), in the room the settings leave. */
-    const struct backend *be = a->src.backend;
+    const struct backend *be = a->opt.backend;
     int room = r.w - used - 2;
     if (a->batch_on && be && be->why[0] && room >= 16) {
         char why[BACKEND_WHY_MAX + 4];
@@ -1172,7 +1173,7 @@ static void big_table(const struct app *a, struct screen *s, struct rect r)
     struct trace_row row;
     int rank;
     if (found && report_row_of(t, a->find_id, &row, &rank) == 0)
-        big_row(a, s, r.x, y, r.w, rank, &row, source_logit(&a->L, a->cur_step, row.id), 1);
+        big_row(a, s, r.x, y, r.w, rank, &row, source_logit(&a->source, a->cur_step, row.id), 1);
 }
 
 /* The histogram of every z' in rows rows of eighth blocks, on a log scale
@@ -1422,7 +1423,7 @@ void view_render(const struct app *a, struct screen *s)
     }
     draw_title(a, s, l.title);
     view_draw_lesson(a, s, l.lesson, l.side);
-    if (source_is_fast(&a->L)) {
+    if (source_is_fast(&a->source)) {
         struct rect a0 = l.pane[PANE_LOGITS], a3 = l.pane[PANE_CUM];
         struct rect big = { a0.x, a0.y, a3.x + a3.w - a0.x, a3.y + a3.h - a0.y };
         if (a->batch_on)

@@ -12,6 +12,7 @@
 #include "core/draws.h"
 #include "core/sampler.h"
 #include "data/scenario.h"
+#include "source/kind_scenario.h"
 #include "data/vocab.h"
 
 #define ROUNDS 21

@@ -6,6 +6,7 @@
 
 #include "data/lesson.h"
 #include "core/sampler.h"
+#include "source/path.h"
 #include "source/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,19 +22,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct err e;
     if (lesson_load_text(&L, "fuzz.ini", text, &e) == 0) {
         /* A lesson that loads must run: every step, with its own settings. */
-        if (!L.model.on && source_open(&L, 0, 0, &e) == 0) {
+        struct source src;
+        if (!L.model.on && source_open(&src, &L, NULL, 0, 0, &e) == 0) {
             struct trace t;
             if (trace_init(&t, L.vocab.n, &e) == 0) {
                 for (int k = 1; k <= L.n_steps; k++) {
                     int *ctx = NULL, len = 0;
                     struct settings s;
-                    source_step_settings(&L, k, &s);
-                    if (source_lesson_context(&L, k, &ctx, &len, &e) == 0)
-                        source_run_step(&L, k, &s, ctx, len, &t, &e);
+                    source_step_settings(&src, k, &s);
+                    if (source_lesson_context(&src, k, &ctx, &len, &e) == 0)
+                        source_run_step(&src, k, &s, ctx, len, &t, &e);
                     free(ctx);
                 }
                 trace_free(&t);
             }
+            source_close(&src);
         }
         lesson_free(&L);
     } else if (strncmp(e.msg, "fuzz.ini", 8) != 0) {

@@ -45,6 +45,8 @@
 #include "core/sampler.h"
 #include "data/scenario.h"
 #include "core/settings.h"
+#include "source/kind_scenario.h"
+#include "source/path.h"
 #include "source/source.h"
 
 /* Per request, the CPU (a) and the device (b) must agree on: */
@@ -530,6 +532,12 @@ static int lessons_part(struct run *R, const struct catalog *cat, char **model_p
             continue;
         }
         int V = L.vocab.n, B = 0;
+        struct source src;
+        if (source_open(&src, &L, NULL, 0, 0, &e) < 0) {
+            fail(R, L.id, NULL, "%s", e.msg);
+            lesson_free(&L);
+            continue;
+        }
         float *z = malloc((size_t)L.n_steps * (size_t)V * sizeof *z);
         int **ctx = calloc((size_t)L.n_steps, sizeof *ctx);
         struct backend_req *req = calloc((size_t)L.n_steps, sizeof *req);
@@ -539,12 +547,12 @@ static int lessons_part(struct run *R, const struct catalog *cat, char **model_p
         }
         for (int k = 1; k <= L.n_steps; k++) {
             const struct lesson_step *S = &L.steps[k - 1];
-            if (!S->logits)
+            if (isnan(source_logit(&src, k, 0)))
                 continue;
             for (int v = 0; v < V; v++)
-                z[(size_t)B * V + v] = (float)S->logits[v];
+                z[(size_t)B * V + v] = (float)source_logit(&src, k, v);
             int len;
-            if (source_lesson_context(&L, k, &ctx[B], &len, &e) < 0) {
+            if (source_lesson_context(&src, k, &ctx[B], &len, &e) < 0) {
                 /* A step past a stop rule on the lesson's own path: its
                  * own context, or the prompt. */
                 const int *c = S->has_context ? S->context : L.prompt;
@@ -558,7 +566,7 @@ static int lessons_part(struct run *R, const struct catalog *cat, char **model_p
                     memcpy(ctx[B], c, (size_t)len * sizeof *c);
             }
             struct settings s;
-            source_step_settings(&L, k, &s);
+            source_step_settings(&src, k, &s);
             req[B] = (struct backend_req){ .s = s.sampler,
                                            .context = ctx[B],
                                            .context_len = len,
@@ -590,6 +598,7 @@ static int lessons_part(struct run *R, const struct catalog *cat, char **model_p
         free(ctx);
         free(req);
         free(z);
+        source_close(&src);
         lesson_free(&L);
     }
     printf("check_gpu: part 2, lessons: %d toy lessons, %ld steps sampled (%d passes with "
@@ -1164,7 +1173,8 @@ static int scenario_part(struct run *R, char **paths, int n_paths)
         for (int j = 0; j < 2 * n; j++) {
             int i = j % n;
             struct settings s;
-            source_step_settings(&L[i], k <= L[i].n_steps ? k : L[i].n_steps, &s);
+            settings_defaults(&s); /* the lesson's own, as source_step_settings gives them */
+            lesson_apply_settings(&L[i], k <= L[i].n_steps ? k : L[i].n_steps, &s);
             if (j >= n) {
                 s.sampler.temperature = 0.8;
                 s.sampler.top_k = 40;

@@ -1,0 +1,167 @@
+/* gen.c - the loop of generation: a token appended to the context, the
+ * stop rules checked on it, the text it makes. */
+#include "source/gen.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+
+/* Whether needle occurs in the generated text. Matching the joined text, not
+ * token by token, is what lets a stop string span two tokens. */
+static int text_contains(const struct vocab *v, const int *ids, int n, const char *needle)
+{
+    size_t need = vocab_detok(v, ids, n, NULL, 0);
+    char *buf = malloc(need + 1);
+    if (!buf)
+        return 0;
+    vocab_detok(v, ids, n, buf, need + 1);
+    int found = strstr(buf, needle) != NULL;
+    free(buf);
+    return found;
+}
+
+struct stop_result stop_check(const struct settings *s, const struct vocab *v, const int *ctx,
+                              int len, int prompt_len)
+{
+    struct stop_result r = { STOP_NONE, -1 };
+    if (len <= prompt_len)
+        return r;
+    int last = ctx[len - 1];
+    if (vocab_is_eos(v, last))
+        return (struct stop_result){ STOP_EOS, last };
+    for (int i = 0; i < s->n_stop; i++)
+        if (text_contains(v, ctx + prompt_len, len - prompt_len, s->stop[i]))
+            return (struct stop_result){ STOP_STRING, i };
+    if (s->max_tokens > 0 && len - prompt_len >= s->max_tokens)
+        return (struct stop_result){ STOP_MAX_TOKENS, s->max_tokens };
+    return r;
+}
+
+void stop_describe(const struct stop_result *r, const struct settings *s, const struct vocab *v,
+                   char *buf, size_t n)
+{
+    char esc[4 * STOP_LEN + 1];
+    switch (r->rule) {
+    case STOP_EOS:
+        snprintf(buf, n, "end token %s", vocab_token(v, r->which));
+        break;
+    case STOP_STRING:
+        utf8_escape(s->stop[r->which], esc, sizeof esc);
+        snprintf(buf, n, "stop string \"%s\"", esc);
+        break;
+    case STOP_MAX_TOKENS:
+        snprintf(buf, n, "max tokens (%d)", r->which);
+        break;
+    case STOP_NONE:
+        snprintf(buf, n, "%s", "");
+        break;
+    }
+}
+
+int gen_start(struct gen *g, const struct vocab *v, const int *ctx, int len, int prompt_len,
+              struct err *e)
+{
+    memset(g, 0, sizeof *g);
+    g->v = v;
+    g->prompt_len = prompt_len <= len ? prompt_len : len;
+    return gen_restart(g, ctx, len, e);
+}
+
+void gen_free(struct gen *g)
+{
+    free(g->ids);
+    memset(g, 0, sizeof *g);
+}
+
+/* Room for n ids. */
+static int reserve(struct gen *g, int n, struct err *e)
+{
+    if (n <= g->cap)
+        return 0;
+    int cap = g->cap ? g->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    int *p = realloc(g->ids, (size_t)cap * sizeof *p);
+    if (!p)
+        return err_set(e, ERR_SYSTEM, "out of memory for a context of %d tokens", n);
+    g->ids = p;
+    g->cap = cap;
+    return 0;
+}
+
+int gen_restart(struct gen *g, const int *ctx, int len, struct err *e)
+{
+    if (reserve(g, len + 1, e) < 0)
+        return -1;
+    if (len)
+        memmove(g->ids, ctx, (size_t)len * sizeof *ctx);
+    g->len = len;
+    g->stop = (struct stop_result){ STOP_NONE, -1 };
+    g->streamed = 0;
+    return 0;
+}
+
+int gen_append(struct gen *g, int id, const struct settings *s, struct err *e)
+{
+    if (reserve(g, g->len + 2, e) < 0)
+        return -1;
+    g->ids[g->len++] = id;
+    g->stop = stop_check(s, g->v, g->ids, g->len, g->prompt_len);
+    return 0;
+}
+
+void gen_undo(struct gen *g)
+{
+    if (g->len > g->prompt_len)
+        g->len--;
+    g->stop = (struct stop_result){ STOP_NONE, -1 };
+}
+
+int gen_count(const struct gen *g)
+{
+    return g->len - g->prompt_len;
+}
+
+size_t gen_text(const struct gen *g, char *buf, size_t n)
+{
+    return vocab_detok(g->v, g->ids + g->prompt_len, gen_count(g), buf, n);
+}
+
+/* Writes bytes [from, to) of text: whole characters as they are (newlines
+ * and tabs too), any other control byte, and a byte that can never start a
+ * character, as \xNN. */
+static void write_escaped(FILE *out, const char *text, size_t from, size_t to)
+{
+    for (size_t i = from; i < to;) {
+        uint32_t cp;
+        int cl = utf8_decode(text + i, to - i, &cp);
+        if (cl > 0 && (cp >= 0x20 || cp == '\n' || cp == '\t') && cp != 0x7F) {
+            fwrite(text + i, 1, (size_t)cl, out);
+            i += (size_t)cl;
+        } else {
+            fprintf(out, "\\x%02X", (unsigned char)text[i]);
+            i++;
+        }
+    }
+}
+
+int gen_stream(struct gen *g, FILE *out, int final)
+{
+    size_t need = vocab_detok(g->v, g->ids, g->len, NULL, 0) + 1;
+    char *text = malloc(need);
+    if (!text)
+        return -1;
+    size_t len = vocab_detok(g->v, g->ids, g->len, text, need);
+    /* A character split across tokens waits for its last byte. */
+    size_t ready = final ? len : vocab_complete_prefix(text, len);
+    if (ready > g->streamed) {
+        write_escaped(out, text, g->streamed, ready);
+        g->streamed = ready;
+        fflush(out);
+    }
+    free(text);
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,74 @@
+/* gen.h - the loop of generation (HACKING.md's data flow, its last box): a
+ * generation holds the context (the prompt, then the tokens generated),
+ * appends each chosen token, checks the stop rules on it, and turns the
+ * tokens into text, streamed a whole character at a time. The interactive
+ * view, the batch, the lesson's own path, `generate` and `export` all go
+ * through it. */
+#ifndef LOGITLAB_GEN_H
+#define LOGITLAB_GEN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/settings.h"
+#include "data/vocab.h"
+
+enum stop_rule { STOP_NONE, STOP_EOS, STOP_MAX_TOKENS, STOP_STRING };
+
+struct stop_result {
+    enum stop_rule rule;
+    int which; /* the stop string's index for STOP_STRING, the token for STOP_EOS */
+};
+
+/* A generation. */
+struct gen {
+    const struct vocab *v;
+    int *ids; /* the prompt (prompt_len ids), then the generated ones */
+    int len, cap;
+    int prompt_len;
+    struct stop_result stop; /* what ended it after its last token, or STOP_NONE */
+    size_t streamed;         /* bytes of the context's text gen_stream has written */
+};
+
+/* Starts a generation from ctx[0..len) (copied), the first prompt_len of
+ * them the prompt. Returns 0, or -1 when out of memory. */
+int gen_start(struct gen *g, const struct vocab *v, const int *ctx, int len, int prompt_len,
+              struct err *e);
+void gen_free(struct gen *g);
+
+/* Starts again from ctx (a step that gives a context of its own), keeping
+ * the vocabulary and the prompt's length. Returns 0 or -1. */
+int gen_restart(struct gen *g, const int *ctx, int len, struct err *e);
+
+/* Appends token id and checks the stop rules of s on it (g->stop). Returns
+ * 0, or -1 when out of memory (nothing appended). */
+int gen_append(struct gen *g, int id, const struct settings *s, struct err *e);
+
+/* Takes the last token back (a step that could not be completed). */
+void gen_undo(struct gen *g);
+
+/* How many tokens were generated. */
+int gen_count(const struct gen *g);
+
+/* Writes to out the text of the context (the prompt's, then the generated
+ * tokens') not written yet, up to the last whole character (all of it when
+ * final): characters, newlines and tabs as they are, any other control byte
+ * and a byte that can never be part of a character as \xNN. Returns 0, or
+ * -1 on a write error or out of memory. */
+int gen_stream(struct gen *g, FILE *out, int final);
+
+/* The text of the generated tokens into buf (like vocab_detok). */
+size_t gen_text(const struct gen *g, char *buf, size_t n);
+
+/* Checks the stop rules after a token was appended: ctx[0..len) holds the
+ * prompt (prompt_len tokens) and everything generated, the new token last.
+ * End token first, then a stop string in the generated text (matched across
+ * token boundaries), then the maximum number of generated tokens. */
+struct stop_result stop_check(const struct settings *s, const struct vocab *v, const int *ctx,
+                              int len, int prompt_len);
+
+/* "end token [EOS]", "stop string \"mat\"", "max tokens (3)", or "". */
+void stop_describe(const struct stop_result *r, const struct settings *s, const struct vocab *v,
+                   char *buf, size_t n);
+
+#endif
