@@ -61,22 +61,11 @@ static int head_peek(const struct source *src, int k, struct source_logits *out)
     return row ? 0 : -1;
 }
 
-static int head_logits(struct source *src, int k, const int *ctx, int len,
-                       struct source_logits *out, struct err *e)
-{
-    (void)ctx;
-    (void)len;
-    if (head_peek(src, k, out) < 0)
-        return err_set(e, ERR_SYSTEM, "lesson '%s': step %d has no logits", src->L->id, k);
-    return 0;
-}
-
 const struct source_ops SOURCE_HEAD = {
     .kind = "toy head",
     .written_for_path = 1,
     .runs = head_runs,
     .open = head_open,
     .close = head_close,
-    .logits = head_logits,
     .peek = head_peek,
 };

@@ -32,7 +32,7 @@ int source_open(struct source *src, const struct lesson *L, const struct config 
         if (src->fast_rows > L->vocab.n)
             src->fast_rows = L->vocab.n;
     }
-    if (src->ops->open(src, hidden, e) < 0) {
+    if (src->ops->open && src->ops->open(src, hidden, e) < 0) {
         memset(src, 0, sizeof *src);
         return -1;
     }
@@ -41,7 +41,7 @@ int source_open(struct source *src, const struct lesson *L, const struct config 
 
 void source_close(struct source *src)
 {
-    if (src->ops)
+    if (src->ops && src->ops->close)
         src->ops->close(src);
     memset(src, 0, sizeof *src);
 }
@@ -125,7 +125,10 @@ int source_run_step(struct source *src, int k, const struct settings *s, const i
         return err_set(e, ERR_USAGE, "lesson '%s' has no step %d (it has %d)", L->id, k,
                        L->n_steps);
     struct source_logits z;
-    if (src->ops->logits(src, k, ctx, len, &z, e) < 0)
+    if (src->ops->logits
+            ? src->ops->logits(src, k, ctx, len, &z, e) < 0
+            : src->ops->peek(src, k, &z) < 0 &&
+                  err_set(e, ERR_SYSTEM, "lesson '%s': step %d has no logits", L->id, k) < 0)
         return -1;
     struct sampler_input in = {
         .vocab_size = L->vocab.n,

@@ -38,11 +38,12 @@ struct source_ops {
     int written_for_path; /* its steps' logits were written for the lesson's own path */
     /* Whether this kind runs L (the first kind of source.c's list that does, runs it). */
     int (*runs)(const struct lesson *L);
-    /* Builds what running takes; hidden: a model's hidden size (0: the lesson's). */
+    /* Builds what running takes; hidden: a model's hidden size (0: the
+     * lesson's). NULL: nothing to build (nor to close). */
     int (*open)(struct source *src, int hidden, struct err *e);
     void (*close)(struct source *src);
     /* The logits of step k (1-based) for the token after ctx[0..len),
-     * valid until the next call. */
+     * valid until the next call; NULL: the step's own (peek), whatever ctx. */
     int (*logits)(struct source *src, int k, const int *ctx, int len, struct source_logits *out,
                   struct err *e);
     /* The logits the last call gave for step k, when they are still there
