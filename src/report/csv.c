@@ -1,0 +1,58 @@
+/* csv.c - the report as CSV: one line per row of the table, numbers in
+ * their shortest exact form, tokens quoted only where CSV needs it.
+ */
+#include "report/report.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "report/report_int.h"
+
+static void csv_number(FILE *out, double v)
+{
+    char buf[40];
+    if (isinf(v)) {
+        fputs(v > 0 ? "inf" : "-inf", out);
+        return;
+    }
+    report_shortest(buf, sizeof buf, v);
+    fputs(buf, out);
+}
+
+static void csv_string(FILE *out, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL && s[0] != ' ' && s[0] != '\0') {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+int report_write_csv(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    fprintf(out,
+            "rank,id,token,logit,adjusted,exp,prob,cum,kept,removed_by,final,cum_final,seen\n");
+    int shown = report_rows_shown(r);
+    for (int k = 0; k < shown; k++) {
+        const struct trace_row *row = &t->rows[k];
+        fprintf(out, "%d,%d,", k + 1, row->id);
+        csv_string(out, vocab_token(&r->lesson->vocab, row->id));
+        double cols[] = { row->logit, row->adjusted, row->exp, row->prob, row->cum };
+        for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+            fputc(',', out), csv_number(out, cols[i]);
+        fprintf(out, ",%s,%s,", row->removed_by == TRACE_KEPT ? "yes" : "no",
+                report_removed_name(row->removed_by));
+        csv_number(out, row->final);
+        fputc(',', out);
+        csv_number(out, row->cum_final);
+        fprintf(out, ",%d\n", row->seen);
+    }
+    return 0;
+}

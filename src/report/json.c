@@ -1,0 +1,305 @@
+/* json.c - the report as one JSON object: the step, its settings, the rows,
+ * what a full-size step adds (found rows, histogram, draws), the stages,
+ * the choice, the stop rule and what an exercise asks. Numbers are the
+ * shortest that read back exactly; JSON has no infinity, so null.
+ */
+#include "report/report.h"
+
+#include <math.h>
+
+#include "report/report_int.h"
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", out);
+        else if (*p == '\t')
+            fputs("\\t", out);
+        else if (*p == '\r')
+            fputs("\\r", out);
+        else if (*p < 0x20 || *p == 0x7F)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+/* JSON has no infinity: an overflowed value is written as null. */
+static void json_number(FILE *out, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) {
+        fputs("null", out);
+        return;
+    }
+    report_shortest(buf, sizeof buf, v);
+    fputs(buf, out);
+}
+
+/* A setting's JSON key: its name with '_' for '-' ("top_k"). */
+static void json_key(FILE *out, const char *name)
+{
+    fputc('"', out);
+    for (const char *p = name; *p; p++)
+        fputc(*p == '-' ? '_' : *p, out);
+    fputs("\": ", out);
+}
+
+/* A setting's value in JSON: a number, a name, an order with its stages,
+ * or the list of stop strings. */
+static void json_setting(FILE *out, const struct settings *s, const struct setting_info *i)
+{
+    const struct sampler_settings *m = &s->sampler;
+    char v[64];
+    switch (i->kind) {
+    case SK_DOUBLE:
+        json_number(out, setting_get(s, i));
+        break;
+    case SK_INT:
+        fprintf(out, "%d", (int)setting_get(s, i));
+        break;
+    case SK_ENUM:
+        setting_value(s, i, v, sizeof v);
+        json_string(out, v);
+        break;
+    case SK_SEED:
+        fprintf(out, "%llu", (unsigned long long)m->seed);
+        break;
+    case SK_ORDER:
+        fprintf(out, "\"%s\", \"chain\": [", preset_name(m->chain.preset));
+        for (int k = 0; k < m->chain.n; k++)
+            fprintf(out, "%s\"%s\"", k ? ", " : "", stage_name(m->chain.stage[k]));
+        fprintf(out, "], \"top_k_keeps_ties\": %s", m->chain.topk_keep_ties ? "true" : "false");
+        break;
+    case SK_STOP:
+        fputc('[', out);
+        for (int k = 0; k < s->n_stop; k++) {
+            if (k)
+                fputs(", ", out);
+            json_string(out, s->stop[k]);
+        }
+        fputc(']', out);
+        break;
+    }
+}
+
+static void json_settings(FILE *out, const struct settings *s)
+{
+    fprintf(out, "  \"settings\": {");
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+        if (i != SETTINGS_INFO)
+            fputs(", ", out);
+        json_key(out, i->name);
+        json_setting(out, s, i);
+    }
+    fprintf(out, "},\n");
+}
+
+/* Writes ", \"name\": value" for each of n fields. */
+static void json_fields(FILE *out, const char *const *names, const double *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, ", \"%s\": ", names[i]);
+        json_number(out, vals[i]);
+    }
+}
+
+/* The step and its settings, the context and the sums over the vocabulary. */
+static void json_head(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct trace *t = r->trace;
+    fprintf(out, "{\n  \"lesson\": ");
+    json_string(out, L->id);
+    fprintf(out, ",\n  \"title\": ");
+    json_string(out, L->title);
+    fprintf(out, ",\n  \"step\": %d,\n  \"steps\": %d,\n  \"vocab_size\": %d,\n", r->step,
+            L->n_steps, t->vocab_size);
+    json_settings(out, r->settings);
+    fprintf(out, "  \"context\": ");
+    report_print_ids(out, r->context, r->context_len);
+    fprintf(out, ",\n  \"prompt_len\": %d,\n  \"max_adjusted\": ", r->prompt_len);
+    json_number(out, t->max_adjusted);
+    fprintf(out, ",\n  \"sum_exp\": ");
+    json_number(out, t->sum_exp);
+    fprintf(out, ",\n  \"sum_exp_shifted\": ");
+    json_number(out, t->sum_exp_shifted);
+    fprintf(out, ",\n  \"entropy\": ");
+    json_number(out, t->entropy);
+}
+
+/* The first shown rows, one a line, then what lies beyond them. */
+static void json_rows(FILE *out, const struct report *r, int shown)
+{
+    const struct trace *t = r->trace;
+    fprintf(out, ",\n  \"rows\": [\n");
+    for (int k = 0; k < shown; k++) {
+        const struct trace_row *row = &t->rows[k];
+        fprintf(out, "    {\"rank\": %d, \"id\": %d, \"token\": ", k + 1, row->id);
+        json_string(out, vocab_token(&r->lesson->vocab, row->id));
+        const char *const names[] = { "logit", "adjusted", "exp", "prob", "cum" };
+        const double vals[] = { row->logit, row->adjusted, row->exp, row->prob, row->cum };
+        json_fields(out, names, vals, 5);
+        fprintf(out, ", \"kept\": %s, \"removed_by\": ",
+                row->removed_by == TRACE_KEPT ? "true" : "false");
+        if (row->removed_by == TRACE_KEPT)
+            fputs("null", out);
+        else
+            json_string(out, report_removed_name(row->removed_by));
+        fprintf(out, ", \"final\": ");
+        json_number(out, row->final);
+        fprintf(out, ", \"cum_final\": ");
+        json_number(out, row->cum_final);
+        fprintf(out, ", \"seen\": %d}%s\n", row->seen, k + 1 < shown ? "," : "");
+    }
+    fprintf(out, "  ],\n");
+    int tail_count, tail_kept;
+    double tail_mass;
+    report_tail(t, shown, &tail_count, &tail_mass, &tail_kept);
+    fprintf(out, "  \"tail\": {\"count\": %d, \"mass\": ", tail_count);
+    json_number(out, tail_mass);
+    fprintf(out, ", \"kept\": %d},\n", tail_kept);
+}
+
+/* The rows of the --find tokens, wherever they rank; unknown ones are left out. */
+static void json_found(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    fprintf(out, "  \"found\": [");
+    for (int i = 0, written = 0; i < r->n_find; i++) {
+        struct trace_row row;
+        int rank;
+        if (report_row_of(t, r->find[i], &row, &rank) < 0)
+            continue;
+        fprintf(out, "%s{\"rank\": %d, \"id\": %d, \"token\": ", written++ ? ", " : "", rank + 1,
+                row.id);
+        json_string(out, vocab_token(&r->lesson->vocab, row.id));
+        const char *const names[] = { "logit", "adjusted", "prob", "cum", "final" };
+        const double vals[] = { source_logit(r->source, r->step, row.id), row.adjusted, row.prob,
+                                row.cum, row.final };
+        json_fields(out, names, vals, 5);
+        fprintf(out, ", \"kept\": %s}", row.removed_by == TRACE_KEPT ? "true" : "false");
+    }
+    fprintf(out, "],\n");
+}
+
+static void json_hist(FILE *out, const struct draws_hist *h)
+{
+    const char *const names[] = { "lo", "hi", "mean", "sd" };
+    const double vals[] = { h->lo, h->hi, h->mean, h->sd };
+    fprintf(out, "  \"histogram\": {\"bins\": %d", h->bins);
+    json_fields(out, names, vals, 4);
+    fprintf(out, ", \"counts\": [");
+    for (int b = 0; b < h->bins; b++)
+        fprintf(out, "%s%ld", b ? ", " : "", h->count[b]);
+    fprintf(out, "]},\n");
+}
+
+static void json_draws(FILE *out, const struct draws *d)
+{
+    fprintf(out, "  \"draws\": {\"n\": %d, \"rows\": [", d->n);
+    for (int k = 0; k < d->rows; k++) {
+        fprintf(out, "%s{\"id\": %d, \"prob\": ", k ? ", " : "", d->id[k]);
+        json_number(out, d->p_plain[k]);
+        fprintf(out, ", \"count\": %ld, \"final\": ", d->c_plain[k]);
+        json_number(out, d->p_kept[k]);
+        fprintf(out, ", \"count_filtered\": %ld}", d->c_kept[k]);
+    }
+    fprintf(out, "], \"tail\": {\"prob\": ");
+    json_number(out, d->tail_p_plain);
+    fprintf(out, ", \"count\": %ld, \"final\": ", d->tail_plain);
+    json_number(out, d->tail_p_kept);
+    fprintf(out, ", \"count_filtered\": %ld}, \"chi2\": ", d->tail_kept);
+    json_number(out, d->chi2_plain);
+    fprintf(out, ", \"df\": %d, \"chi2_filtered\": ", d->df_plain);
+    json_number(out, d->chi2_kept);
+    fprintf(out, ", \"df_filtered\": %d},\n", d->df_kept);
+}
+
+/* What was kept, and what each stage of the chain removed. */
+static void json_stages(FILE *out, const struct trace *t)
+{
+    fprintf(out, "  \"kept_count\": %d,\n  \"kept_mass\": ", t->kept_count);
+    json_number(out, t->kept_mass);
+    fprintf(out, ",\n  \"stages\": [");
+    for (int c = 0; c < t->n_stages; c++) {
+        fprintf(out, "%s{\"stage\": \"%s\", \"active\": %s, \"removed\": %d, \"removed_mass\": ",
+                c ? ", " : "", stage_name(t->stages[c].stage),
+                t->stages[c].active ? "true" : "false", t->stages[c].removed);
+        json_number(out, t->stages[c].removed_mass);
+        fputc('}', out);
+    }
+    fprintf(out, "],\n");
+}
+
+/* The token drawn, how (u, or greedy), then the stop rule that fired. */
+static void json_choice(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    const struct lesson *L = r->lesson;
+    fprintf(out, "  \"choice\": {\"id\": %d, \"token\": ", t->choice.id);
+    json_string(out, vocab_token(&L->vocab, t->choice.id));
+    struct trace_row row;
+    int rank;
+    if (report_row_of(t, t->choice.id, &row, &rank) == 0) {
+        fprintf(out, ", \"prob\": ");
+        json_number(out, row.prob);
+        fprintf(out, ", \"final\": ");
+        json_number(out, row.final);
+    }
+    fprintf(out, ", \"rank\": %d, \"rule\": \"%s\", \"u\": ", t->choice.rank + 1,
+            t->choice.sampled ? "sample" : "greedy");
+    if (t->choice.sampled)
+        json_number(out, t->choice.u);
+    else
+        fputs("null", out);
+    fprintf(out, "},\n  \"stop\": {\"rule\": ");
+    static const char *const RULES[] = { "none", "eos", "max-tokens", "stop-string" };
+    json_string(out, RULES[r->stop.rule]);
+    char desc[160];
+    stop_describe(&r->stop, r->settings, &L->vocab, desc, sizeof desc);
+    fprintf(out, ", \"detail\": ");
+    json_string(out, desc);
+    fprintf(out, "}");
+}
+
+/* An exercise's asked values, as the trace holds them (no rounding). */
+static void json_asks(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    fprintf(out, ",\n  \"asked\": [");
+    for (int i = 0; i < S->n_ask; i++) {
+        char what[64];
+        ask_describe(L, &S->ask[i], what, sizeof what);
+        fprintf(out, "%s{\"what\": ", i ? ", " : "");
+        json_string(out, what);
+        fprintf(out, ", \"value\": ");
+        json_number(out, report_ask_value(r->trace, &S->ask[i]));
+        fputc('}', out);
+    }
+    fprintf(out, "], \"digits\": %d", S->digits);
+}
+
+int report_write_json(FILE *out, const struct report *r)
+{
+    json_head(out, r);
+    json_rows(out, r, report_rows_shown(r));
+    if (r->n_find > 0)
+        json_found(out, r);
+    if (r->hist)
+        json_hist(out, r->hist);
+    if (r->draws)
+        json_draws(out, r->draws);
+    json_stages(out, r->trace);
+    json_choice(out, r);
+    if (r->lesson->steps[r->step - 1].n_ask > 0)
+        json_asks(out, r);
+    fprintf(out, "\n}\n");
+    return 0;
+}

@@ -1,0 +1,533 @@
+/* text.c - the report as text, for a terminal or a file: the step and its
+ * text, the settings, the table, the sums, the chain stage by stage, what a
+ * full-size step adds (histogram, draws), the choice, the stop rule, what
+ * an exercise asks, and the notes that warn of a surprise.
+ */
+#include "report/report.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "model/lmhead.h"
+#include "base/utf8.h"
+#include "report/report_int.h"
+
+#define TEXT_WIDTH  78
+#define TOKEN_COLS  12
+#define LARGE_LOGIT 30.0 /* above this, say that softmax subtracts the max */
+
+/* A setting's value for a summary: as typed back, and " (greedy)" after a
+ * value that makes its stage keep only the argmax. */
+static void summary_value(const struct settings *s, const struct setting_info *i, char *buf,
+                          size_t n)
+{
+    setting_value(s, i, buf, n);
+    if (i->stage != STAGE_NONE && (STAGES[i->stage].flags & SF_ZERO_CUTS) &&
+        (i->flags & SET_ACTIVATES) && stage_cuts(&s->sampler, (enum stage)i->stage))
+        utf8_append(buf, n, " (greedy)");
+}
+
+static void wrap(FILE *out, const char *first, const char *indent, const char *text)
+{
+    /* Paragraphs are separated by '\n'; each is filled to TEXT_WIDTH. */
+    const char *p = text;
+    while (*p) {
+        size_t plen = strcspn(p, "\n");
+        int indent_w = utf8_width(indent);
+        const char *lead = p == text ? first : indent;
+        fputs(lead, out);
+        int col = utf8_width(lead);
+        const char *w = p, *end = p + plen;
+        while (w < end) {
+            while (w < end && *w == ' ')
+                w++;
+            const char *we = w;
+            while (we < end && *we != ' ')
+                we++;
+            if (we == w)
+                break;
+            char word[TEXT_WIDTH * 4];
+            size_t wl = (size_t)(we - w) < sizeof word - 1 ? (size_t)(we - w) : sizeof word - 1;
+            memcpy(word, w, wl);
+            word[wl] = '\0';
+            int ww = utf8_width(word);
+            if (col > indent_w && col + 1 + ww > TEXT_WIDTH) {
+                fprintf(out, "\n%s", indent);
+                col = indent_w;
+            } else if (col > indent_w) {
+                fputc(' ', out);
+                col++;
+            }
+            fwrite(w, 1, (size_t)(we - w), out);
+            col += ww;
+            w = we;
+        }
+        fputc('\n', out);
+        p = *end ? end + 1 : end;
+        if (*p && first == indent)
+            fputc('\n', out); /* a blank line between paragraphs of the text */
+    }
+}
+
+/* The settings of the step: the summary line, then what the active stages
+ * with more settings use (the penalty's formula, scope, ...), the shift,
+ * the order and the stop rules. */
+static void text_settings(FILE *out, const struct settings *s)
+{
+    fprintf(out, "settings:");
+    char v[64];
+    int k = 0;
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (report_in_summary(s, i)) {
+            summary_value(s, i, v, sizeof v);
+            fprintf(out, "%s %s %s", k++ ? "," : "", i->name, v);
+        }
+    fputc('\n', out);
+    const struct sampler_settings *m = &s->sampler;
+    for (int st = 0; st < STAGE_COUNT; st++) {
+        if (!stage_active(m, (enum stage)st, INT_MAX))
+            continue;
+        int n = 0;
+        for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
+            if (i->stage != st || report_in_summary(s, i))
+                continue;
+            setting_value(s, i, v, sizeof v);
+            if (n++ == 0)
+                fprintf(out, "%s: ", STAGES[st].name);
+            else
+                fputs(", ", out);
+            fprintf(out, "%s %s", i->label, v);
+        }
+        if (n)
+            fputc('\n', out);
+    }
+    if (m->shift != 0.0)
+        fprintf(out, "shift: %g added to every logit\n", m->shift);
+    char chain[160];
+    chain_describe(&m->chain, chain, sizeof chain);
+    fprintf(out, "order: %s%s\n", chain,
+            m->chain.topk_keep_ties ? "; top-k keeps ties with the k-th" : "");
+    if (s->max_tokens || s->n_stop) {
+        fprintf(out, "stop rules: max-tokens %d", s->max_tokens);
+        for (int i = 0; i < s->n_stop; i++) {
+            char esc[2 * STOP_LEN + 1];
+            utf8_escape(s->stop[i], esc, sizeof esc);
+            fprintf(out, ", stop \"%s\"", esc);
+        }
+        fputc('\n', out);
+    }
+}
+
+static void text_head(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    int d = L->head.d;
+    char a[32];
+    if (S->given == GIVEN_HIDDEN) {
+        double rms = sqrt(0.0 + L->head.eps);
+        double ss = 0.0;
+        for (int i = 0; i < d; i++)
+            ss += S->hidden[i] * S->hidden[i];
+        rms = sqrt(ss / d + L->head.eps);
+        fprintf(out, "hidden h:        [");
+        for (int i = 0; i < d; i++)
+            report_logit(a, sizeof a, S->hidden[i], S->digits),
+                fprintf(out, "%s%s", i ? ", " : "", a);
+        report_logit(a, sizeof a, rms, S->digits);
+        fprintf(out, "]\nRMSNorm:         sqrt(mean(h^2) + %g) = %s\n", L->head.eps, a);
+        fprintf(out, "h / rms:         [");
+        for (int i = 0; i < d; i++)
+            report_logit(a, sizeof a, S->normed[i], S->digits),
+                fprintf(out, "%s%s", i ? ", " : "", a);
+        fprintf(out, "]\nLM head:         %d rows x %d = %lld weights; logit = row . (h / rms)\n",
+                L->vocab.n, d, lmhead_weight_count(L->vocab.n, d));
+    }
+    if (L->head.real_vocab && L->head.real_hidden) {
+        long long w = lmhead_weight_count(L->head.real_vocab, L->head.real_hidden);
+        long long b = lmhead_bf16_bytes(L->head.real_vocab, L->head.real_hidden);
+        fprintf(out,
+                "real head:       %ld x %ld = %lld weights = %lld bytes in bf16 (%.2f GB), "
+                "read on every decode step\n",
+                L->head.real_vocab, L->head.real_hidden, w, b, (double)b / 1e9);
+    }
+}
+
+static void text_notes(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    const struct sampler_settings *m = &r->settings->sampler;
+    int V = t->vocab_size;
+    if (m->penalty_formula == PENALTY_LESSON && m->repetition_penalty != 1.0) {
+        int shown = 0;
+        for (int k = 0; k < t->n_rows; k++) { /* the rows held: all of them, or the top ones */
+            const struct trace_row *row = &t->rows[k];
+            double z = row->logit + m->shift;
+            if (row->seen && z < 0.0 && isfinite(z)) {
+                char a[32], b[32], c[32];
+                report_logit(a, sizeof a, z, 4);
+                report_logit(b, sizeof b, z / m->repetition_penalty, 4);
+                report_logit(c, sizeof c, z * m->repetition_penalty, 4);
+                fprintf(out,
+                        "warning: the lesson's formula raises a negative logit: %s %s -> %s makes "
+                        "it MORE likely; the engines multiply instead (%s -> %s)\n",
+                        vocab_token(&r->lesson->vocab, row->id), a, b, a, c);
+                shown = 1;
+            }
+        }
+        if (!shown)
+            fprintf(out,
+                    "warning: the lesson's formula z / %g would raise a negative logit "
+                    "(none is seen here); the engines multiply negative logits instead\n",
+                    m->repetition_penalty);
+    }
+    for (int s = 0; s < STAGE_COUNT; s++) {
+        if (chain_has(&m->chain, (enum stage)s) || !stage_active(m, (enum stage)s, V))
+            continue;
+        if (m->chain.preset != PRESET_CUSTOM)
+            fprintf(out,
+                    "note: %s is set, but the %s order has no such stage, so it does nothing\n",
+                    stage_name((enum stage)s), preset_name(m->chain.preset));
+        else
+            fprintf(out, "note: %s is set but not in the order, so it does nothing\n",
+                    stage_name((enum stage)s));
+    }
+    if (t->max_adjusted > LARGE_LOGIT || isinf(t->sum_exp))
+        fprintf(out,
+                "note: e^z' is huge here%s; softmax subtracts the max z' (%.4f) first, which "
+                "changes no probability\n",
+                isinf(t->sum_exp) ? " (the sum overflows a double)" : "", t->max_adjusted);
+}
+
+/* What a stage did, for the chain block: in, removed, mass, then what it
+ * saw (its cut value, in words from sampling.def). The value stages and
+ * min-p, whose lines say more, have their own below. */
+struct stage_line {
+    const struct report *r;
+    const struct stage_report *st;
+    char p_max[32], cut[32], mass[32];
+};
+
+static void describe_cut(FILE *out, const struct stage_line *l)
+{
+    fprintf(out, "%d in, removed %d (mass %s)", l->st->in, l->st->removed, l->mass);
+    const char *cut = STAGES[l->st->stage].cut;
+    if (cut) {
+        fputs("; ", out);
+        fprintf(out, cut, l->cut);
+    }
+    fputc('\n', out);
+}
+
+static void describe_penalty(FILE *out, const struct stage_line *l)
+{
+    const struct sampler_settings *m = &l->r->settings->sampler;
+    int n = l->r->trace->penalized;
+    fprintf(out,
+            "repetition %g (%s formula, %s tokens, last-n %d), presence %g, frequency %g: %d "
+            "token%s changed\n",
+            m->repetition_penalty, penalty_formula_name(m->penalty_formula),
+            penalty_scope_name(m->penalty_scope), m->penalty_last_n, m->presence_penalty,
+            m->frequency_penalty, n, n == 1 ? "" : "s");
+}
+
+static void describe_temperature(FILE *out, const struct stage_line *l)
+{
+    double T = l->r->settings->sampler.temperature;
+    if (T == 0.0)
+        fprintf(out, "greedy: %d in, kept the argmax, removed %d (mass %s)\n", l->st->in,
+                l->st->removed, l->mass);
+    else
+        fprintf(out, "every logit divided by %g\n", T);
+}
+
+static void describe_min_p(FILE *out, const struct stage_line *l)
+{
+    fprintf(out, "%d in, removed %d (mass %s); bar %g x p_max %s = %s here\n", l->st->in,
+            l->st->removed, l->mass, l->r->settings->sampler.min_p, l->p_max, l->cut);
+}
+
+/* The stages whose line is their own; every other one is describe_cut's. */
+static void (*const DESCRIBE[STAGE_COUNT])(FILE *, const struct stage_line *) = {
+    [STAGE_PENALTY] = describe_penalty,
+    [STAGE_TEMPERATURE] = describe_temperature,
+    [STAGE_MIN_P] = describe_min_p,
+};
+
+/* The one setting that turns stage st on, or NULL when several do (the
+ * penalties): what the stage's name is shown with. */
+static const struct setting_info *stage_setting(enum stage st)
+{
+    const struct setting_info *found = NULL;
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (i->stage == (int)st && (i->flags & SET_ACTIVATES)) {
+            if (found)
+                return NULL;
+            found = i;
+        }
+    return found;
+}
+
+/* One line per stage of the chain, in order: what it did and what it saw. */
+static void text_stages(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    int d = r->lesson->steps[r->step - 1].digits;
+    fprintf(out, "chain:\n");
+    for (int c = 0; c < t->n_stages; c++) {
+        struct stage_line l = { .r = r, .st = &t->stages[c] };
+        const struct setting_info *main = stage_setting(l.st->stage);
+        char v[32] = "", name[48];
+        if (main && l.st->active)
+            setting_value(r->settings, main, v, sizeof v);
+        snprintf(name, sizeof name, "%s %s", stage_name(l.st->stage), v);
+        fprintf(out, "  %-18s ", name);
+        if (!l.st->active) {
+            fprintf(out, "off\n");
+            continue;
+        }
+        report_number(l.p_max, sizeof l.p_max, l.st->p_max, d);
+        report_number(l.cut, sizeof l.cut, l.st->cut, d);
+        report_number(l.mass, sizeof l.mass, l.st->removed_mass, d);
+        (DESCRIBE[l.st->stage] ? DESCRIBE[l.st->stage] : describe_cut)(out, &l);
+    }
+}
+
+static void text_hist(FILE *out, const struct draws_hist *h)
+{
+    long most = 1;
+    for (int b = 0; b < h->bins; b++)
+        most = h->count[b] > most ? h->count[b] : most;
+    double width = (h->hi - h->lo) / h->bins;
+    fprintf(out, "histogram of z' over %ld tokens (mean %.3f, sd %.3f%s):\n", h->n, h->mean, h->sd,
+            h->masked ? ", masked ones left out" : "");
+    for (int b = 0; b < h->bins; b++) {
+        int len = (int)((double)h->count[b] * 50.0 / (double)most + 0.5);
+        if (h->count[b] > 0 && len == 0)
+            len = 1;
+        fprintf(out, "  %8.3f .. %8.3f %7ld ", h->lo + b * width, h->lo + (b + 1) * width,
+                h->count[b]);
+        for (int i = 0; i < len; i++)
+            fputc('#', out);
+        fputc('\n', out);
+    }
+}
+
+static void text_draws(FILE *out, const struct report *r)
+{
+    const struct draws *d = r->draws;
+    const struct lesson *L = r->lesson;
+    fprintf(out, "\n%d draws with seed %llu (u_i from Philox counter (step, 0, i, 0)):\n", d->n,
+            (unsigned long long)r->settings->sampler.seed);
+    fprintf(
+        out,
+        "rank  token           without filters: count  expected   with filters: count  expected\n");
+    for (int k = 0; k < d->rows; k++) {
+        char esc[128], col[64];
+        utf8_escape(vocab_token(&L->vocab, d->id[k]), esc, sizeof esc);
+        utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
+        fprintf(out, "%4d  %s %25ld %9.1f %20ld %9.1f\n", k + 1, col, d->c_plain[k],
+                d->p_plain[k] * d->n, d->c_kept[k], d->p_kept[k] * d->n);
+    }
+    fprintf(out, "      %-12s %25ld %9.1f %20ld %9.1f\n", "(the tail)", d->tail_plain,
+            d->tail_p_plain * d->n, d->tail_kept, d->tail_p_kept * d->n);
+    fprintf(out,
+            "different tokens drawn: %ld without filters, %ld with them\n"
+            "chi-square against the probabilities: %.2f on %d df without filters, %.2f on %d df "
+            "with them (0.1%% limits %.1f, %.1f)\n",
+            d->distinct_plain, d->distinct_kept, d->chi2_plain, d->df_plain, d->chi2_kept,
+            d->df_kept, draws_chi2_limit(d->df_plain), draws_chi2_limit(d->df_kept));
+    if (d->n_examples) {
+        fprintf(out, "tail tokens drawn without filters, first ones:");
+        for (int i = 0; i < d->n_examples; i++) {
+            char esc[128];
+            utf8_escape(vocab_token(&L->vocab, d->example[i]), esc, sizeof esc);
+            fprintf(out, "%s \"%s\" (rank %d)", i ? "," : "", esc, d->example_rank[i] + 1);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* One row of the text table; rank_w columns for the rank (0-based rank). */
+static void text_row(FILE *out, const struct lesson *L, int rank_w, int rank,
+                     const struct trace_row *row, double logit, int d, const char *suffix)
+{
+    char esc[128], col[64], kept[24];
+    struct row_cells c;
+    report_row_cells(row, logit, d, &c);
+    utf8_escape(vocab_token(&L->vocab, row->id), esc, sizeof esc);
+    utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
+    snprintf(kept, sizeof kept, "%s%s", row->removed_by == TRACE_KEPT ? "" : "no:", c.kept);
+    fprintf(out, "%*d %6d  %s %7s %8s %9s %7s %7s %-9s %7s%s\n", rank_w, rank + 1, row->id, col,
+            c.logit, c.adjusted, c.exp, c.prob, c.cum, kept, c.final, suffix);
+}
+
+/* The head of the step: the lesson, the step's text, the LM head when the
+ * step gives a hidden vector or the lesson a real model's size, the context
+ * and the settings. */
+static void text_intro(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    char buf[4096];
+    fprintf(out, "%s: %s\n", L->id, L->title);
+    fprintf(out, "step %d of %d\n", r->step, L->n_steps);
+    if (r->step == 1 && L->text) {
+        fputc('\n', out);
+        wrap(out, "  ", "  ", L->text);
+    }
+    if (S->text) {
+        fputc('\n', out);
+        wrap(out, "  ", "  ", S->text);
+        fputc('\n', out);
+    }
+    if (S->given == GIVEN_HIDDEN || (L->head.real_vocab && L->head.real_hidden)) {
+        text_head(out, r);
+        fputc('\n', out);
+    }
+    if (r->context_len > 0 || L->prompt_len > 0) {
+        report_context_text(r, buf, sizeof buf);
+        fprintf(out, "context: ");
+        report_print_ids(out, r->context, r->context_len);
+        char esc[sizeof buf];
+        utf8_escape(buf, esc, sizeof esc);
+        fprintf(out, " \"%s\"\n", esc);
+    }
+    text_settings(out, r->settings);
+    fputc('\n', out);
+}
+
+/* The table: the shown rows, what lies beyond them, then the rows of the
+ * --find tokens wherever they rank. */
+static void text_table(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    const struct trace *t = r->trace;
+    int d = S->digits;
+    int shown = report_rows_shown(r);
+    int prob_given = S->given == GIVEN_PROBS;
+    if (prob_given)
+        fprintf(out, "this step gives probabilities: its logits are ln p, so e^logit = p\n\n");
+    char tok[64];
+    fprintf(out, "rank     id  %s %7s %8s %9s %7s %7s %-9s %7s\n",
+            (utf8_pad("token", TOKEN_COLS, 0, tok, sizeof tok), tok), "logit", "adjusted",
+            prob_given ? "exp (=p)" : "exp", "prob", "cum", "kept", "final");
+    for (int k = 0; k < shown; k++)
+        text_row(out, L, 4, k, &t->rows[k], t->rows[k].logit, d, "");
+    if (shown < t->vocab_size) {
+        int count, kept;
+        double mass;
+        report_tail(t, shown, &count, &mass, &kept);
+        fprintf(out, "     ... %d more tokens hold %.6f of the probability (%d of them kept)\n",
+                count, mass, kept);
+    }
+    for (int i = 0; i < r->n_find; i++) {
+        struct trace_row row;
+        int rank;
+        if (report_row_of(t, r->find[i], &row, &rank) < 0)
+            continue;
+        if (i == 0)
+            fputc('\n', out);
+        text_row(out, L, 6, rank, &row, source_logit(r->source, r->step, row.id), d, "   (found)");
+    }
+    fputc('\n', out);
+}
+
+/* The sums over the vocabulary, the histogram of a full-size step, the
+ * chain stage by stage and what it kept. */
+static void text_sums(FILE *out, const struct report *r)
+{
+    const struct trace *t = r->trace;
+    int d = r->lesson->steps[r->step - 1].digits;
+    char se[32], ss[32], mx[32], km[32];
+    report_number(se, sizeof se, t->sum_exp, d);
+    report_number(ss, sizeof ss, t->sum_exp_shifted, d);
+    report_logit(mx, sizeof mx, t->max_adjusted, d);
+    report_number(km, sizeof km, t->kept_mass, d);
+    fprintf(out,
+            "sum of exp: %s   (softmax uses e^(z' - max) with max z' = %s: their sum is %s, "
+            "the probabilities the same)\n",
+            se, mx, ss);
+    fprintf(out, "entropy: %.4f nats (effective vocabulary e^H = %.2f)\n", t->entropy,
+            exp(t->entropy));
+    if (r->hist)
+        text_hist(out, r->hist);
+    text_stages(out, r);
+    fprintf(out, "kept: %d of %d tokens, mass %s\n", t->kept_count, t->vocab_size, km);
+}
+
+/* The token drawn and how, its row after a fast run, the many draws of a
+ * full-size step, and the stop rule. */
+static void text_choice(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct trace *t = r->trace;
+    int d = L->steps[r->step - 1].digits;
+    char buf[4096];
+    const char *tk = vocab_token(&L->vocab, t->choice.id);
+    utf8_escape(tk, buf, sizeof buf);
+    if (t->choice.sampled) {
+        char lo[32], hi[32];
+        report_number(lo, sizeof lo, t->choice.lo, d);
+        report_number(hi, sizeof hi, t->choice.hi, d);
+        fprintf(out,
+                "choice: \"%s\" (id %d, rank %d): u = %.8f from seed %llu lands in [%s, %s) "
+                "of the kept cumulative\n",
+                buf, t->choice.id, t->choice.rank + 1, t->choice.u,
+                (unsigned long long)r->settings->sampler.seed, lo, hi);
+    } else {
+        fprintf(out, "choice: \"%s\" (id %d): greedy, the argmax; no random number is drawn\n", buf,
+                t->choice.id);
+    }
+    if (t->fmax_valid) {
+        struct trace_row row;
+        int rank;
+        if (report_row_of(t, t->choice.id, &row, &rank) == 0)
+            fprintf(out, "chosen token: rank %d of %d, prob %.6f, final %.6f\n", rank + 1,
+                    t->vocab_size, row.prob, row.final);
+    }
+    if (r->draws)
+        text_draws(out, r);
+    char stop[160];
+    stop_describe(&r->stop, r->settings, &L->vocab, stop, sizeof stop);
+    fprintf(out, "stop: %s\n",
+            r->stop.rule == STOP_NONE ? "no rule fires; the loop goes on" : stop);
+}
+
+/* What an exercise asks and its solution, the notes, and the step's note. */
+static void text_end(FILE *out, const struct report *r)
+{
+    const struct lesson *L = r->lesson;
+    const struct lesson_step *S = &L->steps[r->step - 1];
+    int d = S->digits;
+    if (S->n_ask > 0) {
+        fprintf(out, "\nasked (%d decimals):\n", d);
+        for (int i = 0; i < S->n_ask; i++) {
+            char what[64], v[32];
+            ask_describe(L, &S->ask[i], what, sizeof what);
+            int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : d;
+            report_number(v, sizeof v, report_ask_value(r->trace, &S->ask[i]), ad);
+            fprintf(out, "  %-16s %s\n", what, v);
+        }
+    }
+    if (S->solution) {
+        fputc('\n', out);
+        wrap(out, "solution: ", "          ", S->solution);
+    }
+    fputc('\n', out);
+    text_notes(out, r);
+    if (S->note)
+        wrap(out, "note: ", "      ", S->note);
+}
+
+int report_write_text(FILE *out, const struct report *r)
+{
+    text_intro(out, r);
+    text_table(out, r);
+    text_sums(out, r);
+    text_choice(out, r);
+    text_end(out, r);
+    return 0;
+}
