@@ -126,21 +126,6 @@ static int find_ids(const struct options *o, const struct lesson *L, int *ids, s
     return 0;
 }
 
-/* The stop rules after choice is appended to ctx. Returns 0 or -1. */
-static int stop_after(const struct settings *s, const struct lesson *L, const int *ctx, int len,
-                      int choice, struct stop_result *out, struct err *e)
-{
-    int *next = malloc((size_t)(len + 1) * sizeof *next);
-    if (!next)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    if (len)
-        memcpy(next, ctx, (size_t)len * sizeof *next);
-    next[len] = choice;
-    *out = stop_check(s, &L->vocab, next, len + 1, L->prompt_len);
-    free(next);
-    return 0;
-}
-
 static int cmd_show(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
@@ -200,7 +185,7 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
             .find = found,
         };
         if (rc == 0)
-            rc = stop_after(&s, &L, ctx, len, t.choice.id, &r.stop, e);
+            rc = stop_after(&s, &L.vocab, ctx, len, L.prompt_len, t.choice.id, &r.stop, e);
         if (rc == 0)
             rc = report_write(of.f, o->format, &r, e);
         trace_free(&t);
@@ -212,117 +197,59 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
     return rc;
 }
 
-/* Writes the new text of a stream: the bytes of the context from *done on
- * that end on a whole character (a character split across tokens waits for
- * its last byte). */
-static void stream_text(FILE *out, const struct vocab *v, const int *ids, int n, int final,
-                        size_t *done, char **buf, size_t *cap)
+/* The loop: each step's settings (the command line's over the lesson's),
+ * the sampler, the token appended, the text streamed (text format), until a
+ * stop rule fires or the lesson's steps run out. s gets the last step's. */
+static int run_loop(const struct options *o, struct source *src, struct gen *g, struct trace *t,
+                    struct settings *s, FILE *out, struct err *e)
 {
-    size_t need = vocab_detok(v, ids, n, NULL, 0) + 1;
-    if (need > *cap) {
-        char *b = realloc(*buf, need);
-        if (!b)
-            return;
-        *buf = b;
-        *cap = need;
+    for (int k = 1; k <= src->L->n_steps; k++) {
+        if (step_settings(o, src, k, s, e) < 0 ||
+            source_run_step(src, k, s, g->ids, g->len, t, e) < 0 ||
+            gen_append(g, t->choice.id, s, e) < 0)
+            return -1;
+        if (o->format == REPORT_TEXT && gen_stream(g, out, 0) < 0)
+            return err_set(e, ERR_SYSTEM, "writing the text failed");
+        if (g->stop.rule != STOP_NONE)
+            break;
     }
-    size_t len = vocab_detok(v, ids, n, *buf, *cap);
-    size_t ready = final ? len : vocab_complete_prefix(*buf, len);
-    /* Whole characters, newlines and tabs as they are; any other control
-     * byte, and a byte that can never be part of a character, as \xNN. */
-    for (size_t i = *done; i < ready;) {
-        uint32_t cp;
-        int cl = utf8_decode(*buf + i, ready - i, &cp);
-        if (cl > 0 && (cp >= 0x20 || cp == '\n' || cp == '\t') && cp != 0x7F) {
-            fwrite(*buf + i, 1, (size_t)cl, out);
-            i += (size_t)cl;
-        } else {
-            fprintf(out, "\\x%02X", (unsigned char)(*buf)[i]);
-            i++;
-        }
-    }
-    if (ready > *done) {
-        fflush(out);
-        *done = ready;
-    }
+    if (o->format == REPORT_TEXT && gen_stream(g, out, 1) < 0)
+        return err_set(e, ERR_SYSTEM, "writing the text failed");
+    return 0;
 }
 
-/* generate: the loop, from the prompt, with the settings of the command line
- * over the lesson's, until a stop rule fires. */
+/* generate: the loop run from the prompt, reported in the format asked for
+ * (text streams as it grows). */
 static int cmd_generate(const struct options *o, const char *what, struct err *e)
 {
     struct lesson L;
     struct source src;
     if (load_lesson(o, what, &L, &src, e) < 0)
         return -1;
-    int cap = L.prompt_len + L.n_steps + 1, len = L.prompt_len, rc = 0;
-    int *ctx = malloc((size_t)cap * sizeof *ctx);
-    struct trace t;
-    if (!ctx || trace_init(&t, L.vocab.n, e) < 0) {
-        free(ctx);
-        close_lesson(&L, &src);
-        return ctx ? -1 : err_set(e, ERR_SYSTEM, "out of memory");
-    }
-    if (len)
-        memcpy(ctx, L.prompt, (size_t)len * sizeof *ctx);
-    char *text = NULL;
-    size_t text_cap = 0, done = 0;
     struct outfile of;
-    if (outfile_open(&of, o->output, o->force, e) < 0) {
-        trace_free(&t);
-        free(ctx);
-        close_lesson(&L, &src);
-        return -1;
-    }
-    FILE *out = of.f;
-    if (o->format == REPORT_TEXT) {
-        /* The prompt first, then each token's text as it is drawn. */
-        if (L.prompt_len)
-            stream_text(out, &L.vocab, ctx, len, 0, &done, &text, &text_cap);
-        else if (L.prompt_text)
-            fputs(L.prompt_text, out);
-    }
-    struct stop_result stop = { STOP_NONE, 0 };
+    struct trace t = { 0 };
+    struct gen g = { 0 };
     struct settings s;
-    int k;
-    for (k = 1; k <= L.n_steps && rc == 0; k++) {
-        rc = step_settings(o, &src, k, &s, e);
-        if (rc == 0)
-            rc = source_run_step(&src, k, &s, ctx, len, &t, e);
-        if (rc < 0)
-            break;
-        ctx[len++] = t.choice.id;
-        if (o->format == REPORT_TEXT)
-            stream_text(out, &L.vocab, ctx, len, 0, &done, &text, &text_cap);
-        stop = stop_check(&s, &L.vocab, ctx, len, L.prompt_len);
-        if (stop.rule != STOP_NONE)
-            break;
-    }
-    if (rc == 0) {
-        char why[160];
-        stop_describe(&stop, &s, &L.vocab, why, sizeof why);
-        int gen = len - L.prompt_len;
-        if (stop.rule == STOP_NONE)
-            snprintf(why, sizeof why, "no stop rule fired: the lesson's %d steps ran out",
-                     L.n_steps);
-        if (o->format == REPORT_TEXT) {
-            stream_text(out, &L.vocab, ctx, len, 1, &done, &text, &text_cap);
-            fprintf(out, "\n[%d token%s; %s%s]\n", gen, gen == 1 ? "" : "s",
-                    stop.rule == STOP_NONE ? "" : "stopped by ", why);
-        } else {
-            fprintf(out, "{\"lesson\": \"%s\", \"generated\": [", L.id);
-            for (int i = L.prompt_len; i < len; i++)
-                fprintf(out, "%s%d", i > L.prompt_len ? ", " : "", ctx[i]);
-            fprintf(out, "], \"stop\": \"%s\"}\n", why);
-        }
-    }
-    if (rc < 0 && done > 0 && !of.path)
+    source_step_settings(&src, 1, &s);
+    struct gen_report gr = { .lesson = &L, .settings = &s, .gen = &g };
+    int rc = outfile_open(&of, o->output, o->force, e);
+    int opened = rc == 0;
+    if (rc == 0)
+        rc = trace_init(&t, L.vocab.n, e);
+    if (rc == 0)
+        rc = gen_start(&g, &L.vocab, L.prompt, L.prompt_len, L.prompt_len, e);
+    if (rc == 0)
+        rc = report_gen_begin(of.f, o->format, &gr, e);
+    if (rc == 0)
+        rc = run_loop(o, &src, &g, &t, &s, of.f, e);
+    if (rc == 0)
+        rc = report_gen_end(of.f, o->format, &gr, e);
+    if (rc < 0 && g.streamed > 0 && !of.path)
         putchar('\n'); /* the error goes on a line of its own */
-    if (outfile_close(&of, rc == 0, e) < 0)
+    if (opened && outfile_close(&of, rc == 0, e) < 0)
         rc = -1;
-    free(text);
+    gen_free(&g);
     trace_free(&t);
-    free(ctx);
     close_lesson(&L, &src);
     return rc;
 }
@@ -359,19 +286,20 @@ static int cmd_export(const struct options *o, const char *what, struct err *e)
             struct settings s;
             rc = step_settings(o, &src, k, &s, e);
             if (rc == 0)
-                rc = source_run_step(&src, k, &s, path.ctx, path.len, &t, e);
+                rc = source_run_step(&src, k, &s, path.g.ids, path.g.len, &t, e);
             struct report r = { .lesson = &L,
                                 .source = &src,
                                 .step = k,
                                 .settings = &s,
-                                .context = path.ctx,
-                                .context_len = path.len,
+                                .context = path.g.ids,
+                                .context_len = path.g.len,
                                 .prompt_len = L.prompt_len,
                                 .trace = &t,
                                 .top = o->top,
                                 .heading = 2 };
             if (rc == 0)
-                rc = stop_after(&s, &L, path.ctx, path.len, t.choice.id, &r.stop, e);
+                rc = stop_after(&s, &L.vocab, path.g.ids, path.g.len, L.prompt_len, t.choice.id,
+                                &r.stop, e);
             if (rc == 0)
                 rc = report_write(of.f, REPORT_MARKDOWN, &r, e);
             if (rc == 0)

@@ -50,13 +50,13 @@ START_TEST(test_greedy_path_through_the_toy_lesson)
 {
     /* seed 002: [1,2,3] -> on -> [1,2,3,5] -> mat -> [1,2,3,5,6]. */
     ck_assert_int_eq(A.live_step, 1);
-    ck_assert_int_eq(A.live_len, 3);
+    ck_assert_int_eq(A.gen.len, 3);
     type("<Space>");
     ck_assert_int_eq(A.n_hist, 1);
     ck_assert_int_eq(A.hist[0].choice, ON);
     ck_assert_int_eq(A.live_step, 2);
-    ck_assert_int_eq(A.live_len, 4);
-    ck_assert_int_eq(A.live_ctx[3], ON);
+    ck_assert_int_eq(A.gen.len, 4);
+    ck_assert_int_eq(A.gen.ids[3], ON);
     ck_assert(!A.off_script);
     ck_assert_double_eq_tol(A.t.sum_exp, 16.9191, 5e-5);
     type("<Enter>");

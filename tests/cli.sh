@@ -201,6 +201,42 @@ out_json=$("$BIN" generate toy --format json -o "$TMP/gen.json")
 [ -z "$out_json" ] && grep -q '^{"lesson": "toy", "generated": \[5, 6\], ' "$TMP/gen.json" && ok ||
     bad "generate --format json -o: stdout '$out_json', file '$(cat "$TMP/gen.json" 2>&1)'"
 ls "$TMP" | grep -q 'tmp-' && bad "generate -o left a temporary file: $(ls "$TMP")" || ok
+# generate in every format, for every lesson and stop rule: the JSON is
+# JSON (jq parses it), whatever a stop string holds; CSV has a row per
+# token and says the rule last; Markdown closes with it.
+for id in $ids; do
+    case $id in real-*) size=$SMALL ;; *) size= ;; esac
+    # shellcheck disable=SC2086
+    for rule in none max-1 stop-on stop-quote max-2-stop-dot; do
+        case $rule in
+        none) set -- ;;
+        max-1) set -- --max-tokens 1 ;;
+        stop-on) set -- --stop on ;;
+        stop-quote) set -- --stop 'a\"b\\c' --stop ' the' ;;
+        max-2-stop-dot) set -- --max-tokens 2 --stop . ;;
+        esac
+        # shellcheck disable=SC2086
+        if "$BIN" generate "$id" $size "$@" --format json >"$TMP/gen.json" 2>"$TMP/err" &&
+            jq -e '.lesson and (.generated | type == "array") and (.stop.rule | type == "string")' \
+                "$TMP/gen.json" >/dev/null 2>&1; then
+            ok
+        else
+            bad "generate $id ($rule) --format json is not JSON: $(cat "$TMP/gen.json" "$TMP/err")"
+        fi
+    done
+done
+"$BIN" generate stopping --stop on --format json | jq -r '.stop.rule + " " + .stop.detail + " " + (.generated | tostring)' >"$TMP/gen.stop"
+[ "$(cat "$TMP/gen.stop")" = 'stop-string stop string "on" [5]' ] && ok || bad "generate stopping --stop on: $(cat "$TMP/gen.stop")"
+"$BIN" generate real-loop $SMALL --format json | jq -r '.stop.rule + " " + (.generated | length | tostring)' >"$TMP/gen.stop"
+[ "$(cat "$TMP/gen.stop")" = 'max-tokens 40' ] && ok || bad "generate real-loop json: $(cat "$TMP/gen.stop")"
+"$BIN" generate real-loop $SMALL --repetition-penalty 1.3 --format json | jq -r '.stop.rule' >"$TMP/gen.stop"
+[ "$(cat "$TMP/gen.stop")" = eos ] && ok || bad "generate real-loop --repetition-penalty 1.3 json: $(cat "$TMP/gen.stop")"
+"$BIN" generate toy --format csv >"$TMP/gen.csv"
+[ "$(cat "$TMP/gen.csv")" = "$(printf 'step,id,token,stop\n1,5,on,\n2,6,mat,none')" ] && ok ||
+    bad "generate toy --format csv: $(cat "$TMP/gen.csv")"
+"$BIN" generate stopping --stop on --format markdown >"$TMP/gen.md"
+grep -q '^| 1 | 5 | on |$' "$TMP/gen.md" && grep -q '^1 token; stopped by stop string "on"\.$' "$TMP/gen.md" &&
+    ok || bad "generate stopping --format markdown: $(cat "$TMP/gen.md")"
 expect 0 "" show toy --format markdown -o "$TMP/show.md"
 # The toy lesson's first row: logit 2.1, e^2.1 = 8.1662, 8.1662 / 18.5312 = 0.4407 (lesson 1's table).
 grep -q '^| 1 | 5 | on | 2.1 | 2.1 | 8.1662 | 0.4407 | 0.4407 | yes | 1.0000 |$' "$TMP/show.md" &&

@@ -5,8 +5,9 @@
 # Arguments name more packages that one target needs (clang for `make fuzz`, valgrind).
 set -eu
 
-# package  what-it-provides
-PKGS="libncurses-dev libinih-dev check pkg-config tmux $*"
+# the headers and libraries, the unit-test framework, the terminal tests' tmux,
+# and jq, which the command-line tests parse JSON with
+PKGS="libncurses-dev libinih-dev check pkg-config tmux jq $*"
 
 missing=""
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -56,3 +56,18 @@ int report_write_csv(FILE *out, const struct report *r)
     }
     return 0;
 }
+
+/* A generation as rows: one per generated token (its step, id and display
+ * text), the last one with the rule that stopped the loop. */
+void report_gen_csv(FILE *out, const struct gen_report *g)
+{
+    const struct gen *gn = g->gen;
+    fprintf(out, "step,id,token,stop\n");
+    int n = gen_count(gn);
+    for (int i = 0; i < n; i++) {
+        int id = gn->ids[gn->prompt_len + i];
+        fprintf(out, "%d,%d,", i + 1, id);
+        csv_string(out, vocab_token(&g->lesson->vocab, id));
+        fprintf(out, ",%s\n", i + 1 == n ? stop_rule_name(gn->stop.rule) : "");
+    }
+}

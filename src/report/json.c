@@ -6,6 +6,7 @@
 #include "report/report.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "report/report_int.h"
 
@@ -259,8 +260,7 @@ static void json_choice(FILE *out, const struct report *r)
     else
         fputs("null", out);
     fprintf(out, "},\n  \"stop\": {\"rule\": ");
-    static const char *const RULES[] = { "none", "eos", "max-tokens", "stop-string" };
-    json_string(out, RULES[r->stop.rule]);
+    json_string(out, stop_rule_name(r->stop.rule));
     char desc[160];
     stop_describe(&r->stop, r->settings, &L->vocab, desc, sizeof desc);
     fprintf(out, ", \"detail\": ");
@@ -302,4 +302,48 @@ int report_write_json(FILE *out, const struct report *r)
         json_asks(out, r);
     fprintf(out, "\n}\n");
     return 0;
+}
+
+/* The ids from..to of a generation as a JSON list, and the same tokens'
+ * display texts. */
+static void json_ids(FILE *out, const struct gen_report *g, int from, int to, int texts)
+{
+    fputc('[', out);
+    for (int i = from; i < to; i++) {
+        if (i > from)
+            fputs(", ", out);
+        if (texts)
+            json_string(out, vocab_token(&g->lesson->vocab, g->gen->ids[i]));
+        else
+            fprintf(out, "%d", g->gen->ids[i]);
+    }
+    fputc(']', out);
+}
+
+void report_gen_json(FILE *out, const struct gen_report *g)
+{
+    const struct gen *gn = g->gen;
+    fprintf(out, "{\"lesson\": ");
+    json_string(out, g->lesson->id);
+    fprintf(out, ", \"generated\": ");
+    json_ids(out, g, gn->prompt_len, gn->len, 0);
+    fprintf(out, ", \"prompt\": ");
+    json_ids(out, g, 0, gn->prompt_len, 0);
+    fprintf(out, ", \"tokens\": ");
+    json_ids(out, g, gn->prompt_len, gn->len, 1);
+    size_t need = gen_text(gn, NULL, 0) + 1;
+    char *text = malloc(need);
+    if (text) {
+        gen_text(gn, text, need);
+        fprintf(out, ", \"text\": ");
+        json_string(out, text);
+        free(text);
+    }
+    char why[160];
+    report_gen_why(g, why, sizeof why);
+    fprintf(out, ", \"stop\": {\"rule\": ");
+    json_string(out, stop_rule_name(gn->stop.rule));
+    fprintf(out, ", \"detail\": ");
+    json_string(out, why);
+    fprintf(out, "}}\n");
 }

@@ -264,3 +264,35 @@ void report_markdown_answers(FILE *out, const struct report *r)
     if (S->solution)
         md_paragraphs(out, "", S->solution);
 }
+
+/* A generation as a handout: the text, the tokens one by one, the stop. */
+void report_gen_markdown(FILE *out, const struct gen_report *g)
+{
+    const struct gen *gn = g->gen;
+    md_title(out, g->lesson, 0);
+    size_t need = vocab_detok(gn->v, gn->ids, gn->len, NULL, 0) + 1;
+    char *text = malloc(need), *esc = malloc(4 * need);
+    if (text && esc) {
+        vocab_detok(gn->v, gn->ids, gn->len, text, need);
+        utf8_escape(text, esc, 4 * need);
+        fprintf(out, "**Text:** ");
+        md_text(out, esc);
+        fprintf(out, "\n\n");
+    }
+    free(text);
+    free(esc);
+    fprintf(out, "| step | id | token |\n| ---: | ---: | --- |\n");
+    for (int i = gn->prompt_len; i < gn->len; i++) {
+        fprintf(out, "| %d | %d | ", i - gn->prompt_len + 1, gn->ids[i]);
+        md_token(out, g->lesson, gn->ids[i]);
+        fprintf(out, " |\n");
+    }
+    char why[160];
+    report_gen_why(g, why, sizeof why);
+    int n = gen_count(gn);
+    fprintf(out, "\n%d token%s; ", n, n == 1 ? "" : "s");
+    if (gn->stop.rule != STOP_NONE)
+        fprintf(out, "stopped by ");
+    md_text(out, why);
+    fprintf(out, ".\n");
+}

@@ -128,6 +128,41 @@ void report_row_cells(const struct trace_row *row, double logit, int d, struct r
     c->kept = row->removed_by == TRACE_KEPT ? "yes" : report_removed_name(row->removed_by);
 }
 
+void report_gen_why(const struct gen_report *g, char *buf, size_t n)
+{
+    if (g->gen->stop.rule == STOP_NONE)
+        snprintf(buf, n, "no stop rule fired: the lesson's %d steps ran out", g->lesson->n_steps);
+    else
+        stop_describe(&g->gen->stop, g->settings, &g->lesson->vocab, buf, n);
+}
+
+/* The end of every report: nothing lost on the way out. */
+static int flushed(FILE *out, struct err *e)
+{
+    if (fflush(out) != 0 || ferror(out))
+        return err_set(e, ERR_SYSTEM, "writing the report failed: %s", strerror(errno));
+    return 0;
+}
+
+int report_gen_begin(FILE *out, enum report_format fmt, const struct gen_report *g, struct err *e)
+{
+    if (fmt == REPORT_TEXT && g->lesson->prompt_len == 0 && g->lesson->prompt_text)
+        fputs(g->lesson->prompt_text, out);
+    return flushed(out, e);
+}
+
+int report_gen_end(FILE *out, enum report_format fmt, const struct gen_report *g, struct err *e)
+{
+    static void (*const WRITE[])(FILE *, const struct gen_report *) = {
+        [REPORT_TEXT] = report_gen_text,
+        [REPORT_CSV] = report_gen_csv,
+        [REPORT_JSON] = report_gen_json,
+        [REPORT_MARKDOWN] = report_gen_markdown,
+    };
+    WRITE[fmt](out, g);
+    return flushed(out, e);
+}
+
 int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e)
 {
     int rc;

@@ -39,6 +39,24 @@ struct report {
 
 #define REPORT_FAST_TOP 20 /* rows a full-size step writes unless --top says */
 
+/* What `logitlab generate` reports: the loop run from the prompt. */
+struct gen_report {
+    const struct lesson *lesson;
+    const struct settings *settings; /* of the last step */
+    const struct gen *gen;           /* the prompt and the tokens generated */
+};
+
+/* A generation's report. Text streams: begin writes what goes before the
+ * stream (the prompt in words when it has no ids), the caller streams the
+ * text (gen_stream), and end writes the line that closes it. The other
+ * formats write everything at the end. Returns 0, or -1 on a write error. */
+int report_gen_begin(FILE *out, enum report_format fmt, const struct gen_report *g, struct err *e);
+int report_gen_end(FILE *out, enum report_format fmt, const struct gen_report *g, struct err *e);
+
+/* The stop rule of a generation in words; "no stop rule fired: the
+ * lesson's N steps ran out" when none did. */
+void report_gen_why(const struct gen_report *g, char *buf, size_t n);
+
 /* Writes r to out in the given format. Returns 0, or -1 on a write error. */
 int report_write(FILE *out, enum report_format fmt, const struct report *r, struct err *e);
 

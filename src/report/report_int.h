@@ -19,6 +19,12 @@ int report_write_csv(FILE *out, const struct report *r);
 int report_write_json(FILE *out, const struct report *r);
 int report_write_markdown(FILE *out, const struct report *r);
 
+/* The writers of a generation's report in each format (report_gen_end). */
+void report_gen_text(FILE *out, const struct gen_report *g);
+void report_gen_csv(FILE *out, const struct gen_report *g);
+void report_gen_json(FILE *out, const struct gen_report *g);
+void report_gen_markdown(FILE *out, const struct gen_report *g);
+
 /* The shortest decimal that reads back as exactly v (2.1, not
  * 2.1000000000000001), for the CSV and the JSON (number.c). */
 void report_shortest(char *buf, size_t n, double v);

@@ -531,3 +531,14 @@ int report_write_text(FILE *out, const struct report *r)
     text_end(out, r);
     return 0;
 }
+
+/* The line that closes a streamed generation: how many tokens, and why it
+ * stopped. */
+void report_gen_text(FILE *out, const struct gen_report *g)
+{
+    char why[160];
+    report_gen_why(g, why, sizeof why);
+    int n = gen_count(g->gen);
+    fprintf(out, "\n[%d token%s; %s%s]\n", n, n == 1 ? "" : "s",
+            g->gen->stop.rule == STOP_NONE ? "" : "stopped by ", why);
+}

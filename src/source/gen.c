@@ -40,6 +40,28 @@ struct stop_result stop_check(const struct settings *s, const struct vocab *v, c
     return r;
 }
 
+int stop_after(const struct settings *s, const struct vocab *v, const int *ctx, int len,
+               int prompt_len, int id, struct stop_result *out, struct err *e)
+{
+    struct gen g;
+    if (gen_start(&g, v, ctx, len, prompt_len, e) < 0 || gen_append(&g, id, s, e) < 0) {
+        gen_free(&g);
+        return -1;
+    }
+    *out = g.stop;
+    gen_free(&g);
+    return 0;
+}
+
+const char *stop_rule_name(enum stop_rule r)
+{
+    static const char *const NAMES[] = { [STOP_NONE] = "none",
+                                         [STOP_EOS] = "eos",
+                                         [STOP_MAX_TOKENS] = "max-tokens",
+                                         [STOP_STRING] = "stop-string" };
+    return r >= STOP_NONE && r <= STOP_STRING ? NAMES[r] : "?";
+}
+
 void stop_describe(const struct stop_result *r, const struct settings *s, const struct vocab *v,
                    char *buf, size_t n)
 {
@@ -66,7 +88,7 @@ int gen_start(struct gen *g, const struct vocab *v, const int *ctx, int len, int
 {
     memset(g, 0, sizeof *g);
     g->v = v;
-    g->prompt_len = prompt_len <= len ? prompt_len : len;
+    g->prompt_len = prompt_len;
     return gen_restart(g, ctx, len, e);
 }
 
@@ -122,12 +144,12 @@ void gen_undo(struct gen *g)
 
 int gen_count(const struct gen *g)
 {
-    return g->len - g->prompt_len;
+    return g->len > g->prompt_len ? g->len - g->prompt_len : 0;
 }
 
 size_t gen_text(const struct gen *g, char *buf, size_t n)
 {
-    return vocab_detok(g->v, g->ids + g->prompt_len, gen_count(g), buf, n);
+    return vocab_detok(g->v, g->ids + g->len - gen_count(g), gen_count(g), buf, n);
 }
 
 /* Writes bytes [from, to) of text: whole characters as they are (newlines

@@ -31,7 +31,8 @@ struct gen {
 };
 
 /* Starts a generation from ctx[0..len) (copied), the first prompt_len of
- * them the prompt. Returns 0, or -1 when out of memory. */
+ * them the prompt (a context shorter than that is all prompt). Returns 0,
+ * or -1 when out of memory. */
 int gen_start(struct gen *g, const struct vocab *v, const int *ctx, int len, int prompt_len,
               struct err *e);
 void gen_free(struct gen *g);
@@ -66,6 +67,15 @@ size_t gen_text(const struct gen *g, char *buf, size_t n);
  * token boundaries), then the maximum number of generated tokens. */
 struct stop_result stop_check(const struct settings *s, const struct vocab *v, const int *ctx,
                               int len, int prompt_len);
+
+/* The stop rule that fires when id is appended to ctx[0..len) (whose first
+ * prompt_len are the prompt), into *out. Returns 0, or -1 when out of memory. */
+int stop_after(const struct settings *s, const struct vocab *v, const int *ctx, int len,
+               int prompt_len, int id, struct stop_result *out, struct err *e);
+
+/* The rule's name in machine-read reports: "none", "eos", "max-tokens",
+ * "stop-string". */
+const char *stop_rule_name(enum stop_rule r);
 
 /* "end token [EOS]", "stop string \"mat\"", "max tokens (3)", or "". */
 void stop_describe(const struct stop_result *r, const struct settings *s, const struct vocab *v,

@@ -5,26 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int *copy_ids(const int *ids, int n, int extra)
-{
-    int *out = malloc((size_t)(n + extra > 0 ? n + extra : 1) * sizeof *out);
-    if (out && n > 0)
-        memcpy(out, ids, (size_t)n * sizeof *out);
-    return out;
-}
-
-/* Puts ids (n of them) into the path's context, with room for the steps to come. */
-static int path_set(struct source_path *p, const int *ids, int n, struct err *e)
-{
-    int *c = copy_ids(ids, n, p->L->n_steps + 1);
-    if (!c)
-        return err_set(e, ERR_SYSTEM, "out of memory");
-    free(p->ctx);
-    p->ctx = c;
-    p->len = n;
-    return 0;
-}
-
 int source_path_start(struct source_path *p, struct source *src, struct err *e)
 {
     const struct lesson *L = src->L;
@@ -32,11 +12,10 @@ int source_path_start(struct source_path *p, struct source *src, struct err *e)
     p->src = src;
     p->L = L;
     p->step = 1;
-    if (trace_init(&p->t, L->vocab.n, e) < 0)
-        return -1;
     const struct lesson_step *S = &L->steps[0];
-    if (path_set(p, S->has_context ? S->context : L->prompt,
-                 S->has_context ? S->context_len : L->prompt_len, e) < 0) {
+    if (trace_init(&p->t, L->vocab.n, e) < 0 ||
+        gen_start(&p->g, &L->vocab, S->has_context ? S->context : L->prompt,
+                  S->has_context ? S->context_len : L->prompt_len, L->prompt_len, e) < 0) {
         source_path_free(p);
         return -1;
     }
@@ -47,25 +26,22 @@ int source_path_next(struct source_path *p, struct err *e)
 {
     const struct lesson *L = p->L;
     int k = p->step;
-    if (p->stop.rule != STOP_NONE || k >= L->n_steps)
+    if (p->g.stop.rule != STOP_NONE || k >= L->n_steps)
         return 0;
     struct settings s;
     source_step_settings(p->src, k, &s);
-    if (source_run_step(p->src, k, &s, p->ctx, p->len, &p->t, e) < 0)
+    if (source_run_step(p->src, k, &s, p->g.ids, p->g.len, &p->t, e) < 0 ||
+        gen_append(&p->g, p->t.choice.id, &s, e) < 0)
         return -1;
-    p->ctx[p->len++] = p->t.choice.id;
     const struct lesson_step *next = &L->steps[k];
     if (next->has_context) {
-        if (path_set(p, next->context, next->context_len, e) < 0)
+        /* A step with a context of its own starts a text of its own, which
+         * no stop rule of the text before can end. */
+        if (gen_restart(&p->g, next->context, next->context_len, e) < 0)
             return -1;
-    } else {
-        /* A stop rule ends the lesson's own text: a later step is on this
-         * path only when it starts a text of its own. */
-        p->stop = stop_check(&s, &L->vocab, p->ctx, p->len, L->prompt_len);
-        if (p->stop.rule != STOP_NONE) {
-            stop_describe(&p->stop, &s, &L->vocab, p->stop_why, sizeof p->stop_why);
-            return 0;
-        }
+    } else if (p->g.stop.rule != STOP_NONE) {
+        stop_describe(&p->g.stop, &s, &L->vocab, p->stop_why, sizeof p->stop_why);
+        return 0;
     }
     p->step = k + 1;
     return 1;
@@ -74,7 +50,7 @@ int source_path_next(struct source_path *p, struct err *e)
 void source_path_free(struct source_path *p)
 {
     trace_free(&p->t);
-    free(p->ctx);
+    gen_free(&p->g);
     memset(p, 0, sizeof *p);
 }
 
@@ -101,9 +77,9 @@ int source_lesson_context(struct source *src, int step, int **ctx, int *len, str
         source_path_free(&p);
         return -1;
     }
-    *ctx = p.ctx;
-    *len = p.len;
-    p.ctx = NULL;
+    *ctx = p.g.ids;
+    *len = p.g.len;
+    p.g.ids = NULL;
     source_path_free(&p);
     return 0;
 }

@@ -14,12 +14,10 @@
 struct source_path {
     struct source *src;
     const struct lesson *L;
-    int step; /* the step whose context is in ctx (1-based) */
-    int *ctx; /* its context (owned) */
-    int len;
-    struct stop_result stop; /* what ended the path after `step`, or STOP_NONE */
-    char stop_why[160];      /* that rule in words */
-    struct trace t;          /* scratch for the runs along the path */
+    int step;           /* the step whose context is in g (1-based) */
+    struct gen g;       /* its context; g.stop: what ended the path after `step` */
+    char stop_why[160]; /* that rule in words */
+    struct trace t;     /* scratch for the runs along the path */
 };
 
 /* Starts at step 1 of src's lesson. Returns 0 or -1. */

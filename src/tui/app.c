@@ -105,8 +105,8 @@ void app_recompute(struct app *a)
         a->cur_step = en->step;
     } else {
         app_step_settings(a, a->live_step, &a->cur);
-        a->cur_ctx = a->live_ctx;
-        a->cur_len = a->live_len;
+        a->cur_ctx = a->gen.ids;
+        a->cur_len = a->gen.len;
         a->cur_step = a->live_step;
     }
     struct err e;
@@ -171,6 +171,9 @@ int app_open_lesson(struct app *a, const char *what, int index, struct err *e)
     a->source = src;
     a->source.L = &a->L;
     a->t = t;
+    gen_free(&a->gen);
+    if (gen_start(&a->gen, &a->L.vocab, NULL, 0, a->L.prompt_len, e) < 0)
+        return -1;
     a->lesson_index = index >= 0 ? index : catalog_find(&a->cat, a->L.id);
     a->find_id = -1;
     a->draws_on = 0;
@@ -241,7 +244,7 @@ void app_free(struct app *a)
 {
     batch_free(&a->batch);
     app_drop_history(a, 0);
-    free(a->live_ctx);
+    gen_free(&a->gen);
     trace_free(&a->t);
     source_close(&a->source);
     lesson_free(&a->L);

@@ -91,10 +91,9 @@ struct app {
 
     int n_hist;
     struct app_entry hist[APP_MAX_HISTORY];
-    int pos;       /* the entry on screen; n_hist means the live step */
-    int live_step; /* the step waiting to be taken (when end == END_NONE) */
-    int *live_ctx; /* its context (owned) */
-    int live_len;
+    int pos;        /* the entry on screen; n_hist means the live step */
+    int live_step;  /* the step waiting to be taken (when end == END_NONE) */
+    struct gen gen; /* its context, and the stop rule after a step taken there */
     enum app_end end;
     int resume_step; /* after a stop: the next step, when it starts from its own context */
 

@@ -48,7 +48,7 @@ int app_submit_answer(struct app *a)
     struct err e2;
     source_step_settings(&a->source, a->live_step, &own);
     if (trace_init(&t, a->L.vocab.n, &e2) < 0 ||
-        source_run_step(&a->source, a->live_step, &own, a->live_ctx, a->live_len, &t, &e2) < 0) {
+        source_run_step(&a->source, a->live_step, &own, a->gen.ids, a->gen.len, &t, &e2) < 0) {
         trace_free(&t);
         app_msg(a, 1, "%s", e2.msg);
         return APP_REDRAW;

@@ -20,7 +20,7 @@ static void check_script(struct app *a)
     struct err e;
     if (source_lesson_context(&a->source, a->live_step, &ctx, &len, &e) < 0)
         return;
-    if (len != a->live_len || (len && memcmp(ctx, a->live_ctx, (size_t)len * sizeof *ctx))) {
+    if (len != a->gen.len || (len && memcmp(ctx, a->gen.ids, (size_t)len * sizeof *ctx))) {
         a->off_script = 1;
         vocab_detok(&a->L.vocab, ctx, len, a->script_text, sizeof a->script_text);
     }
@@ -36,19 +36,14 @@ static void reset_exercise(struct app *a)
     a->scroll = 0;
 }
 
-/* Makes step k live in context ctx (copied). */
+/* Makes step k live in context ctx (copied; it may be the live one's own). */
 int app_go_live(struct app *a, int k, const int *ctx, int len)
 {
-    int *copy = malloc((size_t)(len > 0 ? len : 1) * sizeof *copy);
-    if (!copy) {
-        app_msg(a, 1, "out of memory");
+    struct err e;
+    if (gen_restart(&a->gen, ctx, len, &e) < 0) {
+        app_msg(a, 1, "%s", e.msg);
         return -1;
     }
-    if (len)
-        memcpy(copy, ctx, (size_t)len * sizeof *copy);
-    free(a->live_ctx);
-    a->live_ctx = copy;
-    a->live_len = len;
     a->live_step = k;
     a->end = END_NONE;
     a->resume_step = 0;
@@ -135,16 +130,17 @@ static int walk_forward(struct app *a)
     return APP_REDRAW;
 }
 
-/* Enters the live step into the history with what it drew and the stop
- * rule after it; next gets its context with the choice appended (len + 1
- * ids, malloc'd). Returns 0, or -1 when out of memory. */
-static int record_step(struct app *a, int **next)
+/* Enters the live step into the history with what it drew, and appends
+ * that to the live generation, which checks the stop rules on it. Returns
+ * 0, or -1 when out of memory. */
+static int record_step(struct app *a)
 {
-    int k = a->live_step, len = a->live_len;
+    int k = a->live_step, len = a->gen.len;
     const struct lesson_step *S = &a->L.steps[k - 1];
-    int *ctx = malloc((size_t)(len + 1) * sizeof *ctx);
+    int *ctx = malloc((size_t)(len > 0 ? len : 1) * sizeof *ctx);
     struct app_answer *ans = S->n_ask ? malloc((size_t)S->n_ask * sizeof *ans) : NULL;
-    if (!ctx || (S->n_ask && !ans)) {
+    struct err e;
+    if (!ctx || (S->n_ask && !ans) || gen_append(&a->gen, a->t.choice.id, &a->cur, &e) < 0) {
         free(ctx);
         free(ans);
         return -1;
@@ -152,29 +148,27 @@ static int record_step(struct app *a, int **next)
     if (ans)
         memcpy(ans, a->ans, (size_t)S->n_ask * sizeof *ans);
     if (len)
-        memcpy(ctx, a->live_ctx, (size_t)len * sizeof *ctx);
-    ctx[len] = a->t.choice.id;
+        memcpy(ctx, a->gen.ids, (size_t)len * sizeof *ctx);
     a->hist[a->n_hist++] = (struct app_entry){
         .step = k,
-        .ctx = a->live_ctx,
+        .ctx = ctx,
         .len = len,
         .settings = a->cur,
         .choice = a->t.choice.id,
         .sampled = a->t.choice.sampled,
         .u = a->t.choice.u,
-        .stop = stop_check(&a->cur, &a->L.vocab, ctx, len + 1, source_prompt_len(&a->L, len)),
+        .stop = a->gen.stop,
         .n_ans = S->n_ask,
         .ans = ans,
     };
-    a->live_ctx = NULL;
-    *next = ctx;
     return 0;
 }
 
 /* After a step was taken: a stop rule ends the text (a next step with its
  * own context is a new text, which Space then opens), the last step ends
- * the lesson, else the next step goes live. */
-static void after_step(struct app *a, const struct app_entry *en, int *next)
+ * the lesson, else the next step goes live, in its own context or in the
+ * one the token was appended to. */
+static void after_step(struct app *a, const struct app_entry *en)
 {
     char tok[64], why[160];
     int k = en->step;
@@ -198,7 +192,7 @@ static void after_step(struct app *a, const struct app_entry *en, int *next)
     } else if (nextS->has_context) {
         app_go_live(a, k + 1, nextS->context, nextS->context_len);
     } else {
-        app_go_live(a, k + 1, next, en->len + 1);
+        app_go_live(a, k + 1, a->gen.ids, a->gen.len);
     }
 }
 
@@ -214,13 +208,11 @@ int app_take_step(struct app *a)
         app_msg(a, 1, "history is full (%d steps): Home starts again", APP_MAX_HISTORY);
         return APP_REDRAW;
     }
-    int *next;
-    if (record_step(a, &next) < 0) {
+    if (record_step(a) < 0) {
         app_msg(a, 1, "out of memory");
         return APP_REDRAW;
     }
-    after_step(a, &a->hist[a->n_hist - 1], next);
-    free(next);
+    after_step(a, &a->hist[a->n_hist - 1]);
     app_recompute(a);
     return APP_REDRAW;
 }
