@@ -360,6 +360,11 @@ static int cmd_headless(const struct options *o, struct err *e)
     static struct app a; /* large: kept off the stack */
     if (open_app(o, &a, e) < 0)
         return -1;
+    struct view_scratch *vs = view_scratch_new(); /* large: kept off the stack */
+    if (!vs) {
+        app_free(&a);
+        return err_set(e, ERR_SYSTEM, "out of memory for the view");
+    }
     struct screen s;
     int utf8 = want_utf8(o);
     int rc = screen_init(&s, o->width, o->height, utf8);
@@ -369,15 +374,17 @@ static int cmd_headless(const struct options *o, struct err *e)
             rc = screen_init(&s, events[i].w, events[i].h, utf8);
         }
         /* As if drawn after every key: scrolling knows how much text there is. */
-        view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max);
+        view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max, vs);
         if (app_key(&a, events[i].key) & APP_QUIT)
             break;
     }
     if (rc < 0) {
+        view_scratch_free(vs);
         app_free(&a);
         return err_set(e, ERR_SYSTEM, "out of memory for the screen");
     }
-    view_render(&a, &s);
+    view_render(&a, &s, vs);
+    view_scratch_free(vs);
     screen_dump(&s, stdout);
     screen_free(&s);
     app_free(&a);
@@ -390,11 +397,17 @@ static int cmd_tui(const struct options *o, struct err *e)
     static struct app a; /* large: kept off the stack */
     if (open_app(o, &a, e) < 0)
         return -1;
+    struct view_scratch *vs = view_scratch_new(); /* large: kept off the stack */
+    if (!vs) {
+        app_free(&a);
+        return err_set(e, ERR_SYSTEM, "out of memory for the view");
+    }
     term_install_signals();
     enum theme theme = o->theme ? (enum theme)(o->theme - 1) : CONFIG.theme;
     if (o->no_color)
         theme = THEME_MONO;
     if (term_open((int)theme, e) < 0) {
+        view_scratch_free(vs);
         app_free(&a);
         return -1;
     }
@@ -415,9 +428,9 @@ static int cmd_tui(const struct options *o, struct err *e)
             dirty = 1;
         }
         if (dirty) {
-            view_render(&a, &s);
+            view_render(&a, &s, vs);
             term_present(&s);
-            view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max);
+            view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max, vs);
             dirty = 0;
         }
         int key = term_key(TUI_POLL_MS);
@@ -431,6 +444,7 @@ static int cmd_tui(const struct options *o, struct err *e)
         dirty = 1;
     }
     term_close();
+    view_scratch_free(vs);
     screen_free(&s);
     app_free(&a);
     int sig = term_stop_signal();

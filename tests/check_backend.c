@@ -492,9 +492,11 @@ START_TEST(test_app_batch_view)
     ck_assert_int_eq(a.batch.steps, 1);
     ck_assert_int_eq(a.batch.row[0].ctx[a.batch.prompt_len], 323);
     /* The screen: the pane lists every request, the status line the backend. */
+    struct view_scratch *vs = view_scratch_new();
+    ck_assert_ptr_nonnull(vs);
     struct screen s;
     ck_assert_int_eq(screen_init(&s, 132, 43, 0), 0);
-    view_render(&a, &s);
+    view_render(&a, &s, vs);
     char line[1024];
     int found_pane = 0, found_status = 0;
     for (int y = 0; y < s.h; y++) {
@@ -511,7 +513,7 @@ START_TEST(test_app_batch_view)
         for (int h = VIEW_MIN_H; h <= 70; h += 7)
             for (int utf8 = 0; utf8 < 2; utf8++) {
                 ck_assert_int_eq(screen_init(&s, w, h, utf8), 0);
-                view_render(&a, &s);
+                view_render(&a, &s, vs);
                 int title = 0;
                 for (int y = 0; y < h; y++) {
                     screen_row_text(&s, y, line, sizeof line);
@@ -520,6 +522,7 @@ START_TEST(test_app_batch_view)
                 ck_assert_msg(title, "no batch pane at %dx%d", w, h);
                 screen_free(&s);
             }
+    view_scratch_free(vs);
     app_key(&a, 'B');
     ck_assert(!a.batch_on);
     /* A toy lesson has no model to batch. */

@@ -90,16 +90,20 @@ START_TEST(test_layout_too_small)
 END_TEST
 
 static struct app A;
+static struct view_scratch *VS;
 
 static void app_setup(void)
 {
     struct err e;
     ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
                   e.msg);
+    VS = view_scratch_new();
+    ck_assert_ptr_nonnull(VS);
 }
 
 static void app_teardown(void)
 {
+    view_scratch_free(VS);
     app_free(&A);
 }
 
@@ -139,7 +143,7 @@ static void check_parts_stay_inside(const char *lesson, const char *keys)
                 assert_within(&s, l.pane[p], "a pane", w, h);
             }
             screen_clear(&s);
-            view_draw_lesson(&A, &s, l.lesson, l.side);
+            view_draw_lesson(&A, &s, l.lesson, l.side, VS);
             assert_within(&s, l.lesson, "the lesson pane", w, h);
             screen_free(&s);
         }
@@ -162,7 +166,7 @@ START_TEST(test_render_small_screen_says_what_it_needs)
 {
     struct screen s;
     ck_assert_int_eq(screen_init(&s, 60, 20, 1), 0);
-    view_render(&A, &s);
+    view_render(&A, &s, VS);
     char row[256];
     screen_row_text(&s, 0, row, sizeof row);
     ck_assert_str_eq(row, "logitlab needs a terminal of at least 80x24.");
@@ -178,7 +182,7 @@ START_TEST(test_render_shows_the_lesson_numbers)
     app_command(&A, "temperature 0.5");
     struct screen s;
     ck_assert_int_eq(screen_init(&s, 80, 24, 1), 0);
-    view_render(&A, &s);
+    view_render(&A, &s, VS);
     int found = 0;
     char row[512];
     for (int y = 0; y < s.h; y++) {
@@ -196,7 +200,7 @@ START_TEST(test_ascii_screen_has_no_unicode)
     ck_assert_int_eq(screen_init(&s, 132, 43, 0), 0);
     app_command(&A, "top-p 0.9");
     app_key(&A, 'u');
-    view_render(&A, &s);
+    view_render(&A, &s, VS);
     for (int i = 0; i < s.w * s.h; i++)
         ck_assert_uint_lt(s.cells[i].cp, 0x80);
     screen_free(&s);

@@ -93,4 +93,36 @@ size_t screen_row_text(const struct screen *s, int y, char *buf, size_t n);
 /* The glyph to use for a role when the screen has no UTF-8: ASCII stand-ins. */
 uint32_t screen_glyph(const struct screen *s, uint32_t utf8_cp, char ascii);
 
+/* ---- a clipped drawing context ----------------------------------------------------- */
+
+/* One part of the screen to draw in, in the manner of tmux's
+ * screen_write_ctx: the calls below take coordinates relative to the
+ * part's rectangle r and write nothing outside it, so a part cannot spill
+ * into its neighbours whatever its numbers. */
+struct screen_ctx {
+    struct screen *s;
+    struct rect r;    /* the part, in screen coordinates: (0, 0) of the calls is (r.x, r.y) */
+    struct rect clip; /* where the calls may write: r within the screen (and the parent) */
+};
+
+/* A context for rectangle r of s. */
+struct screen_ctx screen_ctx(struct screen *s, struct rect r);
+
+/* A context for rectangle r given relative to c, clipped to c as well. */
+struct screen_ctx ctx_sub(const struct screen_ctx *c, struct rect r);
+
+/* The calls of the screen, relative to c->r and clipped to c->clip: max < 0
+ * in ctx_text and ctx_printf is up to the right edge of the rectangle. */
+int ctx_text(const struct screen_ctx *c, int x, int y, int max, const char *text, int color,
+             int attr);
+int ctx_printf(const struct screen_ctx *c, int x, int y, int max, int color, int attr,
+               const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+void ctx_put(const struct screen_ctx *c, int x, int y, uint32_t cp, int color, int attr);
+void ctx_fill(const struct screen_ctx *c, struct rect r, uint32_t cp, int color, int attr);
+void ctx_bar(const struct screen_ctx *c, int x, int y, double len, int color, int attr);
+void ctx_bar_left(const struct screen_ctx *c, int x_end, int y, double len, int color, int attr);
+
+/* screen_glyph for the context's screen. */
+uint32_t ctx_glyph(const struct screen_ctx *c, uint32_t utf8_cp, char ascii);
+
 #endif

@@ -28,18 +28,32 @@ struct layout {
  * the rows they can use, the lesson text the rest. Pure: no drawing. */
 void layout_compute(int w, int h, int vocab_size, struct layout *l);
 
+/* The buffers the drawing works in (the lesson text wrapped into lines,
+ * the streamed text line's pieces: some 240 KB), owned by the caller so
+ * that the view keeps no state of its own. One is enough for any number of
+ * screens drawn one after the other; each call below that takes one may
+ * overwrite what it holds. */
+struct view_scratch;
+
+/* Returns a new scratch, or NULL when out of memory; view_scratch_free
+ * (NULL is fine) gives it back. */
+struct view_scratch *view_scratch_new(void);
+void view_scratch_free(struct view_scratch *vs);
+
 /* Draws the whole app into s (of any size). */
-void view_render(const struct app *a, struct screen *s);
+void view_render(const struct app *a, struct screen *s, struct view_scratch *vs);
 
 /* After drawing at w x h: how many lines of lesson text were on screen and
  * the last scroll position that still shows text. The caller hands them to
  * the app (scroll_page, scroll_max) so that scrolling stops at the end. */
-void view_measure(const struct app *a, int w, int h, int *page, int *max_scroll);
+void view_measure(const struct app *a, int w, int h, int *page, int *max_scroll,
+                  struct view_scratch *vs);
 
 /* Draws one pane, or the lesson pane, into rectangle r of s: what
  * view_render does for each part, exposed so that tests can check that no
  * part writes outside its rectangle. */
 void view_draw_pane(const struct app *a, struct screen *s, enum pane p, struct rect r);
-void view_draw_lesson(const struct app *a, struct screen *s, struct rect r, int side);
+void view_draw_lesson(const struct app *a, struct screen *s, struct rect r, int side,
+                      struct view_scratch *vs);
 
 #endif

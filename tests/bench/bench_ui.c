@@ -24,7 +24,8 @@ static void bench(const char *lesson, int w, int h, const char *setup, int round
         exit(1);
     }
     struct screen s;
-    if (screen_init(&s, w, h, 1) < 0)
+    struct view_scratch *vs = view_scratch_new();
+    if (!vs || screen_init(&s, w, h, 1) < 0)
         exit(1);
     static double key_us[ROUNDS], draw_us[ROUNDS], out_us[ROUNDS], total_us[ROUNDS];
     app_command(a, "temperature 1");
@@ -34,7 +35,7 @@ static void bench(const char *lesson, int w, int h, const char *setup, int round
         double t0 = bench_now_us();
         app_key(a, (i & 1) ? 'T' : 't'); /* temperature up and down: a recomputation each time */
         double t1 = bench_now_us();
-        view_render(a, &s);
+        view_render(a, &s, vs);
         double t2 = bench_now_us();
         term_present(&s); /* ncurses works out and writes the changes (to /dev/null here) */
         double t3 = bench_now_us();
@@ -52,6 +53,7 @@ static void bench(const char *lesson, int w, int h, const char *setup, int round
            "total %6.1f us  (%.3f of a 60 Hz frame)\n",
            name, w, h, k, d, o, t, t / FRAME_US);
     screen_free(&s);
+    view_scratch_free(vs);
     app_free(a);
     free(a);
 }

@@ -1,0 +1,82 @@
+/* view_int.h - what the files of the view share; view*.c only.
+ *
+ * view.c lays out the screen and draws it part by part, each into its own
+ * clipped context (struct screen_ctx: coordinates from the part's corner,
+ * nothing written outside it): the title, the lesson pane (view_lesson.c),
+ * the step -- the four panes of a toy step (view_panes.c), the table of a
+ * full-size one (view_big.c) or the batch (view_batch.c) -- the status
+ * lines and the bottom line.
+ */
+#ifndef LOGITLAB_VIEW_INT_H
+#define LOGITLAB_VIEW_INT_H
+
+#include "tui/view.h"
+
+#define TOKEN_W        8
+#define TEXT_LINES_MAX 400
+
+/* Text wrapped into lines, each with its colour and attributes. */
+struct lines {
+    int n;
+    char text[TEXT_LINES_MAX][256];
+    int color[TEXT_LINES_MAX];
+    int attr[TEXT_LINES_MAX];
+};
+
+/* The pieces of the streamed text line (view_lesson.c): the prompt and the
+ * generated text, decoded and escaped, and the generated ids. */
+struct stream_bufs {
+    char prompt[2048], gen[4096], e1[4096], e2[4096], e3[8192];
+    int ids[APP_MAX_HISTORY + LESSON_MAX_CONTEXT + 1];
+};
+
+struct view_scratch {
+    struct lines text; /* the lesson text: the lesson pane, the text mode, view_measure */
+    struct lines msg;  /* a message too long for the bottom line, wrapped */
+    struct stream_bufs stream;
+};
+
+/* ---- helpers (view.c) ------------------------------------------------------------- */
+
+/* The digits the step's numbers are shown with. */
+int digits_of(const struct app *a);
+
+/* utf8 on a UTF-8 screen, else its ASCII stand-in. */
+const char *glyph(const struct screen_ctx *c, const char *utf8, const char *ascii);
+
+/* Whether token id is the one drawn (taken, or shown with u). */
+int is_chosen(const struct app *a, int id);
+
+/* The title bar of a pane: left on the left, right (cut if need be) on the
+ * right of the first row of c. */
+void pane_title(const struct screen_ctx *c, const char *left, const char *right);
+
+/* The text of s without its first cols columns. */
+const char *skip_cols(const char *s, int cols);
+
+/* ---- the parts -------------------------------------------------------------------- */
+
+/* The four panes of a toy step (view_panes.c), each filling c. */
+void draw_logits(const struct app *a, const struct screen_ctx *c);
+void draw_exp(const struct app *a, const struct screen_ctx *c);
+void draw_prob(const struct app *a, const struct screen_ctx *c);
+void draw_cum(const struct app *a, const struct screen_ctx *c);
+
+/* A full-size step (view_big.c) and the batch view (view_batch.c), in the
+ * room of the four panes. */
+void draw_big(const struct app *a, const struct screen_ctx *c);
+void draw_batch(const struct app *a, const struct screen_ctx *c);
+
+/* The lesson pane (beside the panes when side), and the lesson text on the
+ * whole screen (view_lesson.c). */
+void draw_lesson(const struct app *a, const struct screen_ctx *c, int side,
+                 struct view_scratch *vs);
+void draw_text_mode(const struct app *a, const struct screen_ctx *c, struct view_scratch *vs);
+
+/* Lines of text (view_lesson.c): one line as it is, or a paragraph wrapped
+ * to width columns, the first line after lead. */
+void add_line(struct lines *L, const char *text, int color, int attr);
+void add_wrapped(struct lines *L, const char *lead, const char *text, int width, int color,
+                 int attr);
+
+#endif

@@ -1,0 +1,398 @@
+/* view_lesson.c - the lesson pane: the text line (the context so far, or
+ * for a byte-level vocabulary the streamed text), then the lesson's text,
+ * its exercise and its tries, wrapped into lines and scrolled; the same
+ * text on the whole screen (the text mode); and view_measure, which tells
+ * the app how far that text scrolls.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/view_int.h"
+#include "report/report.h"
+#include "base/utf8.h"
+
+void add_line(struct lines *L, const char *text, int color, int attr)
+{
+    if (L->n == TEXT_LINES_MAX)
+        return;
+    utf8_copy(L->text[L->n], sizeof L->text[0], text);
+    L->color[L->n] = color;
+    L->attr[L->n] = attr;
+    L->n++;
+}
+
+/* Fills width columns per line with the words of one paragraph. */
+void add_wrapped(struct lines *L, const char *lead, const char *text, int width, int color,
+                 int attr)
+{
+    char line[256];
+    int lead_w = utf8_width(lead);
+    utf8_copy(line, sizeof line, lead);
+    int col = lead_w;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ' ')
+            e++;
+        if (e == p)
+            break;
+        char word[256];
+        size_t wl = (size_t)(e - p) < sizeof word - 1 ? (size_t)(e - p) : sizeof word - 1;
+        memcpy(word, p, wl);
+        word[wl] = '\0';
+        int ww = utf8_width(word);
+        if (col > lead_w && col + 1 + ww > width) {
+            add_line(L, line, color, attr);
+            snprintf(line, sizeof line, "%*s", lead_w, "");
+            col = lead_w;
+        }
+        if (col > lead_w)
+            utf8_append(line, sizeof line, " ");
+        utf8_append(line, sizeof line, word);
+        col += (col > lead_w ? 1 : 0) + ww;
+        p = e;
+    }
+    if (col > lead_w)
+        add_line(L, line, color, attr);
+}
+
+static void add_paragraphs(struct lines *L, const char *lead, const char *text, int width,
+                           int color, int attr)
+{
+    char para[2048];
+    const char *p = text;
+    int first = 1;
+    while (*p) {
+        size_t n = strcspn(p, "\n");
+        snprintf(para, sizeof para, "%.*s", (int)n, p);
+        add_wrapped(L, first ? lead : "", para, width, color, attr);
+        first = 0;
+        p += n + (p[n] == '\n');
+    }
+}
+
+/* The toy LM head at work: h, its RMSNorm, and each row's dot product. */
+static void head_lines(const struct app *a, struct lines *L, int width)
+{
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    const struct lesson_head *H = &a->L.head;
+    if (S->given != GIVEN_HIDDEN || !H->d)
+        return;
+    char buf[256], num[32];
+    int d = H->d, k;
+    double ss = 0.0;
+    for (int i = 0; i < d; i++)
+        ss += S->hidden[i] * S->hidden[i];
+    k = snprintf(buf, sizeof buf, "h = [");
+    for (int i = 0; i < d && k < (int)sizeof buf - 16; i++) {
+        report_logit(num, sizeof num, S->hidden[i], 4);
+        k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? ", " : "", num);
+    }
+    report_logit(num, sizeof num, sqrt(ss / d + H->eps), 4);
+    snprintf(buf + k, sizeof buf - (size_t)k, "], rms %s", num);
+    add_line(L, buf, COL_ACCENT, ATTR_BOLD);
+    k = snprintf(buf, sizeof buf, "h / rms = [");
+    for (int i = 0; i < d && k < (int)sizeof buf - 16; i++) {
+        report_logit(num, sizeof num, S->normed[i], 4);
+        k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? ", " : "", num);
+    }
+    snprintf(buf + k, sizeof buf - (size_t)k, "]");
+    add_line(L, buf, COL_ACCENT, ATTR_BOLD);
+    for (int v = 0; v < a->L.vocab.n; v++) {
+        char esc[64];
+        utf8_escape(vocab_token(&a->L.vocab, v), esc, sizeof esc);
+        k = snprintf(buf, sizeof buf, "%-6s row [", esc);
+        for (int i = 0; i < d && k < (int)sizeof buf - 24; i++) {
+            report_logit(num, sizeof num, H->w[(size_t)v * (size_t)d + (size_t)i], 4);
+            k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? " " : "", num);
+        }
+        report_logit(num, sizeof num, source_logit(&a->source, a->cur_step, v), 4);
+        snprintf(buf + k, sizeof buf - (size_t)k, "] . h/rms = %s", num);
+        add_line(L, buf, COL_DEFAULT, 0);
+    }
+    if (H->real_vocab && H->real_hidden) {
+        snprintf(buf, sizeof buf,
+                 "Llama 3 8B: %ld x %ld = %lld weights, %.2f GB in bf16, read every step",
+                 H->real_vocab, H->real_hidden, (long long)H->real_vocab * H->real_hidden,
+                 2.0 * (double)H->real_vocab * (double)H->real_hidden / 1e9);
+        add_wrapped(L, "", buf, width, COL_ACCENT, 0);
+    }
+    add_line(L, "", COL_DEFAULT, 0);
+}
+
+static void lesson_lines(const struct app *a, struct lines *L, int width)
+{
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    const struct app_entry *en = app_shown_entry(a);
+    char buf[512];
+    if (en && en->stop.rule != STOP_NONE) {
+        char why[160];
+        stop_describe(&en->stop, &en->settings, &a->L.vocab, why, sizeof why);
+        snprintf(buf, sizeof buf, "Stopped: %s.%s", why,
+                 a->pos < a->n_hist - 1 ? ""
+                 : a->end == END_STOP && a->resume_step
+                     ? " Space goes on to the next step."
+                     : " Home starts again, n opens the next lesson.");
+        add_wrapped(L, "", buf, width, COL_WARN, ATTR_BOLD);
+    } else if (a->end == END_LESSON && a->pos == a->n_hist - 1) {
+        add_wrapped(L, "", "End of the lesson: n opens the next one, Home starts again.", width,
+                    COL_ACCENT, ATTR_BOLD);
+    }
+    if (!en && a->off_script) {
+        snprintf(buf, sizeof buf, "Off the lesson's path: these logits were written for \"%s\".",
+                 a->script_text);
+        add_wrapped(L, "", buf, width, COL_WARN, 0);
+    }
+    if (a->cur_step == 1 && a->L.text && !en) {
+        add_paragraphs(L, "", a->L.text, width, COL_DEFAULT, ATTR_BOLD);
+        add_line(L, "", COL_DEFAULT, 0);
+    }
+    head_lines(a, L, width);
+    if (S->text)
+        add_paragraphs(L, "", S->text, width, COL_DEFAULT, 0);
+    if (S->given == GIVEN_PROBS)
+        add_wrapped(L, "",
+                    "This step gives probabilities: logitlab uses ln p as the logits, so "
+                    "e^z' is p again.",
+                    width, COL_REMOVED, 0);
+    if (S->solution && !app_hidden(a))
+        add_paragraphs(L, "Solution: ", S->solution, width, COL_GOOD, 0);
+    const struct app_answer *ans = en ? en->ans : a->ans;
+    int n_ans = en ? en->n_ans : S->n_ask;
+    if (S->n_ask > 0 && n_ans > 0) {
+        add_line(L, "", COL_DEFAULT, 0);
+        add_line(L, app_hidden(a) ? "Exercise: a answers, v shows the solution." : "Exercise:",
+                 COL_ACCENT, ATTR_BOLD);
+        for (int i = 0; i < S->n_ask; i++) {
+            char what[64], want[32], got[48] = "";
+            const struct ask *q = &S->ask[i];
+            int qd = q->digits >= 0 ? q->digits : S->digits;
+            ask_describe(&a->L, q, what, sizeof what);
+            report_number(want, sizeof want, report_ask_value(&a->t, q), qd);
+            if (ans[i].given)
+                snprintf(got, sizeof got, "you %.*f %s", qd, ans[i].value,
+                         ans[i].ok ? "right" : "wrong");
+            int asking = a->mode == MODE_ANSWER && i == a->ask_index && !en;
+            snprintf(buf, sizeof buf, "%s%-9s %9s  %s", asking ? "> " : "  ", what,
+                     app_hidden(a) ? "?" : want, got);
+            add_line(L, buf, ans[i].given ? (ans[i].ok ? COL_GOOD : COL_WARN) : COL_DEFAULT,
+                     asking ? ATTR_BOLD : 0);
+        }
+    }
+    if (S->note && !app_hidden(a))
+        add_paragraphs(L, "Note: ", S->note, width, COL_REMOVED, 0);
+    if (S->n_try > 0 && !en) {
+        add_line(L, "Try (. steps through these):", COL_ACCENT, ATTR_BOLD);
+        for (int i = 0; i < S->n_try; i++) {
+            snprintf(buf, sizeof buf, "%s%d ", i == a->try_index ? "> " : "  ", i + 1);
+            add_wrapped(L, buf, S->tries[i].text, width, COL_ACCENT, 0);
+        }
+    }
+    if (a->cur.sampler.penalty_formula == PENALTY_LESSON &&
+        a->cur.sampler.repetition_penalty != 1.0)
+        add_wrapped(L, "",
+                    "Warning: the lesson's penalty formula divides every seen logit, which "
+                    "raises a negative one; the engines multiply those instead (f switches).",
+                    width, COL_WARN, 0);
+}
+
+/* The text line of a byte-level vocabulary, streamed: a character whose
+ * bytes are split across tokens shows once its last byte has come (until
+ * then "+N bytes" says what waits), the newest token's text is marked, and
+ * when the line is too long its start gives way to the end. */
+static int draw_stream_line(const struct app *a, const struct screen_ctx *c, int x, int y, int w,
+                            struct stream_bufs *b)
+{
+    const struct app_entry *en = app_shown_entry(a);
+    const struct vocab *v = &a->L.vocab;
+    int plen = source_prompt_len(&a->L, a->cur_len);
+    int col = x + ctx_text(c, x, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
+    char *gen = b->gen;
+    int *ids = b->ids;
+    vocab_detok(v, a->cur_ctx, plen, b->prompt, sizeof b->prompt);
+    int n = 0;
+    for (int i = plen; i < a->cur_len && n < (int)(sizeof b->ids / sizeof b->ids[0]) - 1; i++)
+        ids[n++] = a->cur_ctx[i];
+    size_t la = vocab_detok(v, ids, n, gen, sizeof b->gen);
+    if (la >= sizeof b->gen)
+        la = sizeof b->gen - 1;
+    size_t ra = vocab_complete_prefix(gen, la);
+    if (en)
+        ids[n++] = en->choice;
+    size_t lb = vocab_detok(v, ids, n, gen, sizeof b->gen);
+    if (lb >= sizeof b->gen)
+        lb = sizeof b->gen - 1;
+    size_t rb = vocab_complete_prefix(gen, lb);
+    if (ra > rb)
+        ra = rb;
+    char pend[32] = "";
+    if (lb > rb)
+        snprintf(pend, sizeof pend, " +%zu byte%s", lb - rb, lb - rb == 1 ? "" : "s");
+    char keep = gen[rb];
+    gen[rb] = '\0';
+    utf8_escape(gen + ra, b->e2, sizeof b->e2);
+    gen[ra] = '\0';
+    utf8_escape(gen, b->e1, sizeof b->e1);
+    gen[rb] = keep;
+    utf8_escape(b->prompt, b->e3, sizeof b->e3);
+    const char *p = b->e3, *g = b->e1, *e2 = b->e2;
+    int room = x + w - col, ell = utf8_width("\u2026");
+    int total = utf8_width(p) + utf8_width(g) + utf8_width(e2) + utf8_width(pend);
+    if (total > room) {
+        /* Cut the oldest text first: the prompt, then the generated part. */
+        int over = total - room + ell;
+        int wp = utf8_width(p);
+        p = skip_cols(p, over);
+        if (over > wp)
+            g = skip_cols(g, over - wp);
+        col += ctx_text(c, col, y, ell, glyph(c, "\u2026", "~"), COL_REMOVED, 0);
+    }
+    col += ctx_text(c, col, y, x + w - col, p, COL_DEFAULT, ATTR_DIM);
+    col += ctx_text(c, col, y, x + w - col, g, COL_DEFAULT, ATTR_BOLD);
+    col += ctx_text(c, col, y, x + w - col, e2, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
+    col += ctx_text(c, col, y, x + w - col, pend, COL_REMOVED, ATTR_DIM);
+    return col;
+}
+
+/* The first line of the lesson pane: the text so far (the prompt dimmed,
+ * the generated text bold, the token drawn marked). */
+static int draw_text_line(const struct app *a, const struct screen_ctx *c, int x, int y, int w,
+                          struct view_scratch *vs)
+{
+    if (a->L.vocab.byte_level)
+        return draw_stream_line(a, c, x, y, w, &vs->stream);
+    const struct app_entry *en = app_shown_entry(a);
+    int plen = source_prompt_len(&a->L, a->cur_len);
+    int col = x;
+    col += ctx_text(c, col, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
+    char buf[1024];
+    vocab_detok(&a->L.vocab, a->cur_ctx, plen, buf, sizeof buf);
+    if (plen == 0 && a->L.prompt_text)
+        utf8_copy(buf, sizeof buf, a->L.prompt_text);
+    if (a->cur_len == 0 && !a->L.prompt_text)
+        utf8_copy(buf, sizeof buf, "(none: this step has no context)");
+    char esc[1024];
+    utf8_escape(buf, esc, sizeof esc);
+    col += ctx_text(c, col, y, x + w - col, esc, COL_DEFAULT, ATTR_DIM);
+    if (a->cur_len > plen) {
+        vocab_detok(&a->L.vocab, a->cur_ctx + plen, a->cur_len - plen, buf, sizeof buf);
+        utf8_escape(buf, esc, sizeof esc);
+        col += ctx_text(c, col, y, x + w - col, plen && a->L.vocab.join_space ? " " : "",
+                        COL_DEFAULT, 0);
+        col += ctx_text(c, col, y, x + w - col, esc, COL_DEFAULT, ATTR_BOLD);
+    }
+    if (en) {
+        int one[1] = { en->choice };
+        vocab_detok(&a->L.vocab, one, 1, buf, sizeof buf);
+        utf8_escape(buf, esc, sizeof esc);
+        if (esc[0]) {
+            int sep = a->L.vocab.join_space && (a->cur_len > 0 || a->L.prompt_text);
+            col += ctx_text(c, col, y, x + w - col, sep ? " " : "", COL_DEFAULT, 0);
+            col += ctx_text(c, col, y, x + w - col, esc, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
+        }
+    }
+    return col;
+}
+
+static void lesson_text(const struct app *a, struct lines *L, int width)
+{
+    L->n = 0;
+    lesson_lines(a, L, width);
+}
+
+void draw_lesson(const struct app *a, const struct screen_ctx *c, int side, struct view_scratch *vs)
+{
+    if (c->r.h <= 0)
+        return;
+    int x = side ? 2 : 1, w = c->r.w - (side ? 3 : 2);
+    int y = 0;
+    if (side)
+        for (int i = 0; i < c->r.h; i++)
+            ctx_put(c, 0, i, ctx_glyph(c, 0x2502, '|'), COL_REMOVED, 0);
+    int col = draw_text_line(a, c, x, y, w, vs);
+    const struct app_entry *en = app_shown_entry(a);
+    const struct lines *lines = &vs->text;
+    lesson_text(a, &vs->text, w);
+    int room = c->r.h - y - 1;
+    int first = a->scroll;
+    if (first > lines->n - room)
+        first = lines->n - room;
+    if (first < 0)
+        first = 0;
+    /* The ids, and whether more text lies below, go at the right of the first line. */
+    char ids[512], more[32] = "";
+    int k = snprintf(ids, sizeof ids, "ids [");
+    for (int i = 0; i < a->cur_len && k < (int)sizeof ids - 24; i++)
+        k += snprintf(ids + k, sizeof ids - (size_t)k, "%s%d", i ? ", " : "", a->cur_ctx[i]);
+    if (en)
+        snprintf(ids + k, sizeof ids - (size_t)k, "] + %d", en->choice);
+    else
+        snprintf(ids + k, sizeof ids - (size_t)k, "]");
+    if (first + room < lines->n)
+        snprintf(more, sizeof more, "  %s more (l)", glyph(c, "\u2193", "v"));
+    int mw = utf8_width(more), iw = utf8_width(ids);
+    if (col + 2 + iw + mw <= x + w)
+        ctx_text(c, x + w - iw - mw, y, iw, ids, COL_REMOVED, 0);
+    if (mw)
+        ctx_text(c, x + w - mw, y, mw, more, COL_ACCENT, ATTR_BOLD);
+    y++;
+    for (int i = 0; i < room && first + i < lines->n; i++) {
+        int li = first + i;
+        ctx_text(c, x, y + i, w, lines->text[li], lines->color[li], lines->attr[li]);
+    }
+}
+
+void view_draw_lesson(const struct app *a, struct screen *s, struct rect r, int side,
+                      struct view_scratch *vs)
+{
+    struct screen_ctx c = screen_ctx(s, r);
+    draw_lesson(a, &c, side, vs);
+}
+
+void view_measure(const struct app *a, int w, int h, int *page, int *max_scroll,
+                  struct view_scratch *vs)
+{
+    struct lines *lines = &vs->text;
+    int width, room;
+    if (a->mode == MODE_TEXT) {
+        width = w - 4;
+        room = h - 3;
+    } else {
+        struct layout l;
+        layout_compute(w, h, a->t.vocab_size, &l);
+        width = l.lesson.w - (l.side ? 3 : 2);
+        room = l.lesson.h - 1;
+    }
+    if (width < 10 || room < 1) {
+        *page = 1;
+        *max_scroll = 0;
+        return;
+    }
+    lesson_text(a, lines, width);
+    *page = room;
+    *max_scroll = lines->n > room ? lines->n - room : 0;
+}
+
+/* The lesson text on the whole screen, for reading it at a small size. */
+void draw_text_mode(const struct app *a, const struct screen_ctx *c, struct view_scratch *vs)
+{
+    const struct lines *lines = &vs->text;
+    ctx_fill(c, (struct rect){ 0, 0, c->r.w, c->r.h }, ' ', COL_DEFAULT, 0);
+    int w = c->r.w - 4;
+    lesson_text(a, &vs->text, w);
+    draw_text_line(a, c, 2, 0, w, vs);
+    int room = c->r.h - 3;
+    int first = a->scroll > lines->n - room ? lines->n - room : a->scroll;
+    if (first < 0)
+        first = 0;
+    for (int i = 0; i < room && first + i < lines->n; i++)
+        ctx_text(c, 2, 2 + i, w, lines->text[first + i], lines->color[first + i],
+                 lines->attr[first + i]);
+    ctx_printf(c, 0, c->r.h - 1, c->r.w, COL_REMOVED, 0,
+               "Up, Down, PgUp, PgDn scroll  any other key goes back   lines %d-%d of %d",
+               lines->n ? first + 1 : 0, first + room < lines->n ? first + room : lines->n,
+               lines->n);
+}
