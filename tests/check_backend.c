@@ -399,17 +399,17 @@ START_TEST(test_batch_of_requests)
     for (int k = 0; k < 7; k++)
         ck_assert_msg(batch_step(&bt, &SRC, &b, &e) == 0, "%s", e.msg);
     ck_assert_int_eq(bt.steps, 7);
-    ck_assert_int_eq(bt.row[0].len, L.prompt_len + 7);
-    ck_assert_mem_eq(bt.row[0].ctx + L.prompt_len, ROUND, sizeof ROUND);
-    ck_assert_mem_eq(bt.row[4].ctx + L.prompt_len, ROUND, sizeof ROUND);
+    ck_assert_int_eq(bt.row[0].g.len, L.prompt_len + 7);
+    ck_assert_mem_eq(bt.row[0].g.ids + L.prompt_len, ROUND, sizeof ROUND);
+    ck_assert_mem_eq(bt.row[4].g.ids + L.prompt_len, ROUND, sizeof ROUND);
     /* A step that cannot be computed (here: rows of another vocabulary
      * replaced the head) is not taken: the batch stays as it was. */
-    int len0 = bt.row[0].len, steps0 = bt.steps;
+    int len0 = bt.row[0].g.len, steps0 = bt.steps;
     float tiny[1] = { 0.0f };
     ck_assert_int_eq(backend_set_logits(&b, tiny, 1, 1, &e), 0);
     ck_assert_int_eq(batch_step(&bt, &SRC, &b, &e), -1);
     ck_assert_str_eq(e.msg, "the backend has no LM head");
-    ck_assert_int_eq(bt.row[0].len, len0);
+    ck_assert_int_eq(bt.row[0].g.len, len0);
     ck_assert_int_eq(bt.steps, steps0);
     ck_assert_msg(source_use_backend(&SRC, &b, &e) == 0, "%s", e.msg);
     /* The order names only what the chain applies: top-p left out of it. */
@@ -490,7 +490,7 @@ START_TEST(test_app_batch_view)
     ck_assert_str_eq(a.msg, ":step is for the single step: B leaves the batch view first");
     app_key(&a, ' ');
     ck_assert_int_eq(a.batch.steps, 1);
-    ck_assert_int_eq(a.batch.row[0].ctx[a.batch.prompt_len], 323);
+    ck_assert_int_eq(a.batch.row[0].g.ids[a.batch.prompt_len], 323);
     /* The screen: the pane lists every request, the status line the backend. */
     struct view_scratch *vs = view_scratch_new();
     ck_assert_ptr_nonnull(vs);

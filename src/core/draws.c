@@ -50,44 +50,49 @@ int draws_histogram(const struct trace *t, int bins, struct draws_hist *h)
  * id): an LSD radix sort of 64-bit words (the inverted order key of z' as
  * a float, then the id), three passes of 16 bits, then an insertion pass
  * that settles the rare neighbours whose doubles differ within one float. */
-/* Work space kept from call to call: a step's draws are redone on every
- * key, and fresh pages for 128,256 tokens cost more than the work itself. */
-static struct {
-    size_t V;
-    uint64_t *a, *b;
-    unsigned *count;
-    struct zid *order;
-    double *cum_p, *cum_k;
-    unsigned char *hit;
-    int *rank;
-} W;
-
-static int work_reserve(size_t V)
+void draws_work_free(struct draws_work *W)
 {
-    if (W.V >= V && W.a)
+    if (!W)
+        return;
+    free(W->a);
+    free(W->b);
+    free(W->count);
+    free(W->order);
+    free(W->cum_p);
+    free(W->cum_k);
+    free(W->hit);
+    free(W->rank);
+    memset(W, 0, sizeof *W);
+}
+
+/* The work space of a trace, kept from call to call: a step's draws are
+ * redone on every key, and fresh pages for 128,256 tokens cost more than
+ * the work itself. */
+static int work_reserve(struct draws_work *W, size_t V)
+{
+    if (W->V >= V && W->a)
         return 0;
-    free(W.a), free(W.b), free(W.count), free(W.order), free(W.cum_p), free(W.cum_k), free(W.hit);
-    free(W.rank);
-    memset(&W, 0, sizeof W);
-    W.a = malloc(V * sizeof *W.a);
-    W.b = malloc(V * sizeof *W.b);
-    W.count = malloc(65536 * sizeof *W.count);
-    W.order = malloc(V * sizeof *W.order);
-    W.cum_p = malloc(V * sizeof *W.cum_p);
-    W.cum_k = malloc(V * sizeof *W.cum_k);
-    W.hit = malloc(2 * V);
-    W.rank = malloc(V * sizeof *W.rank);
-    if (!W.rank || !W.a || !W.b || !W.count || !W.order || !W.cum_p || !W.cum_k || !W.hit)
+    draws_work_free(W);
+    W->a = malloc(V * sizeof *W->a);
+    W->b = malloc(V * sizeof *W->b);
+    W->count = malloc(65536 * sizeof *W->count);
+    W->order = malloc(V * sizeof *W->order);
+    W->cum_p = malloc(V * sizeof *W->cum_p);
+    W->cum_k = malloc(V * sizeof *W->cum_k);
+    W->hit = malloc(2 * V);
+    W->rank = malloc(V * sizeof *W->rank);
+    if (!W->rank || !W->a || !W->b || !W->count || !W->order || !W->cum_p || !W->cum_k || !W->hit)
         return -1;
-    W.V = V;
+    W->V = V;
     return 0;
 }
 
 static void rank_order(const struct trace *t, struct zid *out, int *m_out)
 {
+    struct draws_work *W = t->dwork;
     int V = t->vocab_size, m = 0;
-    uint64_t *a = W.a, *b = W.b;
-    unsigned *count = W.count;
+    uint64_t *a = W->a, *b = W->b;
+    unsigned *count = W->count;
     for (int i = 0; i < V; i++)
         if (t->fz[i] != -INFINITY)
             a[m++] = (uint64_t)(~rule_key(t->fz[i])) << 32 | (uint32_t)i;
@@ -150,22 +155,23 @@ static double chi2(const long *c, const double *p, int rows, long c_rest, double
  * down it, without and with the filters, in the work area. */
 static int prepare(const struct trace *t, int *m_out, int *last_kept)
 {
+    struct draws_work *W = t->dwork;
     int V = t->vocab_size, m = 0;
-    if (work_reserve((size_t)V) < 0)
+    if (work_reserve(W, (size_t)V) < 0)
         return -1;
-    rank_order(t, W.order, &m);
+    rank_order(t, W->order, &m);
     double S = t->sum_exp_shifted, K = t->kept_mass * S, cp = 0.0, ck = 0.0;
     *last_kept = -1;
     for (int r = 0; r < m; r++) {
-        int id = W.order[r].id;
+        int id = W->order[r].id;
         double ev = t->fe[id];
         cp += ev / S;
         if (t->fmark[id] == 0 && K > 0) {
             ck += ev / K;
             *last_kept = r;
         }
-        W.cum_p[r] = cp;
-        W.cum_k[r] = ck;
+        W->cum_p[r] = cp;
+        W->cum_k[r] = ck;
     }
     *m_out = m;
     return 0;
@@ -174,16 +180,17 @@ static int prepare(const struct trace *t, int *m_out, int *last_kept)
 /* The ranks draw i lands on without (*rp) and with (*rk) the filters. */
 static void draw_ranks(const struct trace *t, double u, int m, int last_kept, int *rp, int *rk)
 {
-    *rp = rule_first_above(W.cum_p, m, u);
+    struct draws_work *W = t->dwork;
+    *rp = rule_first_above(W->cum_p, m, u);
     if (*rp >= m)
         *rp = m - 1; /* rounding left the total under u: the last token takes it */
     if (t->greedy) {
         int r = 0;
-        while (r < m && t->fmark[W.order[r].id] != 0)
+        while (r < m && t->fmark[W->order[r].id] != 0)
             r++;
         *rk = r;
     } else {
-        *rk = rule_first_above(W.cum_k, m, u);
+        *rk = rule_first_above(W->cum_k, m, u);
         if (*rk >= m)
             *rk = last_kept;
     }
@@ -205,6 +212,7 @@ static int draws_prepare(const struct trace *t, int n, int *m, int *last_kept, s
 int draws_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row, int n,
               int *kept_ids, int *plain_ids, struct err *e)
 {
+    struct draws_work *W = t->dwork;
     int m, last_kept;
     if (draws_prepare(t, n, &m, &last_kept, e) < 0)
         return -1;
@@ -212,25 +220,25 @@ int draws_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row,
         int rp, rk;
         draw_ranks(t, sampler_u(seed, step, row, (uint32_t)i), m, last_kept, &rp, &rk);
         if (plain_ids)
-            plain_ids[i] = W.order[rp].id;
+            plain_ids[i] = W->order[rp].id;
         if (kept_ids)
-            kept_ids[i] = W.order[rk].id;
+            kept_ids[i] = W->order[rk].id;
     }
     return 0;
 }
 
 /* Counts one draw that landed on ranks rp (no filter) and rk (filters). */
-static void tally(struct draws *d, int top, int rp, int rk, int first)
+static void tally(const struct draws_work *W, struct draws *d, int top, int rp, int rk, int first)
 {
-    unsigned char *hit = W.hit;
+    unsigned char *hit = W->hit;
     if (first)
-        d->first_kept = W.order[rk].id;
+        d->first_kept = W->order[rk].id;
     if (rp < top) {
         d->c_plain[rp]++;
     } else {
         d->tail_plain++;
-        if (!hit[2 * (size_t)W.order[rp].id] && d->n_examples < DRAWS_EXAMPLES) {
-            d->example[d->n_examples] = W.order[rp].id;
+        if (!hit[2 * (size_t)W->order[rp].id] && d->n_examples < DRAWS_EXAMPLES) {
+            d->example[d->n_examples] = W->order[rp].id;
             d->example_rank[d->n_examples++] = rp;
         }
     }
@@ -238,8 +246,8 @@ static void tally(struct draws *d, int top, int rp, int rk, int first)
         d->c_kept[rk]++;
     else
         d->tail_kept++;
-    unsigned char *hp = &hit[2 * (size_t)W.order[rp].id],
-                  *hk = &hit[2 * (size_t)W.order[rk].id + 1];
+    unsigned char *hp = &hit[2 * (size_t)W->order[rp].id],
+                  *hk = &hit[2 * (size_t)W->order[rk].id + 1];
     d->distinct_plain += !*hp;
     d->distinct_kept += !*hk;
     *hp = *hk = 1;
@@ -248,6 +256,7 @@ static void tally(struct draws *d, int top, int rp, int rk, int first)
 /* Everything but the counts: the rows, their probabilities and the tails. */
 static void draws_head(const struct trace *t, int n, int rows, int m, struct draws *d)
 {
+    struct draws_work *W = t->dwork;
     double S = t->sum_exp_shifted;
     int top = rows < DRAWS_ROWS ? rows : DRAWS_ROWS;
     if (top > m)
@@ -255,18 +264,18 @@ static void draws_head(const struct trace *t, int n, int rows, int m, struct dra
     d->n = n;
     d->rows = top;
     for (int r = 0; r < top; r++) {
-        int id = W.order[r].id;
+        int id = W->order[r].id;
         d->id[r] = id;
         d->p_plain[r] = t->fe[id] / S;
         d->p_kept[r] = trace_final(t, id);
     }
-    d->tail_p_plain = top > 0 ? 1.0 - W.cum_p[top - 1] : 1.0;
-    d->tail_p_kept = top > 0 ? 1.0 - W.cum_k[top - 1] : 1.0;
+    d->tail_p_plain = top > 0 ? 1.0 - W->cum_p[top - 1] : 1.0;
+    d->tail_p_kept = top > 0 ? 1.0 - W->cum_k[top - 1] : 1.0;
     if (d->tail_p_plain < 0)
         d->tail_p_plain = 0;
     if (d->tail_p_kept < 0)
         d->tail_p_kept = 0;
-    memset(W.hit, 0, 2 * (size_t)t->vocab_size);
+    memset(W->hit, 0, 2 * (size_t)t->vocab_size);
 }
 
 /* What both ways of counting draws start with: the checks, the rank order
@@ -298,7 +307,7 @@ int draws_run(const struct trace *t, uint64_t seed, uint32_t step, int n, int ro
     for (int i = 0; i < n; i++) {
         int rp, rk;
         draw_ranks(t, sampler_u(seed, step, 0, (uint32_t)i), m, last_kept, &rp, &rk);
-        tally(d, d->rows, rp, rk, i == 0);
+        tally(t->dwork, d, d->rows, rp, rk, i == 0);
     }
     draws_tail(d);
     return 0;
@@ -307,12 +316,13 @@ int draws_run(const struct trace *t, uint64_t seed, uint32_t step, int n, int ro
 int draws_tally(const struct trace *t, const int *kept_ids, const int *plain_ids, int n, int rows,
                 struct draws *d, struct err *e)
 {
+    struct draws_work *W = t->dwork;
     int m, last_kept;
     if (draws_begin(t, n, rows, d, &m, &last_kept, e) < 0)
         return -1;
-    int *rank = W.rank;
+    int *rank = W->rank;
     for (int r = 0; r < m; r++)
-        rank[W.order[r].id] = r;
+        rank[W->order[r].id] = r;
     for (int i = 0; i < n; i++) {
         int p = plain_ids[i], k = kept_ids[i];
         if (p < 0 || p >= t->vocab_size || k < 0 || k >= t->vocab_size || t->fz[p] == -INFINITY ||
@@ -321,7 +331,7 @@ int draws_tally(const struct trace *t, const int *kept_ids, const int *plain_ids
         if (t->fmark[k] != 0)
             return err_set(e, ERR_SYSTEM,
                            "draw %d came back with token %d, which the chain removed", i, k);
-        tally(d, d->rows, rank[p], rank[k], i == 0);
+        tally(W, d, d->rows, rank[p], rank[k], i == 0);
     }
     draws_tail(d);
     return 0;

@@ -11,12 +11,28 @@
 
 #include "base/err.h"
 #include "core/sampler.h"
+#include "core/sampler_rules.h"
 
 #define DRAWS_HIST_BINS_MAX 64
 #define DRAWS_ROWS          32 /* top tokens counted one by one */
 #define DRAWS_EXAMPLES      8  /* tail tokens drawn, listed as examples */
 #define DRAWS_DEFAULT       10000
 #define DRAWS_MAX           10000000
+
+/* The work space of the many draws, kept in the trace from call to call
+ * (trace_init makes it, trace_free frees it). */
+struct draws_work {
+    size_t V;
+    uint64_t *a, *b;
+    unsigned *count;
+    struct zid *order;
+    double *cum_p, *cum_k;
+    unsigned char *hit;
+    int *rank;
+};
+
+/* Frees what w holds (not w itself). */
+void draws_work_free(struct draws_work *w);
 
 /* Counts of z' (the logits the softmax sees) in equal bins from lo to hi. */
 struct draws_hist {

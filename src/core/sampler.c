@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/draws.h"
 #include "core/philox.h"
 #include "core/sampler_rules.h"
 
@@ -38,8 +39,9 @@ int trace_init(struct trace *t, int vocab_size, struct err *e)
     t->work_count = calloc(n, sizeof *t->work_count);
     t->work_order = calloc(n, sizeof *t->work_order);
     t->work_rows = calloc(n, sizeof *t->work_rows);
+    t->dwork = calloc(1, sizeof *t->dwork);
     if (!t->rows || !t->rank_of || !t->work_z || !t->work_count || !t->work_order ||
-        !t->work_rows) {
+        !t->work_rows || !t->dwork) {
         trace_free(t);
         return err_set(e, ERR_SYSTEM, "out of memory for a trace of %d tokens", vocab_size);
     }
@@ -62,6 +64,9 @@ void trace_free(struct trace *t)
     free(t->fcand);
     free(t->fcount);
     free(t->fblock);
+    free(t->fhist);
+    draws_work_free(t->dwork);
+    free(t->dwork);
     memset(t, 0, sizeof *t);
 }
 

@@ -127,7 +127,8 @@ struct choice {
     double lo, hi; /* the interval of u in [0, 1) that selects this token */
 };
 
-struct zid; /* sampler_rules.h */
+struct zid;        /* sampler_rules.h */
+struct draws_work; /* draws.h */
 
 struct trace {
     int vocab_size;
@@ -160,7 +161,9 @@ struct trace {
     int *fcand;     /* candidate lists */
     int *fcount;    /* penalty counts, zero between runs */
     double *fblock; /* the largest z' of each block of tokens */
-    int fmax_valid; /* the arrays above hold the last fast run */
+    void *fhist;    /* the radix descent's histograms (fast_int.h) */
+    struct draws_work *dwork; /* the many draws' work space (draws.h) */
+    int fmax_valid;           /* the arrays above hold the last fast run */
 };
 
 /* Fills s with neutral settings, seed 1 and the lesson order: each setting's

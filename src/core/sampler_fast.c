@@ -27,66 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fast_int.h"
 #include "core/philox.h"
-#include "core/sampler.h"
-#include "core/sampler_rules.h"
 #include "core/vecmath.h"
-
-#define RADIX_BITS    11
-#define RADIX_BUCKETS (1 << RADIX_BITS)
-#define SMALL_SET     64   /* a candidate set this small is sorted outright */
-#define HEAP_MAX      4096 /* top-k up to this k uses a heap; above it, the radix descent */
-#define MIN_P_MARGIN  1e-9 /* this near the bar, min-p takes the exact test of sampler.c */
-#define TOP_P_PROBE   64   /* top-p first looks for its cut among this many best tokens */
-#define MARK_KEPT     0
-#define MARK_MASKED   (TRACE_MASKED + 1)
-#define MARK_UNSURE   0xFF /* min-p: too near the bar to tell without the exact test */
-#define HIST_COPIES   4    /* separate level-0 histograms: adds to one bucket do not queue */
-
-struct fast {
-    const struct sampler_input *in;
-    const struct sampler_settings *s;
-    struct trace *t;
-    int V;
-    double *z;
-    double *e; /* e^(z - e_max) of every token, valid while e_valid */
-    uint8_t *mark;
-    uint32_t *key;
-    int *alive; /* the kept ids, n_alive of them, once all_alive is 0 */
-    int n_alive;
-    int all_alive; /* nothing cut yet: every finite token is kept; the list is not built */
-    int *cand;
-    struct zid *sorted;
-    size_t sorted_cap;
-    double e_max;
-    double e_sum, e_offset; /* sum of e, and sum of e (z - e_max), with e */
-    double *block_max;      /* the largest z of each VM_BLOCK tokens, while block_valid */
-    int block_valid;
-    int e_valid;
-    int keys_valid;
-    /* When no stage after a cut changes z', e is already final there, and
-     * each cut adds up the mass it removes (so no pass over marks later). */
-    int e_final;
-    double removed_mass[STAGE_COUNT + 2];
-};
-
-struct pick {
-    int id;           /* where the running total reaches the target; -1 if it never does */
-    int count_before; /* tokens of the set ranked above it */
-    double weight_before;
-};
-
-/* The blocks of VM_BLOCK tokens that block_max describes: how many, and
- * where block b ends. */
-static int n_blocks(const struct fast *f)
-{
-    return (f->V + VM_BLOCK - 1) / VM_BLOCK;
-}
-
-static int block_end(const struct fast *f, int b)
-{
-    return (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
-}
 
 /* A kept token removed by stage st (with its mass, once z' is final). */
 static void drop(struct fast *f, int i, int st)
@@ -96,265 +39,6 @@ static void drop(struct fast *f, int i, int st)
         f->removed_mass[1 + st] += f->e[i];
 }
 
-static int ensure_sorted(struct fast *f, size_t n)
-{
-    if (n <= f->sorted_cap)
-        return 0;
-    struct zid *p = realloc(f->sorted, n * sizeof *p);
-    if (!p)
-        return -1;
-    f->sorted = p;
-    f->sorted_cap = n;
-    return 0;
-}
-
-static void build_alive(struct fast *f)
-{
-    if (!f->all_alive)
-        return;
-    int k = 0;
-    for (int i = 0; i < f->V; i++)
-        if (f->mark[i] == MARK_KEPT)
-            f->alive[k++] = i;
-    f->n_alive = k;
-    f->all_alive = 0;
-}
-
-static void compute_keys(struct fast *f)
-{
-    if (!f->keys_valid) {
-        vm_keys(f->z, f->key, f->V);
-        f->keys_valid = 1;
-    }
-}
-
-static void compute_blocks(struct fast *f)
-{
-    if (!f->block_valid) {
-        vm_block_max(f->z, f->V, f->block_max);
-        f->block_valid = 1;
-    }
-}
-
-static void compute_exps(struct fast *f)
-{
-    if (!f->e_valid) {
-        compute_blocks(f);
-        double max = -INFINITY;
-        for (int b = 0; b < n_blocks(f); b++)
-            max = f->block_max[b] > max ? f->block_max[b] : max;
-        f->e_max = max;
-        f->e_sum = vm_exp_stats(f->z, max, f->e, f->V, &f->e_offset);
-        f->e_valid = 1;
-    }
-}
-
-static void values_changed(struct fast *f)
-{
-    f->e_valid = 0;
-    f->keys_valid = 0;
-    f->block_valid = 0;
-}
-
-/* The most likely kept token (ties to the lower id). */
-static int alive_best(struct fast *f)
-{
-    int best = -1;
-    if (f->all_alive) {
-        /* The first block holding the largest z, then the first such token in it. */
-        compute_blocks(f);
-        int blocks = n_blocks(f), bb = 0;
-        for (int b = 1; b < blocks; b++)
-            if (f->block_max[b] > f->block_max[bb])
-                bb = b;
-        for (int i = bb * VM_BLOCK; i < f->V; i++)
-            if (f->z[i] == f->block_max[bb])
-                return i;
-        return -1;
-    }
-    for (int j = 0; j < f->n_alive; j++) {
-        int i = f->alive[j];
-        if (best < 0 || rule_ranks_before(f->z[i], i, f->z[best], best))
-            best = i;
-    }
-    return best;
-}
-
-/* Sum of e over the kept tokens (e must be valid). */
-static double alive_mass(const struct fast *f)
-{
-    if (f->all_alive)
-        return f->e_sum; /* masked tokens add 0 */
-    double s = 0.0;
-    for (int j = 0; j < f->n_alive; j++)
-        s += f->e[f->alive[j]];
-    return s;
-}
-
-static struct pick walk_pick(int id, const struct rule_walk *w)
-{
-    return (struct pick){ id, w->count, rule_mass_value(w->mass) };
-}
-
-/* Walks the kept tokens in rank order and finds the first at which the
- * running count (weight NULL) or weight reaches target (inclusive) or passes
- * it (strict): the radix descent of the file comment. Bucket masses and the
- * running mass are in fixed point (rule_mass), as in the kernels. */
-static struct pick radix_pick(struct fast *f, const double *weight, double target, int strict)
-{
-    static const int SHIFTS[] = { 21, 10, 0 };
-    static const uint32_t MASKS[] = { RADIX_BUCKETS - 1, RADIX_BUCKETS - 1, (1u << 10) - 1 };
-    struct rule_walk w = { 0, { 0, 0 } };
-    int *cand = f->cand;
-    int n_cand = 0;
-    uint32_t cnt[RADIX_BUCKETS];
-    struct rule_mass mass[RADIX_BUCKETS];
-    compute_keys(f);
-    int dense = f->all_alive;
-    for (int level = 0; level < 3; level++) {
-        int shift = SHIFTS[level];
-        uint32_t mask = MASKS[level];
-        memset(cnt, 0, sizeof cnt);
-        memset(mass, 0, sizeof mass);
-        int m = level > 0 ? n_cand : dense ? f->V : f->n_alive;
-        const int *ids = level > 0 ? cand : f->alive;
-        if (level == 0 && dense) {
-            /* Neighbouring tokens often share a bucket; four separate
-             * histograms let their additions run side by side. */
-            static uint32_t cnt4[HIST_COPIES][RADIX_BUCKETS];
-            static struct rule_mass mass4[HIST_COPIES][RADIX_BUCKETS];
-            memset(cnt4, 0, sizeof cnt4);
-            memset(mass4, 0, sizeof mass4);
-            for (int i = 0; i < m; i++) {
-                if (f->mark[i] != MARK_KEPT)
-                    continue;
-                uint32_t b = (f->key[i] >> shift) & mask;
-                cnt4[i % HIST_COPIES][b]++;
-                if (weight)
-                    rule_mass_add(&mass4[i % HIST_COPIES][b], rule_mass_units(weight[i]));
-            }
-            for (int b = 0; b < RADIX_BUCKETS; b++) {
-                cnt[b] = cnt4[0][b] + cnt4[1][b] + cnt4[2][b] + cnt4[3][b];
-                mass[b] = rule_mass_add2(rule_mass_add2(mass4[0][b], mass4[1][b]),
-                                         rule_mass_add2(mass4[2][b], mass4[3][b]));
-            }
-        } else {
-            for (int j = 0; j < m; j++) {
-                int i = level == 0 && dense ? j : ids[j];
-                if (f->mark[i] != MARK_KEPT)
-                    continue;
-                uint32_t b = (f->key[i] >> shift) & mask;
-                cnt[b]++;
-                if (weight)
-                    rule_mass_add(&mass[b], rule_mass_units(weight[i]));
-            }
-        }
-        int sel = -1;
-        for (int b = (int)mask; b >= 0; b--)
-            if (cnt[b] > 0 &&
-                rule_walk_step(&w, (int)cnt[b], mass[b], weight != NULL, strict, target)) {
-                sel = b;
-                break;
-            }
-        if (sel < 0)
-            return walk_pick(-1, &w);
-        int k = 0; /* keep the chosen bucket, in place: writes never overtake reads */
-        for (int j = 0; j < m; j++) {
-            int i = level == 0 && dense ? j : ids[j];
-            if (f->mark[i] == MARK_KEPT && (int)((f->key[i] >> shift) & mask) == sel)
-                cand[k++] = i;
-        }
-        n_cand = k;
-        if (n_cand <= SMALL_SET)
-            break;
-    }
-    if (ensure_sorted(f, (size_t)n_cand) < 0)
-        return (struct pick){ -2, 0, 0.0 };
-    for (int j = 0; j < n_cand; j++)
-        f->sorted[j] = (struct zid){ f->z[cand[j]], cand[j] };
-    qsort(f->sorted, (size_t)n_cand, sizeof *f->sorted, rule_zid_cmp);
-    for (int j = 0; j < n_cand; j++) {
-        int i = f->sorted[j].id;
-        struct rule_mass m = { weight ? rule_mass_units(weight[i]) : 0, 0 };
-        if (rule_walk_step(&w, 1, m, weight != NULL, strict, target))
-            return walk_pick(i, &w);
-    }
-    return walk_pick(-1, &w);
-}
-
-/* The heap of the k best tokens seen: the worst of them at the root. */
-static void heap_down(struct zid *h, int n, int at)
-{
-    for (;;) {
-        int l = 2 * at + 1, r = l + 1, worst = at;
-        if (l < n && rule_ranks_before(h[worst].z, h[worst].id, h[l].z, h[l].id))
-            worst = l;
-        if (r < n && rule_ranks_before(h[worst].z, h[worst].id, h[r].z, h[r].id))
-            worst = r;
-        if (worst == at)
-            return;
-        struct zid t = h[at];
-        h[at] = h[worst];
-        h[worst] = t;
-        at = worst;
-    }
-}
-
-static void heap_offer(struct zid *h, int *n, int k, double z, int id)
-{
-    if (*n < k) {
-        int at = (*n)++;
-        h[at] = (struct zid){ z, id };
-        while (at > 0) { /* up while it is worse than its parent */
-            int up = (at - 1) / 2;
-            if (!rule_ranks_before(h[up].z, h[up].id, h[at].z, h[at].id))
-                break;
-            struct zid t = h[at];
-            h[at] = h[up];
-            h[up] = t;
-            at = up;
-        }
-    } else if (rule_ranks_before(z, id, h[0].z, h[0].id)) {
-        h[0] = (struct zid){ z, id };
-        heap_down(h, k, 0);
-    }
-}
-
-/* The k best tokens of the kept set (all finite tokens when all is set),
- * sorted into f->sorted[0..n). Returns n, or -1 when out of memory. */
-static int best_k(struct fast *f, int k, int all)
-{
-    if (ensure_sorted(f, (size_t)k) < 0)
-        return -1;
-    struct zid *h = f->sorted;
-    int n = 0;
-    if (all || f->all_alive) {
-        /* Once the heap is full, a block whose largest z is below the
-         * heap's worst holds no candidate: skip it whole. */
-        compute_blocks(f);
-        for (int b = 0; b < n_blocks(f); b++) {
-            if (n == k && f->block_max[b] < h[0].z)
-                continue;
-            int hi = block_end(f, b);
-            for (int i = b * VM_BLOCK; i < hi; i++) {
-                if (n == k && f->z[i] < h[0].z)
-                    continue;
-                if (f->z[i] != -INFINITY && (all || f->mark[i] == MARK_KEPT))
-                    heap_offer(h, &n, k, f->z[i], i);
-            }
-        }
-    } else {
-        for (int j = 0; j < f->n_alive; j++) {
-            int i = f->alive[j];
-            if (n == k && f->z[i] < h[0].z)
-                continue;
-            heap_offer(h, &n, k, f->z[i], i);
-        }
-    }
-    qsort(h, (size_t)n, sizeof *h, rule_zid_cmp);
-    return n;
-}
-
 /* After a first cut made in a dense pass: k survivors listed, and the mass
  * the cut removed is what the kept total lost (before: that total). */
 static void first_cut_done(struct fast *f, int k, double before, int st)
@@ -362,7 +46,7 @@ static void first_cut_done(struct fast *f, int k, double before, int st)
     f->n_alive = k;
     f->all_alive = 0;
     if (f->e_final)
-        f->removed_mass[1 + st] += before - alive_mass(f);
+        f->removed_mass[1 + st] += before - fast_alive_mass(f);
 }
 
 /* Removes every kept token ranked after (zc, idc), or with keep_ties every
@@ -374,12 +58,12 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
         vm_cut_marks(f->z, f->mark, f->V, zc, idc, keep_ties, MARK_KEPT, (uint8_t)(1 + st));
         double before = f->e_final ? f->e_sum : 0.0;
         /* List the survivors: a block whose largest z is below the cut holds none. */
-        compute_blocks(f);
+        fast_blocks(f);
         int k = 0;
-        for (int b = 0; b < n_blocks(f); b++) {
+        for (int b = 0; b < fast_n_blocks(f); b++) {
             if (f->block_max[b] < zc)
                 continue;
-            int hi = block_end(f, b);
+            int hi = fast_block_end(f, b);
             k += vm_collect(f->mark, b * VM_BLOCK, hi, MARK_KEPT, f->alive + k);
         }
         first_cut_done(f, k, before, st);
@@ -403,11 +87,11 @@ static void fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
     double T = f->s->temperature;
     if (T == 0.0) {
         f->t->greedy = 1;
-        int best = alive_best(f);
+        int best = fast_alive_best(f);
         cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
     } else if (T != 1.0) {
         vm_divide(f->z, T, f->V);
-        values_changed(f);
+        fast_values_changed(f);
     }
 }
 
@@ -419,16 +103,16 @@ static void fast_TOP_K(struct fast *f, struct stage_report *rep)
         return;
     int cut;
     if (k <= HEAP_MAX) {
-        if (best_k(f, k, 0) < k)
+        if (fast_best_k(f, k, 0) < k)
             return;
         cut = f->sorted[k - 1].id;
     } else {
-        struct pick p = radix_pick(f, NULL, k, 0);
+        struct pick p = fast_radix_pick(f, NULL, k, 0);
         if (p.id < 0)
             return;
         cut = p.id;
     }
-    rep->cut = exp(f->z[cut] - f->z[alive_best(f)]) * rep->p_max;
+    rep->cut = exp(f->z[cut] - f->z[fast_alive_best(f)]) * rep->p_max;
     cut_after(f, f->z[cut], cut, keep_ties, STAGE_TOP_K);
 }
 
@@ -437,12 +121,12 @@ static void fast_TOP_P(struct fast *f, struct stage_report *rep)
     double p = f->s->top_p;
     if (p >= 1.0)
         return;
-    compute_exps(f);
-    double sum = alive_mass(f), target = p * sum;
+    fast_exps(f);
+    double sum = fast_alive_mass(f), target = p * sum;
     /* The cumulative probability reaches p where the running mass reaches
      * p * sum. A confident row gets there within its best few tokens: look
      * there first, and descend the radix only when it does not. */
-    int n = best_k(f, TOP_P_PROBE, 0);
+    int n = fast_best_k(f, TOP_P_PROBE, 0);
     double run = 0.0;
     for (int r = 0; r < n; r++) {
         int i = f->sorted[r].id;
@@ -453,7 +137,7 @@ static void fast_TOP_P(struct fast *f, struct stage_report *rep)
         }
         run += f->e[i];
     }
-    struct pick pk = radix_pick(f, f->e, target, 0);
+    struct pick pk = fast_radix_pick(f, f->e, target, 0);
     if (pk.id < 0) {
         rep->cut = 1.0; /* rounding kept the total below p: everything stays */
         return;
@@ -467,7 +151,7 @@ static void fast_MIN_P(struct fast *f, struct stage_report *rep)
     double min_p = f->s->min_p;
     if (min_p <= 0.0)
         return;
-    double max = f->z[alive_best(f)];
+    double max = f->z[fast_alive_best(f)];
     rep->cut = min_p * rep->p_max;
     double bar = log(min_p);
     if (f->all_alive) {
@@ -477,12 +161,12 @@ static void fast_MIN_P(struct fast *f, struct stage_report *rep)
                      1 + STAGE_MIN_P, MARK_UNSURE);
         double before = f->e_final ? f->e_sum : 0.0;
         /* Only blocks that reach the bar can hold survivors or unsure tokens. */
-        compute_blocks(f);
+        fast_blocks(f);
         int k = 0;
-        for (int b = 0; b < n_blocks(f); b++) {
+        for (int b = 0; b < fast_n_blocks(f); b++) {
             if (f->block_max[b] - max < bar - MIN_P_MARGIN)
                 continue;
-            int hi = block_end(f, b);
+            int hi = fast_block_end(f, b);
             for (int i = b * VM_BLOCK; i < hi; i++) {
                 if (f->mark[i] == MARK_UNSURE)
                     f->mark[i] =
@@ -521,8 +205,11 @@ static int alloc_work(struct trace *t, struct err *e)
         t->fcand = malloc(2 * V * sizeof *t->fcand); /* the kept list, then candidates */
         t->fcount = calloc(V, sizeof *t->fcount);
         t->fblock = malloc((V / VM_BLOCK + 1) * sizeof *t->fblock);
+        t->fhist =
+            malloc(HIST_COPIES * RADIX_BUCKETS * (sizeof(uint32_t) + sizeof(struct rule_mass)));
     }
-    if (!t->fz || !t->fe || !t->fmark || !t->fkey || !t->fcand || !t->fcount || !t->fblock)
+    if (!t->fz || !t->fe || !t->fmark || !t->fkey || !t->fcand || !t->fcount || !t->fblock ||
+        !t->fhist)
         return err_set(e, ERR_SYSTEM, "out of memory for the fast sampler (%zu tokens)", V);
     return 0;
 }
@@ -567,19 +254,19 @@ static void fast_PENALTY(struct fast *f, struct stage_report *rep)
         t->penalized += f->z[id] != before;
         count[id] = -count[id];
     }
-    values_changed(f);
+    fast_values_changed(f);
 }
 
 /* Fills rows[0..R) with the R best tokens of all, in rank order. */
 static int fill_rows(struct fast *f, struct trace *t, const struct sampler_input *in, int R,
                      double S, double K, const int *count)
 {
-    int n = R > 0 ? best_k(f, R, 1) : 0;
+    int n = R > 0 ? fast_best_k(f, R, 1) : 0;
     if (n < 0)
         return -1;
     for (int i = 0; i < f->V && n < R; i++) /* masked tokens rank last, by id */
         if (f->z[i] == -INFINITY) {
-            if (ensure_sorted(f, (size_t)n + 1) < 0)
+            if (fast_reserve_sorted(f, (size_t)n + 1) < 0)
                 return -1;
             f->sorted[n++] = (struct zid){ -INFINITY, i };
         }
@@ -642,131 +329,151 @@ static void run_chain(struct fast *f)
         int cutting = stage_cuts(s, st);
         if (cutting && rep->active && !f->e_final && !value_stage_after(s, c, V)) {
             /* From here on z' is final: the exponentials serve every later stage. */
-            compute_exps(f);
+            fast_exps(f);
             f->e_final = 1;
         }
         if (rep->active && cutting && (STAGES[st].flags & SF_CUT)) {
-            compute_exps(f);
-            double best = f->z[alive_best(f)];
-            rep->p_max = exp(best - f->e_max) / alive_mass(f);
+            fast_exps(f);
+            double best = f->z[fast_alive_best(f)];
+            rep->p_max = exp(best - f->e_max) / fast_alive_mass(f);
         }
         FAST[st](f, rep);
     }
 }
 
-int sampler_run_fast(const struct sampler_input *in, const struct sampler_settings *s,
-                     struct trace *t, int n_rows, struct err *e)
+/* The run's state on the trace's work areas, z' = logit + shift loaded,
+ * every finite token kept. Returns 0, or -1 for a NaN or +inf logit or no
+ * finite one. */
+static int start(struct fast *f, const struct sampler_input *in, const struct sampler_settings *s,
+                 struct trace *t, struct err *e)
 {
-    if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0)
-        return -1;
     int V = in->vocab_size;
-    struct fast f = { .in = in,
-                      .s = s,
-                      .t = t,
-                      .V = V,
-                      .z = t->fz,
-                      .e = t->fe,
-                      .mark = t->fmark,
-                      .key = t->fkey,
-                      .alive = t->fcand,
-                      .cand = t->fcand + V,
-                      .all_alive = 1,
-                      .block_max = t->fblock };
-    int bad = in->logits ? vm_load_d(in->logits, s->shift, f.z, V)
-                         : vm_load_f(in->logits_f, s->shift, f.z, V);
-    if (bad) {
-        for (int i = 0; i < V; i++)
-            if (isnan(f.z[i]) || f.z[i] == INFINITY)
-                return err_set(e, ERR_USAGE, "logit of token %d is %s", i,
-                               isnan(f.z[i]) ? "NaN" : "+inf");
-    }
-    int finite = vm_marks_init(f.z, f.mark, V, MARK_KEPT, MARK_MASKED);
-    if (!finite)
+    /* The histograms' memory holds the masses first (their alignment), then the counts. */
+    struct rule_mass(*mass)[RADIX_BUCKETS] = t->fhist;
+    *f = (struct fast){ .in = in,
+                        .s = s,
+                        .t = t,
+                        .V = V,
+                        .z = t->fz,
+                        .e = t->fe,
+                        .mark = t->fmark,
+                        .key = t->fkey,
+                        .alive = t->fcand,
+                        .cand = t->fcand + V,
+                        .all_alive = 1,
+                        .block_max = t->fblock,
+                        .hist_mass = mass,
+                        .hist_count = (uint32_t(*)[RADIX_BUCKETS])(mass + HIST_COPIES) };
+    int bad = in->logits ? vm_load_d(in->logits, s->shift, f->z, V)
+                         : vm_load_f(in->logits_f, s->shift, f->z, V);
+    for (int i = 0; bad && i < V; i++)
+        if (isnan(f->z[i]) || f->z[i] == INFINITY)
+            return err_set(e, ERR_USAGE, "logit of token %d is %s", i,
+                           isnan(f->z[i]) ? "NaN" : "+inf");
+    f->n_alive = vm_marks_init(f->z, f->mark, V, MARK_KEPT, MARK_MASKED);
+    if (!f->n_alive)
         return err_set(e, ERR_USAGE, "no token has a finite logit");
-    f.n_alive = finite;
+    return 0;
+}
 
-    run_chain(&f);
-
-    /* The final distribution: softmax of z' over every token. */
-    compute_exps(&f);
-    double S = f.e_sum;
-    double K = alive_mass(&f);
-    if (!f.e_final && !f.all_alive) {
+/* The final distribution's statistics: the softmax of z' over every token,
+ * its entropy, the kept tokens' mass and entropy, what each stage removed. */
+static void statistics(struct fast *f, struct trace *t, double *S, double *K)
+{
+    fast_exps(f);
+    *S = f->e_sum;
+    *K = fast_alive_mass(f);
+    if (!f->e_final && !f->all_alive) {
         /* Some stage changed z' after a cut: add up what each cut removed now. */
-        for (int i = 0; i < V; i++)
-            if (f.mark[i] != MARK_KEPT)
-                f.removed_mass[f.mark[i]] += f.e[i];
+        for (int i = 0; i < f->V; i++)
+            if (f->mark[i] != MARK_KEPT)
+                f->removed_mass[f->mark[i]] += f->e[i];
     }
-    t->max_adjusted = f.e_max;
-    t->sum_exp_shifted = S;
-    t->sum_exp = S * exp(f.e_max);
+    t->max_adjusted = f->e_max;
+    t->sum_exp_shifted = *S;
+    t->sum_exp = *S * exp(f->e_max);
     /* H = -sum p ln p, with ln p = z - max - ln S: no logarithm per token. */
-    t->entropy = log(S) - f.e_offset / S;
+    t->entropy = log(*S) - f->e_offset / *S;
     double zk = 0.0;
-    if (f.all_alive) {
-        zk = f.e_offset;
+    if (f->all_alive) {
+        zk = f->e_offset;
     } else {
-        for (int j = 0; j < f.n_alive; j++) {
-            int i = f.alive[j];
-            if (f.e[i] > 0.0)
-                zk += f.e[i] * (f.z[i] - f.e_max);
+        for (int j = 0; j < f->n_alive; j++) {
+            int i = f->alive[j];
+            if (f->e[i] > 0.0)
+                zk += f->e[i] * (f->z[i] - f->e_max);
         }
     }
-    t->entropy_final = K > 0 ? log(K) - zk / K : 0.0;
-    t->kept_count = f.n_alive;
-    t->kept_mass = K / S;
+    t->entropy_final = *K > 0 ? log(*K) - zk / *K : 0.0;
+    t->kept_count = f->n_alive;
+    t->kept_mass = *K / *S;
     for (int c = 0; c < t->n_stages; c++) {
         int m = 1 + (int)t->stages[c].stage;
         t->stages[c].removed =
-            t->stages[c].in - (c + 1 < t->n_stages ? t->stages[c + 1].in : f.n_alive);
-        t->stages[c].removed_mass = f.removed_mass[m] / S;
+            t->stages[c].in - (c + 1 < t->n_stages ? t->stages[c + 1].in : f->n_alive);
+        t->stages[c].removed_mass = f->removed_mass[m] / *S;
     }
+}
 
+/* The draw: the first kept token, in rank order, whose cumulative kept
+ * probability passes u -- where the running kept mass passes u * K. u most
+ * often lands among the top rows just filled: walk them first, and descend
+ * the radix only for a draw from deeper down. Returns 0, or -1 when out of
+ * memory. */
+static int draw(struct fast *f, struct trace *t, double K, struct choice *ch)
+{
+    double u = sampler_u(f->s->seed, f->in->step, f->in->row, 0);
+    struct pick p = { -1, 0, 0.0 };
+    double run = 0.0;
+    int kept_rows = 0;
+    for (int r = 0; r < t->n_rows && p.id < 0; r++) {
+        int i = t->rows[r].id;
+        if (f->mark[i] != MARK_KEPT)
+            continue;
+        kept_rows++;
+        if (run + f->e[i] > u * K)
+            p = (struct pick){ i, 0, run };
+        run += f->e[i];
+    }
+    if (p.id < 0 && kept_rows < f->n_alive)
+        p = fast_radix_pick(f, f->e, u * K, 1);
+    if (p.id == -2)
+        return -1;
+    if (p.id < 0) {
+        /* Rounding left the total a hair under u: the last kept token takes it. */
+        fast_build_alive(f);
+        int last = f->alive[0];
+        for (int j = 1; j < f->n_alive; j++)
+            if (rule_ranks_before(f->z[last], last, f->z[f->alive[j]], f->alive[j]))
+                last = f->alive[j];
+        p.id = last;
+        p.weight_before = K - f->e[last];
+    }
+    *ch = (struct choice){ .id = p.id,
+                           .sampled = 1,
+                           .u = u,
+                           .lo = p.weight_before / K,
+                           .hi = (p.weight_before + f->e[p.id]) / K };
+    return 0;
+}
+
+int sampler_run_fast(const struct sampler_input *in, const struct sampler_settings *s,
+                     struct trace *t, int n_rows, struct err *e)
+{
+    struct fast f;
+    if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0 ||
+        start(&f, in, s, t, e) < 0)
+        return -1;
+    run_chain(&f);
+    double S, K;
+    statistics(&f, t, &S, &K);
+    int V = f.V;
     int rc = fill_rows(&f, t, in, n_rows < V ? n_rows : V, S, K, t->fcount);
-
-    /* The draw: the first kept token, in rank order, whose cumulative kept
-     * probability passes u -- where the running kept mass passes u * K. */
     struct choice ch = { 0 };
-    if (rc == 0 && t->greedy) {
-        int best = alive_best(&f);
-        ch = (struct choice){ .id = best, .sampled = 0, .lo = 0.0, .hi = 1.0 };
-    } else if (rc == 0) {
-        double u = sampler_u(s->seed, in->step, in->row, 0);
-        /* u most often lands among the top rows just computed: walk them
-         * first, and descend the radix only for a draw from deeper down. */
-        struct pick p = { -1, 0, 0.0 };
-        double run = 0.0;
-        int kept_rows = 0;
-        for (int r = 0; r < t->n_rows && p.id < 0; r++) {
-            int i = t->rows[r].id;
-            if (f.mark[i] != MARK_KEPT)
-                continue;
-            kept_rows++;
-            if (run + f.e[i] > u * K)
-                p = (struct pick){ i, 0, run };
-            run += f.e[i];
-        }
-        if (p.id < 0 && kept_rows < f.n_alive)
-            p = radix_pick(&f, f.e, u * K, 1);
-        if (p.id == -2) {
-            rc = -1;
-        } else if (p.id < 0) {
-            /* Rounding left the total a hair under u: the last kept token takes it. */
-            build_alive(&f);
-            int last = f.alive[0];
-            for (int j = 1; j < f.n_alive; j++)
-                if (rule_ranks_before(f.z[last], last, f.z[f.alive[j]], f.alive[j]))
-                    last = f.alive[j];
-            p.id = last;
-            p.weight_before = K - f.e[last];
-        }
-        if (rc == 0)
-            ch = (struct choice){ .id = p.id,
-                                  .sampled = 1,
-                                  .u = u,
-                                  .lo = p.weight_before / K,
-                                  .hi = (p.weight_before + f.e[p.id]) / K };
-    }
+    if (rc == 0 && t->greedy)
+        ch = (struct choice){ .id = fast_alive_best(&f), .sampled = 0, .lo = 0.0, .hi = 1.0 };
+    else if (rc == 0)
+        rc = draw(&f, t, K, &ch);
     if (rc == 0) {
         ch.rank = vm_count_before(f.z, V, f.z[ch.id], ch.id);
         t->choice = ch;

@@ -26,23 +26,9 @@ static const char *const PRESETS[BATCH_ROWS][12] = {
 void batch_free(struct batch *b)
 {
     for (int r = 0; r < BATCH_ROWS; r++)
-        free(b->row[r].ctx);
+        gen_free(&b->row[r].g);
     free(b->h);
     memset(b, 0, sizeof *b);
-}
-
-static int push(struct batch_row *r, int id)
-{
-    if (r->len == r->cap) {
-        int cap = r->cap ? 2 * r->cap : 64;
-        int *p = realloc(r->ctx, (size_t)cap * sizeof *p);
-        if (!p)
-            return -1;
-        r->ctx = p;
-        r->cap = cap;
-    }
-    r->ctx[r->len++] = id;
-    return 0;
 }
 
 /* The LM head for every request: B hidden vectors, one call. */
@@ -50,7 +36,7 @@ static int run_head(struct batch *b, struct source *src, struct backend *be, str
 {
     int d = source_hidden_size(src);
     for (int r = 0; r < b->n; r++)
-        if (source_hidden(src, b->row[r].ctx, b->row[r].len, b->h + (size_t)r * d, e) < 0)
+        if (source_hidden(src, b->row[r].g.ids, b->row[r].g.len, b->h + (size_t)r * d, e) < 0)
             return -1;
     if (backend_logits(be, b->h, b->n, e) < 0)
         return -1;
@@ -73,10 +59,10 @@ static int compute(struct batch *b, struct source *src, struct backend *be, int 
     for (int r = 0; r < b->n; r++) {
         const struct batch_row *w = &b->row[r];
         req[r] = (struct backend_req){ .s = w->set.sampler,
-                                       .context = w->ctx,
-                                       .context_len = w->len,
+                                       .context = w->g.ids,
+                                       .context_len = w->g.len,
                                        .prompt_len = b->prompt_len,
-                                       .step = source_draw_step(src->L, w->len),
+                                       .step = source_draw_step(src->L, w->g.len),
                                        .row = (uint32_t)r,
                                        .n_top = BATCH_TOP };
     }
@@ -123,15 +109,11 @@ int batch_open(struct batch *b, struct source *src, struct backend *be, struct e
         return err_set(e, ERR_SYSTEM, "out of memory for the batch");
     for (int r = 0; r < b->n; r++) {
         struct batch_row *w = &b->row[r];
-        if (batch_preset(src, r, &w->set, e) < 0) {
+        if (batch_preset(src, r, &w->set, e) < 0 ||
+            gen_start(&w->g, &L->vocab, L->prompt, L->prompt_len, L->prompt_len, e) < 0) {
             batch_free(b);
             return -1;
         }
-        for (int k = 0; k < L->prompt_len; k++)
-            if (push(w, L->prompt[k]) < 0) {
-                batch_free(b);
-                return err_set(e, ERR_SYSTEM, "out of memory for the batch");
-            }
     }
     if (compute(b, src, be, 1, e) < 0) {
         batch_free(b);
@@ -144,27 +126,22 @@ int batch_running(const struct batch *b)
 {
     int n = 0;
     for (int r = 0; r < b->n; r++)
-        n += b->row[r].stop.rule == STOP_NONE;
+        n += b->row[r].g.stop.rule == STOP_NONE;
     return n;
 }
 
 int batch_step(struct batch *b, struct source *src, struct backend *be, struct err *e)
 {
-    const struct lesson *L = src->L;
     if (!batch_running(b))
         return err_set(e, ERR_USAGE, "every request has stopped: Home starts the batch again");
     int pushed[BATCH_ROWS] = { 0 };
     int rc = 0;
     for (int r = 0; r < b->n && rc == 0; r++) {
         struct batch_row *w = &b->row[r];
-        if (w->stop.rule != STOP_NONE)
+        if (w->g.stop.rule != STOP_NONE)
             continue;
-        if (push(w, w->res.id) < 0) {
-            rc = err_set(e, ERR_SYSTEM, "out of memory for the batch");
-            break;
-        }
-        pushed[r] = 1;
-        w->stop = stop_check(&w->set, &L->vocab, w->ctx, w->len, b->prompt_len);
+        rc = gen_append(&w->g, w->res.id, &w->set, e);
+        pushed[r] = rc == 0;
     }
     /* The contexts changed: every row needs new logits. */
     if (rc == 0 && compute(b, src, be, 1, e) == 0) {
@@ -173,10 +150,8 @@ int batch_step(struct batch *b, struct source *src, struct backend *be, struct e
     }
     /* Not taken: the batch stays where it was, ready to try again. */
     for (int r = 0; r < b->n; r++)
-        if (pushed[r]) {
-            b->row[r].len--;
-            b->row[r].stop.rule = STOP_NONE;
-        }
+        if (pushed[r])
+            gen_undo(&b->row[r].g);
     return -1;
 }
 

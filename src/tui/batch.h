@@ -21,11 +21,9 @@
 #define BATCH_MAX_TOKENS 48 /* when the lesson sets no maximum */
 
 struct batch_row {
-    struct settings set; /* the request's own settings */
-    int *ctx;            /* prompt then generated ids (owned) */
-    int len, cap;
-    struct stop_result stop; /* STOP_NONE while the request runs */
-    struct backend_res res;  /* the step waiting to be taken */
+    struct settings set;    /* the request's own settings */
+    struct gen g;           /* prompt then generated ids; g.stop: STOP_NONE while it runs */
+    struct backend_res res; /* the step waiting to be taken */
 };
 
 struct batch {

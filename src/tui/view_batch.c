@@ -16,8 +16,8 @@ static void batch_text(const struct app *a, const struct batch_row *w, char *out
     int plen = a->batch.prompt_len;
     size_t len = 0;
     for (int back = 256; back >= 1; back /= 2) {
-        int from = w->len - back > plen ? w->len - back : plen;
-        len = vocab_detok(&a->L.vocab, w->ctx + from, w->len - from, raw, sizeof raw);
+        int from = w->g.len - back > plen ? w->g.len - back : plen;
+        len = vocab_detok(&a->L.vocab, w->g.ids + from, w->g.len - from, raw, sizeof raw);
         if (len < sizeof raw)
             break;
     }
@@ -39,9 +39,9 @@ static void batch_text(const struct app *a, const struct batch_row *w, char *out
  * and how many tokens its chain kept, or why it stopped. */
 static void batch_next(const struct app *a, const struct batch_row *row, char *next, size_t n)
 {
-    if (row->stop.rule != STOP_NONE) {
+    if (row->g.stop.rule != STOP_NONE) {
         char why[160];
-        stop_describe(&row->stop, &row->set, &a->L.vocab, why, sizeof why);
+        stop_describe(&row->g.stop, &row->set, &a->L.vocab, why, sizeof why);
         snprintf(next, n, "stopped: %s", why);
         return;
     }
@@ -62,7 +62,7 @@ static void batch_line(const struct app *a, const struct screen_ctx *c, int y, i
 {
     int w = c->r.w;
     const struct batch_row *row = &a->batch.row[r];
-    int sel = r == a->batch_sel, stopped = row->stop.rule != STOP_NONE;
+    int sel = r == a->batch_sel, stopped = row->g.stop.rule != STOP_NONE;
     int attr = sel ? ATTR_REVERSE : 0;
     char set[96], text[1024];
     batch_describe(row, set, sizeof set);

@@ -1,0 +1,282 @@
+/* fast_select.c - the selections of the O(V) sampler (sampler_fast.c): the
+ * kept list and the blocks' maxima, the exponentials computed once, the heap
+ * of the best k tokens, and the radix descent that finds the token where a
+ * running count or mass reaches its target (the file comment of
+ * sampler_fast.c says how). Every work area is the trace's (caller-owned). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fast_int.h"
+#include "core/vecmath.h"
+
+/* The blocks of VM_BLOCK tokens that block_max describes: how many, and
+ * where block b ends. */
+int fast_n_blocks(const struct fast *f)
+{
+    return (f->V + VM_BLOCK - 1) / VM_BLOCK;
+}
+
+int fast_block_end(const struct fast *f, int b)
+{
+    return (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
+}
+
+int fast_reserve_sorted(struct fast *f, size_t n)
+{
+    if (n <= f->sorted_cap)
+        return 0;
+    struct zid *p = realloc(f->sorted, n * sizeof *p);
+    if (!p)
+        return -1;
+    f->sorted = p;
+    f->sorted_cap = n;
+    return 0;
+}
+
+void fast_build_alive(struct fast *f)
+{
+    if (!f->all_alive)
+        return;
+    int k = 0;
+    for (int i = 0; i < f->V; i++)
+        if (f->mark[i] == MARK_KEPT)
+            f->alive[k++] = i;
+    f->n_alive = k;
+    f->all_alive = 0;
+}
+
+void fast_keys(struct fast *f)
+{
+    if (!f->keys_valid) {
+        vm_keys(f->z, f->key, f->V);
+        f->keys_valid = 1;
+    }
+}
+
+void fast_blocks(struct fast *f)
+{
+    if (!f->block_valid) {
+        vm_block_max(f->z, f->V, f->block_max);
+        f->block_valid = 1;
+    }
+}
+
+void fast_exps(struct fast *f)
+{
+    if (!f->e_valid) {
+        fast_blocks(f);
+        double max = -INFINITY;
+        for (int b = 0; b < fast_n_blocks(f); b++)
+            max = f->block_max[b] > max ? f->block_max[b] : max;
+        f->e_max = max;
+        f->e_sum = vm_exp_stats(f->z, max, f->e, f->V, &f->e_offset);
+        f->e_valid = 1;
+    }
+}
+
+void fast_values_changed(struct fast *f)
+{
+    f->e_valid = 0;
+    f->keys_valid = 0;
+    f->block_valid = 0;
+}
+
+/* The most likely kept token (ties to the lower id). */
+int fast_alive_best(struct fast *f)
+{
+    int best = -1;
+    if (f->all_alive) {
+        /* The first block holding the largest z, then the first such token in it. */
+        fast_blocks(f);
+        int blocks = fast_n_blocks(f), bb = 0;
+        for (int b = 1; b < blocks; b++)
+            if (f->block_max[b] > f->block_max[bb])
+                bb = b;
+        for (int i = bb * VM_BLOCK; i < f->V; i++)
+            if (f->z[i] == f->block_max[bb])
+                return i;
+        return -1;
+    }
+    for (int j = 0; j < f->n_alive; j++) {
+        int i = f->alive[j];
+        if (best < 0 || rule_ranks_before(f->z[i], i, f->z[best], best))
+            best = i;
+    }
+    return best;
+}
+
+/* Sum of e over the kept tokens (e must be valid). */
+double fast_alive_mass(const struct fast *f)
+{
+    if (f->all_alive)
+        return f->e_sum; /* masked tokens add 0 */
+    double s = 0.0;
+    for (int j = 0; j < f->n_alive; j++)
+        s += f->e[f->alive[j]];
+    return s;
+}
+
+static struct pick walk_pick(int id, const struct rule_walk *w)
+{
+    return (struct pick){ id, w->count, rule_mass_value(w->mass) };
+}
+
+/* Walks the kept tokens in rank order and finds the first at which the
+ * running count (weight NULL) or weight reaches target (inclusive) or passes
+ * it (strict): the radix descent of the file comment. Bucket masses and the
+ * running mass are in fixed point (rule_mass), as in the kernels. */
+struct pick fast_radix_pick(struct fast *f, const double *weight, double target, int strict)
+{
+    static const int SHIFTS[] = { 21, 10, 0 };
+    static const uint32_t MASKS[] = { RADIX_BUCKETS - 1, RADIX_BUCKETS - 1, (1u << 10) - 1 };
+    struct rule_walk w = { 0, { 0, 0 } };
+    int *cand = f->cand;
+    int n_cand = 0;
+    uint32_t cnt[RADIX_BUCKETS];
+    struct rule_mass mass[RADIX_BUCKETS];
+    fast_keys(f);
+    int dense = f->all_alive;
+    for (int level = 0; level < 3; level++) {
+        int shift = SHIFTS[level];
+        uint32_t mask = MASKS[level];
+        memset(cnt, 0, sizeof cnt);
+        memset(mass, 0, sizeof mass);
+        int m = level > 0 ? n_cand : dense ? f->V : f->n_alive;
+        const int *ids = level > 0 ? cand : f->alive;
+        if (level == 0 && dense) {
+            /* Neighbouring tokens often share a bucket; four separate
+             * histograms let their additions run side by side. */
+            uint32_t(*cnt4)[RADIX_BUCKETS] = f->hist_count;
+            struct rule_mass(*mass4)[RADIX_BUCKETS] = f->hist_mass;
+            memset(cnt4, 0, HIST_COPIES * sizeof *cnt4);
+            memset(mass4, 0, HIST_COPIES * sizeof *mass4);
+            for (int i = 0; i < m; i++) {
+                if (f->mark[i] != MARK_KEPT)
+                    continue;
+                uint32_t b = (f->key[i] >> shift) & mask;
+                cnt4[i % HIST_COPIES][b]++;
+                if (weight)
+                    rule_mass_add(&mass4[i % HIST_COPIES][b], rule_mass_units(weight[i]));
+            }
+            for (int b = 0; b < RADIX_BUCKETS; b++) {
+                cnt[b] = cnt4[0][b] + cnt4[1][b] + cnt4[2][b] + cnt4[3][b];
+                mass[b] = rule_mass_add2(rule_mass_add2(mass4[0][b], mass4[1][b]),
+                                         rule_mass_add2(mass4[2][b], mass4[3][b]));
+            }
+        } else {
+            for (int j = 0; j < m; j++) {
+                int i = level == 0 && dense ? j : ids[j];
+                if (f->mark[i] != MARK_KEPT)
+                    continue;
+                uint32_t b = (f->key[i] >> shift) & mask;
+                cnt[b]++;
+                if (weight)
+                    rule_mass_add(&mass[b], rule_mass_units(weight[i]));
+            }
+        }
+        int sel = -1;
+        for (int b = (int)mask; b >= 0; b--)
+            if (cnt[b] > 0 &&
+                rule_walk_step(&w, (int)cnt[b], mass[b], weight != NULL, strict, target)) {
+                sel = b;
+                break;
+            }
+        if (sel < 0)
+            return walk_pick(-1, &w);
+        int k = 0; /* keep the chosen bucket, in place: writes never overtake reads */
+        for (int j = 0; j < m; j++) {
+            int i = level == 0 && dense ? j : ids[j];
+            if (f->mark[i] == MARK_KEPT && (int)((f->key[i] >> shift) & mask) == sel)
+                cand[k++] = i;
+        }
+        n_cand = k;
+        if (n_cand <= SMALL_SET)
+            break;
+    }
+    if (fast_reserve_sorted(f, (size_t)n_cand) < 0)
+        return (struct pick){ -2, 0, 0.0 };
+    for (int j = 0; j < n_cand; j++)
+        f->sorted[j] = (struct zid){ f->z[cand[j]], cand[j] };
+    qsort(f->sorted, (size_t)n_cand, sizeof *f->sorted, rule_zid_cmp);
+    for (int j = 0; j < n_cand; j++) {
+        int i = f->sorted[j].id;
+        struct rule_mass m = { weight ? rule_mass_units(weight[i]) : 0, 0 };
+        if (rule_walk_step(&w, 1, m, weight != NULL, strict, target))
+            return walk_pick(i, &w);
+    }
+    return walk_pick(-1, &w);
+}
+
+/* The heap of the k best tokens seen: the worst of them at the root. */
+static void heap_down(struct zid *h, int n, int at)
+{
+    for (;;) {
+        int l = 2 * at + 1, r = l + 1, worst = at;
+        if (l < n && rule_ranks_before(h[worst].z, h[worst].id, h[l].z, h[l].id))
+            worst = l;
+        if (r < n && rule_ranks_before(h[worst].z, h[worst].id, h[r].z, h[r].id))
+            worst = r;
+        if (worst == at)
+            return;
+        struct zid t = h[at];
+        h[at] = h[worst];
+        h[worst] = t;
+        at = worst;
+    }
+}
+
+static void heap_offer(struct zid *h, int *n, int k, double z, int id)
+{
+    if (*n < k) {
+        int at = (*n)++;
+        h[at] = (struct zid){ z, id };
+        while (at > 0) { /* up while it is worse than its parent */
+            int up = (at - 1) / 2;
+            if (!rule_ranks_before(h[up].z, h[up].id, h[at].z, h[at].id))
+                break;
+            struct zid t = h[at];
+            h[at] = h[up];
+            h[up] = t;
+            at = up;
+        }
+    } else if (rule_ranks_before(z, id, h[0].z, h[0].id)) {
+        h[0] = (struct zid){ z, id };
+        heap_down(h, k, 0);
+    }
+}
+
+/* The k best tokens of the kept set (all finite tokens when all is set),
+ * sorted into f->sorted[0..n). Returns n, or -1 when out of memory. */
+int fast_best_k(struct fast *f, int k, int all)
+{
+    if (fast_reserve_sorted(f, (size_t)k) < 0)
+        return -1;
+    struct zid *h = f->sorted;
+    int n = 0;
+    if (all || f->all_alive) {
+        /* Once the heap is full, a block whose largest z is below the
+         * heap's worst holds no candidate: skip it whole. */
+        fast_blocks(f);
+        for (int b = 0; b < fast_n_blocks(f); b++) {
+            if (n == k && f->block_max[b] < h[0].z)
+                continue;
+            int hi = fast_block_end(f, b);
+            for (int i = b * VM_BLOCK; i < hi; i++) {
+                if (n == k && f->z[i] < h[0].z)
+                    continue;
+                if (f->z[i] != -INFINITY && (all || f->mark[i] == MARK_KEPT))
+                    heap_offer(h, &n, k, f->z[i], i);
+            }
+        }
+    } else {
+        for (int j = 0; j < f->n_alive; j++) {
+            int i = f->alive[j];
+            if (n == k && f->z[i] < h[0].z)
+                continue;
+            heap_offer(h, &n, k, f->z[i], i);
+        }
+    }
+    qsort(h, (size_t)n, sizeof *h, rule_zid_cmp);
+    return n;
+}
