@@ -116,7 +116,7 @@ run: build
 
 test: deps
 	@$(MAKE) --no-print-directory all test-build
-	@$(MAKE) --no-print-directory format-check test-unit test-cli test-install test-valgrind test-gpu-self test-gpu
+	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-install test-valgrind test-gpu-self test-gpu
 
 test-build: $(TEST_BIN) $(SAN_BIN)
 

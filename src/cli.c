@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -9,33 +10,6 @@
 #include "data/keys.h"
 #include "model/model.h"
 #include "core/settings.h"
-
-#define OPT_SETTING_BASE 1000
-
-enum {
-    OPT_HELP = 'h',
-    OPT_VERSION = 'V',
-    OPT_STEP = 256,
-    OPT_FORMAT,
-    OPT_TOP,
-    OPT_LESSONS_DIR,
-    OPT_HEADLESS,
-    OPT_SIZE,
-    OPT_KEYS,
-    OPT_ASCII,
-    OPT_NO_COLOR,
-    OPT_HIDDEN,
-    OPT_DRAWS,
-    OPT_FIND,
-    OPT_LOGITS,
-    OPT_VOCAB,
-    OPT_OUTPUT = 'o',
-    OPT_FORCE = 257 + 32,
-    OPT_CONFIG,
-    OPT_NO_CONFIG,
-    OPT_THEME,
-    OPT_BACKEND,
-};
 
 void cli_usage(FILE *out)
 {
@@ -148,168 +122,203 @@ static int unknown_option(const char *arg, const struct option *longs, struct er
                    name);
 }
 
-int cli_parse(int argc, char **argv, struct options *o, struct err *e)
-{
-    static struct option longs[64];
-    int n = 0;
-    longs[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
-    longs[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
-    longs[n++] = (struct option){ "step", required_argument, NULL, OPT_STEP };
-    longs[n++] = (struct option){ "format", required_argument, NULL, OPT_FORMAT };
-    longs[n++] = (struct option){ "top", required_argument, NULL, OPT_TOP };
-    longs[n++] = (struct option){ "lessons-dir", required_argument, NULL, OPT_LESSONS_DIR };
-    longs[n++] = (struct option){ "headless", no_argument, NULL, OPT_HEADLESS };
-    longs[n++] = (struct option){ "size", required_argument, NULL, OPT_SIZE };
-    longs[n++] = (struct option){ "keys", required_argument, NULL, OPT_KEYS };
-    longs[n++] = (struct option){ "ascii", no_argument, NULL, OPT_ASCII };
-    longs[n++] = (struct option){ "no-color", no_argument, NULL, OPT_NO_COLOR };
-    longs[n++] = (struct option){ "hidden-size", required_argument, NULL, OPT_HIDDEN };
-    longs[n++] = (struct option){ "draws", required_argument, NULL, OPT_DRAWS };
-    longs[n++] = (struct option){ "find", required_argument, NULL, OPT_FIND };
-    longs[n++] = (struct option){ "logits", required_argument, NULL, OPT_LOGITS };
-    longs[n++] = (struct option){ "vocab", required_argument, NULL, OPT_VOCAB };
-    longs[n++] = (struct option){ "output", required_argument, NULL, OPT_OUTPUT };
-    longs[n++] = (struct option){ "force", no_argument, NULL, OPT_FORCE };
-    longs[n++] = (struct option){ "config", required_argument, NULL, OPT_CONFIG };
-    longs[n++] = (struct option){ "no-config", no_argument, NULL, OPT_NO_CONFIG };
-    longs[n++] = (struct option){ "theme", required_argument, NULL, OPT_THEME };
-    longs[n++] = (struct option){ "backend", required_argument, NULL, OPT_BACKEND };
-    for (int i = 0; SETTINGS_INFO[i].name; i++)
-        longs[n++] =
-            (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_SETTING_BASE + i };
-    longs[n] = (struct option){ NULL, 0, NULL, 0 };
+/* ---- the options: each a name, whether it takes a value, and what it does ---- */
 
-    memset(o, 0, sizeof *o);
-    o->step = 1;
-    o->width = 80;
-    o->height = 24;
-    struct settings check;
-    settings_defaults(&check);
-    opterr = 0;
-    optind = 0; /* glibc: 0 starts afresh, forgetting any earlier argv */
-    int c;
-    while ((c = getopt_long(argc, argv, ":hVo:", longs, NULL)) != -1) {
-        switch (c) {
-        case OPT_HELP:
-            o->action = CLI_HELP;
-            return 0;
-        case OPT_VERSION:
-            o->action = CLI_VERSION;
-            return 0;
-        case OPT_STEP:
-            if (parse_int(optarg, 1, 1 << 20, &o->step, e) < 0)
-                return err_prefix(e, "--step"), -1;
-            break;
-        case OPT_FORMAT:
-            if (report_parse_format(optarg, &o->format, e) < 0)
-                return err_prefix(e, "--format"), -1;
-            o->format_given = 1;
-            break;
-        case OPT_TOP:
-            if (parse_int(optarg, 0, 1 << 30, &o->top, e) < 0)
-                return err_prefix(e, "--top"), -1;
-            break;
-        case OPT_LESSONS_DIR:
-            o->lessons_dir = optarg;
-            break;
-        case OPT_HEADLESS:
-            o->headless = 1;
-            break;
-        case OPT_SIZE:
-            if (keys_parse_size(optarg, &o->width, &o->height, e) < 0)
-                return err_prefix(e, "--size"), -1;
-            break;
-        case OPT_KEYS:
-            o->keys = optarg;
-            break;
-        case OPT_ASCII:
-            o->ascii = 1;
-            break;
-        case OPT_NO_COLOR:
-            o->no_color = 1;
-            break;
-        case OPT_HIDDEN:
-            if (parse_int(optarg, 8, MODEL_MAX_HIDDEN, &o->hidden, e) < 0)
-                return err_prefix(e, "--hidden-size"), -1;
-            if (o->hidden % 8 != 0)
-                return err_set(e, ERR_USAGE, "--hidden-size: %d is not a multiple of 8", o->hidden);
-            break;
-        case OPT_DRAWS:
-            if (parse_int(optarg, 1, DRAWS_MAX, &o->draws, e) < 0)
-                return err_prefix(e, "--draws"), -1;
-            break;
-        case OPT_FIND:
-            if (o->n_find == CLI_MAX_FIND)
-                return err_set(e, ERR_USAGE, "--find: at most %d tokens", CLI_MAX_FIND);
-            o->find[o->n_find++] = optarg;
-            break;
-        case OPT_LOGITS:
-            o->logits = optarg;
-            break;
-        case OPT_VOCAB:
-            o->vocab = optarg;
-            break;
-        case OPT_OUTPUT:
-            o->output = optarg;
-            break;
-        case OPT_FORCE:
-            o->force = 1;
-            break;
-        case OPT_CONFIG:
-            o->config = optarg;
-            break;
-        case OPT_NO_CONFIG:
-            o->no_config = 1;
-            break;
-        case OPT_THEME: {
-            enum theme t;
-            if (config_parse_theme(optarg, &t, e) < 0)
-                return err_prefix(e, "--theme"), -1;
-            o->theme = (int)t + 1;
-            break;
-        }
-        case OPT_BACKEND: {
-            enum backend_choice b;
-            if (backend_parse(optarg, &b, e) < 0)
-                return err_prefix(e, "--backend"), -1;
-            o->backend = (int)b;
-            break;
-        }
-        case ':':
-            return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
-        case '?':
-            return unknown_option(argv[optind - 1], longs, e);
-        default: {
-            int i = c - OPT_SETTING_BASE;
-            const char *name = SETTINGS_INFO[i].name;
-            if (settings_set(&check, name, optarg, e) < 0)
-                return err_prefix(e, "--%s", name), -1;
-            if (o->n_over == MAX_OVERRIDES)
-                return err_set(e, ERR_USAGE, "more than %d settings on the command line",
-                               MAX_OVERRIDES);
-            o->over[o->n_over++] = (struct override){ name, optarg };
-        }
-        }
+static int opt_help(struct options *o, const char *arg, struct err *e)
+{
+    (void)arg;
+    (void)e;
+    o->action = CLI_HELP;
+    return 0;
+}
+
+static int opt_version(struct options *o, const char *arg, struct err *e)
+{
+    (void)arg;
+    (void)e;
+    o->action = CLI_VERSION;
+    return 0;
+}
+
+static int opt_step(struct options *o, const char *arg, struct err *e)
+{
+    return parse_int(arg, 1, 1 << 20, &o->step, e);
+}
+
+static int opt_format(struct options *o, const char *arg, struct err *e)
+{
+    o->format_given = 1;
+    return report_parse_format(arg, &o->format, e);
+}
+
+static int opt_top(struct options *o, const char *arg, struct err *e)
+{
+    return parse_int(arg, 0, 1 << 30, &o->top, e);
+}
+
+static int opt_size(struct options *o, const char *arg, struct err *e)
+{
+    return keys_parse_size(arg, &o->width, &o->height, e);
+}
+
+static int opt_hidden(struct options *o, const char *arg, struct err *e)
+{
+    if (parse_int(arg, 8, MODEL_MAX_HIDDEN, &o->hidden, e) < 0)
+        return -1;
+    if (o->hidden % 8 != 0)
+        return err_set(e, ERR_USAGE, "%d is not a multiple of 8", o->hidden);
+    return 0;
+}
+
+static int opt_draws(struct options *o, const char *arg, struct err *e)
+{
+    return parse_int(arg, 1, DRAWS_MAX, &o->draws, e);
+}
+
+static int opt_find(struct options *o, const char *arg, struct err *e)
+{
+    if (o->n_find == CLI_MAX_FIND)
+        return err_set(e, ERR_USAGE, "at most %d tokens", CLI_MAX_FIND);
+    o->find[o->n_find++] = arg;
+    return 0;
+}
+
+static int opt_theme(struct options *o, const char *arg, struct err *e)
+{
+    enum theme t;
+    if (config_parse_theme(arg, &t, e) < 0)
+        return -1;
+    o->theme = (int)t + 1;
+    return 0;
+}
+
+static int opt_backend(struct options *o, const char *arg, struct err *e)
+{
+    enum backend_choice b;
+    if (backend_parse(arg, &b, e) < 0)
+        return -1;
+    o->backend = (int)b;
+    return 0;
+}
+
+/* An option that only sets a flag or keeps its value: where, in struct
+ * options (a flag: an int set to 1; a value: the const char * it points to). */
+#define FLAG(field)  offsetof(struct options, field), 1
+#define VALUE(field) offsetof(struct options, field), 0
+
+static const struct cli_option {
+    const char *name;
+    int has_arg;
+    int (*apply)(struct options *o, const char *arg, struct err *e); /* NULL: the field below */
+    size_t field;
+    int flag;
+    char short_name; /* 'h', 'V', 'o', or 0 */
+} OPTIONS[] = {
+    { "help", no_argument, opt_help, 0, 0, 'h' },
+    { "version", no_argument, opt_version, 0, 0, 'V' },
+    { "step", required_argument, opt_step, 0, 0, 0 },
+    { "format", required_argument, opt_format, 0, 0, 0 },
+    { "top", required_argument, opt_top, 0, 0, 0 },
+    { "lessons-dir", required_argument, NULL, VALUE(lessons_dir), 0 },
+    { "headless", no_argument, NULL, FLAG(headless), 0 },
+    { "size", required_argument, opt_size, 0, 0, 0 },
+    { "keys", required_argument, NULL, VALUE(keys), 0 },
+    { "ascii", no_argument, NULL, FLAG(ascii), 0 },
+    { "no-color", no_argument, NULL, FLAG(no_color), 0 },
+    { "hidden-size", required_argument, opt_hidden, 0, 0, 0 },
+    { "draws", required_argument, opt_draws, 0, 0, 0 },
+    { "find", required_argument, opt_find, 0, 0, 0 },
+    { "logits", required_argument, NULL, VALUE(logits), 0 },
+    { "vocab", required_argument, NULL, VALUE(vocab), 0 },
+    { "output", required_argument, NULL, VALUE(output), 'o' },
+    { "force", no_argument, NULL, FLAG(force), 0 },
+    { "config", required_argument, NULL, VALUE(config), 0 },
+    { "no-config", no_argument, NULL, FLAG(no_config), 0 },
+    { "theme", required_argument, opt_theme, 0, 0, 0 },
+    { "backend", required_argument, opt_backend, 0, 0, 0 },
+};
+#define N_OPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))
+
+#define OPT_BASE 1000 /* getopt's val of long option n: OPT_BASE + n, past every short one */
+
+/* getopt_long's table: the options above, then every setting of
+ * sampling.def (--top-p ...). */
+static void long_options(struct option *longs)
+{
+    int n = 0;
+    for (int i = 0; i < N_OPTIONS; i++, n++)
+        longs[n] = (struct option){ OPTIONS[i].name, OPTIONS[i].has_arg, NULL, OPT_BASE + n };
+    for (int i = 0; SETTINGS_INFO[i].name; i++, n++)
+        longs[n] = (struct option){ SETTINGS_INFO[i].name, required_argument, NULL, OPT_BASE + n };
+    longs[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/* Applies option number c (long_options' order) with its value arg; a setting
+ * is checked on its own and kept in command-line order. */
+static int apply_option(struct options *o, int c, const char *arg, struct settings *check,
+                        struct err *e)
+{
+    if (c < N_OPTIONS) {
+        const struct cli_option *op = &OPTIONS[c];
+        int rc = 0;
+        if (op->apply)
+            rc = op->apply(o, arg, e);
+        else if (op->flag)
+            *(int *)((char *)o + op->field) = 1;
+        else
+            *(const char **)((char *)o + op->field) = arg;
+        if (rc < 0)
+            err_prefix(e, "--%s", op->name);
+        return rc;
     }
-    int rest = argc - optind;
-    char **args = argv + optind;
-    if (rest > 0 && (strcmp(args[0], "show") == 0 || strcmp(args[0], "lessons") == 0 ||
-                     strcmp(args[0], "generate") == 0 || strcmp(args[0], "export") == 0)) {
-        o->command = args[0];
-        args++, rest--;
+    const char *name = SETTINGS_INFO[c - N_OPTIONS].name;
+    if (settings_set(check, name, arg, e) < 0)
+        return err_prefix(e, "--%s", name), -1;
+    if (o->n_over == MAX_OVERRIDES)
+        return err_set(e, ERR_USAGE, "more than %d settings on the command line", MAX_OVERRIDES);
+    o->over[o->n_over++] = (struct override){ name, arg };
+    return 0;
+}
+
+/* The long option of a short one ('o' is --output). */
+static int short_option(int c)
+{
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (OPTIONS[i].short_name == c)
+            return i;
+    return -1;
+}
+
+/* The command among the words after the options, and whether it has the
+ * lesson it needs; the words left are the lesson's. */
+static int find_command(struct options *o, int *rest, char ***args, struct err *e)
+{
+    char **w = *args;
+    if (*rest > 0 && (strcmp(w[0], "show") == 0 || strcmp(w[0], "lessons") == 0 ||
+                      strcmp(w[0], "generate") == 0 || strcmp(w[0], "export") == 0)) {
+        o->command = w[0];
+        (*args)++;
+        (*rest)--;
+        w++;
     }
     if (o->command && strcmp(o->command, "lessons") == 0) {
-        if (rest > 0)
-            return err_set(e, ERR_USAGE, "'lessons' takes no argument (got '%s')", args[0]);
+        if (*rest > 0)
+            return err_set(e, ERR_USAGE, "'lessons' takes no argument (got '%s')", w[0]);
         return 0;
     }
-    if (o->command && rest == 0 && !o->logits)
+    if (o->command && *rest == 0 && !o->logits)
         return err_set(e, ERR_USAGE,
                        "%s needs a lesson: logitlab %s LESSON (see logitlab lessons), or "
                        "--logits FILE.npy",
                        o->command, o->command);
-    if (rest > 0 && o->logits)
-        return err_set(e, ERR_USAGE, "--logits plays its own file: drop the lesson '%s'", args[0]);
+    if (*rest > 0 && o->logits)
+        return err_set(e, ERR_USAGE, "--logits plays its own file: drop the lesson '%s'", w[0]);
+    return 0;
+}
+
+/* Where the output goes, and what goes with --logits. */
+static int check_output(const struct options *o, struct err *e)
+{
     if (o->vocab && !o->logits)
         return err_set(e, ERR_USAGE, "--vocab goes with --logits FILE.npy");
     if ((o->output || o->force) && (!o->command || strcmp(o->command, "lessons") == 0))
@@ -320,9 +329,12 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     if (o->command && strcmp(o->command, "export") == 0 && o->format_given &&
         o->format != REPORT_MARKDOWN)
         return err_set(e, ERR_USAGE, "export writes Markdown: drop --format or say markdown");
-    if (rest > 1)
-        return err_set(e, ERR_USAGE, "one lesson at a time (got '%s' and '%s')", args[0], args[1]);
-    o->lesson = rest ? args[0] : NULL;
+    return 0;
+}
+
+/* What goes only with the interactive view, or contradicts itself. */
+static int check_view(const struct options *o, struct err *e)
+{
     if (o->command && (o->headless || o->keys))
         return err_set(e, ERR_USAGE, "--headless and --keys go with the interactive view, not '%s'",
                        o->command);
@@ -331,4 +343,42 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     if (o->config && o->no_config)
         return err_set(e, ERR_USAGE, "--config and --no-config contradict each other");
     return 0;
+}
+
+int cli_parse(int argc, char **argv, struct options *o, struct err *e)
+{
+    struct option longs[N_OPTIONS + 64];
+    long_options(longs);
+    memset(o, 0, sizeof *o);
+    o->step = 1;
+    o->width = 80;
+    o->height = 24;
+    struct settings check;
+    settings_defaults(&check);
+    opterr = 0;
+    optind = 0; /* glibc: 0 starts afresh, forgetting any earlier argv */
+    int c;
+    while ((c = getopt_long(argc, argv, ":hVo:", longs, NULL)) != -1) {
+        if (c == ':')
+            return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
+        if (c == '?')
+            return unknown_option(argv[optind - 1], longs, e);
+        c = c >= OPT_BASE ? c - OPT_BASE : short_option(c);
+        if (apply_option(o, c, optarg, &check, e) < 0)
+            return -1;
+        if (o->action != CLI_RUN)
+            return 0;
+    }
+    int rest = argc - optind;
+    char **args = argv + optind;
+    if (find_command(o, &rest, &args, e) < 0)
+        return -1;
+    if (o->command && strcmp(o->command, "lessons") == 0)
+        return 0;
+    if (check_output(o, e) < 0)
+        return -1;
+    if (rest > 1)
+        return err_set(e, ERR_USAGE, "one lesson at a time (got '%s' and '%s')", args[0], args[1]);
+    o->lesson = rest ? args[0] : NULL;
+    return check_view(o, e);
 }

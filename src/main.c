@@ -31,12 +31,15 @@
 
 #define HEADLESS_MAX_KEYS 4096
 
-/* The user's configuration, read once in main() before anything else and
- * only read after that. */
-static struct config CONFIG;
-/* Where the LM head and the batch run (--backend), opened once in main. */
-static struct backend BACKEND;
-static char config_warning[APP_MSG_MAX];
+/* What every command runs with: the command line, the user's
+ * configuration (read once in main() before anything else, only read after
+ * that), and where the LM head and the batch run (--backend). */
+struct session {
+    const struct options *o;
+    struct config config;
+    struct backend backend;
+    char config_warning[APP_MSG_MAX]; /* what was wrong with the file, or "" */
+};
 #define TUI_POLL_MS 250 /* how often the loop looks at the stop flag */
 
 #ifndef LOGITLAB_VERSION
@@ -69,9 +72,10 @@ static int cmd_lessons(const struct options *o, struct err *e)
 
 /* Loads the lesson of the command line (an id, a file, or --logits FILE.npy)
  * and makes it ready to run, ranking at least the rows --top asks for. */
-static int load_lesson(const struct options *o, const char *what, struct lesson *L,
-                       struct source *src, struct err *e)
+static int load_lesson(struct session *ss, const char *what, struct lesson *L, struct source *src,
+                       struct err *e)
 {
+    const struct options *o = ss->o;
     int rows = o->top > SOURCE_FAST_ROWS ? o->top : SOURCE_FAST_ROWS;
     if (rows > SOURCE_MAX_ROWS)
         rows = SOURCE_MAX_ROWS;
@@ -82,11 +86,11 @@ static int load_lesson(const struct options *o, const char *what, struct lesson 
     catalog_close(&cat);
     if (rc < 0)
         return -1;
-    if (source_open(src, L, &CONFIG, o->hidden, rows, e) < 0) {
+    if (source_open(src, L, &ss->config, o->hidden, rows, e) < 0) {
         lesson_free(L);
         return -1;
     }
-    if (source_use_backend(src, &BACKEND, e) < 0) {
+    if (source_use_backend(src, &ss->backend, e) < 0) {
         source_close(src);
         lesson_free(L);
         return -1;
@@ -126,11 +130,12 @@ static int find_ids(const struct options *o, const struct lesson *L, int *ids, s
     return 0;
 }
 
-static int cmd_show(const struct options *o, const char *what, struct err *e)
+static int cmd_show(struct session *ss, const char *what, struct err *e)
 {
+    const struct options *o = ss->o;
     struct lesson L;
     struct source src;
-    if (load_lesson(o, what, &L, &src, e) < 0)
+    if (load_lesson(ss, what, &L, &src, e) < 0)
         return -1;
     if (o->step > L.n_steps) {
         err_set(e, ERR_USAGE, "--step %d: lesson '%s' has %d step%s", o->step, L.id, L.n_steps,
@@ -160,8 +165,8 @@ static int cmd_show(const struct options *o, const char *what, struct err *e)
         rc = trace_init(&t, L.vocab.n, e);
     if (rc == 0) {
         rc = source_run_step(&src, o->step, &s, ctx, len, &t, e);
-        static struct draws_hist hist;
-        static struct draws draws;
+        struct draws_hist hist;
+        struct draws draws;
         int with_hist = fast && L.vocab.n >= 1000; /* a few tokens are all in the table */
         if (rc == 0 && with_hist)
             draws_histogram(&t, 16, &hist);
@@ -220,11 +225,12 @@ static int run_loop(const struct options *o, struct source *src, struct gen *g, 
 
 /* generate: the loop run from the prompt, reported in the format asked for
  * (text streams as it grows). */
-static int cmd_generate(const struct options *o, const char *what, struct err *e)
+static int cmd_generate(struct session *ss, const char *what, struct err *e)
 {
+    const struct options *o = ss->o;
     struct lesson L;
     struct source src;
-    if (load_lesson(o, what, &L, &src, e) < 0)
+    if (load_lesson(ss, what, &L, &src, e) < 0)
         return -1;
     struct outfile of;
     struct trace t = { 0 };
@@ -258,11 +264,12 @@ static int cmd_generate(const struct options *o, const char *what, struct err *e
  * exercise steps as worksheets, their answers gathered for the end. The
  * path is walked once; the page shows each step with the command line's
  * settings over the lesson's. */
-static int cmd_export(const struct options *o, const char *what, struct err *e)
+static int cmd_export(struct session *ss, const char *what, struct err *e)
 {
+    const struct options *o = ss->o;
     struct lesson L;
     struct source src;
-    if (load_lesson(o, what, &L, &src, e) < 0)
+    if (load_lesson(ss, what, &L, &src, e) < 0)
         return -1;
     struct outfile of;
     if (outfile_open(&of, o->output, o->force, e) < 0) {
@@ -324,96 +331,118 @@ static int cmd_export(const struct options *o, const char *what, struct err *e)
 }
 
 /* Opens the app on the lesson, settings and step of the command line. */
-static int open_app(const struct options *o, struct app *a, struct err *e)
+static int open_app(struct session *ss, struct app *a, struct err *e)
 {
+    const struct options *o = ss->o;
     const char *names[MAX_OVERRIDES], *values[MAX_OVERRIDES];
     for (int i = 0; i < o->n_over; i++) {
         names[i] = o->over[i].name;
         values[i] = o->over[i].value;
     }
     if (app_init(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names, values,
-                 &(struct app_options){ o->hidden, o->vocab, &CONFIG, &BACKEND }, e) < 0)
+                 &(struct app_options){ o->hidden, o->vocab, &ss->config, &ss->backend }, e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);
         return -1;
     }
-    if (config_warning[0]) /* the first thing on the screen says what was wrong */
-        memcpy(a->msg, config_warning, sizeof a->msg), a->msg_warn = 1;
+    if (ss->config_warning[0]) { /* the first thing on the screen says what was wrong */
+        memcpy(a->msg, ss->config_warning, sizeof a->msg);
+        a->msg_warn = 1;
+    }
     return 0;
 }
 
 /* Box-drawing and blocks, unless --ascii, the config or the locale says no. */
-static int want_utf8(const struct options *o)
+static int want_utf8(const struct session *ss)
 {
-    return !o->ascii && !CONFIG.ascii && term_locale_utf8();
+    return !ss->o->ascii && !ss->config.ascii && term_locale_utf8();
+}
+
+/* The app and its view's scratch, both large, on the heap; the app opened
+ * on the command line's lesson. Returns 0, or -1 with nothing to free. */
+static int open_view(struct session *ss, struct app **a, struct view_scratch **vs, struct err *e)
+{
+    *a = malloc(sizeof **a);
+    *vs = view_scratch_new();
+    int rc = *a && *vs ? open_app(ss, *a, e) : err_set(e, ERR_SYSTEM, "out of memory for the view");
+    if (rc < 0) {
+        free(*a);
+        view_scratch_free(*vs);
+        *a = NULL;
+        *vs = NULL;
+    }
+    return rc;
+}
+
+static void close_view(struct app *a, struct view_scratch *vs)
+{
+    app_free(a);
+    free(a);
+    view_scratch_free(vs);
+}
+
+/* Hands the keys of --keys to the app, a screen of --size (or of a
+ * <resize>) drawn after each as the terminal would. Returns 0 or -1. */
+static int play_keys(struct session *ss, struct app *a, struct view_scratch *vs,
+                     const struct key_event *events, int n, struct screen *s, struct err *e)
+{
+    int utf8 = want_utf8(ss);
+    if (screen_init(s, ss->o->width, ss->o->height, utf8) < 0)
+        return err_set(e, ERR_SYSTEM, "out of memory for the screen");
+    for (int i = 0; i < n; i++) {
+        if (events[i].key == AK_RESIZE) {
+            screen_free(s);
+            if (screen_init(s, events[i].w, events[i].h, utf8) < 0)
+                return err_set(e, ERR_SYSTEM, "out of memory for the screen");
+        }
+        /* As if drawn after every key: scrolling knows how much text there is. */
+        view_measure(a, s->w, s->h, &a->scroll_page, &a->scroll_max, vs);
+        if (app_key(a, events[i].key) & APP_QUIT)
+            break;
+    }
+    return 0;
 }
 
 /* Runs the interactive view without a terminal: the keys of --keys, then the
  * last screen printed as text. */
-static int cmd_headless(const struct options *o, struct err *e)
+static int cmd_headless(struct session *ss, struct err *e)
 {
-    static struct key_event events[HEADLESS_MAX_KEYS];
+    const struct options *o = ss->o;
+    struct key_event *events = malloc(HEADLESS_MAX_KEYS * sizeof *events);
+    if (!events)
+        return err_set(e, ERR_SYSTEM, "out of memory for the keys");
     int n = 0;
-    if (o->keys && (n = keys_parse(o->keys, events, HEADLESS_MAX_KEYS, e)) < 0)
+    if (o->keys && (n = keys_parse(o->keys, events, HEADLESS_MAX_KEYS, e)) < 0) {
+        free(events);
         return err_prefix(e, "--keys"), -1;
-    static struct app a; /* large: kept off the stack */
-    if (open_app(o, &a, e) < 0)
-        return -1;
-    struct view_scratch *vs = view_scratch_new(); /* large: kept off the stack */
-    if (!vs) {
-        app_free(&a);
-        return err_set(e, ERR_SYSTEM, "out of memory for the view");
     }
-    struct screen s;
-    int utf8 = want_utf8(o);
-    int rc = screen_init(&s, o->width, o->height, utf8);
-    for (int i = 0; rc == 0 && i < n; i++) {
-        if (events[i].key == AK_RESIZE) {
-            screen_free(&s);
-            rc = screen_init(&s, events[i].w, events[i].h, utf8);
-        }
-        /* As if drawn after every key: scrolling knows how much text there is. */
-        view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max, vs);
-        if (app_key(&a, events[i].key) & APP_QUIT)
-            break;
+    struct app *a;
+    struct view_scratch *vs;
+    int rc = open_view(ss, &a, &vs, e);
+    struct screen s = { 0 };
+    if (rc == 0)
+        rc = play_keys(ss, a, vs, events, n, &s, e);
+    if (rc == 0) {
+        view_render(a, &s, vs);
+        screen_dump(&s, stdout);
+        if (fflush(stdout) != 0)
+            rc = err_set(e, ERR_SYSTEM, "writing the screen failed");
     }
-    if (rc < 0) {
-        view_scratch_free(vs);
-        app_free(&a);
-        return err_set(e, ERR_SYSTEM, "out of memory for the screen");
-    }
-    view_render(&a, &s, vs);
-    view_scratch_free(vs);
-    screen_dump(&s, stdout);
     screen_free(&s);
-    app_free(&a);
-    return fflush(stdout) == 0 ? 0 : err_set(e, ERR_SYSTEM, "writing the screen failed");
+    if (a)
+        close_view(a, vs);
+    free(events);
+    return rc;
 }
 
-/* The interactive view: keys in, the screen redrawn after every change. */
-static int cmd_tui(const struct options *o, struct err *e)
+/* The terminal loop: the screen redrawn after every change, keys handed to
+ * the app, until it quits or a stop signal comes. Returns 0 or -1. */
+static int run_terminal(struct session *ss, const struct term *t, struct app *a,
+                        struct view_scratch *vs, struct err *e)
 {
-    static struct app a; /* large: kept off the stack */
-    if (open_app(o, &a, e) < 0)
-        return -1;
-    struct view_scratch *vs = view_scratch_new(); /* large: kept off the stack */
-    if (!vs) {
-        app_free(&a);
-        return err_set(e, ERR_SYSTEM, "out of memory for the view");
-    }
-    term_install_signals();
-    enum theme theme = o->theme ? (enum theme)(o->theme - 1) : CONFIG.theme;
-    if (o->no_color)
-        theme = THEME_MONO;
-    if (term_open((int)theme, e) < 0) {
-        view_scratch_free(vs);
-        app_free(&a);
-        return -1;
-    }
-    int utf8 = want_utf8(o);
+    int utf8 = want_utf8(ss), rc = 0, w = 0, h = 0, dirty = 1;
     struct screen s = { 0 };
-    int rc = 0, w = 0, h = 0, dirty = 1;
     for (;;) {
         int nw, nh;
         term_size(&nw, &nh);
@@ -428,9 +457,9 @@ static int cmd_tui(const struct options *o, struct err *e)
             dirty = 1;
         }
         if (dirty) {
-            view_render(&a, &s, vs);
-            term_present(&s);
-            view_measure(&a, s.w, s.h, &a.scroll_page, &a.scroll_max, vs);
+            view_render(a, &s, vs);
+            term_present(t, &s);
+            view_measure(a, s.w, s.h, &a->scroll_page, &a->scroll_max, vs);
             dirty = 0;
         }
         int key = term_key(TUI_POLL_MS);
@@ -438,18 +467,80 @@ static int cmd_tui(const struct options *o, struct err *e)
             break;
         if (key == AK_NONE)
             continue;
-        int flags = app_key(&a, key);
-        if (flags & APP_QUIT)
+        if (app_key(a, key) & APP_QUIT)
             break;
         dirty = 1;
     }
-    term_close();
-    view_scratch_free(vs);
     screen_free(&s);
-    app_free(&a);
+    return rc;
+}
+
+/* The interactive view in the terminal. */
+static int cmd_tui(struct session *ss, struct err *e)
+{
+    const struct options *o = ss->o;
+    struct app *a;
+    struct view_scratch *vs;
+    if (open_view(ss, &a, &vs, e) < 0)
+        return -1;
+    term_install_signals();
+    enum theme theme = o->theme ? (enum theme)(o->theme - 1) : ss->config.theme;
+    if (o->no_color)
+        theme = THEME_MONO;
+    struct term t;
+    int rc = term_open(&t, (int)theme, e);
+    if (rc == 0) {
+        rc = run_terminal(ss, &t, a, vs, e);
+        term_close(&t);
+    }
+    close_view(a, vs);
     int sig = term_stop_signal();
     if (rc == 0 && sig)
         return 128 + sig; /* the shell's convention for "ended by a signal" */
+    return rc;
+}
+
+/* Reads the user's configuration: a file named with --config must be
+ * right; a mistake in the usual one is a warning, and the built-in
+ * defaults are used. Returns 0 or -1. */
+static int read_config(struct session *ss, struct err *e)
+{
+    const struct options *o = ss->o;
+    if (o->no_config) {
+        config_defaults(&ss->config);
+        return 0;
+    }
+    struct err ce;
+    if (config_load(&ss->config, o->config, &ce) == 0)
+        return 0;
+    if (o->config)
+        return err_set(e, ERR_USAGE, "%s", ce.msg);
+    fprintf(stderr, "logitlab: warning: %s (the built-in defaults are used)\n", ce.msg);
+    snprintf(ss->config_warning, sizeof ss->config_warning, "%.200s (built-in defaults used)",
+             ce.msg);
+    return 0;
+}
+
+/* Runs the command of the command line. */
+static int run_command(struct session *ss, struct err *e)
+{
+    const struct options *o = ss->o;
+    if (o->command && strcmp(o->command, "lessons") == 0)
+        return cmd_lessons(o, e);
+    if (backend_open(&ss->backend, (enum backend_choice)o->backend, e) < 0)
+        return -1;
+    int rc;
+    if (o->command && strcmp(o->command, "export") == 0)
+        rc = cmd_export(ss, o->lesson, e);
+    else if (o->command && strcmp(o->command, "generate") == 0)
+        rc = cmd_generate(ss, o->lesson, e);
+    else if (o->command)
+        rc = cmd_show(ss, o->lesson, e);
+    else if (o->headless)
+        rc = cmd_headless(ss, e);
+    else
+        rc = cmd_tui(ss, e);
+    backend_close(&ss->backend);
     return rc;
 }
 
@@ -467,39 +558,11 @@ int main(int argc, char **argv)
         printf("logitlab %s\n", LOGITLAB_VERSION);
         return 0;
     }
-    if (rc == 0 && !o.no_config) {
-        struct err ce;
-        if (config_load(&CONFIG, o.config, &ce) < 0) {
-            if (o.config) /* a file asked for by name must be right */
-                rc = err_set(&e, ERR_USAGE, "%s", ce.msg);
-            else {
-                fprintf(stderr, "logitlab: warning: %s (the built-in defaults are used)\n", ce.msg);
-                snprintf(config_warning, sizeof config_warning, "%.200s (built-in defaults used)",
-                         ce.msg);
-            }
-        }
-    } else if (rc == 0) {
-        config_defaults(&CONFIG);
-    }
-    int need_backend = !(o.command && strcmp(o.command, "lessons") == 0);
-    if (rc == 0 && need_backend)
-        rc = backend_open(&BACKEND, (enum backend_choice)o.backend, &e);
-    if (rc == 0) {
-        if (o.command && strcmp(o.command, "lessons") == 0) {
-            rc = cmd_lessons(&o, &e);
-        } else if (o.command && strcmp(o.command, "export") == 0) {
-            rc = cmd_export(&o, o.lesson, &e);
-        } else if (o.command && strcmp(o.command, "generate") == 0) {
-            rc = cmd_generate(&o, o.lesson, &e);
-        } else if (o.command) {
-            rc = cmd_show(&o, o.lesson, &e);
-        } else if (o.headless) {
-            rc = cmd_headless(&o, &e);
-        } else {
-            rc = cmd_tui(&o, &e);
-        }
-    }
-    backend_close(&BACKEND);
+    struct session ss = { .o = &o };
+    if (rc == 0)
+        rc = read_config(&ss, &e);
+    if (rc == 0)
+        rc = run_command(&ss, &e);
     if (rc < 0) {
         fprintf(stderr, "logitlab: %s\n", e.msg);
         return e.code ? e.code : ERR_USAGE;

@@ -17,9 +17,6 @@
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t is_open;
-static int use_color;
-static int projector;         /* the high-contrast theme: bright colours on black, all bold */
-static SCREEN *stream_screen; /* from term_open_stream, freed on close */
 
 int term_locale_utf8(void)
 {
@@ -30,7 +27,7 @@ int term_locale_utf8(void)
 /* Colours by role (screen.h), readable on light and dark backgrounds and
  * told apart without red/green: blue for kept, vermillion for negative,
  * orange for the drawn token, reddish purple for u (after Okabe and Ito). */
-static void init_colors(void)
+static void init_colors(const struct term *t)
 {
     static const short RICH[COL_COUNT] = {
         [COL_DEFAULT] = -1,  [COL_TITLE] = 25,   [COL_KEPT] = 32,   [COL_NEG] = 166,
@@ -59,9 +56,9 @@ static void init_colors(void)
     start_color();
     use_default_colors();
     int rich = COLORS >= COLORS_RICH;
-    const short *fg = projector ? (rich ? BRIGHT : BRIGHT_BASIC) : rich ? RICH : BASIC;
-    short bg = projector ? COLOR_BLACK : -1;
-    if (projector) {
+    const short *fg = t->projector ? (rich ? BRIGHT : BRIGHT_BASIC) : rich ? RICH : BASIC;
+    short bg = t->projector ? COLOR_BLACK : -1;
+    if (t->projector) {
         init_pair((short)COL_DEFAULT + COL_COUNT, fg[COL_DEFAULT], bg);
         bkgd((chtype)COLOR_PAIR(COL_DEFAULT + COL_COUNT));
     }
@@ -70,10 +67,10 @@ static void init_colors(void)
 }
 
 /* What both ways of opening share once curses has a screen. */
-static void setup(int theme)
+static void setup(struct term *t, int theme)
 {
     int color = theme != 0;
-    projector = theme == 2;
+    t->projector = theme == 2;
     is_open = 1;
     cbreak();
     noecho();
@@ -82,47 +79,52 @@ static void setup(int theme)
     set_escdelay(ESC_DELAY_MS);
     curs_set(0);
     const char *no_color = getenv("NO_COLOR");
-    use_color = color && has_colors() && !(no_color && no_color[0]);
-    if (use_color)
-        init_colors();
+    t->use_color = color && has_colors() && !(no_color && no_color[0]);
+    if (t->use_color)
+        init_colors(t);
 }
 
-int term_open(int theme, struct err *e)
+int term_open(struct term *t, int theme, struct err *e)
 {
+    memset(t, 0, sizeof *t);
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return err_set(e, ERR_USAGE,
                        "the interactive view needs a terminal (use 'logitlab show' or --headless)");
     /* newterm, unlike initscr, returns NULL instead of exiting on a bad TERM. */
-    stream_screen = newterm(NULL, stdout, stdin);
-    if (!stream_screen)
+    SCREEN *sc = newterm(NULL, stdout, stdin);
+    if (!sc)
         return err_set(e, ERR_USAGE, "cannot use this terminal (TERM=%s): try TERM=xterm",
                        getenv("TERM") ? getenv("TERM") : "unset");
-    set_term(stream_screen);
-    setup(theme);
+    t->screen = sc;
+    set_term(sc);
+    setup(t, theme);
     return 0;
 }
 
-int term_open_stream(const char *termtype, FILE *out, FILE *in, int theme, struct err *e)
+int term_open_stream(struct term *t, const char *termtype, FILE *out, FILE *in, int theme,
+                     struct err *e)
 {
-    stream_screen = newterm(termtype, out, in);
-    if (!stream_screen)
+    memset(t, 0, sizeof *t);
+    SCREEN *sc = newterm(termtype, out, in);
+    if (!sc)
         return err_set(e, ERR_SYSTEM, "cannot start curses for TERM=%s",
                        termtype ? termtype : "$TERM");
-    set_term(stream_screen);
-    setup(theme);
+    t->screen = sc;
+    set_term(sc);
+    setup(t, theme);
     return 0;
 }
 
-void term_close(void)
+void term_close(struct term *t)
 {
     if (!is_open)
         return;
     is_open = 0;
     curs_set(1);
     endwin();
-    if (stream_screen) {
-        delscreen(stream_screen);
-        stream_screen = NULL;
+    if (t->screen) {
+        delscreen(t->screen);
+        t->screen = NULL;
     }
 }
 
@@ -196,7 +198,7 @@ static attr_t curses_attr(int attr)
     return a;
 }
 
-void term_present(const struct screen *s)
+void term_present(const struct term *t, const struct screen *s)
 {
     int w, h;
     getmaxyx(stdscr, h, w);
@@ -207,11 +209,11 @@ void term_present(const struct screen *s)
                 continue; /* right half of a wide character */
             wchar_t wc[2] = { (wchar_t)c->cp, 0 };
             cchar_t cc;
-            short pair = use_color ? (short)c->color : 0;
-            if (projector && pair == COL_DEFAULT)
+            short pair = t->use_color ? (short)c->color : 0;
+            if (t->projector && pair == COL_DEFAULT)
                 pair = COL_DEFAULT + COL_COUNT; /* white on black, not the terminal's own */
-            attr_t at = curses_attr(c->attr) | (projector ? A_BOLD : 0);
-            if (projector)
+            attr_t at = curses_attr(c->attr) | (t->projector ? A_BOLD : 0);
+            if (t->projector)
                 at &= ~(attr_t)A_DIM; /* dim text vanishes on a projector */
             setcchar(&cc, wc, at, pair, NULL);
             mvadd_wch(y, x, &cc); /* ERR in the bottom-right corner is harmless */

@@ -12,17 +12,25 @@
 #include "base/err.h"
 #include "tui/screen.h"
 
+/* An open terminal: how it shows colours, and curses' screen of it. */
+struct term {
+    int use_color;
+    int projector; /* the high-contrast theme: bright colours on black, all bold */
+    void *screen;  /* curses' SCREEN, freed on close */
+};
+
 /* Starts curses on the controlling terminal in theme (config.h: 0 mono, 1
  * the default colours, 2 the projector's high contrast), colours only when
  * the terminal has them and NO_COLOR is not set. */
-int term_open(int theme, struct err *e);
+int term_open(struct term *t, int theme, struct err *e);
 
 /* Starts curses writing to out and reading from in as a terminal of type
  * termtype (NULL: $TERM): what the benchmark uses to time ncurses' part. */
-int term_open_stream(const char *termtype, FILE *out, FILE *in, int theme, struct err *e);
+int term_open_stream(struct term *t, const char *termtype, FILE *out, FILE *in, int theme,
+                     struct err *e);
 
 /* Restores the terminal. Safe to call more than once and when not open. */
-void term_close(void);
+void term_close(struct term *t);
 
 /* The terminal's size now. */
 void term_size(int *w, int *h);
@@ -32,7 +40,7 @@ void term_size(int *w, int *h);
 int term_key(int timeout_ms);
 
 /* Shows screen s (of the terminal's size). */
-void term_present(const struct screen *s);
+void term_present(const struct term *t, const struct screen *s);
 
 /* The signal that asked the program to end (SIGINT, SIGTERM, SIGHUP), or 0. */
 int term_stop_signal(void);

@@ -15,6 +15,9 @@
 #define ROUNDS   2001
 #define FRAME_US 16667.0 /* one frame at 60 Hz */
 
+/* The terminal ncurses draws on (for /dev/null). */
+static struct term TERM;
+
 static void bench(const char *lesson, int w, int h, const char *setup, int rounds)
 {
     struct app *a = calloc(1, sizeof *a);
@@ -37,7 +40,7 @@ static void bench(const char *lesson, int w, int h, const char *setup, int round
         double t1 = bench_now_us();
         view_render(a, &s, vs);
         double t2 = bench_now_us();
-        term_present(&s); /* ncurses works out and writes the changes (to /dev/null here) */
+        term_present(&TERM, &s); /* ncurses works out and writes the changes (to /dev/null here) */
         double t3 = bench_now_us();
         key_us[i] = t1 - t0;
         draw_us[i] = t2 - t1;
@@ -68,7 +71,7 @@ static void open_terminal(int w, int h)
     setenv("LINES", lines, 1);
     FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
     struct err e;
-    if (!out || !in || term_open_stream("xterm-256color", out, in, 1, &e) < 0) {
+    if (!out || !in || term_open_stream(&TERM, "xterm-256color", out, in, 1, &e) < 0) {
         fprintf(stderr, "bench: cannot start curses on /dev/null\n");
         exit(1);
     }
@@ -96,7 +99,7 @@ int main(void)
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         open_terminal(CASES[i].w, CASES[i].h);
         bench(CASES[i].lesson, CASES[i].w, CASES[i].h, CASES[i].setup, CASES[i].rounds);
-        term_close();
+        term_close(&TERM);
     }
     return 0;
 }
