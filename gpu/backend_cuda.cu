@@ -1770,9 +1770,21 @@ int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kep
 
 extern "C" {
 
-const struct backend_ops backend_cuda_ops = { "CUDA",          cuda_open,       cuda_close,
-                                              cuda_head,       cuda_logits,     cuda_set_logits,
-                                              cuda_get_logits, cuda_sample,     cuda_draws };
+// The kernels run the five stages the lessons began with; a request that
+// turns on another one is refused with its name (backend.c) until they do.
+const struct backend_ops backend_cuda_ops = {
+    .name = "CUDA",
+    .stages = (1u << STAGE_PENALTY) | (1u << STAGE_TEMPERATURE) | (1u << STAGE_TOP_K) |
+              (1u << STAGE_TOP_P) | (1u << STAGE_MIN_P),
+    .open = cuda_open,
+    .close = cuda_close,
+    .head = cuda_head,
+    .logits = cuda_logits,
+    .set_logits = cuda_set_logits,
+    .get_logits = cuda_get_logits,
+    .sample = cuda_sample,
+    .draws = cuda_draws,
+};
 
 int backend_cuda_probe(char *why, size_t n)
 {

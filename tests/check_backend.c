@@ -304,6 +304,28 @@ START_TEST(test_bad_requests)
 }
 END_TEST
 
+/* A backend that runs only some stages (the CUDA kernels, until they run
+ * every stage) refuses a request that turns another one on, by name, and
+ * takes one that leaves it off or out of the chain. */
+START_TEST(test_stages_a_backend_lacks)
+{
+    struct backend_ops only_temperature = backend_cpu_ops;
+    only_temperature.stages = 1u << STAGE_TEMPERATURE;
+    const struct backend_ops *cpu = B.ops;
+    B.ops = &only_temperature;
+    struct backend_res res[1];
+    struct err e;
+    struct backend_req r = REQ[0];
+    r.s.top_k = 40;
+    ck_assert_int_eq(backend_sample(&B, &r, 1, res, &e), -1);
+    ck_assert_str_eq(e.msg,
+                     "request 0: the CPU backend has no top-k stage yet (--backend cpu runs it)");
+    ck_assert_int_eq(chain_parse("temperature", &r.s.chain, &e), 0); /* top-k left out */
+    ck_assert_msg(backend_sample(&B, &r, 1, res, &e) == 0, "%s", e.msg);
+    B.ops = cpu;
+}
+END_TEST
+
 /* The LM head through the table is model.c's RMSNorm and product, for each
  * hidden vector of the batch. */
 START_TEST(test_lm_head_through_the_backend)
@@ -582,6 +604,7 @@ Suite *suite_backend(void)
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup_batch, teardown_batch);
     tcase_add_test(errors, test_bad_requests);
+    tcase_add_test(errors, test_stages_a_backend_lacks);
     tcase_add_test(errors, test_batch_needs_a_model);
     suite_add_tcase(s, errors);
     TCase *batch = tcase_create("batch");

@@ -9,6 +9,7 @@
 #include "core/philox.h"
 #include "core/sampler.h"
 #include "core/sampler_rules.h"
+#include "core/settings.h"
 #include "suites.h"
 
 static struct trace ref, fast;
@@ -25,6 +26,40 @@ static double normal(uint64_t seed, uint32_t i)
     double u1 = philox_uniform(seed, i, 1, 0) + 1.0 / 33554432.0;
     double u2 = philox_uniform(seed, i, 2, 0);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+/* Every setting the keys step through that random_settings does not set by
+ * hand (the stages added since: typical-p, top-n-sigma, ...): on with a
+ * chance of 0.4, at a step of its ladder (sampling.def). */
+static void random_others(uint64_t seed, struct sampler_settings *s)
+{
+    static const char *const BY_HAND[] = { "temperature", "top-k", "top-p", "min-p",
+                                           "repetition-penalty" };
+    struct settings all;
+    settings_defaults(&all);
+    all.sampler = *s;
+    uint32_t k = 0;
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++, k++) {
+        int by_hand = 0;
+        for (size_t h = 0; h < sizeof BY_HAND / sizeof BY_HAND[0]; h++)
+            by_hand |= strcmp(i->name, BY_HAND[h]) == 0;
+        if (!i->ladder || by_hand || philox_uniform(seed, 78, k, 0) >= 0.4)
+            continue;
+        char steps[256], *value = NULL;
+        snprintf(steps, sizeof steps, "%s", i->ladder);
+        int n = 0;
+        for (char *w = strtok(steps, " "); w; w = strtok(NULL, " "))
+            n++;
+        int pick = (int)(philox_uniform(seed, 79, k, 0) * n);
+        snprintf(steps, sizeof steps, "%s", i->ladder);
+        value = strtok(steps, " ");
+        for (int j = 0; j < pick; j++)
+            value = strtok(NULL, " ");
+        struct err e;
+        ck_assert_msg(settings_set(&all, i->name, value, &e) == 0, "%s %s: %s", i->name, value,
+                      e.msg);
+    }
+    *s = all.sampler;
 }
 
 /* Random settings: each stage on with some chance, any preset. */
@@ -54,6 +89,7 @@ static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
     }
     chain_preset(&s->chain, (enum preset)((int)(u[5] * 4) % 4));
     s->seed = seed;
+    random_others(seed, s);
 }
 
 static void compare(const double *z, int V, const int *ctx, int len, int plen,

@@ -136,6 +136,13 @@ static int check_req(const struct backend *b, const struct backend_req *r, int i
         err_prefix(e, "request %d", i);
         return -1;
     }
+    for (int c = 0; b->ops->stages && c < r->s.chain.n; c++) {
+        enum stage st = r->s.chain.stage[c];
+        if (!(b->ops->stages & (1u << st)) && stage_active(&r->s, st, b->V))
+            return err_set(e, ERR_USAGE,
+                           "request %d: the %s backend has no %s stage yet (--backend cpu runs it)",
+                           i, b->ops->name, stage_name(st));
+    }
     if ((int)r->row < 0 || (int)r->row >= b->rows)
         return err_set(e, ERR_USAGE, "request %d: logits row %u, the backend holds %d", i, r->row,
                        b->rows);

@@ -81,6 +81,9 @@ struct backend;
  * vocabulary, sizes within their limits. */
 struct backend_ops {
     const char *name; /* "CPU", "CUDA" */
+    /* The stages it can run, a bit (1u << stage) each; 0: every one. A
+     * request whose chain turns on another is refused, naming it. */
+    unsigned stages;
     int (*open)(struct backend *b, struct err *e);
     void (*close)(struct backend *b);
     /* Makes the LM head of m ready: the CPU uses m's weights (borrowed: m

@@ -144,7 +144,7 @@ static void remove_from(struct ref_step *c, int keep, enum stage st)
 }
 
 /* Penalties (sampler_rules.h) on every seen token; counts how many changed. */
-static void apply_PENALTY(struct ref_step *c)
+static int apply_PENALTY(struct ref_step *c)
 {
     const struct sampler_settings *s = c->s;
     int changed = 0;
@@ -158,10 +158,11 @@ static void apply_PENALTY(struct ref_step *c)
         changed += c->z[i] != before;
     }
     c->t->penalized = changed;
+    return 0;
 }
 
 /* z / T; T = 0 keeps only the argmax (ties to the lower id): greedy. */
-static void apply_TEMPERATURE(struct ref_step *c)
+static int apply_TEMPERATURE(struct ref_step *c)
 {
     double T = c->s->temperature;
     if (T == 0.0) {
@@ -171,30 +172,32 @@ static void apply_TEMPERATURE(struct ref_step *c)
         for (int i = 0; i < c->V; i++)
             c->z[i] /= T;
     }
+    return 0;
 }
 
 /* Top-k: keep exactly k in rank order; with keep_ties also every token whose
  * z equals that of the k-th (as HF's warper compares values, not ranks). */
-static void apply_TOP_K(struct ref_step *c)
+static int apply_TOP_K(struct ref_step *c)
 {
     int k = c->s->top_k;
     if (k <= 0 || k >= c->n)
-        return;
+        return 0;
     double kth = c->order[k - 1].z;
     c->rep->cut = exp(kth - c->order[0].z) / shifted_sum(c->order, c->n);
     for (int r = k; r < c->n; r++)
         if (!(c->s->chain.topk_keep_ties && c->order[r].z == kth))
             c->t->rows[c->order[r].id].removed_by = STAGE_TOP_K;
+    return 0;
 }
 
 /* Top-p: the shortest prefix whose cumulative probability, summed in double,
  * reaches p; never fewer than one token. Probabilities are the softmax over
  * the tokens still kept. */
-static void apply_TOP_P(struct ref_step *c)
+static int apply_TOP_P(struct ref_step *c)
 {
     double p = c->s->top_p;
     if (p >= 1.0 || c->n == 0)
-        return;
+        return 0;
     double max = c->order[0].z, sum = shifted_sum(c->order, c->n);
     double cum = 0.0;
     int keep = c->n;
@@ -207,25 +210,27 @@ static void apply_TOP_P(struct ref_step *c)
     }
     c->rep->cut = cum;
     remove_from(c, keep, STAGE_TOP_P);
+    return 0;
 }
 
 /* Min-p: keep p_i >= min_p * p_max. The normalizer cancels, so the test is
  * e^(z_i - z_max) >= min_p, which needs no sum. */
-static void apply_MIN_P(struct ref_step *c)
+static int apply_MIN_P(struct ref_step *c)
 {
     double min_p = c->s->min_p;
     if (min_p <= 0.0 || c->n == 0)
-        return;
+        return 0;
     double max = c->order[0].z;
     c->rep->cut = min_p * c->rep->p_max;
     for (int r = 1; r < c->n; r++)
         if (!rule_min_p_keeps(c->order[r].z, max, min_p))
             c->t->rows[c->order[r].id].removed_by = STAGE_MIN_P;
+    return 0;
 }
 
 /* The reference of each stage of sampling.def, by its id: a stage without
  * a function apply_<ID> here does not compile. */
-static void (*const APPLY[STAGE_COUNT])(struct ref_step *) = {
+static int (*const APPLY[STAGE_COUNT])(struct ref_step *) = {
 #define STAGE(id, ...) [STAGE_##id] = apply_##id,
 #include "core/sampling.def"
 #undef STAGE
@@ -268,9 +273,10 @@ static void start_rows(const struct sampler_input *in, const struct sampler_sett
 }
 
 /* Runs the stages in the chain's order, each on the softmax of z' over the
- * tokens still kept at its place. */
-static void run_chain(const struct sampler_input *in, const struct sampler_settings *s,
-                      struct trace *t)
+ * tokens still kept at its place. Returns 0, or -1 when a stage ran out of
+ * memory. */
+static int run_chain(const struct sampler_input *in, const struct sampler_settings *s,
+                     struct trace *t)
 {
     t->greedy = 0;
     t->penalized = 0;
@@ -289,8 +295,10 @@ static void run_chain(const struct sampler_input *in, const struct sampler_setti
         step.n = sorted_alive(step.z, t->rows, step.V, t->work_order);
         rep->in = step.n;
         rep->p_max = step.n > 0 ? 1.0 / shifted_sum(step.order, step.n) : 0.0;
-        APPLY[st](&step);
+        if (APPLY[st](&step) < 0)
+            return -1;
     }
+    return 0;
 }
 
 /* A removed token's probability counts against the stage that removed it. */
@@ -368,7 +376,8 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
     if (check_input(in, t, e) < 0 || sampler_check(s, e) < 0)
         return -1;
     start_rows(in, s, t);
-    run_chain(in, s, t);
+    if (run_chain(in, s, t) < 0)
+        return err_set(e, ERR_SYSTEM, "out of memory in the sampler (%d tokens)", in->vocab_size);
     rank_rows(t);
     if (!t->greedy) {
         sampler_draw(t, sampler_u(s->seed, in->step, in->row, 0), &t->choice);

@@ -81,7 +81,7 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
 }
 
 /* z / T; T = 0 keeps only the argmax: greedy. */
-static void fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
+static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
 {
     (void)rep;
     double T = f->s->temperature;
@@ -93,64 +93,73 @@ static void fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
         vm_divide(f->z, T, f->V);
         fast_values_changed(f);
     }
+    return 0;
 }
 
-static void fast_TOP_K(struct fast *f, struct stage_report *rep)
+static int fast_TOP_K(struct fast *f, struct stage_report *rep)
 {
     int k = f->s->top_k, keep_ties = f->s->chain.topk_keep_ties;
     int n = f->n_alive;
     if (k <= 0 || k >= n)
-        return;
+        return 0;
     int cut;
     if (k <= HEAP_MAX) {
         if (fast_best_k(f, k, 0) < k)
-            return;
+            return -1; /* out of memory: more than k tokens are kept */
         cut = f->sorted[k - 1].id;
     } else {
         struct pick p = fast_radix_pick(f, NULL, k, 0);
+        if (p.id == -2)
+            return -1;
         if (p.id < 0)
-            return;
+            return 0;
         cut = p.id;
     }
     rep->cut = exp(f->z[cut] - f->z[fast_alive_best(f)]) * rep->p_max;
     cut_after(f, f->z[cut], cut, keep_ties, STAGE_TOP_K);
+    return 0;
 }
 
-static void fast_TOP_P(struct fast *f, struct stage_report *rep)
+static int fast_TOP_P(struct fast *f, struct stage_report *rep)
 {
     double p = f->s->top_p;
     if (p >= 1.0)
-        return;
+        return 0;
     fast_exps(f);
     double sum = fast_alive_mass(f), target = p * sum;
     /* The cumulative probability reaches p where the running mass reaches
      * p * sum. A confident row gets there within its best few tokens: look
      * there first, and descend the radix only when it does not. */
     int n = fast_best_k(f, TOP_P_PROBE, 0);
+    if (n < 0)
+        return -1;
     double run = 0.0;
     for (int r = 0; r < n; r++) {
         int i = f->sorted[r].id;
         if (run + f->e[i] >= target) {
             rep->cut = (run + f->e[i]) / sum;
             cut_after(f, f->z[i], i, 0, STAGE_TOP_P);
-            return;
+            return 0;
         }
         run += f->e[i];
     }
     struct pick pk = fast_radix_pick(f, f->e, target, 0);
+    if (pk.id == -2)
+        return -1;
     if (pk.id < 0) {
         rep->cut = 1.0; /* rounding kept the total below p: everything stays */
-        return;
+        return 0;
     }
     rep->cut = (pk.weight_before + f->e[pk.id]) / sum;
     cut_after(f, f->z[pk.id], pk.id, 0, STAGE_TOP_P);
+    return 0;
 }
 
-static void fast_MIN_P(struct fast *f, struct stage_report *rep)
+static int fast_MIN_P(struct fast *f, struct stage_report *rep)
 {
     double min_p = f->s->min_p;
     if (min_p <= 0.0)
-        return;
+        return 0;
     double max = f->z[fast_alive_best(f)];
     rep->cut = min_p * rep->p_max;
     double bar = log(min_p);
@@ -176,7 +185,7 @@ static void fast_MIN_P(struct fast *f, struct stage_report *rep)
             }
         }
         first_cut_done(f, k, before, STAGE_MIN_P);
-        return;
+        return 0;
     }
     int k = 0;
     for (int j = 0; j < f->n_alive; j++) {
@@ -192,6 +201,7 @@ static void fast_MIN_P(struct fast *f, struct stage_report *rep)
             drop(f, i, STAGE_MIN_P);
     }
     f->n_alive = k;
+    return 0;
 }
 
 static int alloc_work(struct trace *t, struct err *e)
@@ -233,7 +243,7 @@ static int window_start(const struct sampler_input *in, const struct sampler_set
 
 /* Penalties on the tokens of the window only: each seen token once, its
  * count made negative once done (and zeroed after the run). */
-static void fast_PENALTY(struct fast *f, struct stage_report *rep)
+static int fast_PENALTY(struct fast *f, struct stage_report *rep)
 {
     (void)rep;
     const struct sampler_input *in = f->in;
@@ -255,6 +265,7 @@ static void fast_PENALTY(struct fast *f, struct stage_report *rep)
         count[id] = -count[id];
     }
     fast_values_changed(f);
+    return 0;
 }
 
 /* Fills rows[0..R) with the R best tokens of all, in rank order. */
@@ -295,7 +306,7 @@ static int fill_rows(struct fast *f, struct trace *t, const struct sampler_input
 
 /* The fast path of each stage of sampling.def, by its id: a stage without
  * a function fast_<ID> here does not compile. */
-static void (*const FAST[STAGE_COUNT])(struct fast *, struct stage_report *) = {
+static int (*const FAST[STAGE_COUNT])(struct fast *, struct stage_report *) = {
 #define STAGE(id, ...) [STAGE_##id] = fast_##id,
 #include "core/sampling.def"
 #undef STAGE
@@ -312,7 +323,9 @@ static int value_stage_after(const struct sampler_settings *s, int c, int V)
     return 0;
 }
 
-static void run_chain(struct fast *f)
+/* Runs the stages in the chain's order. Returns 0, or -1 when one ran out
+ * of memory. */
+static int run_chain(struct fast *f)
 {
     const struct sampler_settings *s = f->s;
     struct trace *t = f->t;
@@ -337,8 +350,10 @@ static void run_chain(struct fast *f)
             double best = f->z[fast_alive_best(f)];
             rep->p_max = exp(best - f->e_max) / fast_alive_mass(f);
         }
-        FAST[st](f, rep);
+        if (FAST[st](f, rep) < 0)
+            return -1;
     }
+    return 0;
 }
 
 /* The run's state on the trace's work areas, z' = logit + shift loaded,
@@ -464,7 +479,10 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0 ||
         start(&f, in, s, t, e) < 0)
         return -1;
-    run_chain(&f);
+    if (run_chain(&f) < 0) {
+        free(f.sorted);
+        return err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
+    }
     double S, K;
     statistics(&f, t, &S, &K);
     int V = f.V;
