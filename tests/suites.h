@@ -26,6 +26,12 @@ Suite *suite_backend(void);
 #define TEST_HIDDEN 384
 #define TEST_SOURCE (&(struct app_options){ TEST_HIDDEN, NULL, NULL, NULL })
 
+/* The message that refuses an order word (chain.c): prefix, then "'word' is
+ * not a preset (lesson, hf, vllm, llamacpp) or a stage (penalty, ...)",
+ * the stages as sampling.def lists them, so that a new stage changes no
+ * test. The string lives until the next call (check_settings.c). */
+const char *test_not_an_order(const char *prefix, const char *word);
+
 /* real-loop's greedy round: " and the cat sat on the mat" (the ids of the
  * Llama 3 vocabulary the lesson's scenario names), again and again. */
 #define TEST_LOOP_ROUND 323, 279, 8415, 7731, 389, 279, 5634
