@@ -728,9 +728,10 @@ static void random_settings(uint64_t *g, struct sampler_settings *s)
     if (rnd(g) < 0.3)
         s->shift = -20.0 + 40.0 * rnd(g);
     if (rnd(g) < 0.1) {
-        /* A custom order: some of the stages, shuffled. */
-        enum stage st[STAGE_COUNT] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_TOP_K, STAGE_TOP_P,
-                                       STAGE_MIN_P };
+        /* A custom order: some of the stages of sampling.def, shuffled. */
+        enum stage st[STAGE_COUNT];
+        for (int i = 0; i < STAGE_COUNT; i++)
+            st[i] = (enum stage)i;
         for (int i = STAGE_COUNT - 1; i > 0; i--) {
             int j = rnd_int(g, i + 1);
             enum stage x = st[i];
