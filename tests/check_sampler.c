@@ -300,18 +300,82 @@ START_TEST(test_preset_orders)
     struct chain c;
     const enum stage vllm[] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_MIN_P, STAGE_TOP_K,
                                 STAGE_TOP_P };
-    const enum stage llama[] = { STAGE_PENALTY, STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P,
-                                 STAGE_TEMPERATURE };
+    /* llama.cpp's default chain (common/common.h): penalties, (DRY,) top-k,
+     * typical, top-p, min-p, (XTC,) temperature. */
+    const enum stage llama[] = { STAGE_PENALTY, STAGE_TOP_K, STAGE_TYPICAL_P,
+                                 STAGE_TOP_P,   STAGE_MIN_P, STAGE_TEMPERATURE };
     chain_preset(&c, PRESET_VLLM);
-    ck_assert_int_eq(c.n, 5);
+    ck_assert_int_eq(c.n, 5); /* vLLM has no typical-p */
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(c.stage[i], vllm[i]);
     chain_preset(&c, PRESET_LLAMACPP);
-    for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(c.n, 6);
+    for (int i = 0; i < 6; i++)
         ck_assert_int_eq(c.stage[i], llama[i]);
     ck_assert(!c.topk_keep_ties);
     chain_preset(&c, PRESET_HF);
     ck_assert(c.topk_keep_ties);
+    /* HF runs its typical warper after min-p. */
+    ck_assert_int_eq(c.stage[c.n - 1], STAGE_TYPICAL_P);
+}
+END_TEST
+
+/* The toy row of seed 002 (on 2.1, cat 1.2, mat 0.9, The 0.8, sat 0.5,
+ * dog -0.4, [PAD] -3.2; ids 0 [PAD], 1 The, 2 cat, 3 sat, 4 dog, 5 on, 6 mat). */
+static const double TOY[] = { -3.2, 0.8, 1.2, 0.5, -0.4, 2.1, 0.9 };
+
+/* Runs the toy row through the reference and the O(V) sampler, which must
+ * keep the same tokens; the reference's trace stays in T. */
+static void run_both(void)
+{
+    struct trace f;
+    struct err e;
+    run(TOY, 7);
+    ck_assert_int_eq(trace_init(&f, 7, &e), 0);
+    struct sampler_input in = { .vocab_size = 7, .logits = TOY, .step = 1 };
+    ck_assert_msg(sampler_run_fast(&in, &S, &f, 7, &e) == 0, "%s", e.msg);
+    for (int id = 0; id < 7; id++) {
+        struct trace_row r;
+        int rank;
+        ck_assert_int_eq(sampler_fast_row(&f, id, &r, &rank), 0);
+        ck_assert_msg(r.removed_by == row_of(id)->removed_by, "token %d: fast %d, reference %d", id,
+                      r.removed_by, row_of(id)->removed_by);
+    }
+    ck_assert_int_eq(f.kept_count, T.kept_count);
+    ck_assert_double_eq_tol(f.kept_mass, T.kept_mass, 1e-12);
+    trace_free(&f);
+}
+
+START_TEST(test_typical_p_by_hand)
+{
+    /* By hand: sum e^z = 18.5312, so p = on .4407, cat .1792, mat .1327,
+     * The .1201, sat .0890, dog .0362, [PAD] .0022, and the entropy
+     * H = -sum p ln p = 1.5405 nats. Surprisals -ln p: on 0.8195, cat
+     * 1.7195, mat 2.0195, The 2.1195, sat 2.4195, dog 3.3195, [PAD] 6.1195;
+     * their distances from H: cat 0.1789, mat 0.4789, The 0.5789, on
+     * 0.7211, sat 0.8789, dog 1.7789, [PAD] 4.5789. Nearest first, the
+     * running sum is cat .1792, mat .3119, The .4320, on .8727, sat .9616. */
+    S.typical_p = 0.5; /* passes 0.5 at on: cat, mat, The, on kept */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert(kept(2) && kept(6) && kept(1) && kept(5));
+    ck_assert(!kept(3) && !kept(4) && !kept(0));
+    ck_assert_int_eq(row_of(3)->removed_by, STAGE_TYPICAL_P);
+    ck_assert_double_eq_tol(T.kept_mass, 0.8727, 5e-5);
+    S.typical_p = 0.3; /* passes 0.3 at mat: the most likely token, on, is removed */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 2);
+    ck_assert(kept(2) && kept(6) && !kept(5));
+    /* In the lesson order (penalty, temperature, top-k, typical-p, ...) its 4th stage. */
+    ck_assert_int_eq(T.stages[3].stage, STAGE_TYPICAL_P);
+    ck_assert_double_eq_tol(T.stages[3].cut, 0.3119, 5e-5);
+    S.typical_p = 0.9; /* passes 0.9 at sat: only dog and [PAD] go */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 5);
+    ck_assert(!kept(4) && !kept(0));
+    S.typical_p = 1.0; /* off */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 7);
 }
 END_TEST
 
@@ -546,6 +610,7 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_penalty_engine_and_lesson_formulas);
     tcase_add_test(core, test_penalty_last_n_and_presence_frequency);
     tcase_add_test(core, test_preset_orders);
+    tcase_add_test(core, test_typical_p_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

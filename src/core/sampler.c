@@ -228,6 +228,48 @@ static int apply_MIN_P(struct ref_step *c)
     return 0;
 }
 
+/* Typical-p (locally typical sampling, Meister et al. 2022, as llama.cpp's
+ * typical sampler): the tokens whose surprisal -ln p is nearest the entropy
+ * H of the kept distribution are taken nearest first (ties to the lower
+ * id) until their probabilities add up to more than p -- strictly, as
+ * llama.cpp's cum_sum > p -- and the rest are removed. Unlike top-p it can
+ * remove the most likely token: its surprisal can be far below H. */
+static int apply_TYPICAL_P(struct ref_step *c)
+{
+    double p = c->s->typical_p;
+    if (p >= 1.0 || c->n == 0)
+        return 0;
+    double max = c->order[0].z, sum = shifted_sum(c->order, c->n), h = 0.0;
+    for (int r = 0; r < c->n; r++) {
+        double q = exp(c->order[r].z - max) / sum;
+        if (q > 0.0)
+            h -= q * log(q);
+    }
+    struct zid *near = malloc((size_t)c->n * sizeof *near);
+    if (!near)
+        return -1;
+    /* Nearest first: rule_zid_cmp puts the largest -|distance| first. */
+    for (int r = 0; r < c->n; r++) {
+        double surprisal = log(sum) - (c->order[r].z - max);
+        near[r] = (struct zid){ -fabs(surprisal - h), c->order[r].id };
+    }
+    qsort(near, (size_t)c->n, sizeof *near, rule_zid_cmp);
+    double cum = 0.0;
+    int keep = c->n;
+    for (int r = 0; r < c->n; r++) {
+        cum += exp(c->z[near[r].id] - max) / sum;
+        if (cum > p) {
+            keep = r + 1;
+            break;
+        }
+    }
+    c->rep->cut = cum;
+    for (int r = keep; r < c->n; r++)
+        c->t->rows[near[r].id].removed_by = STAGE_TYPICAL_P;
+    free(near);
+    return 0;
+}
+
 /* The reference of each stage of sampling.def, by its id: a stage without
  * a function apply_<ID> here does not compile. */
 static int (*const APPLY[STAGE_COUNT])(struct ref_step *) = {

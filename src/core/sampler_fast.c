@@ -304,6 +304,53 @@ static int fill_rows(struct fast *f, struct trace *t, const struct sampler_input
     return 0;
 }
 
+/* Typical-p as sampler.c's apply_TYPICAL_P: the kept tokens sorted by how
+ * near their surprisal, ln K - (z' - e_max), is to the kept distribution's
+ * entropy, ln K - sum e (z' - e_max) / K (ties to the lower id), taken
+ * until their mass passes p. The one stage that sorts its kept set. */
+static int fast_TYPICAL_P(struct fast *f, struct stage_report *rep)
+{
+    double p = f->s->typical_p;
+    if (p >= 1.0)
+        return 0;
+    fast_exps(f);
+    fast_build_alive(f);
+    int n = f->n_alive;
+    double K = fast_alive_mass(f), off = 0.0;
+    for (int j = 0; j < n; j++) {
+        int i = f->alive[j];
+        if (f->e[i] > 0.0)
+            off += f->e[i] * (f->z[i] - f->e_max);
+    }
+    double h = log(K) - off / K;
+    if (fast_reserve_sorted(f, (size_t)n) < 0)
+        return -1;
+    for (int j = 0; j < n; j++) {
+        int i = f->alive[j];
+        double surprisal = log(K) - (f->z[i] - f->e_max);
+        f->sorted[j] = (struct zid){ -fabs(surprisal - h), i };
+    }
+    qsort(f->sorted, (size_t)n, sizeof *f->sorted, rule_zid_cmp);
+    double cum = 0.0;
+    int keep = n;
+    for (int r = 0; r < n; r++) {
+        cum += f->e[f->sorted[r].id] / K;
+        if (cum > p) {
+            keep = r + 1;
+            break;
+        }
+    }
+    rep->cut = cum;
+    for (int r = keep; r < n; r++)
+        drop(f, f->sorted[r].id, STAGE_TYPICAL_P);
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (f->mark[f->alive[j]] == MARK_KEPT)
+            f->alive[k++] = f->alive[j];
+    f->n_alive = k;
+    return 0;
+}
+
 /* The fast path of each stage of sampling.def, by its id: a stage without
  * a function fast_<ID> here does not compile. */
 static int (*const FAST[STAGE_COUNT])(struct fast *, struct stage_report *) = {
