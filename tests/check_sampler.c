@@ -300,23 +300,25 @@ START_TEST(test_preset_orders)
     struct chain c;
     const enum stage vllm[] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_MIN_P, STAGE_TOP_K,
                                 STAGE_TOP_P };
-    /* llama.cpp's default chain (common/common.h): penalties, (DRY,) top-k,
-     * typical, top-p, min-p, (XTC,) temperature. */
-    const enum stage llama[] = { STAGE_PENALTY, STAGE_TOP_K, STAGE_TYPICAL_P,
-                                 STAGE_TOP_P,   STAGE_MIN_P, STAGE_TEMPERATURE };
+    /* llama.cpp's default chain (common/common.h): penalties, (DRY,)
+     * top-n-sigma, top-k, typical, top-p, min-p, (XTC,) temperature. */
+    const enum stage llama[] = { STAGE_PENALTY,    STAGE_TOP_N_SIGMA, STAGE_TOP_K,
+                                 STAGE_TYPICAL_P,  STAGE_TOP_P,       STAGE_MIN_P,
+                                 STAGE_TEMPERATURE };
     chain_preset(&c, PRESET_VLLM);
-    ck_assert_int_eq(c.n, 5); /* vLLM has no typical-p */
+    ck_assert_int_eq(c.n, 5); /* vLLM has neither typical-p nor top-n-sigma */
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(c.stage[i], vllm[i]);
     chain_preset(&c, PRESET_LLAMACPP);
-    ck_assert_int_eq(c.n, 6);
-    for (int i = 0; i < 6; i++)
+    ck_assert_int_eq(c.n, 7);
+    for (int i = 0; i < 7; i++)
         ck_assert_int_eq(c.stage[i], llama[i]);
     ck_assert(!c.topk_keep_ties);
     chain_preset(&c, PRESET_HF);
     ck_assert(c.topk_keep_ties);
-    /* HF runs its typical warper after min-p. */
+    /* HF runs its typical warper after min-p, and has no top-n-sigma. */
     ck_assert_int_eq(c.stage[c.n - 1], STAGE_TYPICAL_P);
+    ck_assert(!chain_has(&c, STAGE_TOP_N_SIGMA));
 }
 END_TEST
 
@@ -366,14 +368,50 @@ START_TEST(test_typical_p_by_hand)
     run_both();
     ck_assert_int_eq(T.kept_count, 2);
     ck_assert(kept(2) && kept(6) && !kept(5));
-    /* In the lesson order (penalty, temperature, top-k, typical-p, ...) its 4th stage. */
-    ck_assert_int_eq(T.stages[3].stage, STAGE_TYPICAL_P);
-    ck_assert_double_eq_tol(T.stages[3].cut, 0.3119, 5e-5);
+    /* In the lesson order (penalty, temperature, top-n-sigma, top-k,
+     * typical-p, ...) its 5th stage. */
+    ck_assert_int_eq(T.stages[4].stage, STAGE_TYPICAL_P);
+    ck_assert_double_eq_tol(T.stages[4].cut, 0.3119, 5e-5);
     S.typical_p = 0.9; /* passes 0.9 at sat: only dog and [PAD] go */
     run_both();
     ck_assert_int_eq(T.kept_count, 5);
     ck_assert(!kept(4) && !kept(0));
     S.typical_p = 1.0; /* off */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 7);
+}
+END_TEST
+
+START_TEST(test_top_n_sigma_by_hand)
+{
+    /* By hand: the seven logits add up to 1.9, mean 0.2714; the squares of
+     * their distances from it add up to 17.4343, / 7 = 2.4906, sd 1.5782
+     * (dividing by the count, as llama.cpp does). The largest is on, 2.1. */
+    S.top_n_sigma = 1.0; /* bar 2.1 - 1.5782 = 0.5218: sat (0.5) falls just below */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert(kept(5) && kept(2) && kept(6) && kept(1));
+    ck_assert(!kept(3) && !kept(4) && !kept(0));
+    ck_assert_int_eq(row_of(3)->removed_by, STAGE_TOP_N_SIGMA);
+    /* In the lesson order (penalty, temperature, top-n-sigma, ...) its 3rd stage. */
+    ck_assert_int_eq(T.stages[2].stage, STAGE_TOP_N_SIGMA);
+    ck_assert_double_eq_tol(T.stages[2].cut, 0.5218, 5e-5);
+    S.top_n_sigma = 0.5; /* bar 1.3109: on alone */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert(kept(5));
+    S.top_n_sigma = 1.5; /* bar -0.2673: only dog (-0.4) and [PAD] go */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 5);
+    ck_assert(!kept(4) && !kept(0));
+    /* Temperature scales max and sd alike: at T = 0.5 the same four stay. */
+    S.top_n_sigma = 1.0;
+    S.temperature = 0.5;
+    run_both();
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert(!kept(3));
+    S.top_n_sigma = 0.0; /* off */
+    S.temperature = 1.0;
     run_both();
     ck_assert_int_eq(T.kept_count, 7);
 }
@@ -611,6 +649,7 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_penalty_last_n_and_presence_frequency);
     tcase_add_test(core, test_preset_orders);
     tcase_add_test(core, test_typical_p_by_hand);
+    tcase_add_test(core, test_top_n_sigma_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

@@ -270,6 +270,30 @@ static int apply_TYPICAL_P(struct ref_step *c)
     return 0;
 }
 
+/* Top-n-sigma (Tang et al. 2024, as llama.cpp's top-n-sigma sampler):
+ * keep the tokens whose z' is at least max - n sd, the standard deviation
+ * taken over the z' of the kept tokens (dividing by their count). Scaling
+ * every z' (temperature) scales max and sd alike: the kept set does not
+ * depend on T. n = 0 is off, and one token is always kept. */
+static int apply_TOP_N_SIGMA(struct ref_step *c)
+{
+    double n_sd = c->s->top_n_sigma;
+    if (n_sd <= 0.0 || c->n <= 1)
+        return 0;
+    double sum = 0.0, ss = 0.0;
+    for (int r = 0; r < c->n; r++)
+        sum += c->order[r].z;
+    double mean = sum / c->n;
+    for (int r = 0; r < c->n; r++)
+        ss += (c->order[r].z - mean) * (c->order[r].z - mean);
+    double bar = c->order[0].z - n_sd * sqrt(ss / c->n);
+    c->rep->cut = bar;
+    for (int r = 1; r < c->n; r++)
+        if (c->order[r].z < bar)
+            c->t->rows[c->order[r].id].removed_by = STAGE_TOP_N_SIGMA;
+    return 0;
+}
+
 /* The reference of each stage of sampling.def, by its id: a stage without
  * a function apply_<ID> here does not compile. */
 static int (*const APPLY[STAGE_COUNT])(struct ref_step *) = {

@@ -351,6 +351,30 @@ static int fast_TYPICAL_P(struct fast *f, struct stage_report *rep)
     return 0;
 }
 
+/* Top-n-sigma as sampler.c's apply_TOP_N_SIGMA: the mean and standard
+ * deviation of the kept tokens' z' in two passes, then every token below
+ * max - n sd removed in one cut (cut_after with ties kept: z' >= the bar
+ * stays). */
+static int fast_TOP_N_SIGMA(struct fast *f, struct stage_report *rep)
+{
+    double n_sd = f->s->top_n_sigma;
+    if (n_sd <= 0.0 || f->n_alive <= 1)
+        return 0;
+    fast_build_alive(f);
+    double sum = 0.0, ss = 0.0;
+    for (int j = 0; j < f->n_alive; j++)
+        sum += f->z[f->alive[j]];
+    double mean = sum / f->n_alive;
+    for (int j = 0; j < f->n_alive; j++) {
+        double d = f->z[f->alive[j]] - mean;
+        ss += d * d;
+    }
+    double bar = f->z[fast_alive_best(f)] - n_sd * sqrt(ss / f->n_alive);
+    rep->cut = bar;
+    cut_after(f, bar, 0, 1, STAGE_TOP_N_SIGMA);
+    return 0;
+}
+
 /* The fast path of each stage of sampling.def, by its id: a stage without
  * a function fast_<ID> here does not compile. */
 static int (*const FAST[STAGE_COUNT])(struct fast *, struct stage_report *) = {
