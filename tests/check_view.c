@@ -120,6 +120,41 @@ static void assert_within(const struct screen *s, struct rect r, const char *wha
         }
 }
 
+/* The clipped context itself: coordinates start at its corner, and text,
+ * cells, fills and bars that reach past any edge are cut there. */
+START_TEST(test_context_clips_at_every_edge)
+{
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 20, 8, 1), 0);
+    struct rect r = { 5, 2, 8, 3 };
+    struct screen_ctx c = screen_ctx(&s, r);
+    ctx_text(&c, -3, 0, -1, "abcdefghijklmnop", COL_DEFAULT, 0);    /* starts left of it */
+    ctx_put(&c, 8, 1, 'X', COL_DEFAULT, ATTR_BOLD);                 /* one past the right */
+    ctx_put(&c, 0, -1, 'Y', COL_DEFAULT, ATTR_BOLD);                /* above it */
+    ctx_fill(&c, (struct rect){ 6, 2, 5, 5 }, '#', COL_DEFAULT, 0); /* past right and bottom */
+    ctx_bar(&c, 2, 1, 20.0, COL_KEPT, 0);                           /* a bar longer than the room */
+    assert_within(&s, r, "the context", 20, 8);
+    /* What lies inside is where it belongs: "defghijk" from the rectangle's left edge. */
+    char row[128];
+    screen_row_text(&s, 2, row, sizeof row);
+    ck_assert_str_eq(row, "     defghijk");
+    /* The fill's corner (6, 2) is the rectangle's last row: two cells of it. */
+    ck_assert_int_eq(screen_at(&s, 11, 4)->cp, '#');
+    ck_assert_int_eq(screen_at(&s, 12, 4)->cp, '#');
+    ck_assert_int_eq(screen_at(&s, 13, 4)->cp, ' ');
+    /* The bar starts at (2, 1), screen (7, 3), and fills to the right edge, column 12. */
+    ck_assert_int_eq(screen_at(&s, 6, 3)->cp, ' ');
+    ck_assert_int_eq(screen_at(&s, 7, 3)->cp, 0x2588);
+    ck_assert_int_eq(screen_at(&s, 12, 3)->cp, 0x2588);
+    /* A context inside a context is clipped to both. */
+    struct screen_ctx in = ctx_sub(&c, (struct rect){ 6, 0, 10, 10 });
+    screen_clear(&s);
+    ctx_text(&in, 0, 0, -1, "0123456789", COL_DEFAULT, 0);
+    assert_within(&s, (struct rect){ 11, 2, 2, 3 }, "a sub-context", 20, 8);
+    screen_free(&s);
+}
+END_TEST
+
 static void check_parts_stay_inside(const char *lesson, const char *keys)
 {
     struct err e;
@@ -221,6 +256,7 @@ Suite *suite_view(void)
     tcase_add_test(edge, test_render_small_screen_says_what_it_needs);
     tcase_add_test(edge, test_render_shows_the_lesson_numbers);
     tcase_add_test(edge, test_ascii_screen_has_no_unicode);
+    tcase_add_test(edge, test_context_clips_at_every_edge);
     tcase_set_timeout(edge, 30);
     suite_add_tcase(s, edge);
     return s;
