@@ -549,6 +549,8 @@ int main(int argc, char **argv)
     struct options o;
     struct err e = { 0, "" };
     setlocale(LC_ALL, ""); /* UTF-8 tokens and block characters when the locale has them */
+    /* but numbers stay C's: files, options and JSON write 0.9, never 0,9 (strtod, printf) */
+    setlocale(LC_NUMERIC, "C");
     int rc = cli_parse(argc, argv, &o, &e);
     if (rc == 0 && o.action == CLI_HELP) {
         cli_usage(stdout);
