@@ -7,12 +7,12 @@ CC       ?= cc
 BUILD    := build
 VERSION  := 0.1.0
 
-PKGS     := ncursesw inih check
+PKGS     := ncursesw inih check libpcre2-8
 CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 DEFS     := -DLOGITLAB_VERSION='"$(VERSION)"'
-PKG_CFLAGS = $(shell pkg-config --cflags inih ncursesw 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs inih ncursesw 2>/dev/null || echo -linih -lncursesw) -pthread
+PKG_CFLAGS = $(shell pkg-config --cflags inih ncursesw libpcre2-8 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs inih ncursesw libpcre2-8 2>/dev/null || echo -linih -lncursesw -lpcre2-8) -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread)
 
 CFLAGS   ?= -O2 -g
@@ -69,7 +69,7 @@ endif
 LAYERS   := base core model backend data source report tui
 SRC_CORE := $(filter-out src/backend/backend_nocuda.c,$(foreach l,$(LAYERS),$(sort $(wildcard src/$(l)/*.c)))) src/cli.c
 SRC_MAIN := src/main.c
-TESTS    := $(sort $(wildcard tests/check_*.c))
+TESTS    := $(sort $(wildcard tests/check_*.c)) tests/model/tokdata.c
 
 OBJ_CORE := $(SRC_CORE:src/%.c=$(BUILD)/%.o)
 OBJ_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/%.o)
@@ -85,7 +85,7 @@ GPU_TEST := $(BUILD)/check_gpu
 # Whether this build has CUDA: switching (CUDA=0, nvcc installed) relinks.
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
-.PHONY: all run test deps build test-build test-unit test-cli test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
+.PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
 	test-install test-valgrind format format-check lint \
         golden clean config
 
@@ -116,7 +116,25 @@ run: build
 
 test: deps
 	@$(MAKE) --no-print-directory all test-build
-	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-install test-valgrind test-gpu-self test-gpu
+	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-model test-install test-valgrind test-gpu-self test-gpu
+
+# Real models: small GGUF files generated here (the real Llama 3 and Llama 2
+# vocabularies, random weights, every weight type), run by logitlab and
+# compared with what llama.cpp and the exact reference printed for them
+# (tests/golden/model/, written by `make test-oracle`).
+test-model: $(SAN_BIN) $(BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/san/model_check
+	tests/model.sh $(SAN_BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/san/model_check
+
+# llama.cpp as the oracle (fetched from npm, built under build/oracle: about
+# 10 minutes the first time) and the exact reference (numpy): regenerates the
+# goldens of test-model and compares the three. Not part of `make test`.
+test-oracle: $(BIN) $(BUILD)/gen_model
+	tests/oracle/run.sh $(BIN) $(BUILD)/gen_model
+
+# A model of Llama 3.2 1B's shapes in Q8_0 and Q4_K_M: prefill and decode
+# ms per token, logitlab against llama.cpp's CPU build in the same run.
+bench-model: $(BIN) $(BUILD)/gen_model $(BUILD)/bench_llama
+	tests/oracle/bench.sh $(BUILD)/bench_llama $(BUILD)/gen_model
 
 test-build: $(TEST_BIN) $(SAN_BIN)
 
@@ -167,7 +185,7 @@ bench-gpu: $(BUILD)/bench_gpu
 # and the hash of their sources (tests/gpu/kit-sources.sh).
 # tests/gpu/check.sh takes them from build/gpu-kit/ when they are there.
 KIT      := $(BUILD)/gpu-kit
-KIT_LIBS  = -Wl,-Bstatic -linih -lncursesw -ltinfo -Wl,-Bdynamic -lstdc++ -pthread \
+KIT_LIBS  = -Wl,-Bstatic -linih -lncursesw -ltinfo -lpcre2-8 -Wl,-Bdynamic -lstdc++ -pthread \
             -L$(CUDA_RT) -lcudart_static -ldl -lrt -lm
 
 ifneq ($(filter gpu-kit,$(MAKECMDGOALS)),)
@@ -193,6 +211,21 @@ $(KIT)/%: tests/bench/%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD KIT  $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(KIT_LIBS)
 
+# The tests' generator of small GGUF models (random weights, the real
+# Llama 3 or Llama 2 vocabulary), and the model benchmark's timing program.
+$(BUILD)/gen_model: tests/model/gen_model.c tests/model/tokdata.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -Itests -o $@ tests/model/gen_model.c tests/model/tokdata.c $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
+
+# The check of logitlab's real-model path against the goldens (tests/model.sh):
+# the plain build for every model, the sanitizer build for some.
+$(BUILD)/model_check: tests/model/model_check.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
+$(BUILD)/san/model_check: tests/model/model_check.c $(SAN_CORE)
+	@echo "  LD SAN  $@"
+	@$(CC) $(SAN_CFLAGS) -Isrc -o $@ $^ $(PKG_LIBS) -lm
+
 # The benchmarks, each compiled and linked in one step with the core.
 $(BUILD)/bench_%: tests/bench/bench_%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
@@ -213,8 +246,9 @@ $(TEST_BIN): $(SAN_CORE) $(SAN_TEST)
 # The dense loops of the sampler: vectorized, for the CPU found at load time.
 # -fno-trapping-math only lets the compiler turn comparisons into selects.
 VEC_CFLAGS := -O3 -fno-trapping-math
-$(BUILD)/core/vecmath.o $(BUILD)/model/head_vec.o: CFLAGS += $(VEC_CFLAGS)
-$(BUILD)/san/core/vecmath.o $(BUILD)/san/model/head_vec.o: SAN_EXTRA := $(VEC_CFLAGS)
+VEC_OBJ := core/vecmath.o model/head_vec.o model/quant.o model/llama.o
+$(VEC_OBJ:%=$(BUILD)/%): CFLAGS += $(VEC_CFLAGS)
+$(VEC_OBJ:%=$(BUILD)/san/%): SAN_EXTRA := $(VEC_CFLAGS)
 
 $(BUILD)/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -234,7 +268,7 @@ $(BUILD)/san/%.o: src/%.c
 $(BUILD)/san/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	@echo "  CC SAN  $@"
-	@$(CC) $(SAN_CFLAGS) -Isrc $(shell pkg-config --cflags check 2>/dev/null) -c -o $@ $<
+	@$(CC) $(SAN_CFLAGS) -Isrc -Itests $(shell pkg-config --cflags check 2>/dev/null) -c -o $@ $<
 
 $(BUILD)/gpu/backend_cuda.o: gpu/backend_cuda.cu $(wildcard gpu/*.cuh) $(wildcard src/*/*.h src/*/*.def)
 	@mkdir -p $(@D)
@@ -284,7 +318,7 @@ test-valgrind: $(BIN)
 # Fuzzing (libFuzzer, clang): each harness for FUZZ_TIME seconds.
 FUZZ_TIME ?= 60
 FUZZ_CC   ?= clang
-FUZZERS   := lesson scenario npy vocab command
+FUZZERS   := lesson scenario npy vocab command gguf tokenizer
 FUZZ_SRC  := $(filter-out src/tui/term.c,$(SRC_CORE)) src/backend/backend_nocuda.c
 FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 

@@ -1776,6 +1776,7 @@ const struct backend_ops backend_cuda_ops = {
     .name = "CUDA",
     .stages = (1u << STAGE_PENALTY) | (1u << STAGE_TEMPERATURE) | (1u << STAGE_TOP_K) |
               (1u << STAGE_TOP_P) | (1u << STAGE_MIN_P),
+    .file_heads = 0, // a model file's head stays on the CPU for now (backend.c moves auto there)
     .open = cuda_open,
     .close = cuda_close,
     .head = cuda_head,

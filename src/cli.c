@@ -11,7 +11,8 @@
 #include "model/model.h"
 #include "core/settings.h"
 
-void cli_usage(FILE *out)
+/* The --help text, in four parts (each under the length a function may have). */
+static void usage_commands(FILE *out)
 {
     fprintf(out,
             "Usage: logitlab [OPTIONS] [LESSON]\n"
@@ -19,6 +20,7 @@ void cli_usage(FILE *out)
             "       logitlab generate LESSON [SETTINGS]\n"
             "       logitlab export LESSON [-o FILE] [--force] [SETTINGS]\n"
             "       logitlab lessons\n"
+            "       logitlab [show|generate|export] --model FILE.gguf [-p TEXT] [OPTIONS]\n"
             "\n"
             "logitlab shows how a language model turns its last hidden vector into the next\n"
             "token: the LM head, logits, exponentials, probabilities, cumulative sums,\n"
@@ -37,51 +39,75 @@ void cli_usage(FILE *out)
             "\n"
             "LESSON is a lesson id (see 'logitlab lessons') or the path of a lesson file.\n"
             "\n"
-            "Options:\n"
-            "  --step N             the step of the lesson to show (default 1)\n"
-            "  --format FORMAT      text (default), csv, json or markdown\n"
-            "  -o, --output FILE    write to FILE instead of standard output; an existing\n"
-            "                       file is left alone unless --force is given\n"
-            "  --force              replace the file of --output\n"
-            "  --top N              write only the N most likely rows (default: all; 20 for\n"
-            "                       a full-size vocabulary)\n"
-            "  --draws N            show: draw N times with the step's settings and count\n"
-            "                       the tokens against their probabilities (full size)\n"
-            "  --find TOKEN         show: also the row of TOKEN (text or id), wherever it\n"
-            "                       ranks; may be repeated\n"
-            "  --logits FILE.npy    play logits captured from a model: float32 or float16,\n"
-            "                       shape [V] or [steps, V]; instead of a LESSON\n"
-            "  --vocab FILE         the vocabulary of those logits (default: Llama 3's,\n"
-            "                       data/llama3-vocab.bin)\n"
-            "  --hidden-size N      the hidden size of a full-size lesson's LM head\n"
-            "                       (default 4096; smaller is faster)\n"
-            "  --lessons-dir DIR    read lessons from DIR (default: $LOGITLAB_LESSONS, else\n"
-            "                       beside the program, the installed share directory,\n"
-            "                       ./lessons)\n"
-            "  --headless           run the interactive view without a terminal and print\n"
-            "                       its last screen as text (for tests and handouts)\n"
-            "  --size WxH           the screen size for --headless (default 80x24)\n"
-            "  --keys KEYS          keys for --headless: characters, and <Space> <Enter>\n"
-            "                       <Esc> <Left> <Right> <Up> <Down> <PgUp> <PgDn> <Home>\n"
-            "                       <End> <Tab> <BS> <lt> <resize WxH>\n"
-            "  --ascii              draw with ASCII only (also when the locale is not UTF-8)\n"
-            "  --no-color           no colours (also when NO_COLOR is set)\n"
-            "  --theme NAME         default, projector (high contrast) or mono\n"
-            "  --config FILE        read defaults from FILE (default:\n"
-            "                       $XDG_CONFIG_HOME/logitlab/config.ini)\n"
-            "  --no-config          read no configuration file\n"
-            "  --backend NAME       where the LM head and the batch run: auto (default: the\n"
-            "                       GPU when a CUDA device is usable, else the CPU), cpu,\n"
-            "                       or cuda (an error when no device can be used)\n"
-            "  -h, --help           show this help and exit\n"
-            "  -V, --version        show the version and exit\n"
-            "\n"
-            "Settings (each is also a key in a lesson step; the command line wins):\n");
+            "Options:\n");
+}
+
+static void usage_options(FILE *out)
+{
+    fprintf(out, "  --step N             the step of the lesson to show (default 1)\n"
+                 "  --format FORMAT      text (default), csv, json or markdown\n"
+                 "  -o, --output FILE    write to FILE instead of standard output; an existing\n"
+                 "                       file is left alone unless --force is given\n"
+                 "  --force              replace the file of --output\n"
+                 "  --top N              write only the N most likely rows (default: all; 20 for\n"
+                 "                       a full-size vocabulary)\n"
+                 "  --draws N            show: draw N times with the step's settings and count\n"
+                 "                       the tokens against their probabilities (full size)\n"
+                 "  --find TOKEN         show: also the row of TOKEN (text or id), wherever it\n"
+                 "                       ranks; may be repeated\n"
+                 "  --logits FILE.npy    play logits captured from a model: float32 or float16,\n"
+                 "                       shape [V] or [steps, V]; instead of a LESSON\n"
+                 "  --vocab FILE         the vocabulary of those logits (default: Llama 3's,\n"
+                 "                       data/llama3-vocab.bin)\n");
+}
+
+static void usage_model(FILE *out)
+{
+    fprintf(out, "  -m, --model FILE.gguf  a real model (GGUF, architecture llama: Llama 2 and 3,\n"
+                 "                       Mistral, TinyLlama, SmolLM): its tokenizer, its forward\n"
+                 "                       pass and its LM head give the logits; alone, or with a\n"
+                 "                       full-size lesson to run that lesson's prompt\n"
+                 "  -p, --prompt TEXT    the model's prompt (default: the lesson's)\n"
+                 "  -f, --prompt-file FILE  the prompt read from FILE, byte for byte\n"
+                 "  --special            special tokens' text in the prompt (<|eot_id|>) is\n"
+                 "                       those tokens; otherwise it is plain text\n"
+                 "  --chat               wrap the prompt in the model's chat format (a user\n"
+                 "                       turn, then the assistant's header)\n"
+                 "  --save-logits FILE.npy  show: write the step's logits as float32 .npy,\n"
+                 "                       what --logits reads\n"
+                 "  --hidden-size N      the hidden size of a full-size lesson's LM head\n"
+                 "                       (default 4096; smaller is faster)\n"
+                 "  --lessons-dir DIR    read lessons from DIR (default: $LOGITLAB_LESSONS, else\n"
+                 "                       beside the program, the installed share directory,\n"
+                 "                       ./lessons)\n"
+                 "  --headless           run the interactive view without a terminal and print\n"
+                 "                       its last screen as text (for tests and handouts)\n"
+                 "  --size WxH           the screen size for --headless (default 80x24)\n"
+                 "  --keys KEYS          keys for --headless: characters, and <Space> <Enter>\n"
+                 "                       <Esc> <Left> <Right> <Up> <Down> <PgUp> <PgDn> <Home>\n"
+                 "                       <End> <Tab> <BS> <lt> <resize WxH>\n"
+                 "  --ascii              draw with ASCII only (also when the locale is not UTF-8)\n"
+                 "  --no-color           no colours (also when NO_COLOR is set)\n"
+                 "  --theme NAME         default, projector (high contrast) or mono\n"
+                 "  --config FILE        read defaults from FILE (default:\n"
+                 "                       $XDG_CONFIG_HOME/logitlab/config.ini)\n"
+                 "  --no-config          read no configuration file\n"
+                 "  --backend NAME       where the LM head and the batch run: auto (default: the\n"
+                 "                       GPU when a CUDA device is usable, else the CPU), cpu,\n"
+                 "                       or cuda (an error when no device can be used)\n"
+                 "  -h, --help           show this help and exit\n"
+                 "  -V, --version        show the version and exit\n"
+                 "\n"
+                 "Settings (each is also a key in a lesson step; the command line wins):\n");
     for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
         char lhs[64];
         snprintf(lhs, sizeof lhs, "--%s %s", i->name, i->arg);
         fprintf(out, "  %-34s %s\n", lhs, i->help);
     }
+}
+
+static void usage_rest(FILE *out)
+{
     fprintf(out, "\n"
                  "The chain runs in the order given by --order (default 'lesson': penalty,\n"
                  "temperature, top-k, top-p, min-p), then draws u in [0, 1) from Philox4x32-10\n"
@@ -92,7 +118,16 @@ void cli_usage(FILE *out)
                  "Examples:\n"
                  "  logitlab show toy --step 1 --temperature 0.5\n"
                  "  logitlab show top-k --seed 42 --format json\n"
-                 "  logitlab show penalty --step 2 --penalty-formula engine\n");
+                 "  logitlab show penalty --step 2 --penalty-formula engine\n"
+                 "  logitlab -m Llama-3.2-1B-Instruct-Q8_0.gguf -p \"The capital of France is\"\n");
+}
+
+void cli_usage(FILE *out)
+{
+    usage_commands(out);
+    usage_options(out);
+    usage_model(out);
+    usage_rest(out);
 }
 
 /* Explains why getopt refused arg: an unknown or ambiguous long option, a
@@ -236,6 +271,12 @@ static const struct cli_option {
     { "no-config", no_argument, NULL, FLAG(no_config), 0 },
     { "theme", required_argument, opt_theme, 0, 0, 0 },
     { "backend", required_argument, opt_backend, 0, 0, 0 },
+    { "model", required_argument, NULL, VALUE(model), 'm' },
+    { "prompt", required_argument, NULL, VALUE(prompt), 'p' },
+    { "prompt-file", required_argument, NULL, VALUE(prompt_file), 'f' },
+    { "special", no_argument, NULL, FLAG(special), 0 },
+    { "chat", no_argument, NULL, FLAG(chat), 0 },
+    { "save-logits", required_argument, NULL, VALUE(save_logits), 0 },
 };
 #define N_OPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))
 
@@ -280,7 +321,7 @@ static int apply_option(struct options *o, int c, const char *arg, struct settin
     return 0;
 }
 
-/* The long option of a short one ('o' is --output). */
+/* The long option of a short one ('o' is --output, 'm' --model, 'p' --prompt). */
 static int short_option(int c)
 {
     for (int i = 0; i < N_OPTIONS; i++)
@@ -306,13 +347,15 @@ static int find_command(struct options *o, int *rest, char ***args, struct err *
             return err_set(e, ERR_USAGE, "'lessons' takes no argument (got '%s')", w[0]);
         return 0;
     }
-    if (o->command && *rest == 0 && !o->logits)
+    if (o->command && *rest == 0 && !o->logits && !o->model)
         return err_set(e, ERR_USAGE,
-                       "%s needs a lesson: logitlab %s LESSON (see logitlab lessons), or "
-                       "--logits FILE.npy",
+                       "%s needs a lesson: logitlab %s LESSON (see logitlab lessons), "
+                       "--model FILE.gguf or --logits FILE.npy",
                        o->command, o->command);
     if (*rest > 0 && o->logits)
         return err_set(e, ERR_USAGE, "--logits plays its own file: drop the lesson '%s'", w[0]);
+    if (o->logits && o->model)
+        return err_set(e, ERR_USAGE, "--logits and --model are two sources of logits: give one");
     return 0;
 }
 
@@ -324,6 +367,13 @@ static int check_output(const struct options *o, struct err *e)
     if ((o->output || o->force) && (!o->command || strcmp(o->command, "lessons") == 0))
         return err_set(e, ERR_USAGE, "--%s goes with show, generate or export",
                        o->output ? "output" : "force");
+    if ((o->prompt || o->special || o->chat) && !o->model)
+        return err_set(e, ERR_USAGE, "--%s goes with --model FILE.gguf",
+                       o->prompt    ? "prompt"
+                       : o->special ? "special"
+                                    : "chat");
+    if (o->save_logits && (!o->command || strcmp(o->command, "show") != 0 || !o->model))
+        return err_set(e, ERR_USAGE, "--save-logits goes with show --model FILE.gguf");
     if (o->force && !o->output)
         return err_set(e, ERR_USAGE, "--force replaces the file of --output FILE: give one");
     if (o->command && strcmp(o->command, "export") == 0 && o->format_given &&
@@ -358,7 +408,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     opterr = 0;
     optind = 0; /* glibc: 0 starts afresh, forgetting any earlier argv */
     int c;
-    while ((c = getopt_long(argc, argv, ":hVo:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hVo:m:p:f:", longs, NULL)) != -1) {
         if (c == ':')
             return err_set(e, ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
         if (c == '?')

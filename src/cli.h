@@ -38,15 +38,21 @@ struct options {
     int draws;  /* --draws N: many draws with the step's settings; 0: none */
     int n_find; /* --find TOKEN: rows of these tokens (text or id) */
     const char *find[CLI_MAX_FIND];
-    const char *logits; /* --logits FILE.npy: play captured logits */
-    const char *vocab;  /* --vocab FILE: their vocabulary */
-    const char *output; /* -o, --output FILE: where show, generate and export write */
-    int force;          /* --force: replace an existing output file */
-    int format_given;   /* --format was on the command line */
-    const char *config; /* --config FILE */
-    int no_config;      /* --no-config: built-in defaults only */
-    int theme;          /* --theme: an enum theme + 1; 0: the config's */
-    int backend;        /* --backend: enum backend_choice (0: auto) */
+    const char *logits;      /* --logits FILE.npy: play captured logits */
+    const char *vocab;       /* --vocab FILE: their vocabulary */
+    const char *output;      /* -o, --output FILE: where show, generate and export write */
+    int force;               /* --force: replace an existing output file */
+    int format_given;        /* --format was on the command line */
+    const char *config;      /* --config FILE */
+    int no_config;           /* --no-config: built-in defaults only */
+    int theme;               /* --theme: an enum theme + 1; 0: the config's */
+    int backend;             /* --backend: enum backend_choice (0: auto) */
+    const char *model;       /* -m, --model FILE.gguf: a real model's logits */
+    const char *prompt;      /* -p, --prompt TEXT: the model's prompt */
+    const char *prompt_file; /* -f, --prompt-file FILE: the prompt read from FILE */
+    int special;             /* --special: special tokens' text in the prompt is theirs */
+    int chat;                /* --chat: the prompt wrapped in the model's chat format */
+    const char *save_logits; /* --save-logits OUT.npy: show writes the step's logits */
     int n_over;
     struct override over[MAX_OVERRIDES]; /* settings in command-line order */
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tui/app.h"
 #include "backend/backend.h"
@@ -20,6 +21,8 @@
 #include "tui/view.h"
 #include "base/err.h"
 #include "data/lesson.h"
+#include "data/lesson_model.h"
+#include "data/npy.h"
 #include "report/report.h"
 #include "core/sampler.h"
 #include "core/settings.h"
@@ -28,6 +31,8 @@
 #include "core/draws.h"
 #include "base/utf8.h"
 #include "base/outfile.h"
+#include "base/readfile.h"
+#include "data/tokenizer.h"
 
 #define HEADLESS_MAX_KEYS 4096
 
@@ -39,6 +44,9 @@ struct session {
     struct config config;
     struct backend backend;
     char config_warning[APP_MSG_MAX]; /* what was wrong with the file, or "" */
+    struct model_request model;       /* --model and how its prompt is encoded */
+    char *prompt_buf;                 /* --prompt-file's bytes (owned) */
+    int screen_on;                    /* the interactive view has the terminal */
 };
 #define TUI_POLL_MS 250 /* how often the loop looks at the stop flag */
 
@@ -82,7 +90,8 @@ static int load_lesson(struct session *ss, const char *what, struct lesson *L, s
     struct catalog cat;
     if (catalog_open(&cat, o->lessons_dir, e) < 0)
         return -1;
-    int rc = catalog_load_any(&cat, o->logits ? o->logits : what, o->vocab, L, e);
+    int rc = catalog_load_any(&cat, o->logits ? o->logits : what, o->vocab,
+                              o->model ? &ss->model : NULL, L, e);
     catalog_close(&cat);
     if (rc < 0)
         return -1;
@@ -130,6 +139,21 @@ static int find_ids(const struct options *o, const struct lesson *L, int *ids, s
     return 0;
 }
 
+/* --save-logits: the step's logits as float32 .npy, whole or not at all. */
+static int save_logits(const struct options *o, const struct source *src, struct err *e)
+{
+    const float *row = source_last_logits_f(src, o->step);
+    if (!row)
+        return err_set(e, ERR_USAGE, "--save-logits: this step has no float logits");
+    struct outfile of;
+    if (outfile_open(&of, o->save_logits, o->force, e) < 0)
+        return err_prefix(e, "--save-logits"), -1;
+    int rc = npy_write(of.f, row, 1, src->L->vocab.n, e);
+    if (outfile_close(&of, rc == 0, e) < 0)
+        rc = -1;
+    return rc;
+}
+
 static int cmd_show(struct session *ss, const char *what, struct err *e)
 {
     const struct options *o = ss->o;
@@ -165,6 +189,8 @@ static int cmd_show(struct session *ss, const char *what, struct err *e)
         rc = trace_init(&t, L.vocab.n, e);
     if (rc == 0) {
         rc = source_run_step(&src, o->step, &s, ctx, len, &t, e);
+        if (rc == 0 && o->save_logits)
+            rc = save_logits(o, &src, e);
         struct draws_hist hist;
         struct draws draws;
         int with_hist = fast && L.vocab.n >= 1000; /* a few tokens are all in the table */
@@ -340,7 +366,9 @@ static int open_app(struct session *ss, struct app *a, struct err *e)
         values[i] = o->over[i].value;
     }
     if (app_init(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names, values,
-                 &(struct app_options){ o->hidden, o->vocab, &ss->config, &ss->backend }, e) < 0)
+                 &(struct app_options){ o->hidden, o->vocab, &ss->config, &ss->backend,
+                                        o->model ? &ss->model : NULL },
+                 e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);
@@ -490,8 +518,10 @@ static int cmd_tui(struct session *ss, struct err *e)
     struct term t;
     int rc = term_open(&t, (int)theme, e);
     if (rc == 0) {
+        ss->screen_on = 1;
         rc = run_terminal(ss, &t, a, vs, e);
         term_close(&t);
+        ss->screen_on = 0;
     }
     close_view(a, vs);
     int sig = term_stop_signal();
@@ -521,10 +551,37 @@ static int read_config(struct session *ss, struct err *e)
     return 0;
 }
 
+/* What opening a model is doing, on one line of a terminal's standard
+ * error (nothing when it is not a terminal: a pipe or a test). */
+static void show_progress(void *arg, const char *what, int done, int total)
+{
+    const struct session *ss = arg;
+    if (ss->screen_on || !isatty(STDERR_FILENO))
+        return; /* once curses has the screen, its own lines say what happens */
+    fprintf(stderr, "\rlogitlab: %s: %d%%\033[K", what, total > 0 ? 100 * done / total : 100);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* --prompt-file: the prompt's bytes, kept for the session. */
+static int read_prompt(struct session *ss, struct err *e)
+{
+    size_t len;
+    if (readfile(ss->o->prompt_file, TOK_MAX_TEXT, &ss->prompt_buf, &len, e) < 0)
+        return err_prefix(e, "--prompt-file"), -1;
+    if (strlen(ss->prompt_buf) != len)
+        return err_set(e, ERR_USAGE, "--prompt-file: %s holds a NUL byte", ss->o->prompt_file);
+    ss->model.prompt = ss->prompt_buf;
+    return 0;
+}
+
 /* Runs the command of the command line. */
 static int run_command(struct session *ss, struct err *e)
 {
     const struct options *o = ss->o;
+    if (o->prompt_file && read_prompt(ss, e) < 0)
+        return -1;
     if (o->command && strcmp(o->command, "lessons") == 0)
         return cmd_lessons(o, e);
     if (backend_open(&ss->backend, (enum backend_choice)o->backend, e) < 0)
@@ -560,11 +617,13 @@ int main(int argc, char **argv)
         printf("logitlab %s\n", LOGITLAB_VERSION);
         return 0;
     }
-    struct session ss = { .o = &o };
+    struct session ss = { .o = &o,
+                          .model = { o.model, o.prompt, o.special, o.chat, show_progress, NULL } };
     if (rc == 0)
         rc = read_config(&ss, &e);
     if (rc == 0)
         rc = run_command(&ss, &e);
+    free(ss.prompt_buf);
     if (rc < 0) {
         fprintf(stderr, "logitlab: %s\n", e.msg);
         return e.code ? e.code : ERR_USAGE;

@@ -310,7 +310,7 @@ START_TEST(test_bad_commands_keep_running)
 {
     ck_assert_int_eq(type(":temprature 1<Enter>"), APP_REDRAW);
     ck_assert_str_eq(A.msg, "unknown command 'temprature' (a setting such as temperature, or "
-                            "lesson, step, reset, help, quit)");
+                            "lesson, step, find, take, prompt, reset, help, quit)");
     type(":top-p 2<Enter>");
     ck_assert_str_eq(A.msg, "top-p: 2 is out of range (must be in (0, 1])");
     ck_assert_double_eq(A.cur.sampler.top_p, 1.0);

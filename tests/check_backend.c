@@ -483,7 +483,7 @@ START_TEST(test_app_batch_view)
     struct backend b;
     struct err e;
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
-    struct app_options src = { TEST_HIDDEN, NULL, NULL, &b };
+    struct app_options src = { TEST_HIDDEN, NULL, NULL, &b, NULL };
     ck_assert_msg(app_init(&a, TEST_LESSONS, "real-loop", 0, NULL, NULL, &src, &e) == 0, "%s",
                   e.msg);
     app_key(&a, 'B');
@@ -570,7 +570,7 @@ START_TEST(test_app_draws_on_another_backend)
     struct err e;
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
     b.ops = &other;
-    struct app_options src = { TEST_HIDDEN, NULL, NULL, &b };
+    struct app_options src = { TEST_HIDDEN, NULL, NULL, &b, NULL };
     ck_assert_msg(app_init(&a, TEST_LESSONS, "real-story", 0, NULL, NULL, &src, &e) == 0, "%s",
                   e.msg);
     app_command(&a, "top-p 0.9");

@@ -66,7 +66,7 @@ START_TEST(test_defaults_lie_under_the_lessons)
     ck_assert_int_eq(config_load_text(&c, "c.ini", "[defaults]\nseed = 42\n[keys]\nquit = Q\n", &e),
                      0);
     static struct app a;
-    const struct app_options src = { 0, NULL, &c, NULL };
+    const struct app_options src = { 0, NULL, &c, NULL, NULL };
     /* The toy lesson sets no seed: the config's applies. */
     ck_assert_msg(app_init(&a, TEST_LESSONS, "toy", 0, NULL, NULL, &src, &e) == 0, "%s", e.msg);
     ck_assert_uint_eq(a.cur.sampler.seed, 42);

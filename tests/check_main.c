@@ -18,6 +18,10 @@ int main(void)
     srunner_add_suite(sr, suite_real());
     srunner_add_suite(sr, suite_config());
     srunner_add_suite(sr, suite_backend());
+    srunner_add_suite(sr, suite_quant());
+    srunner_add_suite(sr, suite_gguf());
+    srunner_add_suite(sr, suite_tokenizer());
+    srunner_add_suite(sr, suite_llama());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

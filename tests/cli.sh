@@ -153,7 +153,7 @@ expect 2 "logitlab: unknown option '--temprature' (logitlab --help lists them)" 
 expect 2 "logitlab: option '--seed' needs a value" show toy --seed
 expect 2 "logitlab: --format: 'xml' is not a format (text, csv, json or markdown)" show toy --format xml
 expect 2 "logitlab: --step 9: lesson 'toy' has 2 steps" show toy --step 9
-expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons), or --logits FILE.npy" show
+expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons), --model FILE.gguf or --logits FILE.npy" show
 expect 2 "logitlab: no lesson 'nosuch' in $(cd "$HERE/.." && pwd)/lessons (logitlab lessons lists them)" show nosuch
 expect 2 "logitlab: $TMP/missing.ini: cannot open: No such file or directory" show "$TMP/missing.ini"
 

@@ -18,13 +18,17 @@ Suite *suite_fast(void);
 Suite *suite_real(void);
 Suite *suite_config(void);
 Suite *suite_backend(void);
+Suite *suite_quant(void);
+Suite *suite_gguf(void);
+Suite *suite_tokenizer(void);
+Suite *suite_llama(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"
 /* The full-size lessons' head at a hidden size that the sanitized tests
  * build fast (384 is the smallest every scenario's logits fit in). */
 #define TEST_HIDDEN 384
-#define TEST_SOURCE (&(struct app_options){ TEST_HIDDEN, NULL, NULL, NULL })
+#define TEST_SOURCE (&(struct app_options){ TEST_HIDDEN, NULL, NULL, NULL, NULL })
 
 /* The message that refuses an order word (chain.c): prefix, then "'word' is
  * not a preset (lesson, hf, vllm, llamacpp) or a stage (penalty, ...)",

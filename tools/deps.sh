@@ -5,9 +5,9 @@
 # Arguments name more packages that one target needs (clang for `make fuzz`, valgrind).
 set -eu
 
-# the headers and libraries, the unit-test framework, the terminal tests' tmux,
+# the headers and libraries (PCRE2 for the Llama 3 tokenizer's pre-tokenizer), the unit-test framework, the terminal tests' tmux,
 # and jq, which the command-line tests parse JSON with
-PKGS="libncurses-dev libinih-dev check pkg-config tmux jq $*"
+PKGS="libncurses-dev libinih-dev libpcre2-dev check pkg-config tmux jq $*"
 
 missing=""
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -18,12 +18,12 @@ if command -v dpkg-query >/dev/null 2>&1; then
     done
 else
     # Not a Debian system: check what pkg-config can see and let the build fail clearly otherwise.
-    for m in ncursesw inih check; do
+    for m in ncursesw inih check libpcre2-8; do
         pkg-config --exists "$m" 2>/dev/null || missing="$missing $m"
     done
     if [ -n "$missing" ]; then
         echo "deps: not a Debian system and pkg-config cannot find:$missing" >&2
-        echo "deps: install the development packages for ncursesw, inih and check, plus tmux" >&2
+        echo "deps: install the development packages for ncursesw, inih, check and pcre2, plus tmux" >&2
         exit 1
     fi
     exit 0

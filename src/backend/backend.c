@@ -81,10 +81,29 @@ void backend_close(struct backend *b)
         return rc_;                                                                                \
     } while (0)
 
+/* A model file's head on a backend that takes only the synthetic one:
+ * --backend cuda is refused, auto moves to the CPU and says why. */
+static int head_elsewhere(struct backend *b, struct err *e)
+{
+    if (b->choice == BACKEND_CUDA)
+        return err_set(e, ERR_USAGE,
+                       "--backend cuda: a model file's LM head runs on the CPU in this version");
+    if (!b->pending)
+        b->ops->close(b);
+    b->impl = NULL;
+    b->pending = 0;
+    b->ops = &backend_cpu_ops;
+    snprintf(b->why, sizeof b->why, "%s",
+             "a model file's LM head runs on the CPU (the CUDA head is the synthetic one)");
+    return b->ops->open(b, e);
+}
+
 int backend_head(struct backend *b, const struct model *m, struct err *e)
 {
-    if (m->V <= 0 || m->d <= 0 || !m->w)
+    if (m->V <= 0 || m->d <= 0 || (!m->w && !m->qw))
         return err_set(e, ERR_USAGE, "the backend needs a built LM head");
+    if (m->qw && !b->ops->file_heads && head_elsewhere(b, e) < 0)
+        return -1;
     if (backend_ready(b, e) < 0)
         return -1;
     b->gen++; /* whatever rows were held belong to the head before */

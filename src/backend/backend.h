@@ -84,11 +84,16 @@ struct backend_ops {
     /* The stages it can run, a bit (1u << stage) each; 0: every one. A
      * request whose chain turns on another is refused, naming it. */
     unsigned stages;
+    /* 1: its head can be a model file's (model_borrow: any stored type, a
+     * gain); 0: only the synthetic bf16 head (backend_head moves auto to
+     * the CPU for the other). */
+    int file_heads;
     int (*open)(struct backend *b, struct err *e);
     void (*close)(struct backend *b);
     /* Makes the LM head of m ready: the CPU uses m's weights (borrowed: m
      * must outlive the backend's use of them); CUDA generates the same bf16
-     * weights on the device from m->seed, m->V, m->d and m->scale. */
+     * weights on the device from m->seed, m->V, m->d and m->scale (a model
+     * file's head is not given to a backend without file_heads). */
     int (*head)(struct backend *b, const struct model *m, struct err *e);
     /* RMSNorm then W . x for B hidden vectors h (B x d floats, row-major)
      * into logits rows 0..B-1. */

@@ -96,7 +96,7 @@ static int cpu_logits(struct backend *b, const float *h, int B, struct err *e)
         c->x_cap = B;
     }
     for (int r = 0; r < B; r++)
-        model_rmsnorm(h + (size_t)r * (size_t)b->d, b->d, c->x + (size_t)r * (size_t)b->d);
+        model_norm(c->m, h + (size_t)r * (size_t)b->d, c->x + (size_t)r * (size_t)b->d);
     model_logits_batch((struct model *)c->m, c->x, B, c->logits);
     b->rows = B;
     b->kernel_ms = clock_ms() - t0;
@@ -193,6 +193,7 @@ static int cpu_draws(struct backend *b, const struct backend_req *r, int n, int 
 
 const struct backend_ops backend_cpu_ops = {
     .name = "CPU",
+    .file_heads = 1,
     .open = cpu_open,
     .close = cpu_close,
     .head = cpu_head,

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "data/lesson_model.h"
+
 #ifndef LOGITLAB_SHARE
 #define LOGITLAB_SHARE "/usr/local/share/logitlab"
 #endif
@@ -196,9 +198,20 @@ static void catalog_data_path(const struct catalog *c, const char *name, char *b
     snprintf(buf, n, "%s/../data/%s", c->dir, name);
 }
 
-int catalog_load_any(const struct catalog *c, const char *what, const char *vocab, struct lesson *L,
-                     struct err *e)
+int catalog_load_any(const struct catalog *c, const char *what, const char *vocab,
+                     const struct model_request *mr, struct lesson *L, struct err *e)
 {
+    if (mr && !what)
+        return lesson_from_model(L, mr, e);
+    if (mr) {
+        if (catalog_load(c, what, L, e) < 0)
+            return -1;
+        if (lesson_use_model(L, mr, e) < 0) {
+            lesson_free(L);
+            return -1;
+        }
+        return 0;
+    }
     if (!has_suffix(what, ".npy"))
         return catalog_load(c, what, L, e);
     char path[CATALOG_PATH_MAX + 64];

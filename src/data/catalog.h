@@ -29,10 +29,14 @@ void catalog_close(struct catalog *c);
  * an id looked up in the catalog. */
 int catalog_load(const struct catalog *c, const char *what, struct lesson *L, struct err *e);
 
+struct model_request;
+
 /* catalog_load, and also a .npy file of captured logits (lesson_from_npy)
- * read with the vocabulary at vocab (NULL: the Llama 3 one in data/). */
-int catalog_load_any(const struct catalog *c, const char *what, const char *vocab, struct lesson *L,
-                     struct err *e);
+ * read with the vocabulary at vocab (NULL: the Llama 3 one in data/); with
+ * a model request mr (--model), the lesson runs on that model, and what
+ * NULL is the model alone (data/lesson_model.h). */
+int catalog_load_any(const struct catalog *c, const char *what, const char *vocab,
+                     const struct model_request *mr, struct lesson *L, struct err *e);
 
 /* Index of the file whose lesson has id, or -1. Reads only the ids. */
 int catalog_find(const struct catalog *c, const char *id);

@@ -27,6 +27,7 @@
 
 #include "data/ini_file.h"
 #include "data/lesson_load.h"
+#include "data/lesson_model.h"
 #include "data/npy.h"
 
 #define NAME_MAX_LEN 64
@@ -442,6 +443,7 @@ void lesson_free(struct lesson *L)
         scenario_free(L->model.scenario);
         free(L->model.scenario);
     }
+    lesson_gguf_free(L->model.gguf);
     for (int k = 0; k < L->n_steps; k++) {
         struct lesson_step *S = &L->steps[k];
         free(S->logits);

@@ -97,6 +97,9 @@ struct lesson_model {
     uint64_t seed; /* of the weights */
     int steps;     /* LESSON_MODEL_STEPS unless set */
     struct scenario *scenario;
+    /* A real model (data/lesson_model.h) that runs instead of the
+     * scenario, or NULL: owned by the lesson. */
+    struct lesson_gguf *gguf;
 };
 
 struct lesson {

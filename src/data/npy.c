@@ -269,3 +269,33 @@ void npy_free(struct npy *a)
     free(a->data);
     memset(a, 0, sizeof *a);
 }
+
+int npy_write(FILE *out, const float *data, int rows, int cols, struct err *e)
+{
+    char dict[128];
+    if (rows == 1)
+        snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }",
+                 cols);
+    else
+        snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }",
+                 rows, cols);
+    /* The header, padded with spaces to a multiple of 64 bytes with its
+     * newline, as NumPy writes it, so the data start aligned. */
+    size_t len = strlen(dict), total = 10 + len + 1;
+    size_t pad = (64 - total % 64) % 64;
+    unsigned char head[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0 };
+    size_t hlen = len + pad + 1;
+    head[8] = (unsigned char)(hlen & 0xff);
+    head[9] = (unsigned char)(hlen >> 8);
+    int ok = fwrite(head, 1, sizeof head, out) == sizeof head && fputs(dict, out) >= 0;
+    for (size_t i = 0; ok && i < pad; i++)
+        ok = fputc(' ', out) != EOF;
+    ok = ok && fputc('\n', out) != EOF;
+    /* Little-endian floats: this machine's order, checked once. */
+    const uint32_t one = 1;
+    if (*(const unsigned char *)&one != 1)
+        return err_set(e, ERR_SYSTEM, "writing .npy on a big-endian machine is not supported");
+    size_t n = (size_t)rows * (size_t)cols;
+    ok = ok && fwrite(data, sizeof *data, n, out) == n;
+    return ok ? 0 : err_set(e, ERR_SYSTEM, "writing the .npy file failed");
+}

@@ -7,6 +7,7 @@
 #define LOGITLAB_NPY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -28,6 +29,11 @@ int npy_load(struct npy *a, const char *path, struct err *e);
 int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t len, struct err *e);
 
 void npy_free(struct npy *a);
+
+/* Writes rows x cols floats as a version 1.0 .npy file ('<f4', C order,
+ * shape [cols] for one row) to out: what npy_load reads back. Returns 0,
+ * or -1 when the write fails. */
+int npy_write(FILE *out, const float *data, int rows, int cols, struct err *e);
 
 /* IEEE half to float (every value, subnormals and infinities included). */
 float npy_half(unsigned short h);

@@ -12,10 +12,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "model/lmhead_gen.h"
 #include "model/head_vec.h"
+#include "model/lmhead_gen.h"
+#include "model/quant.h"
 
 #define MAX_THREADS 16
+/* Vectors a borrowed head's row meets at once (a stack buffer of results). */
+#define BACKEND_BATCH_MAX_VEC 16
 /* Rows of weights multiplied by every vector of a batch before the next
  * rows: 32 rows at hidden size 4,096 are 256 KB, which stay in a core's L2
  * while the batch's vectors go over them, so the head is read from memory
@@ -46,10 +49,37 @@ static void *build_band(void *arg)
     return NULL;
 }
 
+/* A borrowed head's band: each row against every vector, the row's blocks
+ * dequantized once for all of them (quant_dot_n gives each vector what
+ * quant_dot would). */
+static void *gemv_band_q(void *arg)
+{
+    struct band *b = arg;
+    const struct model *m = b->m;
+    size_t row_bytes = quant_row_bytes(m->qtype, m->d);
+    float tmp[BACKEND_BATCH_MAX_VEC];
+    for (int r = b->lo; r < b->hi; r++) {
+        const void *row = (const unsigned char *)m->qw + (size_t)r * row_bytes;
+        if (b->n_vec == 1) {
+            b->out[r] = quant_dot(m->qtype, row, b->x, m->d);
+            continue;
+        }
+        for (int v0 = 0; v0 < b->n_vec; v0 += BACKEND_BATCH_MAX_VEC) {
+            int nv = b->n_vec - v0 < BACKEND_BATCH_MAX_VEC ? b->n_vec - v0 : BACKEND_BATCH_MAX_VEC;
+            quant_dot_n(m->qtype, row, m->d, b->x + (size_t)v0 * (size_t)m->d, m->d, nv, tmp);
+            for (int v = 0; v < nv; v++)
+                b->out[(size_t)(v0 + v) * (size_t)m->V + (size_t)r] = tmp[v];
+        }
+    }
+    return NULL;
+}
+
 static void *gemv_band(void *arg)
 {
     struct band *b = arg;
     size_t d = (size_t)b->m->d, V = (size_t)b->m->V;
+    if (b->m->qw)
+        return gemv_band_q(arg);
     if (b->n_vec == 1) {
         head_gemv_bf16(b->m->w + (size_t)b->lo * d, b->hi - b->lo, b->m->d, b->x, b->out + b->lo);
         return NULL;
@@ -86,6 +116,14 @@ static void run_bands(struct model *m, void *(*fn)(void *), const float *x, floa
             pthread_join(tid[t], NULL);
 }
 
+/* Threads for a product of V x d: every core, unless it is too small. */
+static int head_threads(int V, int d)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+    return (size_t)V * (size_t)d < (1u << 20) ? 1 : n;
+}
+
 int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e)
 {
     memset(m, 0, sizeof *m);
@@ -108,10 +146,7 @@ int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e)
     m->d = d;
     m->seed = seed;
     m->scale = lm_weight_scale(d);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    m->threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
-    if ((size_t)V * (size_t)d < (1u << 20))
-        m->threads = 1; /* too small to be worth a thread */
+    m->threads = head_threads(V, d);
     run_bands(m, build_band, NULL, NULL, 0);
     return 0;
 }
@@ -121,6 +156,40 @@ void model_free(struct model *m)
     if (m->w)
         munmap(m->w, m->bytes);
     memset(m, 0, sizeof *m);
+}
+
+int model_borrow(struct model *m, int V, int d, const void *w, int qtype, const float *gain,
+                 float eps, struct err *e)
+{
+    memset(m, 0, sizeof *m);
+    char name[32];
+    if (V <= 0 || d <= 0 || d > MODEL_MAX_HIDDEN)
+        return err_set(e, ERR_USAGE, "an LM head of %d x %d: sizes out of range", V, d);
+    if (!quant_info(qtype) || quant_row_bytes(qtype, d) == 0)
+        return err_set(e, ERR_USAGE, "an LM head of type %s and width %d cannot be read",
+                       quant_name(qtype, name, sizeof name), d);
+    m->V = V;
+    m->d = d;
+    m->qw = w;
+    m->qtype = qtype;
+    m->gain = gain;
+    m->eps = eps;
+    m->bytes = quant_row_bytes(qtype, d) * (size_t)V;
+    m->threads = head_threads(V, d);
+    return 0;
+}
+
+float model_norm(const struct model *m, const float *h, float *out)
+{
+    if (!m->qw)
+        return model_rmsnorm(h, m->d, out);
+    double ss = 0.0;
+    for (int i = 0; i < m->d; i++)
+        ss += (double)h[i] * h[i];
+    float rms = (float)sqrt(ss / m->d + (double)m->eps);
+    for (int i = 0; i < m->d; i++)
+        out[i] = h[i] / rms * (m->gain ? m->gain[i] : 1.0f);
+    return rms;
 }
 
 float model_rmsnorm(const float *h, int d, float *out)

@@ -1,6 +1,10 @@
-/* model.h - the synthetic model behind the real-size run: an LM head of V
- * rows of d bf16 weights (generated from a seed, lmhead_gen.h), RMSNorm, and
- * the logits W . RMSNorm(h) computed in float on the CPU.
+/* model.h - the LM head behind the full-size runs: V rows of d weights,
+ * RMSNorm, and the logits W . RMSNorm(h) computed in float on the CPU.
+ *
+ * Two kinds of head. The synthetic one (model_build) has bf16 weights
+ * generated from a seed (lmhead_gen.h) and a unit-gain RMSNorm. A model
+ * file's (model_borrow) has weights of any stored type (quant.h), borrowed
+ * from the file's mapping, and its final norm's gain and epsilon.
  */
 #ifndef LOGITLAB_MODEL_H
 #define LOGITLAB_MODEL_H
@@ -19,9 +23,15 @@ struct model {
     int V, d;
     uint64_t seed;
     float scale;  /* lm_weight_scale(d) */
-    uint16_t *w;  /* V x d bf16 weights, row-major */
-    size_t bytes; /* of w */
+    uint16_t *w;  /* V x d bf16 weights, row-major (synthetic), or NULL */
+    size_t bytes; /* of w, or of qw */
     int threads;  /* worker threads for building and for the product */
+    /* A model file's head: the rows in their stored type, the final
+     * norm's gain (d floats) and epsilon; qw NULL for the synthetic one. */
+    const void *qw;
+    int qtype;
+    const float *gain;
+    float eps;
 };
 
 /* The scale that gives a logit spread of LM_LOGIT_SPREAD at hidden size d. */
@@ -31,6 +41,17 @@ float lm_weight_scale(int d);
  * of range, out of memory (the message gives the size in GB). */
 int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e);
 void model_free(struct model *m);
+
+/* Makes m a view of a model file's head: V rows of d values of type qtype
+ * at w (quant.h; borrowed, as gain is), normalized with gain and eps.
+ * Errors: an unsupported type, sizes out of range. */
+int model_borrow(struct model *m, int V, int d, const void *w, int qtype, const float *gain,
+                 float eps, struct err *e);
+
+/* The head's own RMSNorm of h into out: unit gain and MODEL_RMS_EPS for the
+ * synthetic head, the file's gain and epsilon for a borrowed one. Returns
+ * the root mean square it divided by. */
+float model_norm(const struct model *m, const float *h, float *out);
 
 /* out = h / sqrt(mean(h^2) + eps), in float. Returns the root mean square. */
 float model_rmsnorm(const float *h, int d, float *out);

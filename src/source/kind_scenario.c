@@ -251,7 +251,7 @@ const float *scenario_run_logits(struct scenario_run *r, const int *ctx, int len
 
 static int scenario_runs(const struct lesson *L)
 {
-    return L->model.on;
+    return L->model.on && L->model.scenario;
 }
 
 static int scenario_open(struct source *src, int hidden, struct err *e)

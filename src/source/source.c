@@ -11,8 +11,8 @@
 #include "source/source_int.h"
 
 /* The kinds, tried in this order: the first that runs a lesson runs it. */
-static const struct source_ops *const KINDS[] = { &SOURCE_SCENARIO, &SOURCE_CAPTURED, &SOURCE_HEAD,
-                                                  &SOURCE_TABLE };
+static const struct source_ops *const KINDS[] = { &SOURCE_GGUF, &SOURCE_SCENARIO, &SOURCE_CAPTURED,
+                                                  &SOURCE_HEAD, &SOURCE_TABLE };
 
 int source_open(struct source *src, const struct lesson *L, const struct config *config, int hidden,
                 int rows, struct err *e)
@@ -68,6 +68,14 @@ int source_follows_context(const struct source *src)
 int source_written_for_path(const struct source *src)
 {
     return src->ops->written_for_path;
+}
+
+void source_describe(const struct source *src, char *buf, size_t n)
+{
+    if (n)
+        buf[0] = '\0';
+    if (src->ops->describe)
+        src->ops->describe(src, buf, n);
 }
 
 int source_hidden_size(const struct source *src)

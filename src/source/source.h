@@ -1,6 +1,7 @@
 /* source.h - where a step's logits come from: the logit source of the data
  * flow (HACKING.md), a type with a table of operations, one kind a file:
  *
+ *   kind_gguf.c      a real model from a GGUF file: its forward pass and LM head
  *   kind_table.c     a lesson's own rows of logits (or of probabilities, as ln p)
  *   kind_head.c      a lesson's toy LM head: W . RMSNorm(h) for each step's h
  *   kind_scenario.c  the synthetic full-size model driven by a scenario
@@ -33,7 +34,7 @@ struct source_logits {
 
 /* The operations of a kind. Every function returns 0, or -1 with e. */
 struct source_ops {
-    const char *kind;     /* "table", "toy head", "scenario", "captured" */
+    const char *kind;     /* "table", "toy head", "scenario", "captured", "model file" */
     int follows_context;  /* its logits are computed for the context (a model) */
     int written_for_path; /* its steps' logits were written for the lesson's own path */
     /* Whether this kind runs L (the first kind of source.c's list that does, runs it). */
@@ -55,6 +56,9 @@ struct source_ops {
     int (*use_backend)(struct source *src, struct backend *be, struct err *e);
     int (*hidden_size)(const struct source *src);
     int (*hidden)(struct source *src, const int *ctx, int len, float *h, struct err *e);
+    /* Optional: a paragraph on the last step's computation (the hidden
+     * vector, the head, the time), into buf (n bytes). */
+    void (*describe)(const struct source *src, char *buf, size_t n);
 };
 
 struct source {
@@ -92,6 +96,10 @@ int source_written_for_path(const struct source *src);
  * (what the batch view's many rows need); 0 and -1 for the other kinds. */
 int source_hidden_size(const struct source *src);
 int source_hidden(struct source *src, const int *ctx, int len, float *h, struct err *e);
+
+/* A paragraph on how the last step was computed (a real model's hidden
+ * vector, head and times), or "" for a kind that has none. */
+void source_describe(const struct source *src, char *buf, size_t n);
 
 /* The float logits of step k as source_run_step ran it last, when they are
  * floats (a model's, a captured row); NULL for a lesson's table. */

@@ -6,6 +6,7 @@
 
 #include "source/source.h"
 
+extern const struct source_ops SOURCE_GGUF;     /* kind_gguf.c */
 extern const struct source_ops SOURCE_SCENARIO; /* kind_scenario.c */
 extern const struct source_ops SOURCE_CAPTURED; /* kind_captured.c */
 extern const struct source_ops SOURCE_HEAD;     /* kind_head.c */

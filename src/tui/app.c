@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "data/lesson_model.h"
 
 void app_msg(struct app *a, int warn, const char *fmt, ...)
 {
@@ -129,9 +130,14 @@ static int load_lesson(struct app *a, const char *what, int index, struct lesson
                        struct source *src, struct trace *t, struct err *e)
 {
     int rc = index >= 0 ? lesson_load(L, a->cat.files[index], e)
-                        : catalog_load_any(&a->cat, what, a->opt.vocab, L, e);
+                        : catalog_load_any(&a->cat, what, a->opt.vocab, a->opt.model, L, e);
     if (rc < 0)
         return -1;
+    /* Stepping through the lessons, the full-size ones run on --model too. */
+    if (index >= 0 && a->opt.model && L->model.on && lesson_use_model(L, a->opt.model, e) < 0) {
+        lesson_free(L);
+        return -1;
+    }
     if (source_open(src, L, a->opt.config, a->opt.hidden, SOURCE_FAST_ROWS, e) < 0) {
         lesson_free(L);
         return -1;
@@ -226,8 +232,8 @@ int app_init(struct app *a, const char *dir, const char *what, int n_over, const
             return err_set(e, ERR_USAGE, "more than %d settings", APP_MAX_OVERRIDES);
         }
     int rc;
-    if (what)
-        rc = app_open_lesson(a, what, -1, e);
+    if (what || a->opt.model)
+        rc = app_open_lesson(a, what, -1, e); /* NULL with a model: the model alone */
     else if (a->cat.n > 0)
         rc = app_open_lesson(a, NULL, 0, e);
     else

@@ -51,6 +51,7 @@ struct app_options {
     const char *vocab;           /* the vocabulary of captured logits; NULL: Llama 3's */
     const struct config *config; /* the user's defaults and key bindings, or NULL */
     struct backend *backend; /* where model lessons run their LM head and the batch; NULL: none */
+    const struct model_request *model; /* --model: a real model (data/lesson_model.h), or NULL */
 };
 
 struct app_override {
@@ -72,6 +73,7 @@ struct app_entry {
     struct settings settings;
     int choice;
     int sampled;
+    int forced; /* 1: the user's token (:take), not the sampler's */
     double u;
     struct stop_result stop; /* after appending the choice */
     int n_ans;               /* the answers given, for an exercise step */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/lesson_model.h"
+
 /* The settings the keys change: the selected request's in the batch view,
  * else the step's on screen. */
 const struct settings *app_edit_settings(const struct app *a)
@@ -105,6 +107,43 @@ int app_reset(struct app *a)
     return APP_REDRAW;
 }
 
+/* :take TOKEN -- the token (its text or #id) appended instead of the draw. */
+static int take_command(struct app *a, const char *value)
+{
+    if (a->batch_on) {
+        app_msg(a, 0, ":take is for the single step: B leaves the batch view first");
+        return APP_REDRAW;
+    }
+    int id = value[0] ? vocab_lookup(&a->L.vocab, value) : a->find_id;
+    if (id < 0) {
+        app_msg(a, 1, "take: %s (type its text, a leading space as a space, or #id)",
+                value[0] ? "no such token" : "which token?");
+        return APP_REDRAW;
+    }
+    return app_take_token(a, id);
+}
+
+int app_set_prompt(struct app *a, const char *text)
+{
+    struct err e;
+    if (a->batch_on) {
+        batch_free(&a->batch);
+        a->batch_on = 0;
+    }
+    if (lesson_set_prompt(&a->L, text, &e) < 0) {
+        app_msg(a, 1, "prompt: %s", e.msg);
+        return APP_REDRAW;
+    }
+    gen_free(&a->gen);
+    if (gen_start(&a->gen, &a->L.vocab, NULL, 0, a->L.prompt_len, &e) < 0) {
+        app_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    app_start_at(a, 1);
+    app_msg(a, 0, "prompt: %d tokens; the model runs it from the start", a->L.prompt_len);
+    return APP_REDRAW;
+}
+
 int app_command(struct app *a, const char *line)
 {
     char name[48] = "";
@@ -145,6 +184,10 @@ int app_command(struct app *a, const char *line)
     }
     if (strcmp(name, "find") == 0)
         return app_find_token(a, value);
+    if (strcmp(name, "take") == 0)
+        return take_command(a, value);
+    if (strcmp(name, "prompt") == 0)
+        return app_set_prompt(a, value);
     if (strcmp(name, "draws") == 0) {
         if (!source_is_fast(&a->source)) {
             app_msg(a, 1, "many draws are for full-size steps (real-france, ...)");
@@ -173,8 +216,8 @@ int app_command(struct app *a, const char *line)
     if (settings_known(name))
         return app_apply_setting(a, name, value);
     app_msg(a, 1,
-            "unknown command '%s' (a setting such as temperature, or lesson, step, reset, "
-            "help, quit)",
+            "unknown command '%s' (a setting such as temperature, or lesson, step, find, "
+            "take, prompt, reset, help, quit)",
             name);
     return APP_REDRAW;
 }

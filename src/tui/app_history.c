@@ -133,14 +133,14 @@ static int walk_forward(struct app *a)
 /* Enters the live step into the history with what it drew, and appends
  * that to the live generation, which checks the stop rules on it. Returns
  * 0, or -1 when out of memory. */
-static int record_step(struct app *a)
+static int record_step(struct app *a, int id, int forced)
 {
     int k = a->live_step, len = a->gen.len;
     const struct lesson_step *S = &a->L.steps[k - 1];
     int *ctx = malloc((size_t)(len > 0 ? len : 1) * sizeof *ctx);
     struct app_answer *ans = S->n_ask ? malloc((size_t)S->n_ask * sizeof *ans) : NULL;
     struct err e;
-    if (!ctx || (S->n_ask && !ans) || gen_append(&a->gen, a->t.choice.id, &a->cur, &e) < 0) {
+    if (!ctx || (S->n_ask && !ans) || gen_append(&a->gen, id, &a->cur, &e) < 0) {
         free(ctx);
         free(ans);
         return -1;
@@ -154,8 +154,9 @@ static int record_step(struct app *a)
         .ctx = ctx,
         .len = len,
         .settings = a->cur,
-        .choice = a->t.choice.id,
-        .sampled = a->t.choice.sampled,
+        .choice = id,
+        .sampled = forced ? 0 : a->t.choice.sampled,
+        .forced = forced,
         .u = a->t.choice.u,
         .stop = a->gen.stop,
         .n_ans = S->n_ask,
@@ -173,7 +174,9 @@ static void after_step(struct app *a, const struct app_entry *en)
     char tok[64], why[160];
     int k = en->step;
     snprintf(tok, sizeof tok, "%s", vocab_token(&a->L.vocab, en->choice));
-    if (en->sampled)
+    if (en->forced)
+        app_msg(a, 0, "step %d took \"%s\", your choice instead of the draw", k, tok);
+    else if (en->sampled)
         app_msg(a, 0, "step %d drew \"%s\" (u = %.4f, seed %llu)", k, tok, en->u,
                 (unsigned long long)en->settings.sampler.seed);
     else
@@ -196,6 +199,23 @@ static void after_step(struct app *a, const struct app_entry *en)
     }
 }
 
+/* Appends id (the draw's, or the user's when forced) as the live step's
+ * token and goes on. */
+static int take(struct app *a, int id, int forced)
+{
+    if (a->n_hist == APP_MAX_HISTORY) {
+        app_msg(a, 1, "history is full (%d steps): Home starts again", APP_MAX_HISTORY);
+        return APP_REDRAW;
+    }
+    if (record_step(a, id, forced) < 0) {
+        app_msg(a, 1, "out of memory");
+        return APP_REDRAW;
+    }
+    after_step(a, &a->hist[a->n_hist - 1]);
+    app_recompute(a);
+    return APP_REDRAW;
+}
+
 int app_take_step(struct app *a)
 {
     if (a->pos < a->n_hist) /* looking back: Space walks forward */
@@ -204,15 +224,13 @@ int app_take_step(struct app *a)
         app_ask_prompt(a); /* an exercise is answered before its step is taken */
         return APP_REDRAW;
     }
-    if (a->n_hist == APP_MAX_HISTORY) {
-        app_msg(a, 1, "history is full (%d steps): Home starts again", APP_MAX_HISTORY);
-        return APP_REDRAW;
-    }
-    if (record_step(a) < 0) {
-        app_msg(a, 1, "out of memory");
-        return APP_REDRAW;
-    }
-    after_step(a, &a->hist[a->n_hist - 1]);
+    return take(a, a->t.choice.id, 0);
+}
+
+int app_take_token(struct app *a, int id)
+{
+    if (a->pos < a->n_hist) /* a taken step (or the one a stop ended on): branch from it */
+        app_reopen_shown(a);
     app_recompute(a);
-    return APP_REDRAW;
+    return take(a, id, 1);
 }

@@ -51,6 +51,11 @@ void app_end_message(struct app *a);
 
 /* Space: walk forward through the steps taken, or take the live step. */
 int app_take_step(struct app *a);
+/* Appends token id instead of the draw (:take), branching from the step on
+ * screen when it is a taken one. */
+int app_take_token(struct app *a, int id);
+/* A real model's prompt replaced by text (:prompt), the lesson started again. */
+int app_set_prompt(struct app *a, const char *text);
 
 /* ---- app_commands.c: settings and commands ---- */
 

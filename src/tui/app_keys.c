@@ -278,6 +278,30 @@ static int act_prompt(struct app *a, const struct action *act)
     return APP_REDRAW;
 }
 
+/* e: the prompt line opened on the model's prompt as it is. */
+static int act_edit_prompt(struct app *a, const struct action *act)
+{
+    (void)act;
+    if (!a->L.model.gguf) {
+        app_msg(a, 0, "only a real model's prompt can be edited (logitlab --model FILE.gguf)");
+        return APP_REDRAW;
+    }
+    char line[APP_INPUT_MAX];
+    snprintf(line, sizeof line, "prompt %s", a->L.prompt_text ? a->L.prompt_text : "");
+    app_open_prompt(a, line);
+    return APP_REDRAW;
+}
+
+/* w: the found token taken instead of the draw, else the line to name one. */
+static int act_take(struct app *a, const struct action *act)
+{
+    (void)act;
+    if (a->find_id >= 0)
+        return app_take_token(a, a->find_id);
+    app_open_prompt(a, "take ");
+    return APP_REDRAW;
+}
+
 static int act_dismiss(struct app *a, const struct action *act)
 {
     (void)act;

@@ -151,6 +151,10 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
         add_line(L, "", COL_DEFAULT, 0);
     }
     head_lines(a, L, width);
+    char how[640];
+    source_describe(&a->source, how, sizeof how); /* a real model's hidden vector and head */
+    if (how[0] && !en)
+        add_wrapped(L, "", how, width, COL_ACCENT, 0);
     if (S->text)
         add_paragraphs(L, "", S->text, width, COL_DEFAULT, 0);
     if (S->given == GIVEN_PROBS)

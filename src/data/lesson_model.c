@@ -1,0 +1,314 @@
+/* lesson_model.c - a lesson on a real model: the GGUF file opened once (its
+ * weights mapped, not read), its tokenizer built from the metadata, the
+ * lesson's vocabulary made from the tokenizer's pieces and its prompt
+ * encoded by it. The forward pass is the logit source's (kind_gguf.c). */
+#include "data/lesson_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "data/gguf.h"
+#include "data/gguf_llama.h"
+#include "data/lesson_load.h"
+#include "data/tokenizer.h"
+#include "model/llama.h"
+#include "model/quant.h"
+
+void lesson_gguf_free(struct lesson_gguf *g)
+{
+    if (!g)
+        return;
+    tokenizer_free(g->tok);
+    gguf_llama_free(g->llama);
+    gguf_close(g->file);
+    free(g->path);
+    free(g);
+}
+
+/* The template's family, from the markers only its format uses. */
+static enum chat_format chat_format_of(const char *tmpl, size_t len)
+{
+    if (!tmpl || !len)
+        return CHAT_NONE;
+    char *t = strndup(tmpl, len);
+    enum chat_format f = CHAT_NONE;
+    if (t && strstr(t, "<|start_header_id|>"))
+        f = CHAT_LLAMA3;
+    else if (t && strstr(t, "[INST]"))
+        f = CHAT_LLAMA2;
+    free(t);
+    return f;
+}
+
+/* Opens the file and builds its tokenizer. */
+static int gguf_open_all(const struct model_request *r, struct lesson_gguf **out, struct err *e)
+{
+    struct lesson_gguf *g = calloc(1, sizeof *g);
+    if (!g || !(g->path = strdup(r->path))) {
+        free(g);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    g->special = r->special;
+    g->chat = r->chat;
+    g->progress = r->progress;
+    g->progress_arg = r->progress_arg;
+    if (g->progress)
+        g->progress(g->progress_arg, "mapping the file", 0, 1);
+    if (!(g->file = gguf_open(r->path, e)) || !(g->llama = gguf_llama_new(g->file, e)) ||
+        !(g->tok = tokenizer_new(&g->llama->tok, r->path, e))) {
+        lesson_gguf_free(g);
+        return -1;
+    }
+    if (g->progress)
+        g->progress(g->progress_arg, "mapping the file", 1, 1);
+    const struct gguf_str *t = &g->llama->chat_template;
+    g->chat_format = chat_format_of(t->s, t->len);
+    if (g->llama->name.len > 0) {
+        gguf_escape(g->llama->name.s, g->llama->name.len, g->name, sizeof g->name);
+    } else {
+        const char *base = strrchr(r->path, '/');
+        utf8_escape(base ? base + 1 : r->path, g->name, sizeof g->name);
+    }
+    *out = g;
+    return 0;
+}
+
+/* The vocabulary of the tokenizer's pieces: the bytes each id stands for;
+ * the special tokens (from the first of the trailing control tokens) as
+ * their text; the end tokens the metadata names, with <|eot_id|>. */
+static int model_vocab(const struct lesson_gguf *g, struct vocab *v, struct err *e)
+{
+    const struct tokenizer *t = g->tok;
+    int n = tokenizer_count(t);
+    char **tok = malloc((size_t)n * sizeof *tok);
+    size_t *len = malloc((size_t)n * sizeof *len);
+    int rc = tok && len ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
+    int made = 0;
+    for (; rc == 0 && made < n; made++) {
+        len[made] = tokenizer_piece(t, made, NULL, 0);
+        if (!(tok[made] = malloc(len[made] + 1)))
+            rc = err_set(e, ERR_SYSTEM, "out of memory");
+        else
+            tokenizer_piece(t, made, tok[made], len[made] + 1);
+    }
+    int first_special = n;
+    while (first_special > 0 && tokenizer_type(t, first_special - 1) == TOKT_CONTROL)
+        first_special--;
+    if (rc == 0)
+        rc = vocab_from_bytes(v, n, (const char *const *)tok, len, first_special, e);
+    for (int i = 0; i < made; i++)
+        free(tok[i]);
+    free(tok);
+    free(len);
+    if (rc < 0)
+        return -1;
+    const struct tok_spec *s = &g->llama->tok;
+    int ends[3] = { s->eos, s->eot, vocab_find(v, "<|eot_id|>") };
+    v->n_eos = 0;
+    for (int i = 0; i < 3; i++) {
+        int dup = 0;
+        for (int j = 0; j < v->n_eos; j++)
+            dup |= v->eos[j] == ends[i];
+        if (ends[i] >= 0 && ends[i] < n && !dup && v->n_eos < VOCAB_MAX_EOS)
+            v->eos[v->n_eos++] = ends[i];
+    }
+    return 0;
+}
+
+/* Appends the ids of text (special: its special tokens' text is theirs). */
+static int encode_part(const struct lesson_gguf *g, const char *text, int special, int *ids, int *n,
+                       struct err *e)
+{
+    int got = 0;
+    if (tokenizer_encode(g->tok, text, strlen(text), 0, special, ids + *n, LESSON_MAX_CONTEXT - *n,
+                         &got, e) < 0)
+        return -1;
+    *n += got;
+    return 0;
+}
+
+/* The prompt's ids: BOS when the model wants it, then the text, wrapped in
+ * the chat format when asked (a user turn and the assistant's header). */
+static int encode_prompt(const struct lesson_gguf *g, const char *text, int *ids, int *n,
+                         struct err *e)
+{
+    *n = 0;
+    int bos = tokenizer_bos(g->tok);
+    if ((tokenizer_add_bos(g->tok) || g->chat) && bos >= 0)
+        ids[(*n)++] = bos;
+    if (!g->chat)
+        return encode_part(g, text, g->special, ids, n, e);
+    switch (g->chat_format) {
+    case CHAT_LLAMA3:
+        if (encode_part(g, "<|start_header_id|>user<|end_header_id|>\n\n", 1, ids, n, e) < 0 ||
+            encode_part(g, text, g->special, ids, n, e) < 0)
+            return -1;
+        return encode_part(g, "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", 1, ids,
+                           n, e);
+    case CHAT_LLAMA2:
+        if (encode_part(g, "[INST] ", 0, ids, n, e) < 0 ||
+            encode_part(g, text, g->special, ids, n, e) < 0)
+            return -1;
+        return encode_part(g, " [/INST]", 0, ids, n, e);
+    case CHAT_NONE:
+        break;
+    }
+    return err_set(e, ERR_USAGE,
+                   "--chat: %s has no chat template logitlab knows (Llama 3's headers or Llama "
+                   "2's [INST])",
+                   g->path);
+}
+
+/* Sets L's prompt to text, encoded by g. */
+static int set_prompt(struct lesson *L, const struct lesson_gguf *g, const char *text,
+                      struct err *e)
+{
+    int *ids = malloc(LESSON_MAX_CONTEXT * sizeof *ids);
+    char *copy = strdup(text);
+    int n = 0;
+    if (!ids || !copy) {
+        free(ids);
+        free(copy);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    if (encode_prompt(g, text, ids, &n, e) < 0) {
+        free(ids);
+        free(copy);
+        return -1;
+    }
+    if (n == 0) {
+        free(ids);
+        free(copy);
+        return err_set(e, ERR_USAGE,
+                       "%s: an empty prompt and no BOS token: the model needs one token to start",
+                       g->path);
+    }
+    free(L->prompt);
+    free(L->prompt_text);
+    L->prompt = ids;
+    L->prompt_len = n;
+    L->prompt_text = copy;
+    return 0;
+}
+
+int lesson_set_prompt(struct lesson *L, const char *text, struct err *e)
+{
+    if (!L->model.gguf)
+        return err_set(e, ERR_USAGE,
+                       "only a real model's prompt can be edited (--model FILE.gguf)");
+    return set_prompt(L, L->model.gguf, text, e);
+}
+
+/* The text of the lesson made from a model: what it is, in numbers. */
+static char *model_text(const struct lesson_gguf *g)
+{
+    const struct llama_model *m = &g->llama->model;
+    const struct llama_hparams *hp = &m->hp;
+    char type[32];
+    char *buf = malloc(1024);
+    if (!buf)
+        return NULL;
+    snprintf(buf, 1024,
+             "A real model: %s. %d layers, each with attention (%d query heads sharing %d key and "
+             "value heads of %d) and a feed-forward block of %d, turn the prompt into a last "
+             "hidden vector of %d values. The LM head, %s (%lld x %lld %s weights), gives every "
+             "one of the %d tokens its logit from that vector, after the final RMSNorm. Type "
+             ":prompt TEXT for your own prompt; :take TOKEN appends any token instead of the "
+             "draw.",
+             g->name, hp->n_layer, hp->n_head, hp->n_head_kv, hp->head_dim, hp->n_ff, hp->n_embd,
+             m->tied ? "the token embeddings (tied)" : "output.weight", (long long)m->output.rows,
+             (long long)m->output.cols, quant_name(m->output.type, type, sizeof type), hp->n_vocab);
+    return buf;
+}
+
+/* A lesson of LESSON_MODEL_STEPS steps, each computed by the model. */
+static int model_steps(struct lesson *L, struct err *e)
+{
+    L->n_steps = LESSON_MODEL_STEPS;
+    L->steps = calloc((size_t)L->n_steps, sizeof *L->steps);
+    if (!L->steps)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    for (int k = 0; k < L->n_steps; k++) {
+        L->steps[k].given = GIVEN_MODEL;
+        L->steps[k].digits = DIGITS_DEFAULT;
+    }
+    L->model.steps = L->n_steps;
+    return 0;
+}
+
+int lesson_from_model(struct lesson *L, const struct model_request *r, struct err *e)
+{
+    memset(L, 0, sizeof *L);
+    struct lesson_gguf *g;
+    if (gguf_open_all(r, &g, e) < 0)
+        return -1;
+    L->model.gguf = g;
+    L->model.on = 1;
+    strcpy(L->id, "model");
+    L->path = strdup(r->path);
+    L->title = strdup(g->name);
+    L->text = model_text(g);
+    if (!L->path || !L->title || !L->text) {
+        lesson_free(L);
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    }
+    if (model_steps(L, e) < 0 || model_vocab(g, &L->vocab, e) < 0 ||
+        set_prompt(L, g, r->prompt ? r->prompt : "", e) < 0) {
+        lesson_free(L);
+        return -1;
+    }
+    return 0;
+}
+
+int lesson_use_model(struct lesson *L, const struct model_request *r, struct err *e)
+{
+    if (!L->model.on)
+        return err_set(e, ERR_USAGE,
+                       "--model runs a full-size lesson (real-france, ...) or none; '%s' has its "
+                       "own logits",
+                       L->id);
+    /* The prompt in words: the lesson's own ids read in its own vocabulary. */
+    char text[4096];
+    if (!r->prompt && !L->prompt_text)
+        vocab_detok(&L->vocab, L->prompt, L->prompt_len, text, sizeof text);
+    struct lesson_gguf *g;
+    struct vocab v;
+    if (gguf_open_all(r, &g, e) < 0)
+        return -1;
+    if (model_vocab(g, &v, e) < 0) {
+        lesson_gguf_free(g);
+        return -1;
+    }
+    for (int k = 0; k < L->n_steps; k++)
+        if (L->steps[k].has_context && v.n != L->vocab.n) {
+            err_set(e, ERR_USAGE,
+                    "%s: step %d gives its context in the ids of %d tokens; %s has %d", L->path,
+                    k + 1, L->vocab.n, r->path, v.n);
+            vocab_free(&v);
+            lesson_gguf_free(g);
+            return -1;
+        }
+    struct lesson trial = *L; /* set_prompt on a copy: L stays as it was on failure */
+    trial.prompt = NULL;
+    trial.prompt_text = NULL;
+    if (set_prompt(&trial, g,
+                   r->prompt        ? r->prompt
+                   : L->prompt_text ? L->prompt_text
+                                    : text,
+                   e) < 0) {
+        vocab_free(&v);
+        lesson_gguf_free(g);
+        return -1;
+    }
+    free(L->prompt);
+    free(L->prompt_text);
+    L->prompt = trial.prompt;
+    L->prompt_len = trial.prompt_len;
+    L->prompt_text = trial.prompt_text;
+    vocab_free(&L->vocab);
+    L->vocab = v;
+    L->model.gguf = g;
+    return 0;
+}

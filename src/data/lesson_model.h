@@ -1,0 +1,61 @@
+/* lesson_model.h - a real model in a lesson: a GGUF file (data/gguf_llama.h)
+ * with its own tokenizer (data/tokenizer.h) replaces a lesson's vocabulary
+ * and prompt, so that the logit source (source/kind_gguf.c) can run its
+ * forward pass on the lesson's context.
+ *
+ * `logitlab --model F -p TEXT` is a lesson made here from nothing (id
+ * "model"); `logitlab real-france --model F` is that full-size lesson with
+ * the model's vocabulary and its own prompt text encoded by the model's
+ * tokenizer, its steps' texts kept.
+ */
+#ifndef LOGITLAB_LESSON_MODEL_H
+#define LOGITLAB_LESSON_MODEL_H
+
+#include "base/err.h"
+#include "data/lesson.h"
+
+/* What the command line asks of a model. */
+struct model_request {
+    const char *path;   /* the GGUF file */
+    const char *prompt; /* the prompt text, or NULL: the lesson's */
+    int special;        /* special tokens' text in the prompt is theirs */
+    int chat;           /* wrap the prompt in the model's chat format */
+    /* Optional: told what opening and running the model is doing (what,
+     * done of total), so that a screen can show it instead of freezing. */
+    void (*progress)(void *arg, const char *what, int done, int total);
+    void *progress_arg;
+};
+
+enum chat_format { CHAT_NONE, CHAT_LLAMA3, CHAT_LLAMA2 };
+
+/* The model of a lesson (L->model.gguf), owned by the lesson. */
+struct lesson_gguf {
+    struct gguf *file;        /* the mapped file (data/gguf.h) */
+    struct gguf_llama *llama; /* as a model: its tensors and tokenizer metadata */
+    struct tokenizer *tok;
+    char *path;                   /* as given */
+    char name[96];                /* general.name (escaped), else the file's name */
+    enum chat_format chat_format; /* what its chat template is (CHAT_NONE: none known) */
+    int special, chat;            /* how prompts are encoded (the request's) */
+    void (*progress)(void *arg, const char *what, int done, int total); /* the request's */
+    void *progress_arg;
+};
+
+/* Makes L a lesson of the model r->path alone: the model's vocabulary,
+ * r->prompt encoded (empty: just BOS), LESSON_MODEL_STEPS steps. */
+int lesson_from_model(struct lesson *L, const struct model_request *r, struct err *e);
+
+/* Runs the loaded full-size lesson L on the model r->path: its vocabulary
+ * becomes the model's and its prompt (r->prompt, else its own text) is
+ * encoded by the model's tokenizer. A lesson with its own logits (a toy
+ * lesson) is refused: its numbers are the lesson's. */
+int lesson_use_model(struct lesson *L, const struct model_request *r, struct err *e);
+
+/* Encodes text as L's prompt with L's model (its special and chat choices)
+ * and replaces L's prompt with it. Returns 0, or -1 with L unchanged. */
+int lesson_set_prompt(struct lesson *L, const char *text, struct err *e);
+
+/* Frees what lesson_from_model or lesson_use_model made (lesson_free calls it). */
+void lesson_gguf_free(struct lesson_gguf *g);
+
+#endif

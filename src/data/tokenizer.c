@@ -1,0 +1,483 @@
+/* tokenizer.c - the parts both kinds share: the tables built from a spec,
+ * special tokens found in the text, pieces, and the encode that puts them
+ * together. The kinds themselves are in tokenizer_bpe.c and tokenizer_spm.c.
+ */
+#include "data/tokenizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "data/tokenizer_int.h"
+
+#define TOK_MAX_TOKENS (1 << 24) /* more tokens than this is not a vocabulary */
+
+/* FNV-1a: simple, and good enough for keys that are short runs of text. */
+static uint32_t key_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+int tok_find(const struct tokenizer *t, const char *s, size_t len)
+{
+    if (len == 0 || len > t->max_key)
+        return -1;
+    for (uint32_t h = key_hash(s, len) & t->mask;; h = (h + 1) & t->mask) {
+        int id = t->slot[h];
+        if (id < 0)
+            return -1;
+        if (t->key_off[id + 1] - t->key_off[id] == len &&
+            memcmp(t->key + t->key_off[id], s, len) == 0)
+            return id;
+    }
+}
+
+int tok_push(struct tok_out *o, int id, struct err *e)
+{
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 256;
+        int *ids = realloc(o->ids, cap * sizeof *ids);
+        if (!ids)
+            return err_set(e, ERR_SYSTEM, "out of memory for %zu token ids", cap);
+        o->ids = ids;
+        o->cap = cap;
+    }
+    o->ids[o->n++] = id;
+    return 0;
+}
+
+const char *tok_quote(const char *s, size_t len, char *buf, size_t n)
+{
+    char raw[48];
+    size_t k = len < 40 ? len : 40;
+    memcpy(raw, s, k);
+    raw[k] = '\0';
+    size_t at = utf8_escape(raw, buf, n - 4);
+    if (k < len)
+        memcpy(buf + at, "...", 4);
+    return buf;
+}
+
+/* Does token i of the spec stand for its text as written? Special tokens do;
+ * the others are spelled in the kind's alphabet. */
+static int as_written(int type)
+{
+    return type == TOKT_CONTROL || type == TOKT_USER_DEFINED || type == TOKT_UNKNOWN;
+}
+
+static int alloc_tables(struct tokenizer *t, size_t key_bytes, struct err *e)
+{
+    size_t n = (size_t)t->n;
+    uint32_t slots = 1;
+    while (slots < 2 * n)
+        slots <<= 1;
+    t->mask = slots - 1;
+    t->key = malloc(key_bytes ? key_bytes : 1);
+    t->key_off = malloc((n + 1) * sizeof *t->key_off);
+    t->type = malloc(n);
+    t->slot = malloc(slots * sizeof *t->slot);
+    if (t->kind == TOK_SPM) {
+        t->score = calloc(n, sizeof *t->score);
+        t->piece = malloc(key_bytes ? key_bytes : 1);
+        t->piece_off = malloc((n + 1) * sizeof *t->piece_off);
+    }
+    if (!t->key || !t->key_off || !t->type || !t->slot ||
+        (t->kind == TOK_SPM && (!t->score || !t->piece || !t->piece_off)))
+        return err_set(e, ERR_SYSTEM, "out of memory for a vocabulary of %d tokens", t->n);
+    memset(t->slot, 0xff, slots * sizeof *t->slot);
+    return 0;
+}
+
+/* Keys (and SPM's scores) from the spec; pieces come later for SPM. */
+static int build_keys(struct tokenizer *t, const struct tok_spec *s, const char *path,
+                      struct err *e)
+{
+    size_t total = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (!s->text[i].s && s->text[i].len)
+            return err_set(e, ERR_USAGE, "%s: token %d has no text", path, i);
+        total += s->text[i].len;
+        if (total > UINT32_MAX)
+            return err_set(e, ERR_USAGE, "%s: the tokens' text passes 4 GiB", path);
+    }
+    if (alloc_tables(t, total, e) < 0)
+        return -1;
+    uint32_t at = 0;
+    for (int i = 0; i < s->n; i++) {
+        int type = s->types ? s->types[i] : TOKT_NORMAL;
+        t->type[i] = (int8_t)(type >= TOKT_UNDEFINED && type <= TOKT_BYTE ? type : TOKT_UNDEFINED);
+        t->key_off[i] = at;
+        const struct tok_str *x = &s->text[i];
+        size_t len = x->len;
+        if (len && t->kind == TOK_BPE && !as_written(t->type[i]))
+            len = bpe_unspell(x->s, x->len, t->key + at);
+        else if (len)
+            memcpy(t->key + at, x->s, len);
+        at += (uint32_t)len;
+        t->max_key = len > t->max_key ? len : t->max_key;
+        if (t->score && s->scores)
+            t->score[i] = s->scores[i];
+    }
+    t->key_off[s->n] = at;
+    return 0;
+}
+
+/* The id table; two tokens with one key would make encoding ambiguous. */
+static int build_table(struct tokenizer *t, const char *path, struct err *e)
+{
+    for (int i = 0; i < t->n; i++) {
+        const char *k = t->key + t->key_off[i];
+        size_t len = t->key_off[i + 1] - t->key_off[i];
+        if (len == 0)
+            continue; /* matches nothing; its piece is empty */
+        int dup = tok_find(t, k, len);
+        if (dup >= 0) {
+            char q[200];
+            return err_set(e, ERR_USAGE, "%s: tokens %d and %d are both '%s'", path, dup, i,
+                           tok_quote(k, len, q, sizeof q));
+        }
+        uint32_t h = key_hash(k, len) & t->mask;
+        while (t->slot[h] >= 0)
+            h = (h + 1) & t->mask;
+        t->slot[h] = i;
+    }
+    return 0;
+}
+
+/* SPM bytes: <0xNN> (as llama.cpp spells them, upper case), else the byte as
+ * a one-byte piece. BPE bytes: the token whose raw bytes are that byte. */
+static int build_bytes(struct tokenizer *t, const char *path, struct err *e)
+{
+    for (int b = 0; b < 256; b++) {
+        char name[8], one = (char)b;
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        int id = t->kind == TOK_SPM ? tok_find(t, name, 6) : -1;
+        if (id < 0)
+            id = tok_find(t, &one, 1);
+        if (id < 0 && t->kind == TOK_SPM)
+            return err_set(e, ERR_USAGE,
+                           "%s: no token for the byte 0x%02X (no %s, no one-byte piece)", path, b,
+                           name);
+        if (id < 0)
+            return err_set(e, ERR_USAGE, "%s: no token for the byte 0x%02X", path, b);
+        t->byte_tok[b] = id;
+    }
+    return 0;
+}
+
+/* SPM pieces: the stored text with U+2581 back to spaces, a byte token's
+ * byte, special tokens as written. */
+static void build_pieces(struct tokenizer *t)
+{
+    uint32_t at = 0;
+    for (int i = 0; i < t->n; i++) {
+        const char *k = t->key + t->key_off[i];
+        uint32_t len = t->key_off[i + 1] - t->key_off[i];
+        t->piece_off[i] = at;
+        int byte = -1;
+        if (len == 6 && k[0] == '<' && k[1] == '0' && k[2] == 'x') {
+            unsigned v;
+            if (sscanf(k + 3, "%2X", &v) == 1 && t->byte_tok[v & 0xff] == i)
+                byte = (int)v;
+        }
+        if (byte >= 0) {
+            t->piece[at++] = (char)byte;
+            continue;
+        }
+        for (uint32_t j = 0; j < len; j++) {
+            if (!as_written(t->type[i]) && j + 2 < len && memcmp(k + j, "\xe2\x96\x81", 3) == 0) {
+                t->piece[at++] = ' ';
+                j += 2;
+            } else {
+                t->piece[at++] = k[j];
+            }
+        }
+    }
+    t->piece_off[t->n] = at;
+}
+
+static int cmp_special(const void *pa, const void *pb)
+{
+    const uint32_t *a = pa, *b = pb; /* (length, id) */
+    if (a[0] != b[0])
+        return a[0] > b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* Special tokens, longest first (ties by id), as llama.cpp looks for them. */
+static int build_specials(struct tokenizer *t, struct err *e)
+{
+    int n = 0;
+    for (int i = 0; i < t->n; i++)
+        n += as_written(t->type[i]) && t->key_off[i + 1] > t->key_off[i];
+    uint32_t *pairs = malloc(2 * (size_t)(n ? n : 1) * sizeof *pairs);
+    t->special = malloc((size_t)(n ? n : 1) * sizeof *t->special);
+    if (!pairs || !t->special) {
+        free(pairs);
+        return err_set(e, ERR_SYSTEM, "out of memory for %d special tokens", n);
+    }
+    int k = 0;
+    for (int i = 0; i < t->n; i++)
+        if (as_written(t->type[i]) && t->key_off[i + 1] > t->key_off[i]) {
+            pairs[2 * k] = t->key_off[i + 1] - t->key_off[i];
+            pairs[2 * k + 1] = (uint32_t)i;
+            k++;
+        }
+    qsort(pairs, (size_t)n, 2 * sizeof *pairs, cmp_special);
+    for (int i = 0; i < n; i++)
+        t->special[i] = (int)pairs[2 * i + 1];
+    t->n_special = n;
+    free(pairs);
+    return 0;
+}
+
+static int check_id(int id, const char *what, int n, const char *path, struct err *e)
+{
+    if (id < -1 || id >= n)
+        return err_set(e, ERR_USAGE, "%s: the %s id %d is outside the vocabulary of %d tokens",
+                       path, what, id, n);
+    return 0;
+}
+
+static int check_spec(const struct tok_spec *s, const char *path, struct err *e)
+{
+    if (s->kind != TOK_BPE && s->kind != TOK_SPM)
+        return err_set(e, ERR_USAGE, "%s: unknown tokenizer kind %d", path, (int)s->kind);
+    if (s->n <= 0 || s->n > TOK_MAX_TOKENS || !s->text)
+        return err_set(e, ERR_USAGE, "%s: a vocabulary of %d tokens (1 to %d)", path, s->n,
+                       TOK_MAX_TOKENS);
+    if (check_id(s->bos, "BOS", s->n, path, e) < 0 || check_id(s->eos, "EOS", s->n, path, e) < 0 ||
+        check_id(s->eot, "EOT", s->n, path, e) < 0 || check_id(s->unk, "UNK", s->n, path, e) < 0 ||
+        check_id(s->pad, "padding", s->n, path, e) < 0)
+        return -1;
+    return 0;
+}
+
+struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, struct err *e)
+{
+    if (check_spec(s, path, e) < 0)
+        return NULL;
+    struct tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    t->kind = s->kind;
+    t->n = s->n;
+    t->bos = s->bos;
+    t->eos = s->eos;
+    t->eot = s->eot;
+    t->unk = s->unk;
+    t->add_bos = s->add_bos;
+    t->add_space_prefix = s->add_space_prefix;
+    if (build_keys(t, s, path, e) < 0 || build_table(t, path, e) < 0 ||
+        build_bytes(t, path, e) < 0 || build_specials(t, e) < 0)
+        goto fail;
+    if (t->kind == TOK_SPM)
+        build_pieces(t);
+    else if (bpe_build(t, s, path, e) < 0)
+        goto fail;
+    return t;
+fail:
+    tokenizer_free(t);
+    return NULL;
+}
+
+void tokenizer_free(struct tokenizer *t)
+{
+    if (!t)
+        return;
+    bpe_free(t->bpe);
+    free(t->key);
+    free(t->key_off);
+    free(t->piece);
+    free(t->piece_off);
+    free(t->type);
+    free(t->score);
+    free(t->slot);
+    free(t->special);
+    free(t);
+}
+
+/* Parts of the text: plain text (id -1) or a special token found in it. */
+struct seg {
+    size_t off, len;
+    int id;
+};
+
+struct segs {
+    struct seg *s;
+    size_t n, cap;
+};
+
+static int seg_add(struct segs *v, size_t off, size_t len, int id, struct err *e)
+{
+    if (len == 0)
+        return 0;
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 16;
+        struct seg *s = realloc(v->s, cap * sizeof *s);
+        if (!s)
+            return err_set(e, ERR_SYSTEM, "out of memory for %zu parts of the text", cap);
+        v->s = s;
+        v->cap = cap;
+    }
+    v->s[v->n++] = (struct seg){ off, len, id };
+    return 0;
+}
+
+/* The first occurrence of key (klen bytes) in s[0..n), or n. memchr finds
+ * the candidates; a key is short, so comparing each one is cheap. */
+static size_t find_key(const char *s, size_t n, const char *key, size_t klen)
+{
+    size_t at = 0;
+    while (at + klen <= n) {
+        const char *c = memchr(s + at, key[0], n - at - klen + 1);
+        if (!c)
+            break;
+        at = (size_t)(c - s);
+        if (memcmp(c, key, klen) == 0)
+            return at;
+        at++;
+    }
+    return n;
+}
+
+/* Splits the text segments of in by one special token into out. */
+static int split_by(const struct tokenizer *t, const char *text, int id, const struct segs *in,
+                    struct segs *out, struct err *e)
+{
+    const char *key = t->key + t->key_off[id];
+    size_t klen = t->key_off[id + 1] - t->key_off[id];
+    out->n = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        struct seg g = in->s[i];
+        if (g.id >= 0 || g.len < klen) {
+            if (seg_add(out, g.off, g.len, g.id, e) < 0)
+                return -1;
+            continue;
+        }
+        size_t at = 0;
+        for (;;) {
+            size_t hit = find_key(text + g.off + at, g.len - at, key, klen);
+            if (seg_add(out, g.off + at, hit, -1, e) < 0)
+                return -1;
+            if (hit == g.len - at)
+                break;
+            if (seg_add(out, g.off + at + hit, klen, id, e) < 0)
+                return -1;
+            at += hit + klen;
+        }
+    }
+    return 0;
+}
+
+/* llama.cpp's order: each special token in turn, longest first, takes every
+ * occurrence in the text that no longer token took. Control and unknown
+ * tokens only when special is set; user-defined ones always, as llama.cpp
+ * and Hugging Face treat them as words of the vocabulary. */
+static int partition(const struct tokenizer *t, const char *text, size_t len, int special,
+                     struct segs *v, struct err *e)
+{
+    struct segs other = { 0 };
+    if (seg_add(v, 0, len, -1, e) < 0)
+        return -1;
+    for (int k = 0; k < t->n_special; k++) {
+        int id = t->special[k];
+        if (!special && t->type[id] != TOKT_USER_DEFINED)
+            continue;
+        if (split_by(t, text, id, v, &other, e) < 0) {
+            free(other.s);
+            return -1;
+        }
+        struct segs tmp = *v;
+        *v = other;
+        other = tmp;
+    }
+    free(other.s);
+    return 0;
+}
+
+static int encode_all(const struct tokenizer *t, const char *text, size_t len, int add_bos,
+                      int special, struct tok_out *o, struct err *e)
+{
+    if (add_bos && t->bos < 0)
+        return err_set(e, ERR_USAGE, "the model has no BOS token to put first");
+    if (add_bos && tok_push(o, t->bos, e) < 0)
+        return -1;
+    struct segs v = { 0 };
+    int rc = partition(t, text, len, special, &v, e);
+    int prev_special = 1; /* SentencePiece's space goes first, and after each special token */
+    for (size_t i = 0; rc == 0 && i < v.n; i++) {
+        const struct seg *g = &v.s[i];
+        if (g->id >= 0)
+            rc = tok_push(o, g->id, e);
+        else if (t->kind == TOK_BPE)
+            rc = bpe_encode(t, text + g->off, g->len, o, e);
+        else
+            rc = spm_encode(t, text + g->off, g->len, t->add_space_prefix && prev_special, o, e);
+        prev_special = g->id >= 0;
+    }
+    free(v.s);
+    return rc;
+}
+
+int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, int add_bos,
+                     int special, int *ids, int max, int *n, struct err *e)
+{
+    *n = 0;
+    if (len > TOK_MAX_TEXT)
+        return err_set(e, ERR_USAGE, "a text of %zu bytes is longer than the %d a prompt may have",
+                       len, TOK_MAX_TEXT);
+    struct tok_out o = { 0 };
+    if (encode_all(t, text, len, add_bos, special, &o, e) < 0) {
+        free(o.ids);
+        return -1;
+    }
+    if (o.n > (size_t)(max > 0 ? max : 0)) {
+        free(o.ids);
+        return err_set(e, ERR_USAGE, "the text is %zu tokens, more than the %d there is room for",
+                       o.n, max);
+    }
+    if (o.n)
+        memcpy(ids, o.ids, o.n * sizeof *ids);
+    *n = (int)o.n;
+    free(o.ids);
+    return 0;
+}
+
+size_t tokenizer_piece(const struct tokenizer *t, int id, char *buf, size_t n)
+{
+    if (id < 0 || id >= t->n)
+        return 0;
+    const char *p = t->piece ? t->piece : t->key;
+    const uint32_t *off = t->piece ? t->piece_off : t->key_off;
+    size_t len = off[id + 1] - off[id];
+    if (n)
+        memcpy(buf, p + off[id], len < n ? len : n);
+    return len;
+}
+
+int tokenizer_count(const struct tokenizer *t)
+{
+    return t->n;
+}
+
+int tokenizer_type(const struct tokenizer *t, int id)
+{
+    return id >= 0 && id < t->n ? t->type[id] : TOKT_UNDEFINED;
+}
+
+int tokenizer_bos(const struct tokenizer *t)
+{
+    return t->bos;
+}
+
+int tokenizer_add_bos(const struct tokenizer *t)
+{
+    return t->add_bos;
+}

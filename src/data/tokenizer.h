@@ -1,0 +1,113 @@
+/* tokenizer.h - a model's own tokenizer, from its GGUF metadata: text to
+ * token ids and ids back to bytes. llama.cpp's tokenizer is the reference;
+ * where this one differs, it is said below.
+ *
+ * Two kinds, as tokenizer.ggml.model names them:
+ *   "gpt2"   byte-level BPE with merges (Llama 3): the text is first split
+ *            by the pre-tokenizer's regex (tokenizer.ggml.pre "llama-bpe",
+ *            also "llama3", "llama-v3"; PCRE2 with UTF and UCP for its
+ *            letter and number classes), then each piece's bytes are merged
+ *            pair by pair in the order of the merges list; a piece that is a
+ *            whole token stays whole (llama-bpe's ignore_merges). Also
+ *            "smollm"/"starcoder" and "gpt-2" with llama.cpp's expressions;
+ *            "default" or no pre at all gets llama.cpp's default BPE split;
+ *            any other pre is refused. (tokenizer_bpe.c)
+ *   "llama"  SentencePiece-style BPE with scores and byte fallback (Llama 2,
+ *            Mistral, TinyLlama): spaces become U+2581, a space goes in front
+ *            (add_space_prefix) of the text and after each special token, the
+ *            best-scoring pair that is a token merges first, and what no
+ *            token covers becomes its <0xNN> byte tokens. (tokenizer_spm.c)
+ * Special tokens (types CONTROL and UNKNOWN, such as <|eot_id|> or <s>) are
+ * matched in the text only when asked (--special), the longest first, as
+ * llama.cpp does; otherwise their text is ordinary text. USER_DEFINED tokens
+ * are always matched, as in llama.cpp and Hugging Face (they are words the
+ * model's makers added to the vocabulary).
+ *
+ * Text need not be valid UTF-8, and bytes that are not part of a valid
+ * character are kept as they are: BPE merges each run of them like a word,
+ * SPM gives each its byte token. So the pieces of the ids always read back
+ * the text exactly (for SPM, with the spaces it puts in front, and a U+2581
+ * in the text read as a space). llama.cpp differs there: its BPE turns such
+ * bytes into U+FFFD first, and its SPM takes as many bytes as a first byte
+ * announces.
+ *
+ * Encoding is O(n log n) in the text (a heap of candidate pairs) plus one
+ * pass over the text per special token; up to TOK_MAX_TEXT bytes at once.
+ *
+ * Strings in a spec are (pointer, length), not terminated: they point into a
+ * mapped file. The tokenizer copies what it keeps.
+ */
+#ifndef LOGITLAB_TOKENIZER_H
+#define LOGITLAB_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define TOK_MAX_TEXT (1 << 20) /* bytes of text encoded at once */
+
+enum tok_kind { TOK_BPE, TOK_SPM };
+
+/* tokenizer.ggml.token_type values (llama.cpp's). */
+enum tok_type {
+    TOKT_UNDEFINED = 0,
+    TOKT_NORMAL = 1,
+    TOKT_UNKNOWN = 2,
+    TOKT_CONTROL = 3,
+    TOKT_USER_DEFINED = 4,
+    TOKT_UNUSED = 5,
+    TOKT_BYTE = 6,
+};
+
+struct tok_str {
+    const char *s;
+    size_t len;
+};
+
+/* What the metadata gives; every array has n entries (merges n_merges). */
+struct tok_spec {
+    enum tok_kind kind;
+    struct tok_str pre;         /* tokenizer.ggml.pre ("llama-bpe"), or len 0 */
+    int n;                      /* tokens */
+    const struct tok_str *text; /* tokenizer.ggml.tokens, as stored (Ġ for a space in BPE) */
+    const float *scores;        /* tokenizer.ggml.scores, or NULL */
+    const int32_t *types;       /* tokenizer.ggml.token_type, or NULL (all normal) */
+    int n_merges;
+    const struct tok_str *merges; /* tokenizer.ggml.merges: "Ġ t" (two tokens, one space) */
+    int bos, eos, eot, unk, pad;  /* ids, -1 when the metadata has none */
+    int add_bos;          /* tokenizer.ggml.add_bos_token (default: 1 for llama, BPE: 1 when bos) */
+    int add_space_prefix; /* SPM: tokenizer.ggml.add_space_prefix (default 1) */
+};
+
+struct tokenizer;
+
+/* Builds the tokenizer of spec s; path names the file in messages ("x.gguf:
+ * merge 17 'a b' names a token that is not in the vocabulary"). Returns NULL
+ * with e on failure: an unknown kind or pre-tokenizer, a merge or a byte
+ * token missing, a duplicate token. */
+struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, struct err *e);
+void tokenizer_free(struct tokenizer *t);
+
+/* Encodes text (len bytes; need not be valid UTF-8: invalid bytes are
+ * encoded as bytes) into ids (room for max), BOS first when add_bos, special
+ * tokens' text matched as those tokens only when special. *n gets the count
+ * (0 on failure). Fails when the ids do not fit in max, naming the count,
+ * when len passes TOK_MAX_TEXT, and when add_bos is set for a model without
+ * a BOS token. */
+int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, int add_bos,
+                     int special, int *ids, int max, int *n, struct err *e);
+
+/* The raw bytes token id stands for (a space for Ġ or U+2581, the byte of
+ * <0xNN>, a control token's text as written), into buf (size n, not
+ * terminated). Returns the length it needs (like snprintf, without the
+ * terminator); 0 for an id out of range. */
+size_t tokenizer_piece(const struct tokenizer *t, int id, char *buf, size_t n);
+
+/* Token count, the type of id (enum tok_type), and the spec's special ids. */
+int tokenizer_count(const struct tokenizer *t);
+int tokenizer_type(const struct tokenizer *t, int id);
+int tokenizer_bos(const struct tokenizer *t);
+int tokenizer_add_bos(const struct tokenizer *t);
+
+#endif

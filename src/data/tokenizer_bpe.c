@@ -1,0 +1,562 @@
+/* tokenizer_bpe.c - byte-level BPE (tokenizer.ggml.model "gpt2"): the text
+ * is cut into words by the pre-tokenizer's regular expression, and each
+ * word's bytes are merged pair by pair, the pair whose merge comes first in
+ * the merges list first (the leftmost of equal pairs first).
+ *
+ * Pre-tokenizers:
+ *   "llama-bpe" (also "llama3", "llama-v3"): Llama 3's split, the one
+ *     llama.cpp uses for it, in PCRE2 syntax: contractions ('s 't 're 've 'm
+ *     'll 'd, either case), a letter run with at most one other character in
+ *     front, up to three digits, a punctuation run with its line breaks,
+ *     line breaks with the blanks before them, blanks not followed by a
+ *     non-blank, other blanks. "Blank" is the Unicode White_Space set, as
+ *     llama.cpp's tables have it (PCRE2's own \s adds U+180E). A word that is
+ *     a whole token is that token, unmerged ("ignore_merges", as llama.cpp
+ *     and Hugging Face do for Llama 3).
+ *   "smollm", "starcoder": every digit alone, then GPT-2's split; "gpt-2":
+ *     GPT-2's split.
+ *   "default" or none: llama.cpp's default for BPE models, four expressions.
+ * Where there are several expressions, each cuts the pieces of the one
+ * before, and what a match leaves between matches is a piece too, as in
+ * llama.cpp. Only llama-bpe skips the merges for a word that is a token.
+ *
+ * Text that is not valid UTF-8 is read as llama.cpp reads it (its
+ * unicode_cpts_from_utf8), because the ids must be llama.cpp's: a lead byte
+ * followed by the continuation bytes it announces is the code point their
+ * bits spell, unchecked, so an overlong form is the character it encodes
+ * (C0 AF is '/') and a surrogate stays a surrogate; any other byte (a stray
+ * continuation byte, F8 to FF, a lead byte cut short) is one U+FFFD. The
+ * words are cut from that text and merged as its UTF-8 bytes, so the pieces
+ * read back the text only when it was valid. One case is ours: a four-byte
+ * form above U+10FFFF makes llama.cpp throw out of llama_tokenize (its
+ * UTF-8 writer refuses the code point), so it has no ids for it; here its
+ * first byte is a U+FFFD, and so is each continuation byte after it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "base/utf8.h"
+#include "data/tokenizer_int.h"
+
+#define BPE_MAX_RE     4
+#define BPE_MAX_MERGES (1 << 26) /* more than this is not a tokenizer */
+
+/* The blanks: Unicode White_Space, which is what llama.cpp calls whitespace. */
+#define WS                                                                                         \
+    "\\t\\n\\x0B\\f\\r "                                                                           \
+    "\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+
+static const char *const LLAMA3_RE[] = {
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+"
+    "|\\p{N}{1,3}"
+    "| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n]*"
+    "|[" WS "]*[\\r\\n]+"
+    "|[" WS "]+(?![^" WS "])"
+    "|[" WS "]+",
+};
+
+/* GPT-2's split, which llama.cpp also uses after cutting out every digit
+ * for StarCoder-style tokenizers (SmolLM's among them). */
+#define GPT2_SPLIT                                                                                 \
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|[" WS "]+(?![^" WS "])"
+
+static const char *const GPT2_RE[] = { GPT2_SPLIT };
+static const char *const STARCODER_RE[] = { "\\p{N}", GPT2_SPLIT };
+static const char *const DEFAULT_RE[] = {
+    "[\\p{P}\\$\\+<=>\\^~\\|]+",
+    GPT2_SPLIT,
+    "\\p{N}+",
+    "[0-9][0-9][0-9]",
+};
+
+/* The pre-tokenizers by the names tokenizer.ggml.pre gives them (those of
+ * llama.cpp), each with the expressions llama.cpp applies in turn. */
+static const struct pre_kind {
+    const char *names; /* space-separated */
+    int n_re;
+    const char *const *re;
+    int ignore_merges;
+} PRE_KINDS[] = {
+    { "llama-bpe llama3 llama-v3", 1, LLAMA3_RE, 1 },
+    { "smollm starcoder", 2, STARCODER_RE, 0 },
+    { "gpt-2", 1, GPT2_RE, 0 },
+    { "default", 4, DEFAULT_RE, 0 },
+};
+
+struct tok_bpe {
+    int n_merges;
+    int32_t *left, *right, *result; /* merge r joins left[r] and right[r] into result[r] */
+    int32_t *slot;                  /* merges by their pair; -1 empty */
+    uint32_t mask;
+    int ignore_merges;
+    int n_re;
+    pcre2_code *re[BPE_MAX_RE];
+};
+
+/* The byte GPT-2's spelling gives code point cp, or -1. Printable Latin-1
+ * bytes stand for themselves; the other 68 bytes were moved to U+0100 and
+ * up in byte order: 0x00-0x20, then 0x7F-0xA0, then 0xAD. */
+static int gpt2_byte(uint32_t cp)
+{
+    if ((cp >= 0x21 && cp <= 0x7e) || (cp >= 0xa1 && cp <= 0xac) || (cp >= 0xae && cp <= 0xff))
+        return (int)cp;
+    if (cp < 0x100 || cp >= 0x100 + 68)
+        return -1;
+    uint32_t k = cp - 0x100;
+    return k < 33 ? (int)k : k < 67 ? (int)(0x7f + k - 33) : 0xad;
+}
+
+size_t bpe_unspell(const char *s, size_t len, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        int k = utf8_decode(s + i, len - i, &cp);
+        int b = k > 0 ? gpt2_byte(cp) : -1;
+        if (b >= 0) {
+            out[n++] = (char)b;
+        } else {
+            k = k > 0 ? k : 1;
+            memcpy(out + n, s + i, (size_t)k);
+            n += (size_t)k;
+        }
+        i += (size_t)k;
+    }
+    return n;
+}
+
+static uint32_t pair_hash(int32_t l, int32_t r)
+{
+    uint64_t k = ((uint64_t)(uint32_t)l << 32 | (uint32_t)r) * 0x9e3779b97f4a7c15u;
+    return (uint32_t)(k >> 32);
+}
+
+static int merge_find(const struct tok_bpe *b, int32_t l, int32_t r)
+{
+    for (uint32_t h = pair_hash(l, r) & b->mask;; h = (h + 1) & b->mask) {
+        int32_t m = b->slot[h];
+        if (m < 0 || (b->left[m] == l && b->right[m] == r))
+            return m;
+    }
+}
+
+/* One merge string "left right" into ids: the first space after the first
+ * character separates the two (a first token of one space stays whole). */
+static int parse_merge(const struct tokenizer *t, const struct tok_str *m, int r, char *scratch,
+                       int32_t ids[3], const char *path, struct err *e)
+{
+    char q[200];
+    ids[0] = ids[1] = ids[2] = -1; /* gcc cannot see that err_set returns -1 */
+    const char *sp = m->len > 1 && m->s ? memchr(m->s + 1, ' ', m->len - 1) : NULL;
+    if (!sp)
+        return err_set(e, ERR_USAGE, "%s: merge %d '%s' is not two tokens and a space", path, r,
+                       m->s ? tok_quote(m->s, m->len, q, sizeof q) : "");
+    size_t ll = (size_t)(sp - m->s), rl = m->len - ll - 1;
+    size_t a = bpe_unspell(m->s, ll, scratch);
+    size_t b = bpe_unspell(sp + 1, rl, scratch + a);
+    ids[0] = tok_find(t, scratch, a);
+    ids[1] = tok_find(t, scratch + a, b);
+    if (ids[0] < 0 || ids[1] < 0)
+        return err_set(e, ERR_USAGE,
+                       "%s: merge %d '%s' names a token that is not in the vocabulary", path, r,
+                       tok_quote(m->s, m->len, q, sizeof q));
+    ids[2] = tok_find(t, scratch, a + b);
+    if (ids[2] < 0)
+        return err_set(e, ERR_USAGE,
+                       "%s: merge %d '%s' makes a token that is not in the vocabulary", path, r,
+                       tok_quote(m->s, m->len, q, sizeof q));
+    return 0;
+}
+
+static int build_merges(struct tokenizer *t, struct tok_bpe *b, const struct tok_spec *s,
+                        const char *path, struct err *e)
+{
+    size_t n = s->n_merges > 0 ? (size_t)s->n_merges : 0, longest = 0;
+    if (s->n_merges < 0 || s->n_merges > BPE_MAX_MERGES || (n && !s->merges))
+        return err_set(e, ERR_USAGE, "%s: %d merges (0 to %d)", path, s->n_merges, BPE_MAX_MERGES);
+    for (size_t i = 0; i < n; i++)
+        longest = s->merges[i].len > longest ? s->merges[i].len : longest;
+    uint32_t slots = 1;
+    while (slots < 2 * n + 2)
+        slots <<= 1;
+    b->mask = slots - 1;
+    b->left = malloc((n + 1) * sizeof *b->left);
+    b->right = malloc((n + 1) * sizeof *b->right);
+    b->result = malloc((n + 1) * sizeof *b->result);
+    b->slot = malloc(slots * sizeof *b->slot);
+    char *scratch = malloc(longest + 1);
+    if (!b->left || !b->right || !b->result || !b->slot || !scratch) {
+        free(scratch);
+        return err_set(e, ERR_SYSTEM, "out of memory for %zu merges", n);
+    }
+    memset(b->slot, 0xff, slots * sizeof *b->slot);
+    for (size_t r = 0; r < n; r++) {
+        int32_t ids[3];
+        if (parse_merge(t, &s->merges[r], (int)r, scratch, ids, path, e) < 0) {
+            free(scratch);
+            return -1;
+        }
+        b->left[r] = ids[0];
+        b->right[r] = ids[1];
+        b->result[r] = ids[2];
+        uint32_t h = pair_hash(ids[0], ids[1]) & b->mask;
+        while (b->slot[h] >= 0 &&
+               !(b->left[b->slot[h]] == ids[0] && b->right[b->slot[h]] == ids[1]))
+            h = (h + 1) & b->mask;
+        if (b->slot[h] < 0) /* a pair listed twice keeps its first rank */
+            b->slot[h] = (int32_t)r;
+    }
+    b->n_merges = (int)n;
+    free(scratch);
+    return 0;
+}
+
+/* Is pre one of the space-separated names? */
+static int is_pre(const struct tok_str *pre, const char *names)
+{
+    for (const char *n = names; *n;) {
+        size_t len = strcspn(n, " ");
+        if (len == pre->len && memcmp(n, pre->s, len) == 0)
+            return 1;
+        n += len + (n[len] == ' ');
+    }
+    return 0;
+}
+
+static int build_pre(struct tok_bpe *b, const struct tok_str *pre, const char *path, struct err *e)
+{
+    size_t n_kinds = sizeof PRE_KINDS / sizeof PRE_KINDS[0];
+    const struct pre_kind *k = &PRE_KINDS[n_kinds - 1]; /* none given: the default */
+    if (pre->len && pre->s) {
+        for (k = PRE_KINDS; k < PRE_KINDS + n_kinds && !is_pre(pre, k->names); k++)
+            ;
+        if (k == PRE_KINDS + n_kinds) {
+            char q[200];
+            return err_set(e, ERR_USAGE,
+                           "%s: the pre-tokenizer '%s' is not supported (llama-bpe, llama3, "
+                           "llama-v3, smollm, starcoder, gpt-2, default)",
+                           path, tok_quote(pre->s, pre->len, q, sizeof q));
+        }
+    }
+    const char *const *re = k->re;
+    b->n_re = k->n_re;
+    b->ignore_merges = k->ignore_merges;
+    for (int i = 0; i < b->n_re; i++) {
+        int code;
+        PCRE2_SIZE at;
+        b->re[i] = pcre2_compile((PCRE2_SPTR)re[i], PCRE2_ZERO_TERMINATED,
+                                 PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &at, NULL);
+        if (!b->re[i]) {
+            PCRE2_UCHAR msg[120];
+            pcre2_get_error_message(code, msg, sizeof msg);
+            return err_set(e, ERR_SYSTEM, "the pre-tokenizer's expression %d: %s at %zu", i,
+                           (const char *)msg, (size_t)at);
+        }
+        pcre2_jit_compile(b->re[i], PCRE2_JIT_COMPLETE); /* faster when it works; optional */
+    }
+    return 0;
+}
+
+int bpe_build(struct tokenizer *t, const struct tok_spec *s, const char *path, struct err *e)
+{
+    t->bpe = calloc(1, sizeof *t->bpe);
+    if (!t->bpe)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    if (build_merges(t, t->bpe, s, path, e) < 0 || build_pre(t->bpe, &s->pre, path, e) < 0)
+        return -1;
+    return 0;
+}
+
+void bpe_free(struct tok_bpe *b)
+{
+    if (!b)
+        return;
+    free(b->left);
+    free(b->right);
+    free(b->result);
+    free(b->slot);
+    for (int i = 0; i < b->n_re; i++)
+        pcre2_code_free(b->re[i]);
+    free(b);
+}
+
+/* What one encode works in: the symbols of a word, the heap of pairs that
+ * could merge, and the pieces the expressions cut. */
+struct bsym {
+    int id, prev, next;
+};
+
+struct bpair {
+    int m, left, right; /* merge m of symbols left and right */
+};
+
+struct span {
+    size_t off, len;
+};
+
+struct spans {
+    struct span *s;
+    size_t n, cap;
+};
+
+struct bwork {
+    struct bsym *sym;
+    size_t sym_cap;
+    struct bpair *heap;
+    size_t heap_n, heap_cap;
+    struct spans sp[2];
+    pcre2_match_data *md;
+};
+
+static int before(const struct bpair *a, const struct bpair *b)
+{
+    return a->m < b->m || (a->m == b->m && a->left < b->left);
+}
+
+static int heap_push(struct bwork *w, struct bpair p, struct err *e)
+{
+    if (w->heap_n == w->heap_cap) {
+        size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
+        struct bpair *h = realloc(w->heap, cap * sizeof *h);
+        if (!h)
+            return err_set(e, ERR_SYSTEM, "out of memory for %zu pairs", cap);
+        w->heap = h;
+        w->heap_cap = cap;
+    }
+    size_t i = w->heap_n++;
+    while (i > 0 && before(&p, &w->heap[(i - 1) / 2])) {
+        w->heap[i] = w->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->heap[i] = p;
+    return 0;
+}
+
+static struct bpair heap_pop(struct bwork *w)
+{
+    struct bpair top = w->heap[0], last = w->heap[--w->heap_n];
+    size_t i = 0, n = w->heap_n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(&w->heap[c + 1], &w->heap[c]))
+            c++;
+        if (!before(&w->heap[c], &last))
+            break;
+        w->heap[i] = w->heap[c];
+        i = c;
+    }
+    if (n)
+        w->heap[i] = last;
+    return top;
+}
+
+static int try_pair(const struct tok_bpe *b, struct bwork *w, int l, int r, struct err *e)
+{
+    if (l < 0 || r < 0)
+        return 0;
+    int m = merge_find(b, w->sym[l].id, w->sym[r].id);
+    return m < 0 ? 0 : heap_push(w, (struct bpair){ m, l, r }, e);
+}
+
+/* Merges the bytes of one word and appends its ids. */
+static int bpe_word(const struct tokenizer *t, struct bwork *w, const char *s, size_t len,
+                    struct tok_out *o, struct err *e)
+{
+    const struct tok_bpe *b = t->bpe;
+    int whole = b->ignore_merges || len == 1 ? tok_find(t, s, len) : -1;
+    if (whole >= 0)
+        return tok_push(o, whole, e);
+    if (len > w->sym_cap) {
+        struct bsym *sym = realloc(w->sym, len * sizeof *sym);
+        if (!sym)
+            return err_set(e, ERR_SYSTEM, "out of memory for a word of %zu bytes", len);
+        w->sym = sym;
+        w->sym_cap = len;
+    }
+    for (size_t i = 0; i < len; i++)
+        w->sym[i] = (struct bsym){ t->byte_tok[(unsigned char)s[i]], (int)i - 1,
+                                   i + 1 < len ? (int)i + 1 : -1 };
+    w->heap_n = 0;
+    for (size_t i = 1; i < len; i++)
+        if (try_pair(b, w, (int)i - 1, (int)i, e) < 0)
+            return -1;
+    while (w->heap_n) {
+        struct bpair p = heap_pop(w);
+        struct bsym *l = &w->sym[p.left], *r = &w->sym[p.right];
+        if (l->id != b->left[p.m] || r->id != b->right[p.m] || l->next != p.right)
+            continue; /* one of them merged since: the pair is gone */
+        l->id = b->result[p.m];
+        l->next = r->next;
+        if (r->next >= 0)
+            w->sym[r->next].prev = p.left;
+        r->id = -1;
+        if (try_pair(b, w, l->prev, p.left, e) < 0 || try_pair(b, w, p.left, l->next, e) < 0)
+            return -1;
+    }
+    for (int i = 0; i >= 0; i = w->sym[i].next)
+        if (tok_push(o, w->sym[i].id, e) < 0)
+            return -1;
+    return 0;
+}
+
+static int span_add(struct spans *v, size_t off, size_t len, struct err *e)
+{
+    if (len == 0)
+        return 0;
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 64;
+        struct span *s = realloc(v->s, cap * sizeof *s);
+        if (!s)
+            return err_set(e, ERR_SYSTEM, "out of memory for %zu words", cap);
+        v->s = s;
+        v->cap = cap;
+    }
+    v->s[v->n++] = (struct span){ off, len };
+    return 0;
+}
+
+/* The match of re in s[0..len) from at: its start and end, or 0 for none. */
+static int next_match(pcre2_code *re, pcre2_match_data *md, const char *s, size_t len, size_t at,
+                      size_t *a, size_t *z, struct err *e)
+{
+    int rc = pcre2_match(re, (PCRE2_SPTR)s, len, at, 0, md, NULL);
+    if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) /* the JIT's stack, say: the interpreter has none */
+        rc = pcre2_match(re, (PCRE2_SPTR)s, len, at, PCRE2_NO_JIT, md, NULL);
+    if (rc == PCRE2_ERROR_NOMATCH)
+        return 0;
+    if (rc < 0) {
+        PCRE2_UCHAR msg[120];
+        pcre2_get_error_message(rc, msg, sizeof msg);
+        return err_set(e, ERR_SYSTEM, "the pre-tokenizer failed: %s", (const char *)msg);
+    }
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    *a = ov[0];
+    *z = ov[1];
+    return 1;
+}
+
+/* Cuts s[0..len) by re into pieces appended to out (offsets from base). */
+static int cut(pcre2_code *re, pcre2_match_data *md, const char *s, size_t len, size_t base,
+               struct spans *out, struct err *e)
+{
+    size_t at = 0;
+    while (at < len) {
+        size_t a = at, z = at; /* set by a match; gcc cannot see that err_set returns -1 */
+        int got = next_match(re, md, s, len, at, &a, &z, e);
+        if (got < 0)
+            return -1;
+        if (!got)
+            break;
+        if (z == a) { /* an empty match: no expression here has one, but never loop */
+            uint32_t cp;
+            int k = utf8_decode(s + a, len - a, &cp);
+            z = a + (size_t)(k > 0 ? k : 1);
+        }
+        if (span_add(out, base + at, a - at, e) < 0 || span_add(out, base + a, z - a, e) < 0)
+            return -1;
+        at = z;
+    }
+    return span_add(out, base + at, len - at, e);
+}
+
+/* Cuts the text into words by the expressions, run on re (the same text
+ * with U+FFFD for each surrogate: PCRE2 refuses surrogates, and every
+ * expression here classes both alike, as neither letter, number nor blank),
+ * and merges each word's bytes from s. */
+static int encode_words(const struct tokenizer *t, struct bwork *w, const char *re, const char *s,
+                        size_t len, struct tok_out *o, struct err *e)
+{
+    const struct tok_bpe *b = t->bpe;
+    int cur = 0;
+    w->sp[0].n = 0;
+    if (span_add(&w->sp[0], 0, len, e) < 0)
+        return -1;
+    for (int r = 0; r < b->n_re; r++) {
+        struct spans *in = &w->sp[cur], *out = &w->sp[1 - cur];
+        out->n = 0;
+        for (size_t i = 0; i < in->n; i++)
+            if (cut(b->re[r], w->md, re + in->s[i].off, in->s[i].len, in->s[i].off, out, e) < 0)
+                return -1;
+        cur = 1 - cur;
+    }
+    for (size_t i = 0; i < w->sp[cur].n; i++)
+        if (bpe_word(t, w, s + w->sp[cur].s[i].off, w->sp[cur].s[i].len, o, e) < 0)
+            return -1;
+    return 0;
+}
+
+/* One character as llama.cpp reads it (the file's comment): its length at
+ * s (len >= 1 bytes there) and its code point in *cp. */
+static size_t llama_char(const unsigned char *s, size_t len, uint32_t *cp)
+{
+    unsigned char b = s[0];
+    size_t n = b < 0x80 ? 1 : b < 0xc0 ? 0 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : b < 0xf8 ? 4 : 0;
+    uint32_t c = n == 1 ? b : b & (0x7fu >> n);
+    for (size_t i = 1; n > 1 && i < n; i++) {
+        if (i >= len || (s[i] & 0xc0) != 0x80) {
+            n = 0;
+            break;
+        }
+        c = c << 6 | (s[i] & 0x3fu);
+    }
+    if (n == 0 || c > 0x10ffff) {
+        *cp = 0xfffd;
+        return 1;
+    }
+    *cp = c;
+    return n;
+}
+
+/* Code point cp as UTF-8 into out, surrogates too; returns the length. */
+static size_t put_char(uint32_t cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    size_t n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    for (size_t i = n - 1; i > 0; i--, cp >>= 6)
+        out[i] = (char)(0x80 | (cp & 0x3f));
+    out[0] = (char)((0xff00u >> n & 0xff) | cp); /* the lead byte: n ones, then a zero */
+    return n;
+}
+
+/* The text as llama.cpp's BPE sees it into s, and the same with U+FFFD for
+ * each surrogate into re; both at most 3 bytes for each byte of text (an
+ * invalid byte's U+FFFD). Returns their length. */
+static size_t llama_text(const char *text, size_t len, char *s, char *re)
+{
+    size_t n = 0;
+    for (size_t at = 0; at < len;) {
+        uint32_t cp;
+        at += llama_char((const unsigned char *)text + at, len - at, &cp);
+        size_t k = put_char(cp, s + n);
+        memcpy(re + n, cp >= 0xd800 && cp <= 0xdfff ? "\xef\xbf\xbd" : s + n, k);
+        n += k;
+    }
+    return n;
+}
+
+int bpe_encode(const struct tokenizer *t, const char *text, size_t len, struct tok_out *o,
+               struct err *e)
+{
+    struct bwork w = { 0 };
+    char *s = malloc(6 * len + 2), *re = s ? s + 3 * len + 1 : NULL;
+    w.md = s ? pcre2_match_data_create(4, NULL) : NULL; /* the expressions capture nothing */
+    int rc = w.md ? 0 : err_set(e, ERR_SYSTEM, "out of memory for a text of %zu bytes", len);
+    if (rc == 0)
+        rc = encode_words(t, &w, re, s, llama_text(text, len, s, re), o, e);
+    pcre2_match_data_free(w.md);
+    free(s);
+    free(w.sym);
+    free(w.heap);
+    free(w.sp[0].s);
+    free(w.sp[1].s);
+    return rc;
+}

@@ -1,0 +1,74 @@
+/* tokenizer_int.h - what tokenizer.c (the tables, special tokens, pieces),
+ * tokenizer_bpe.c (byte-level BPE) and tokenizer_spm.c (SentencePiece) share.
+ *
+ * Every token has a key, the bytes the text is matched against, and a piece,
+ * the bytes it stands for. BPE keys are raw bytes (GPT-2's spelling undone),
+ * so the pre-tokenizer and the merges work on the text as it is; SPM keys are
+ * the pieces as stored ("▁the"), since the text is escaped the same way
+ * before it is matched. Special tokens are keyed by their text as written.
+ */
+#ifndef LOGITLAB_TOKENIZER_INT_H
+#define LOGITLAB_TOKENIZER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "data/tokenizer.h"
+
+struct tok_bpe; /* tokenizer_bpe.c: the merges and the pre-tokenizer */
+
+struct tokenizer {
+    enum tok_kind kind;
+    int n;
+    char *key;         /* every key, back to back: token i is key[key_off[i] .. key_off[i+1]) */
+    uint32_t *key_off; /* n + 1 */
+    char *piece;       /* the same for pieces; BPE shares key's arrays */
+    uint32_t *piece_off;
+    int8_t *type;      /* enum tok_type of each token */
+    float *score;      /* SPM: higher merges first */
+    int32_t *slot;     /* open-addressing table of ids by key; -1 empty */
+    uint32_t mask;     /* slots - 1 (a power of two) */
+    size_t max_key;    /* the longest key: a longer run of text is no token */
+    int byte_tok[256]; /* the token of each single byte */
+    int *special;      /* ids matched in the text before tokenizing, longest first */
+    int n_special;
+    int bos, eos, eot, unk, add_bos, add_space_prefix;
+    struct tok_bpe *bpe;
+};
+
+/* A growing list of ids. */
+struct tok_out {
+    int *ids;
+    size_t n, cap;
+};
+
+/* The id whose key is s[0..len), or -1. */
+int tok_find(const struct tokenizer *t, const char *s, size_t len);
+
+/* Appends id; fails only for memory. */
+int tok_push(struct tok_out *o, int id, struct err *e);
+
+/* Copies up to 40 bytes of s into buf (size >= 200) as one printable line,
+ * for messages that quote the model's strings. Returns buf. */
+const char *tok_quote(const char *s, size_t len, char *buf, size_t n);
+
+/* The raw bytes of a GPT-2-spelled token s into out (room for len bytes:
+ * spelling never makes a token shorter). Characters outside the spelling are
+ * kept as their UTF-8 bytes. Returns the length. */
+size_t bpe_unspell(const char *s, size_t len, char *out);
+
+/* Builds the merges and the pre-tokenizer of spec s into t->bpe (t's keys,
+ * table and byte tokens are built already). */
+int bpe_build(struct tokenizer *t, const struct tok_spec *s, const char *path, struct err *e);
+void bpe_free(struct tok_bpe *b);
+
+/* Appends the ids of text (no special tokens in it any more) to o. */
+int bpe_encode(const struct tokenizer *t, const char *text, size_t len, struct tok_out *o,
+               struct err *e);
+
+/* The same for SentencePiece; prefix puts the model's space in front. */
+int spm_encode(const struct tokenizer *t, const char *text, size_t len, int prefix,
+               struct tok_out *o, struct err *e);
+
+#endif

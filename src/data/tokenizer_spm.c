@@ -1,0 +1,180 @@
+/* tokenizer_spm.c - SentencePiece-style BPE (tokenizer.ggml.model "llama"),
+ * the way SentencePiece and llama.cpp run it: spaces become U+2581 (and one
+ * goes in front when the model asks), the text starts as one symbol per
+ * character, and the adjacent pair whose joined text is the best-scoring
+ * token merges first, the leftmost of equal scores first, until no pair is a
+ * token. What is left that is no token becomes its bytes' <0xNN> tokens.
+ *
+ * The first symbols are cut as llama.cpp cuts them, since the ids must be
+ * its ids: each takes as many bytes as its first byte's top bits announce
+ * (one for 00 to BF, two for C0 to DF, three for E0 to EF, four for F0 to
+ * FF), whatever those bytes are, and the text's end cuts the last one
+ * short. On valid UTF-8 those are its characters. After an invalid byte a
+ * symbol can swallow what follows (0xFF announces four: "\xff▁and" leaves
+ * "and" without its space), and no token is such a symbol, so it becomes
+ * its bytes' tokens. Nothing is lost: the pieces read back the escaped text
+ * (U+2581 for each space); a U+2581 that ended in byte tokens reads back as
+ * those three bytes, not as a space. A heap of candidate pairs keeps it
+ * O(n log n); a pair longer than the longest token is never looked up.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/tokenizer_int.h"
+
+struct ssym {
+    size_t off, n; /* bytes of the escaped text; n = 0 once merged into the left */
+    int prev, next;
+};
+
+struct spair {
+    float score;
+    int left, right;
+    uint32_t size; /* the joined length when pushed: a symbol that grew since fails it */
+};
+
+struct swork {
+    char *text;
+    struct ssym *sym;
+    struct spair *heap;
+    size_t heap_n, heap_cap;
+};
+
+static int better(const struct spair *a, const struct spair *b)
+{
+    return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+static int heap_push(struct swork *w, struct spair p, struct err *e)
+{
+    if (w->heap_n == w->heap_cap) {
+        size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
+        struct spair *h = realloc(w->heap, cap * sizeof *h);
+        if (!h)
+            return err_set(e, ERR_SYSTEM, "out of memory for %zu pairs", cap);
+        w->heap = h;
+        w->heap_cap = cap;
+    }
+    size_t i = w->heap_n++;
+    while (i > 0 && better(&p, &w->heap[(i - 1) / 2])) {
+        w->heap[i] = w->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->heap[i] = p;
+    return 0;
+}
+
+static struct spair heap_pop(struct swork *w)
+{
+    struct spair top = w->heap[0], last = w->heap[--w->heap_n];
+    size_t i = 0, n = w->heap_n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && better(&w->heap[c + 1], &w->heap[c]))
+            c++;
+        if (!better(&w->heap[c], &last))
+            break;
+        w->heap[i] = w->heap[c];
+        i = c;
+    }
+    if (n)
+        w->heap[i] = last;
+    return top;
+}
+
+static int try_pair(const struct tokenizer *t, struct swork *w, int l, int r, struct err *e)
+{
+    if (l < 0 || r < 0)
+        return 0;
+    size_t size = w->sym[l].n + w->sym[r].n;
+    int id = tok_find(t, w->text + w->sym[l].off, size);
+    if (id < 0)
+        return 0;
+    return heap_push(w, (struct spair){ t->score[id], l, r, (uint32_t)size }, e);
+}
+
+/* The escaped text: U+2581 for every space, and one in front if asked. */
+static size_t escape(const char *s, size_t len, int prefix, char *out)
+{
+    size_t n = 0;
+    if (prefix) {
+        memcpy(out, "\xe2\x96\x81", 3);
+        n = 3;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == ' ') {
+            memcpy(out + n, "\xe2\x96\x81", 3);
+            n += 3;
+        } else {
+            out[n++] = s[i];
+        }
+    }
+    return n;
+}
+
+/* Cuts the escaped text into first symbols (the file's comment); returns
+ * their count. */
+static int first_symbols(struct swork *w, size_t len)
+{
+    int n = 0;
+    for (size_t at = 0; at < len;) {
+        unsigned char b = (unsigned char)w->text[at];
+        size_t k = b < 0xc0 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+        k = k < len - at ? k : len - at;
+        w->sym[n] = (struct ssym){ at, k, n - 1, at + k < len ? n + 1 : -1 };
+        at += k;
+        n++;
+    }
+    return n;
+}
+
+static int merge_all(const struct tokenizer *t, struct swork *w, int n, struct err *e)
+{
+    for (int i = 1; i < n; i++)
+        if (try_pair(t, w, i - 1, i, e) < 0)
+            return -1;
+    while (w->heap_n) {
+        struct spair p = heap_pop(w);
+        struct ssym *l = &w->sym[p.left], *r = &w->sym[p.right];
+        if (l->n == 0 || r->n == 0 || l->n + r->n != p.size)
+            continue; /* one of them merged since */
+        l->n += r->n;
+        r->n = 0;
+        l->next = r->next;
+        if (r->next >= 0)
+            w->sym[r->next].prev = p.left;
+        if (try_pair(t, w, l->prev, p.left, e) < 0 || try_pair(t, w, p.left, l->next, e) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int spm_encode(const struct tokenizer *t, const char *text, size_t len, int prefix,
+               struct tok_out *o, struct err *e)
+{
+    struct swork w = { 0 };
+    w.text = malloc(3 * len + 3);
+    size_t n = w.text ? escape(text, len, prefix, w.text) : 0;
+    w.sym = w.text ? malloc((n ? n : 1) * sizeof *w.sym) : NULL; /* at most one a byte */
+    int rc = w.sym ? 0 : err_set(e, ERR_SYSTEM, "out of memory for %zu bytes", len);
+    if (rc == 0) {
+        int count = first_symbols(&w, n);
+        rc = merge_all(t, &w, count, e);
+        for (int i = 0; rc == 0 && count > 0 && i >= 0; i = w.sym[i].next) {
+            const struct ssym *s = &w.sym[i];
+            int id = tok_find(t, w.text + s->off, s->n);
+            if (id >= 0) {
+                rc = tok_push(o, id, e);
+                continue;
+            }
+            for (size_t j = 0; rc == 0 && j < s->n; j++)
+                rc = tok_push(o, t->byte_tok[(unsigned char)w.text[s->off + j]], e);
+        }
+    }
+    free(w.text);
+    free(w.sym);
+    free(w.heap);
+    return rc;
+}

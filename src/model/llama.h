@@ -1,0 +1,128 @@
+/* llama.h - the transformer body of a Llama-family model on the CPU, from
+ * the token ids to the last hidden vector: embedding lookup, per layer
+ * RMSNorm, Q/K/V, rotary embeddings (with Llama 3.1's frequency scaling),
+ * grouped-query attention over a KV cache, SwiGLU feed-forward. What comes
+ * out is the residual stream of the last position before the final RMSNorm:
+ * the h of logits = W . RMSNorm(h) that the lessons teach; the final norm
+ * and the LM head are the backend's (backend/backend.h, model/model.h).
+ *
+ * Weights stay where they are (a memory-mapped GGUF file) in their stored
+ * type and are dequantized inside the dot products (model/quant.h).
+ * data/gguf_llama.c fills struct llama_model from a file's metadata.
+ */
+#ifndef LOGITLAB_LLAMA_H
+#define LOGITLAB_LLAMA_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define LLAMA_MAX_LAYERS 256
+#define LLAMA_MAX_EMBD   16384
+#define LLAMA_MAX_HEADS  256
+
+/* A stored matrix: rows of cols values of type (quant.h), row-major, as
+ * ggml's ne[1] x ne[0]; a vector is one row. */
+struct qtensor {
+    const void *data;
+    int type;
+    int64_t rows, cols;
+};
+
+struct llama_hparams {
+    int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
+    int head_dim;    /* n_embd / n_head */
+    int n_ctx_train; /* the context it was trained for */
+    float rms_eps;   /* llama.attention.layer_norm_rms_epsilon */
+    float rope_base; /* llama.rope.freq_base (10000 unless given) */
+    /* Llama 3.1's rope scaling (rope_type "llama3"): factor 0 means none. */
+    float rope_factor, rope_low_freq, rope_high_freq;
+    int rope_orig_ctx;
+};
+
+struct llama_layer {
+    struct qtensor attn_norm; /* n_embd, F32 */
+    struct qtensor wq, wk, wv, wo;
+    struct qtensor ffn_norm; /* n_embd, F32 */
+    struct qtensor w_gate, w_down, w_up;
+};
+
+struct llama_model {
+    struct llama_hparams hp;
+    struct qtensor tok_embd;    /* n_vocab x n_embd */
+    struct qtensor output_norm; /* n_embd, F32 */
+    struct qtensor output;      /* n_vocab x n_embd: output.weight, or tok_embd when tied */
+    int tied;                   /* 1 when the head is the token embeddings */
+    struct llama_layer *layers; /* n_layer (owned by whoever filled the model) */
+    /* rope_freqs.weight when the file has it (Llama 3.1 / 3.2): head_dim / 2
+     * divisors of the rotary angles, one per pair; NULL otherwise (then the
+     * rope_* hparams, when rope_factor is set, give the same divisors). */
+    const float *rope_freqs;
+};
+
+/* A context: a KV cache of up to n_ctx positions and the buffers of a pass. */
+struct llama_ctx;
+
+/* Positions one pass holds: a longer prompt runs in passes of this many
+ * (each reads every weight matrix once), which bounds the work areas. */
+#define LLAMA_BATCH 128
+
+/* Where a context's time went, summed over its evals (clock.h's clock). */
+struct llama_prof {
+    double matmul_ms;    /* the weight products (Q K V, output, gate, up, down) */
+    double attention_ms; /* scores, softmax, values over the cache */
+    double total_ms;     /* all of llama_eval (the rest: norms, embedding, rope tables) */
+    long evals, tokens;
+};
+
+/* Makes a context for m (which must outlive it) of n_ctx positions, running
+ * on threads threads (0: every core; a pool of them waits between evals).
+ * Checks m first: hparams in range and consistent, every layer tensor
+ * present with its shape (rows are output features) in a type quant.h
+ * reads, the norms F32. The KV cache is float: n_layer x n_ctx x 2 x
+ * n_head_kv x head_dim x 4 bytes (64 KiB a position for Llama 3.2 1B),
+ * allocated at once, resident as positions are used. Returns NULL with e on
+ * failure (a tensor named as in GGUF, "blk.3.attn_q"; out of memory names
+ * the size). */
+struct llama_ctx *llama_ctx_new(const struct llama_model *m, int n_ctx, int threads, struct err *e);
+void llama_ctx_free(struct llama_ctx *c);
+
+/* Positions held in the cache. */
+int llama_ctx_len(const struct llama_ctx *c);
+
+/* Forgets every position from n on (stepping back rewinds the cache); an
+ * n outside 0..len changes nothing. */
+void llama_ctx_rewind(struct llama_ctx *c, int n);
+
+/* Runs tokens[0..n) at the positions after those held (a prompt as one
+ * batch: each weight matrix is read once per LLAMA_BATCH positions), and
+ * writes the last one's hidden vector (n_embd floats, before the final
+ * norm) to h. The same bits whether the tokens come in one call, in pieces
+ * or one at a time, and whatever the number of threads. Fails, changing
+ * nothing, when the cache would overflow or an id is outside the
+ * vocabulary. */
+int llama_eval(struct llama_ctx *c, const int *tokens, int n, float *h, struct err *e);
+
+/* The final RMSNorm with the model's gain: out = g * h / sqrt(mean(h^2) + eps).
+ * output_norm must be F32 (llama_ctx_new checks it). */
+void llama_final_norm(const struct llama_model *m, const float *h, float *out);
+
+/* Called by llama_eval on its own thread after each layer of each pass,
+ * done of total (layers times passes), so that a long prefill can show
+ * progress; NULL (the default) for none. */
+typedef void (*llama_progress_fn)(void *arg, int done, int total);
+void llama_ctx_set_progress(struct llama_ctx *c, llama_progress_fn fn, void *arg);
+
+/* The time spent so far (since the context was made or last reset). */
+void llama_ctx_prof(const struct llama_ctx *c, struct llama_prof *p);
+void llama_ctx_prof_reset(struct llama_ctx *c);
+
+/* Llama 3.1's rope scaling from the hparams alone (rope_type "llama3"):
+ * div[i], i < head_dim / 2, divides pair i's angle. With wavelength
+ * w = 2 pi / base^(-2i/head_dim): w < orig / high -> 1; w > orig / low ->
+ * factor; between, 1 / ((1 - s) / factor + s) with s = (orig / w - low) /
+ * (high - low). All 1 when rope_factor is 0. What llama.cpp's converter
+ * writes as rope_freqs.weight. */
+void llama_rope_divisors(const struct llama_hparams *hp, double *div);
+
+#endif

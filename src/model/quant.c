@@ -1,0 +1,482 @@
+/* quant.c - the table of weight types and the portable build of their
+ * kernels, which is also the specification the AVX2 build (quant_avx2.c)
+ * follows operation for operation.
+ *
+ * The specification of the dot product. A row is decoded a span of 256
+ * values at a time (quant_int.h) into either the weights themselves
+ * ("direct": F32, F16, BF16, Q4_K, Q5_K) or small integers and one scale
+ * per group ("scaled": Q8_0 and Q4_0 per 32, Q6_K per 16; the weight is
+ * scale * integer, exactly). Four accumulators of eight float lanes,
+ * starting at +0, take the products:
+ *   direct: value i of the row goes to lane i % 8 of accumulator (i / 8) % 4,
+ *           acc = fmaf(w_i, x_i, acc), in increasing i;
+ *   scaled: for group g and lane l, t = q * x of the group's value l, then
+ *           t = fmaf(q, x, t) for its values l + 8, l + 16, ... in order, and
+ *           acc = fmaf(scale_g, t, acc) in lane l of accumulator g % 4.
+ * Then lane l of v = (acc0 + acc1) + (acc2 + acc3), u_l = v_l + v_(l+4) for
+ * l < 4, and the result is (u0 + u2) + (u1 + u3). Every operation rounds
+ * once (fmaf keeps its product exact), so a product w_i x_i meets at most
+ * k roundings: in the direct form one as it joins its lane, n/32 more
+ * there, 5 in the tree (k = n/32 + 6); in the scaled form G/8 in t (G
+ * values per group), one as t joins its lane, n/(4G) more there, 5 in the
+ * tree (k = n/128 + 10 for G = 32, n/64 + 8 for G = 16). Hence quant.h's
+ * bound, gamma_k = k u / (1 - k u) times sum |w_i x_i| with k = n/32 + 10
+ * (the scaled form's weights are exactly scale times integer).
+ *
+ * fmaf is what makes the two builds agree; it costs a call here (the
+ * portable build is compiled for the baseline x86-64, which has no fused
+ * multiply-add), exact but slow, where a CPU without FMA computes it in
+ * software. x86-64 CPUs with AVX2 take the AVX2 build; ARM64 has the
+ * instruction, and compilers inline fmaf there.
+ */
+#include "model/quant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/quant_int.h"
+
+/* ---- half precision ---- */
+
+float quant_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+    if (e == 0) {
+        /* Zero or subnormal: m units of 2^-24, exact in float. */
+        float f = (float)m * 0x1p-24f;
+        return sign ? -f : f;
+    }
+    if (e == 0x1f) /* infinity, or a NaN with its payload, made quiet as F16C does */
+        u = sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u);
+    else
+        u = sign | ((e + 112) << 23) | (m << 13); /* the exponent rebiased from 15 to 127 */
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* h + 1 when the bits shifted out (rest, out of 2 half) round it up: above
+ * half, or exactly half with h odd (to nearest even). */
+static uint32_t round_even(uint32_t h, uint32_t rest, uint32_t half)
+{
+    return h + (rest > half || (rest == half && (h & 1u)));
+}
+
+uint16_t quant_f32_to_f16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) /* NaN: the top of its payload, made quiet */
+        return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+    if (a >= 0x477ff000u) /* 65520 (halfway past 65504, to the even side) and up */
+        return (uint16_t)(sign | 0x7c00u);
+    if (a >= 0x38800000u) /* 2^-14 and up: a normal half; a carry may bump the exponent */
+        return (uint16_t)(sign | round_even((a - 0x38000000u) >> 13, a & 0x1fffu, 0x1000u));
+    if (a <= 0x33000000u) /* at most 2^-25, half the smallest subnormal: the tie goes to 0 */
+        return sign;
+    /* A subnormal half: the value in units of 2^-24 is the float's
+     * significand shifted right by 126 - its exponent (14 to 24 places). */
+    uint32_t m = (a & 0x7fffffu) | 0x800000u;
+    int shift = 126 - (int)(a >> 23);
+    uint32_t rest = m & ((1u << shift) - 1u);
+    return (uint16_t)(sign | round_even(m >> shift, rest, 1u << (shift - 1)));
+}
+
+float quant_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+uint16_t quant_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: keep the top bits, set the quiet bit */
+        return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)(round_even(u >> 16, u & 0xffffu, 0x8000u));
+}
+
+/* ---- the portable decoders of one span ---- */
+
+static void dec_f32(const unsigned char *p, int len, float *vals, float *scales)
+{
+    (void)scales;
+    memcpy(vals, p, (size_t)len * sizeof *vals);
+}
+
+static void dec_f16(const unsigned char *p, int len, float *vals, float *scales)
+{
+    (void)scales;
+    for (int i = 0; i < len; i++)
+        vals[i] = quant_f16_to_f32(quant_le16(p + 2 * i));
+}
+
+static void dec_bf16(const unsigned char *p, int len, float *vals, float *scales)
+{
+    (void)scales;
+    for (int i = 0; i < len; i++)
+        vals[i] = quant_bf16_to_f32(quant_le16(p + 2 * i));
+}
+
+static void dec_q8_0(const unsigned char *p, int len, float *vals, float *scales)
+{
+    for (int b = 0; b < len / QK_SMALL; b++, p += Q8_0_BYTES) {
+        scales[b] = quant_f16_to_f32(quant_le16(p));
+        for (int j = 0; j < QK_SMALL; j++)
+            vals[QK_SMALL * b + j] = (float)(int8_t)p[2 + j];
+    }
+}
+
+/* Byte j of a Q4_0 block holds value j (low nibble) and value j + 16. */
+static void dec_q4_0(const unsigned char *p, int len, float *vals, float *scales)
+{
+    for (int b = 0; b < len / QK_SMALL; b++, p += Q4_0_BYTES) {
+        float *v = vals + QK_SMALL * b;
+        scales[b] = quant_f16_to_f32(quant_le16(p));
+        for (int j = 0; j < QK_SMALL / 2; j++) {
+            v[j] = (float)((p[2 + j] & 15) - 8);
+            v[j + 16] = (float)((p[2 + j] >> 4) - 8);
+        }
+    }
+}
+
+void quant_k_scales(const unsigned char *s, float d, float dmin, float d1[8], float m1[8])
+{
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        if (j < 4) {
+            sc = s[j] & 63;
+            m = s[j + 4] & 63;
+        } else {
+            /* Low four bits in byte j + 4, the top two in the spare bits of j - 4 and j. */
+            sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+            m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+        }
+        d1[j] = d * (float)sc;
+        m1[j] = dmin * (float)m;
+    }
+}
+
+/* Q4_K: 32 bytes per 64 values, low nibbles the first sub-block of 32,
+ * high nibbles the second; weight = d1 * q - m1 (d1 * q is exact). */
+static void dec_q4_k(const unsigned char *p, int len, float *vals, float *scales)
+{
+    (void)len, (void)scales;
+    float d1[8], m1[8];
+    quant_k_scales(p + QK_SC, quant_f16_to_f32(quant_le16(p + QK_D)),
+                   quant_f16_to_f32(quant_le16(p + QK_DMIN)), d1, m1);
+    const unsigned char *q = p + Q4_K_QS;
+    for (int c = 0; c < 4; c++, q += 32)
+        for (int l = 0; l < 32; l++) {
+            vals[64 * c + l] = d1[2 * c] * (float)(q[l] & 15) - m1[2 * c];
+            vals[64 * c + 32 + l] = d1[2 * c + 1] * (float)(q[l] >> 4) - m1[2 * c + 1];
+        }
+}
+
+/* Q5_K: as Q4_K, plus a fifth bit (16) from qh: bit 2c of qh[l] for value
+ * l of chunk c's first sub-block, bit 2c + 1 for its second. */
+static void dec_q5_k(const unsigned char *p, int len, float *vals, float *scales)
+{
+    (void)len, (void)scales;
+    float d1[8], m1[8];
+    quant_k_scales(p + QK_SC, quant_f16_to_f32(quant_le16(p + QK_D)),
+                   quant_f16_to_f32(quant_le16(p + QK_DMIN)), d1, m1);
+    const unsigned char *q = p + Q5_K_QS, *qh = p + Q5_K_QH;
+    for (int c = 0; c < 4; c++, q += 32)
+        for (int l = 0; l < 32; l++) {
+            int lo = (q[l] & 15) | (((qh[l] >> (2 * c)) & 1) << 4);
+            int hi = (q[l] >> 4) | (((qh[l] >> (2 * c + 1)) & 1) << 4);
+            vals[64 * c + l] = d1[2 * c] * (float)lo - m1[2 * c];
+            vals[64 * c + 32 + l] = d1[2 * c + 1] * (float)hi - m1[2 * c + 1];
+        }
+}
+
+/* Q6_K: each half of 128 values takes 64 bytes of ql and 32 of qh; value
+ * l + 32k of the half (l < 32, k < 4) has its low nibble in ql[l] (k even)
+ * or ql[l + 32] (k odd), low for k < 2 and high for k >= 2, and its top two
+ * bits at bit 2k of qh[l]; it is stored plus 32. Scale i / 16 covers value i. */
+static void dec_q6_k(const unsigned char *p, int len, float *vals, float *scales)
+{
+    (void)len;
+    float d = quant_f16_to_f32(quant_le16(p + Q6_K_D));
+    for (int g = 0; g < 16; g++)
+        scales[g] = d * (float)(int8_t)p[Q6_K_SC + g];
+    for (int h = 0; h < 2; h++) {
+        const unsigned char *ql = p + Q6_K_QL + 64 * h, *qh = p + Q6_K_QH + 32 * h;
+        float *v = vals + 128 * h;
+        for (int l = 0; l < 32; l++)
+            for (int k = 0; k < 4; k++) {
+                int low = (k < 2 ? ql[l + 32 * k] : ql[l + 32 * (k - 2)] >> 4) & 15;
+                v[l + 32 * k] = (float)((low | (((qh[l] >> (2 * k)) & 3) << 4)) - 32);
+            }
+    }
+}
+
+/* ---- the portable dot products: the specification, in plain C ---- */
+
+struct acc {
+    float a[4][8];
+};
+
+static void acc_direct(struct acc *s, const float *w, const float *x, int len)
+{
+    for (int i = 0; i < len; i++) {
+        float *a = &s->a[(i >> 3) & 3][i & 7];
+        *a = fmaf(w[i], x[i], *a);
+    }
+}
+
+static void acc_scaled(struct acc *s, const float *q, const float *scales, int group,
+                       const float *x, int len)
+{
+    for (int g = 0; g * group < len; g++) {
+        const float *qg = q + g * group, *xg = x + g * group;
+        for (int l = 0; l < 8; l++) {
+            float t = qg[l] * xg[l];
+            for (int k = 8; k < group; k += 8)
+                t = fmaf(qg[k + l], xg[k + l], t);
+            s->a[g & 3][l] = fmaf(scales[g], t, s->a[g & 3][l]);
+        }
+    }
+}
+
+static float acc_sum(const struct acc *s)
+{
+    float v[8];
+    for (int l = 0; l < 8; l++)
+        v[l] = (s->a[0][l] + s->a[1][l]) + (s->a[2][l] + s->a[3][l]);
+    float u0 = v[0] + v[4], u1 = v[1] + v[5], u2 = v[2] + v[6], u3 = v[3] + v[7];
+    return (u0 + u2) + (u1 + u3);
+}
+
+void quant_portable_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
+                          const float *x, int64_t x_stride, int nx, float *out)
+{
+    float vals[SPAN], scales[SPAN / 16];
+    struct acc acc[QUANT_DOT_N_TILE];
+    for (int j0 = 0; j0 < nx; j0 += QUANT_DOT_N_TILE) {
+        int m = nx - j0 < QUANT_DOT_N_TILE ? nx - j0 : QUANT_DOT_N_TILE;
+        memset(acc, 0, (size_t)m * sizeof acc[0]);
+        for (int64_t pos = 0; pos < n; pos += SPAN) {
+            int len = n - pos < SPAN ? (int)(n - pos) : SPAN;
+            k->decode(row + pos / k->block * k->bytes, len, vals, scales);
+            for (int j = 0; j < m; j++) {
+                const float *xj = x + (int64_t)(j0 + j) * x_stride + pos;
+                if (k->group)
+                    acc_scaled(&acc[j], vals, scales, k->group, xj, len);
+                else
+                    acc_direct(&acc[j], vals, xj, len);
+            }
+        }
+        for (int j = 0; j < m; j++)
+            out[j0 + j] = acc_sum(&acc[j]);
+    }
+}
+
+/* ---- the table ---- */
+
+static void make_f32(const float *in, unsigned char *out, int64_t n)
+{
+    memcpy(out, in, (size_t)n * sizeof *in);
+}
+
+static void make_f16(const float *in, unsigned char *out, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h = quant_f32_to_f16(in[i]);
+        out[2 * i] = (unsigned char)h, out[2 * i + 1] = (unsigned char)(h >> 8);
+    }
+}
+
+static void make_bf16(const float *in, unsigned char *out, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h = quant_f32_to_bf16(in[i]);
+        out[2 * i] = (unsigned char)h, out[2 * i + 1] = (unsigned char)(h >> 8);
+    }
+}
+
+#if QUANT_HAVE_AVX2
+#define AVX2_KERNELS(s, block, bytes, group)                                                       \
+    {                                                                                              \
+        quant_avx2_dec_##s, quant_avx2_dot_n, quant_avx2_dot1_##s, block, bytes, group             \
+    }
+#else
+#define AVX2_KERNELS(s, block, bytes, group)                                                       \
+    {                                                                                              \
+        NULL, NULL, NULL, block, bytes, group                                                      \
+    }
+#endif
+
+/* One row per supported type, in the order refusals list them: its id,
+ * name, block (values) and bytes, the values per scale of its scaled form
+ * (0: direct), and the suffix of its decoders and quantizer. */
+#define QUANT_TYPES(X)                                                                             \
+    X(QT_F32, F32, 1, 4, 0, f32)                                                                   \
+    X(QT_F16, F16, 1, 2, 0, f16)                                                                   \
+    X(QT_BF16, BF16, 1, 2, 0, bf16)                                                                \
+    X(QT_Q8_0, Q8_0, QK_SMALL, Q8_0_BYTES, 32, q8_0)                                               \
+    X(QT_Q4_0, Q4_0, QK_SMALL, Q4_0_BYTES, 32, q4_0)                                               \
+    X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k)                                                \
+    X(QT_Q5_K, Q5_K, QK_SUPER, Q5_K_BYTES, 0, q5_k)                                                \
+    X(QT_Q6_K, Q6_K, QK_SUPER, Q6_K_BYTES, 16, q6_k)
+
+#define make_q8_0 quant_make_q8_0
+#define make_q4_0 quant_make_q4_0
+#define make_q4_k quant_make_q4_k
+#define make_q5_k quant_make_q5_k
+#define make_q6_k quant_make_q6_k
+
+struct qrow {
+    struct qtype_info info;
+    struct quant_kernels k[2]; /* by enum quant_path */
+    void (*quantize)(const float *in, unsigned char *out, int64_t n);
+};
+
+#define QROW(id, name, block, bytes, group, s)                                                     \
+    { { id, #name, block, bytes },                                                                 \
+      { { dec_##s, quant_portable_dot_n, NULL, block, bytes, group },                              \
+        AVX2_KERNELS(s, block, bytes, group) },                                                    \
+      make_##s },
+static const struct qrow TYPES[] = { QUANT_TYPES(QROW) };
+#define NTYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
+
+/* ", F32, F16, ...": the list, from the same rows. */
+#define QLIST(id, name, block, bytes, group, s) ", " #name
+static const char SUPPORTED[] = QUANT_TYPES(QLIST);
+
+/* Every type ggml has given an id, so that a refusal can name it. */
+static const char *const GGML_NAMES[] = {
+    [0] = "F32",     [1] = "F16",         [2] = "Q4_0",        [3] = "Q4_1",        [4] = "Q4_2",
+    [5] = "Q4_3",    [6] = "Q5_0",        [7] = "Q5_1",        [8] = "Q8_0",        [9] = "Q8_1",
+    [10] = "Q2_K",   [11] = "Q3_K",       [12] = "Q4_K",       [13] = "Q5_K",       [14] = "Q6_K",
+    [15] = "Q8_K",   [16] = "IQ2_XXS",    [17] = "IQ2_XS",     [18] = "IQ3_XXS",    [19] = "IQ1_S",
+    [20] = "IQ4_NL", [21] = "IQ3_S",      [22] = "IQ2_S",      [23] = "IQ4_XS",     [24] = "I8",
+    [25] = "I16",    [26] = "I32",        [27] = "I64",        [28] = "F64",        [29] = "IQ1_M",
+    [30] = "BF16",   [31] = "Q4_0_4_4",   [32] = "Q4_0_4_8",   [33] = "Q4_0_8_8",   [34] = "TQ1_0",
+    [35] = "TQ2_0",  [36] = "IQ4_NL_4_4", [37] = "IQ4_NL_4_8", [38] = "IQ4_NL_8_8", [39] = "MXFP4",
+    [40] = "NVFP4",  [41] = "Q1_0",       [42] = "Q2_0",
+};
+
+static const struct qrow *row_of(int type)
+{
+    for (int i = 0; i < NTYPES; i++)
+        if (TYPES[i].info.id == type)
+            return &TYPES[i];
+    return NULL;
+}
+
+const struct qtype_info *quant_info(int type)
+{
+    const struct qrow *r = row_of(type);
+    return r ? &r->info : NULL;
+}
+
+const char *quant_name(int type, char *buf, size_t n)
+{
+    int known =
+        type >= 0 && type < (int)(sizeof GGML_NAMES / sizeof GGML_NAMES[0]) && GGML_NAMES[type];
+    if (known)
+        snprintf(buf, n, "%s", GGML_NAMES[type]);
+    else
+        snprintf(buf, n, "type %d", type);
+    return buf;
+}
+
+const char *quant_supported_list(void)
+{
+    return SUPPORTED + 2;
+}
+
+size_t quant_row_bytes(int type, int64_t n)
+{
+    const struct qrow *r = row_of(type);
+    if (!r || n < 0 || n % r->info.block)
+        return 0;
+    uint64_t blocks = (uint64_t)(n / r->info.block);
+    if (blocks > SIZE_MAX / (uint64_t)r->info.bytes)
+        return 0;
+    return (size_t)blocks * (size_t)r->info.bytes;
+}
+
+void quant_dequant(int type, const void *row, float *out, int64_t n)
+{
+    const struct qrow *r = row_of(type);
+    if (!r)
+        return;
+    const struct quant_kernels *k = &r->k[QUANT_PORTABLE];
+    float scales[SPAN / 16];
+    for (int64_t pos = 0; pos < n; pos += SPAN) {
+        int len = n - pos < SPAN ? (int)(n - pos) : SPAN;
+        float *o = out + pos;
+        k->decode((const unsigned char *)row + pos / k->block * k->bytes, len, o, scales);
+        if (k->group) /* scale times a small integer: exact, in either order */
+            for (int i = 0; i < len; i++)
+                o[i] = scales[i / k->group] * o[i];
+    }
+}
+
+int quant_path_ok(int path)
+{
+    if (path == QUANT_PORTABLE)
+        return 1;
+#if QUANT_HAVE_AVX2
+    if (path == QUANT_AVX2) {
+        int ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#ifndef __clang__
+        /* clang cannot ask; x86-64-v3 has F16C with AVX2, as every such CPU. */
+        ok = ok && __builtin_cpu_supports("f16c");
+#endif
+        return ok;
+    }
+#endif
+    return 0;
+}
+
+int quant_best_path(void)
+{
+    return quant_path_ok(QUANT_AVX2) ? QUANT_AVX2 : QUANT_PORTABLE;
+}
+
+const char *quant_path_name(int path)
+{
+    return path == QUANT_AVX2 ? "avx2" : "portable";
+}
+
+void quant_dot_n_on(int path, int type, const void *row, int64_t n, const float *x,
+                    int64_t x_stride, int nx, float *out)
+{
+    const struct qrow *r = row_of(type);
+    if (!r || path < 0 || path > QUANT_AVX2 || !r->k[path].dot_n) {
+        for (int j = 0; j < nx; j++)
+            out[j] = 0.0f;
+        return;
+    }
+    r->k[path].dot_n(&r->k[path], row, n, x, x_stride, nx, out);
+}
+
+void quant_dot_n(int type, const void *row, int64_t n, const float *x, int64_t x_stride, int nx,
+                 float *out)
+{
+    quant_dot_n_on(quant_best_path(), type, row, n, x, x_stride, nx, out);
+}
+
+float quant_dot(int type, const void *row, const float *x, int64_t n)
+{
+    float out;
+    quant_dot_n_on(quant_best_path(), type, row, n, x, 0, 1, &out);
+    return out;
+}
+
+void quant_quantize(int type, const float *in, void *out, int64_t n)
+{
+    const struct qrow *r = row_of(type);
+    if (r)
+        r->quantize(in, out, n);
+}

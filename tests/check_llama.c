@@ -1,0 +1,700 @@
+/* check_llama.c - the forward pass (model/llama.c) on tiny models built in
+ * memory from a seeded generator, against the specification written plainly
+ * in double here (ref_eval: the exact reference, straight from the
+ * formulas, the whole prompt recomputed at every call, no cache):
+ *
+ *   x_p = embedding row of token p
+ *   per layer:  n = x_p / sqrt(mean(x_p^2) + eps) * attn_norm
+ *               q, k, v = Wq n, Wk n, Wv n
+ *               in each head, pairs (2i, 2i+1) of q and k turned by
+ *                 p * base^(-2i/head_dim) / div_i
+ *               head h, KV head g = h / (n_head / n_head_kv):
+ *                 a_h = sum_{t<=p} softmax_t(q_h . k_{g,t} / sqrt(head_dim)) v_{g,t}
+ *               x_p += Wo a
+ *               n = x_p / sqrt(mean(x_p^2) + eps) * ffn_norm
+ *               x_p += Wdown (silu(Wgate n) * Wup n),  silu(z) = z / (1 + e^-z)
+ *   h = x of the last position;  final norm: h / sqrt(mean(h^2) + eps) * output_norm
+ *
+ * Tolerance against it (TOL): the pass runs in float, each operation
+ * rounding by at most 2^-24 = 6e-8 relative; a value of h goes through two
+ * layers of about 40 such operations in sequence (the sums of 16 to 256
+ * terms of size ~1 grow it little), so 40 x 6e-8 = 2.4e-6 bounds the error
+ * in practice (measured: below 6e-7 in F32, Q8_0 and Q4_K). TOL = 4e-6; a
+ * wrong pairing of the rotary values or a wrong KV head moves h by 1.4 and
+ * 1.8 (test_matches_reference asserts it), a softmax off by 1e-5 by 3e-5.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/llama.h"
+#include "model/quant.h"
+#include "suites.h"
+
+#define TOL        4e-6
+#define MAX_LAYERS 4
+
+/* ---- tiny models ------------------------------------------------------- */
+
+struct shape {
+    int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
+    int wtype; /* the matrices' type (the norms are F32) */
+};
+
+/* Each tensor: the qtensor the pass reads, and the float values the
+ * reference reads (the stored values, dequantized when quantized). */
+struct tiny {
+    struct llama_model m;
+    struct llama_layer layer[MAX_LAYERS];
+    const float *val[MAX_LAYERS][9]; /* attn_norm wq wk wv wo ffn_norm gate down up */
+    const float *emb, *onorm;
+    void *mem[MAX_LAYERS * 9 * 2 + 8];
+    int nmem;
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi). */
+static double rng_uniform(uint64_t *s, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(rng_next(s) >> 11) * 0x1p-53;
+}
+
+static void *tiny_alloc(struct tiny *t, size_t bytes)
+{
+    void *p = calloc(1, bytes);
+    ck_assert_ptr_nonnull(p);
+    t->mem[t->nmem++] = p;
+    return p;
+}
+
+/* A rows x cols tensor of type, values uniform in [lo, hi). */
+static const float *tensor_make(struct tiny *t, struct qtensor *q, int64_t rows, int64_t cols,
+                                int type, double lo, double hi, uint64_t *rng)
+{
+    size_t n = (size_t)(rows * cols);
+    float *v = tiny_alloc(t, n * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)rng_uniform(rng, lo, hi);
+    q->rows = rows;
+    q->cols = cols;
+    q->type = type;
+    q->data = v;
+    if (type != QT_F32) {
+        void *blocks = tiny_alloc(t, quant_row_bytes(type, cols) * (size_t)rows);
+        quant_quantize(type, v, blocks, (int64_t)n);
+        quant_dequant(type, blocks, v, (int64_t)n);
+        q->data = blocks;
+    }
+    return v;
+}
+
+static void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed)
+{
+    memset(t, 0, sizeof *t);
+    ck_assert_int_le(s->n_layer, MAX_LAYERS);
+    struct llama_hparams *hp = &t->m.hp;
+    *hp = (struct llama_hparams){ .n_layer = s->n_layer,
+                                  .n_embd = s->n_embd,
+                                  .n_head = s->n_head,
+                                  .n_head_kv = s->n_head_kv,
+                                  .n_ff = s->n_ff,
+                                  .n_vocab = s->n_vocab,
+                                  .head_dim = s->n_embd / s->n_head,
+                                  .n_ctx_train = 512,
+                                  .rms_eps = 1e-5f,
+                                  .rope_base = 10000.0f };
+    uint64_t rng = seed;
+    int d = s->n_embd, hd = hp->head_dim, q = s->n_head * hd, kv = s->n_head_kv * hd;
+    /* Matrices of variance about 1/cols keep every activation near 1. */
+    double wd = sqrt(3.0 / d), wq = sqrt(3.0 / q), wf = sqrt(3.0 / s->n_ff);
+    t->emb = tensor_make(t, &t->m.tok_embd, s->n_vocab, d, s->wtype, -1, 1, &rng);
+    t->onorm = tensor_make(t, &t->m.output_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
+    for (int l = 0; l < s->n_layer; l++) {
+        struct llama_layer *L = &t->layer[l];
+        const float **v = t->val[l];
+        v[0] = tensor_make(t, &L->attn_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
+        v[1] = tensor_make(t, &L->wq, q, d, s->wtype, -wd, wd, &rng);
+        v[2] = tensor_make(t, &L->wk, kv, d, s->wtype, -wd, wd, &rng);
+        v[3] = tensor_make(t, &L->wv, kv, d, s->wtype, -wd, wd, &rng);
+        v[4] = tensor_make(t, &L->wo, d, q, s->wtype, -wq, wq, &rng);
+        v[5] = tensor_make(t, &L->ffn_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
+        v[6] = tensor_make(t, &L->w_gate, s->n_ff, d, s->wtype, -wd, wd, &rng);
+        v[7] = tensor_make(t, &L->w_down, d, s->n_ff, s->wtype, -wf, wf, &rng);
+        v[8] = tensor_make(t, &L->w_up, s->n_ff, d, s->wtype, -wd, wd, &rng);
+    }
+    t->m.layers = t->layer;
+    t->m.output = t->m.tok_embd;
+    t->m.tied = 1;
+}
+
+static void tiny_free(struct tiny *t)
+{
+    for (int i = 0; i < t->nmem; i++)
+        free(t->mem[i]);
+}
+
+/* The shape of the brief: 2 layers, width 16, 4 heads sharing 2 KV heads,
+ * FFN 24, 11 tokens. */
+static const struct shape SMALL = { 2, 16, 4, 2, 24, 11, QT_F32 };
+
+/* ---- the exact reference ----------------------------------------------- */
+
+/* The rotary divisors, from the file's tensor or from the Llama 3.1 formula
+ * (meta-llama's apply_scaling, in its words: wavelengths shorter than
+ * orig / high keep their frequency, longer than orig / low divide it by the
+ * factor, between them the frequency is interpolated with
+ * smooth = (orig / wavelength - low) / (high - low)). */
+static void ref_divisors(const struct llama_model *m, double *div)
+{
+    const struct llama_hparams *hp = &m->hp;
+    for (int i = 0; i < hp->head_dim / 2; i++) {
+        div[i] = 1.0;
+        if (m->rope_freqs) {
+            div[i] = m->rope_freqs[i];
+        } else if (hp->rope_factor != 0.0f) {
+            double freq = 1.0 / pow(hp->rope_base, (2.0 * i) / hp->head_dim);
+            double wavelen = 2.0 * 3.14159265358979323846 / freq;
+            double lo = hp->rope_orig_ctx / hp->rope_low_freq;
+            double hi = hp->rope_orig_ctx / hp->rope_high_freq;
+            double nf = freq;
+            if (wavelen > lo) {
+                nf = freq / hp->rope_factor;
+            } else if (wavelen >= hi) {
+                double sm = (hp->rope_orig_ctx / wavelen - hp->rope_low_freq) /
+                            (hp->rope_high_freq - hp->rope_low_freq);
+                nf = (1 - sm) * freq / hp->rope_factor + sm * freq;
+            }
+            div[i] = freq / nf;
+        }
+    }
+}
+
+static void ref_matvec(const float *w, int rows, int cols, const double *x, double *out)
+{
+    for (int r = 0; r < rows; r++) {
+        double s = 0;
+        for (int c = 0; c < cols; c++)
+            s += (double)w[(size_t)r * cols + c] * x[c];
+        out[r] = s;
+    }
+}
+
+static void ref_norm(const double *x, const float *g, int d, double eps, double *out)
+{
+    double ss = 0;
+    for (int i = 0; i < d; i++)
+        ss += x[i] * x[i];
+    for (int i = 0; i < d; i++)
+        out[i] = x[i] / sqrt(ss / d + eps) * g[i];
+}
+
+/* What the reference computes: the specification, or one of two mistakes
+ * that the tolerance must catch. */
+enum ref_variant {
+    REF_SPEC,
+    REF_HALVES,    /* rotary pairs (i, i + hd/2), Hugging Face's layout */
+    REF_KV_MODULO, /* head h reads KV head h % n_head_kv */
+};
+
+static void ref_rope(double *v, int heads, int hd, int pos, double base, const double *div,
+                     enum ref_variant var)
+{
+    for (int h = 0; h < heads; h++)
+        for (int i = 0; i < hd / 2; i++) {
+            double a = pos * pow(base, -2.0 * i / hd) / div[i];
+            double *p0 = v + h * hd + 2 * i, *p1 = p0 + 1;
+            if (var == REF_HALVES)
+                p0 = v + h * hd + i, p1 = p0 + hd / 2;
+            double x0 = *p0, x1 = *p1;
+            *p0 = x0 * cos(a) - x1 * sin(a);
+            *p1 = x0 * sin(a) + x1 * cos(a);
+        }
+}
+
+/* Attention of position p, every head (k and v: [position][kv]). */
+static void ref_attend(const struct llama_hparams *hp, const double *q, const double *k,
+                       const double *v, int p, enum ref_variant var, double *out)
+{
+    int hd = hp->head_dim, kv = hp->n_head_kv * hd;
+    double *w = malloc(sizeof(double) * (size_t)(p + 1));
+    for (int h = 0; h < hp->n_head; h++) {
+        int g = var == REF_KV_MODULO ? h % hp->n_head_kv : h / (hp->n_head / hp->n_head_kv);
+        double mx = -INFINITY, sum = 0;
+        for (int t = 0; t <= p; t++) {
+            double s = 0;
+            for (int i = 0; i < hd; i++)
+                s += q[h * hd + i] * k[(size_t)t * kv + g * hd + i];
+            w[t] = s / sqrt((double)hd);
+            mx = fmax(mx, w[t]);
+        }
+        for (int t = 0; t <= p; t++)
+            sum += (w[t] = exp(w[t] - mx));
+        for (int i = 0; i < hd; i++) {
+            double a = 0;
+            for (int t = 0; t <= p; t++)
+                a += w[t] / sum * v[(size_t)t * kv + g * hd + i];
+            out[h * hd + i] = a;
+        }
+    }
+    free(w);
+}
+
+/* The feed-forward of one position: x += Wdown (silu(Wgate n) * Wup n). */
+static void ref_ffn(const struct tiny *t, int l, double *x)
+{
+    const struct llama_hparams *hp = &t->m.hp;
+    int d = hp->n_embd, ff = hp->n_ff;
+    double n[LLAMA_MAX_EMBD], g[256], u[256], o[LLAMA_MAX_EMBD];
+    ck_assert_int_le(ff, 256);
+    ref_norm(x, t->val[l][5], d, hp->rms_eps, n);
+    ref_matvec(t->val[l][6], ff, d, n, g);
+    ref_matvec(t->val[l][8], ff, d, n, u);
+    for (int i = 0; i < ff; i++)
+        g[i] = g[i] / (1 + exp(-g[i])) * u[i];
+    ref_matvec(t->val[l][7], d, ff, g, o);
+    for (int i = 0; i < d; i++)
+        x[i] += o[i];
+}
+
+/* h = the residual after the last layer at position n - 1. */
+static void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var, double *h)
+{
+    const struct llama_hparams *hp = &t->m.hp;
+    int d = hp->n_embd, hd = hp->head_dim, qd = hp->n_head * hd, kv = hp->n_head_kv * hd;
+    double *x = calloc((size_t)n * (size_t)(d + qd + 2 * kv), sizeof *x);
+    double *q = x + (size_t)n * d, *k = q + (size_t)n * qd, *v = k + (size_t)n * kv;
+    double div[LLAMA_MAX_EMBD / 2], nb[LLAMA_MAX_EMBD], a[LLAMA_MAX_EMBD], o[LLAMA_MAX_EMBD];
+    ref_divisors(&t->m, div);
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < d; i++)
+            x[(size_t)p * d + i] = t->emb[(size_t)tok[p] * d + i];
+    for (int l = 0; l < hp->n_layer; l++) {
+        for (int p = 0; p < n; p++) {
+            ref_norm(x + (size_t)p * d, t->val[l][0], d, hp->rms_eps, nb);
+            ref_matvec(t->val[l][1], qd, d, nb, q + (size_t)p * qd);
+            ref_matvec(t->val[l][2], kv, d, nb, k + (size_t)p * kv);
+            ref_matvec(t->val[l][3], kv, d, nb, v + (size_t)p * kv);
+            ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, hp->rope_base, div, var);
+            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, hp->rope_base, div, var);
+        }
+        for (int p = 0; p < n; p++) {
+            ref_attend(hp, q + (size_t)p * qd, k, v, p, var, a);
+            ref_matvec(t->val[l][4], d, qd, a, o);
+            for (int i = 0; i < d; i++)
+                x[(size_t)p * d + i] += o[i];
+            ref_ffn(t, l, x + (size_t)p * d);
+        }
+    }
+    memcpy(h, x + (size_t)(n - 1) * d, sizeof *h * (size_t)d);
+    free(x);
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static struct llama_ctx *ctx_make(const struct tiny *t, int n_ctx, int threads)
+{
+    struct err e;
+    struct llama_ctx *c = llama_ctx_new(&t->m, n_ctx, threads, &e);
+    ck_assert_msg(c != NULL, "%s", e.msg);
+    return c;
+}
+
+static void eval_ok(struct llama_ctx *c, const int *tok, int n, float *h)
+{
+    struct err e;
+    ck_assert_msg(llama_eval(c, tok, n, h, &e) == 0, "%s", e.msg);
+}
+
+/* max |h - ref| / (1 + |ref|) over the width. */
+static double rel_err(const float *h, const double *ref, int d)
+{
+    double worst = 0;
+    for (int i = 0; i < d; i++)
+        worst = fmax(worst, fabs((double)h[i] - ref[i]) / (1 + fabs(ref[i])));
+    return worst;
+}
+
+static double max_diff(const float *a, const float *b, int d)
+{
+    double worst = 0;
+    for (int i = 0; i < d; i++)
+        worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
+    return worst;
+}
+
+/* Runs tok[0..n) as one batch, then one more token, on t; each h against
+ * ref_eval within TOL. */
+static void check_against_reference(const struct tiny *t, const int *tok, int n)
+{
+    int d = t->m.hp.n_embd;
+    float h[LLAMA_MAX_EMBD], fn[LLAMA_MAX_EMBD];
+    double ref[LLAMA_MAX_EMBD], rfn[LLAMA_MAX_EMBD];
+    struct llama_ctx *c = ctx_make(t, 64, 2);
+    eval_ok(c, tok, n - 1, h);
+    ref_eval(t, tok, n - 1, REF_SPEC, ref);
+    ck_assert_msg(rel_err(h, ref, d) < TOL, "batch of %d: error %g", n - 1, rel_err(h, ref, d));
+    eval_ok(c, tok + n - 1, 1, h);
+    ref_eval(t, tok, n, REF_SPEC, ref);
+    ck_assert_msg(rel_err(h, ref, d) < TOL, "decode: error %g", rel_err(h, ref, d));
+    llama_final_norm(&t->m, h, fn);
+    ref_norm(ref, t->onorm, d, t->m.hp.rms_eps, rfn);
+    ck_assert_msg(rel_err(fn, rfn, d) < TOL, "final norm: error %g", rel_err(fn, rfn, d));
+    llama_ctx_free(c);
+}
+
+static const int PROMPT[] = { 3, 1, 4, 1, 5, 9, 2, 6, 5, 3 };
+#define PROMPT_N ((int)(sizeof PROMPT / sizeof PROMPT[0]))
+
+/* ---- the tests --------------------------------------------------------- */
+
+/* F32 against the reference, a batch of 9 and one decode step; the two
+ * mistakes the reference can make instead are each far outside TOL. */
+START_TEST(test_matches_reference)
+{
+    struct tiny t;
+    tiny_build(&t, &SMALL, 11);
+    check_against_reference(&t, PROMPT, PROMPT_N);
+    float h[LLAMA_MAX_EMBD];
+    double ref[LLAMA_MAX_EMBD];
+    struct llama_ctx *c = ctx_make(&t, 64, 1);
+    eval_ok(c, PROMPT, PROMPT_N, h);
+    ref_eval(&t, PROMPT, PROMPT_N, REF_HALVES, ref);
+    ck_assert_msg(rel_err(h, ref, 16) > 1000 * TOL, "halves: %g", rel_err(h, ref, 16));
+    ref_eval(&t, PROMPT, PROMPT_N, REF_KV_MODULO, ref);
+    ck_assert_msg(rel_err(h, ref, 16) > 1000 * TOL, "kv modulo: %g", rel_err(h, ref, 16));
+    llama_ctx_free(c);
+    tiny_free(&t);
+}
+END_TEST
+
+/* Grouped-query attention at both ends: 4 KV heads for 4 heads, and 1. */
+START_TEST(test_gqa_extremes)
+{
+    static const int KV[] = { 4, 1 };
+    for (int i = 0; i < 2; i++) {
+        struct shape s = SMALL;
+        s.n_head_kv = KV[i];
+        struct tiny t;
+        tiny_build(&t, &s, 21 + (uint64_t)i);
+        check_against_reference(&t, PROMPT, PROMPT_N);
+        tiny_free(&t);
+    }
+}
+END_TEST
+
+/* Rope scaling, both ways a file can give it. head_dim 4, base 10000: the
+ * pairs turn by 1 and 10000^-0.5 = 0.01 radians per position.
+ *   (a) rope_freqs = {1, 4}: the slow pair turns 0.0025 per position.
+ *   (b) the formula with factor 8, low 1, high 4, orig 1024: wavelengths
+ *       2 pi = 6.28 (< 1024/4 = 256: divisor 1) and 2 pi / 0.01 = 628.32
+ *       (between 256 and 1024): smooth = (1024 / 628.32 - 1) / 3 = 0.209916,
+ *       divisor = 1 / ((1 - 0.209916) / 8 + 0.209916) = 1 / 0.308676 = 3.239642.
+ * Each against the reference, and each far from the unscaled model. */
+START_TEST(test_rope_scaling)
+{
+    static const float FREQS[] = { 1.0f, 4.0f };
+    struct tiny t;
+    tiny_build(&t, &SMALL, 31);
+    float plain[LLAMA_MAX_EMBD], h[LLAMA_MAX_EMBD];
+    struct llama_ctx *c = ctx_make(&t, 64, 2);
+    eval_ok(c, PROMPT, PROMPT_N, plain);
+    llama_ctx_free(c);
+    t.m.rope_freqs = FREQS;
+    check_against_reference(&t, PROMPT, PROMPT_N);
+    c = ctx_make(&t, 64, 2);
+    eval_ok(c, PROMPT, PROMPT_N, h);
+    ck_assert_msg(max_diff(h, plain, 16) > 1e-3, "rope_freqs changed nothing");
+    llama_ctx_free(c);
+
+    t.m.rope_freqs = NULL;
+    t.m.hp.rope_factor = 8, t.m.hp.rope_low_freq = 1;
+    t.m.hp.rope_high_freq = 4, t.m.hp.rope_orig_ctx = 1024;
+    double div[2];
+    llama_rope_divisors(&t.m.hp, div);
+    ck_assert_double_eq(div[0], 1.0);
+    ck_assert_double_eq_tol(div[1], 3.239642, 1e-6);
+    check_against_reference(&t, PROMPT, PROMPT_N);
+    c = ctx_make(&t, 64, 2);
+    eval_ok(c, PROMPT, PROMPT_N, h);
+    ck_assert_msg(max_diff(h, plain, 16) > 1e-3, "the formula changed nothing");
+    llama_ctx_free(c);
+    tiny_free(&t);
+}
+END_TEST
+
+/* Llama 3.2's scaling (factor 32, low 1, high 4, orig 8192, base 500000,
+ * head_dim 64). Pair i has wavelength w_i = 2 pi 500000^(i/32); the bounds
+ * are 8192/4 = 2048 and 8192/1 = 8192:
+ *   i = 14: w = 1956.50 < 2048                       -> 1
+ *   i = 15: w = 2948.30, s = (8192/w - 1)/3 = (2.778548 - 1)/3 = 0.592849,
+ *           1 / ((1 - s)/32 + s) = 1 / (0.0127235 + 0.592849) -> 1.651329
+ *   i = 16: w = 4442.88, s = (1.843848 - 1)/3 = 0.281283,
+ *           1 / (0.0224599 + 0.281283) = 1 / 0.303743      -> 3.292262
+ *   i = 17: w = 6695.11, s = (1.223580 - 1)/3 = 0.074527,
+ *           1 / (0.0289210 + 0.074527) = 1 / 0.103448      -> 9.666729
+ *   i = 18: w = 10089.06 > 8192                      -> 32
+ * The file's rope_freqs.weight holds these as llama.cpp's converter computes
+ * them in float32 (1.6513293, 3.2922628, 9.6667271): within 2.1e-7 of the
+ * exact values, inside the 1e-6 asserted here. */
+START_TEST(test_rope_divisors_llama32)
+{
+    struct llama_hparams hp = { .head_dim = 64,
+                                .rope_base = 500000.0f,
+                                .rope_factor = 32.0f,
+                                .rope_low_freq = 1.0f,
+                                .rope_high_freq = 4.0f,
+                                .rope_orig_ctx = 8192 };
+    double div[32];
+    llama_rope_divisors(&hp, div);
+    for (int i = 0; i <= 14; i++)
+        ck_assert_double_eq(div[i], 1.0);
+    static const double MID[] = { 1.651329, 3.292262, 9.666729 };
+    static const float FILE_F32[] = { 1.6513293f, 3.2922628f, 9.6667271f };
+    for (int i = 0; i < 3; i++) {
+        ck_assert_double_eq_tol(div[15 + i], MID[i], 1e-6 * MID[i]);
+        ck_assert_double_eq_tol(div[15 + i], FILE_F32[i], 1e-6 * MID[i]);
+    }
+    for (int i = 18; i < 32; i++)
+        ck_assert_double_eq(div[i], 32.0);
+    hp.rope_factor = 0; /* no scaling: all 1 */
+    llama_rope_divisors(&hp, div);
+    for (int i = 0; i < 32; i++)
+        ck_assert_double_eq(div[i], 1.0);
+}
+END_TEST
+
+struct progress {
+    int calls, done, total;
+};
+
+static void on_progress(void *arg, int done, int total)
+{
+    struct progress *p = arg;
+    p->calls++, p->done = done, p->total = total;
+}
+
+/* A prompt as one batch, in pieces and one token at a time: the same bits
+ * (each value is computed by the same operations in the same order,
+ * whatever the batch), here across two pass boundaries (LLAMA_BATCH). The
+ * batch reports its progress after each of 2 layers of 3 passes. */
+START_TEST(test_batch_equals_steps)
+{
+    enum { N = 2 * LLAMA_BATCH + 44 };
+    struct tiny t;
+    tiny_build(&t, &SMALL, 41);
+    int tok[N];
+    uint64_t rng = 5;
+    for (int i = 0; i < N; i++)
+        tok[i] = (int)(rng_next(&rng) % 11);
+    float one[LLAMA_MAX_EMBD], parts[LLAMA_MAX_EMBD], steps[LLAMA_MAX_EMBD];
+    struct llama_ctx *a = ctx_make(&t, N, 2), *b = ctx_make(&t, N, 2), *s = ctx_make(&t, N, 2);
+    struct progress pr = { 0, 0, 0 };
+    llama_ctx_set_progress(a, on_progress, &pr);
+    eval_ok(a, tok, N, one);
+    ck_assert(pr.calls == 6 && pr.done == 6 && pr.total == 6);
+    eval_ok(b, tok, 100, parts);
+    eval_ok(b, tok + 100, 150, parts);
+    eval_ok(b, tok + 250, N - 250, parts);
+    for (int i = 0; i < N; i++) {
+        eval_ok(s, tok + i, 1, steps);
+        if (i == PROMPT_N - 1) { /* the short prompt too, against a batch of it */
+            float h[LLAMA_MAX_EMBD];
+            struct llama_ctx *c = ctx_make(&t, 16, 2);
+            eval_ok(c, tok, PROMPT_N, h);
+            ck_assert_mem_eq(h, steps, 16 * sizeof(float));
+            llama_ctx_free(c);
+        }
+    }
+    ck_assert_int_eq(llama_ctx_len(a), N);
+    ck_assert_int_eq(llama_ctx_len(b), N);
+    ck_assert_mem_eq(one, parts, 16 * sizeof(float));
+    ck_assert_mem_eq(one, steps, 16 * sizeof(float));
+    double ref[LLAMA_MAX_EMBD];
+    ref_eval(&t, tok, N, REF_SPEC, ref);
+    ck_assert_msg(rel_err(one, ref, 16) < TOL, "at %d: error %g", N, rel_err(one, ref, 16));
+    llama_ctx_free(a);
+    llama_ctx_free(b);
+    llama_ctx_free(s);
+    tiny_free(&t);
+}
+END_TEST
+
+/* Stepping back: rewind to 5, another continuation (a different h), rewind
+ * to 5 again, the first continuation: the first h bit for bit. */
+START_TEST(test_rewind)
+{
+    static const int OTHER[] = { 7, 7, 0, 10 };
+    struct tiny t;
+    tiny_build(&t, &SMALL, 51);
+    float first[LLAMA_MAX_EMBD], other[LLAMA_MAX_EMBD], again[LLAMA_MAX_EMBD];
+    struct llama_ctx *c = ctx_make(&t, 32, 2);
+    eval_ok(c, PROMPT, 9, first);
+    ck_assert_int_eq(llama_ctx_len(c), 9);
+    llama_ctx_rewind(c, 5);
+    ck_assert_int_eq(llama_ctx_len(c), 5);
+    eval_ok(c, OTHER, 4, other);
+    ck_assert_msg(max_diff(first, other, 16) > 1e-3, "another continuation, the same h");
+    llama_ctx_rewind(c, 12); /* past the end: nothing to forget */
+    ck_assert_int_eq(llama_ctx_len(c), 9);
+    llama_ctx_rewind(c, 5);
+    eval_ok(c, PROMPT + 5, 4, again);
+    ck_assert_mem_eq(first, again, 16 * sizeof(float));
+    llama_ctx_rewind(c, 0);
+    eval_ok(c, PROMPT, 9, again);
+    ck_assert_mem_eq(first, again, 16 * sizeof(float));
+    llama_ctx_free(c);
+    tiny_free(&t);
+}
+END_TEST
+
+/* 1, 2 and 3 threads: the same bits, on the small shape and on a wider one
+ * (width 64, 8 heads, FFN 96) where every matrix splits into many tasks. */
+START_TEST(test_threads_agree)
+{
+    static const struct shape WIDE = { 2, 64, 8, 2, 96, 50, QT_F32 };
+    const struct shape *shapes[] = { &SMALL, &WIDE };
+    int tok[40];
+    for (int i = 0; i < 40; i++)
+        tok[i] = (i * 7 + 3) % 11;
+    for (int k = 0; k < 2; k++) {
+        struct tiny t;
+        tiny_build(&t, shapes[k], 61 + (uint64_t)k);
+        int d = shapes[k]->n_embd;
+        float h[3][LLAMA_MAX_EMBD], step[3][LLAMA_MAX_EMBD];
+        for (int th = 0; th < 3; th++) {
+            struct llama_ctx *c = ctx_make(&t, 64, th + 1);
+            eval_ok(c, tok, 39, h[th]);
+            eval_ok(c, tok + 39, 1, step[th]);
+            llama_ctx_free(c);
+        }
+        for (int th = 1; th < 3; th++) {
+            ck_assert_mem_eq(h[0], h[th], (size_t)d * sizeof(float));
+            ck_assert_mem_eq(step[0], step[th], (size_t)d * sizeof(float));
+        }
+        double ref[LLAMA_MAX_EMBD];
+        ref_eval(&t, tok, 40, REF_SPEC, ref);
+        ck_assert_msg(rel_err(step[0], ref, d) < TOL, "error %g", rel_err(step[0], ref, d));
+        tiny_free(&t);
+    }
+}
+END_TEST
+
+static void assert_refused(struct llama_ctx *c, const int *tok, int n, const char *msg)
+{
+    struct err e;
+    float h[LLAMA_MAX_EMBD];
+    ck_assert_int_eq(llama_eval(c, tok, n, h, &e), -1);
+    ck_assert_int_eq(e.code, ERR_USAGE);
+    ck_assert_str_eq(e.msg, msg);
+}
+
+/* An id outside the vocabulary and a cache overflow are refused before any
+ * work, and leave the context as it was. */
+START_TEST(test_eval_refusals)
+{
+    static const int BAD[] = { 3, 1, 11 }, NEG[] = { -1 };
+    struct tiny t;
+    tiny_build(&t, &SMALL, 71);
+    struct llama_ctx *c = ctx_make(&t, 8, 2), *fresh = ctx_make(&t, 8, 1);
+    float h[LLAMA_MAX_EMBD], want[LLAMA_MAX_EMBD];
+    assert_refused(c, BAD, 3, "llama: token id 11 (at 2) is outside the vocabulary (0 to 10)");
+    assert_refused(c, NEG, 1, "llama: token id -1 (at 0) is outside the vocabulary (0 to 10)");
+    assert_refused(c, PROMPT, 0, "llama: nothing to evaluate (0 tokens)");
+    ck_assert_int_eq(llama_ctx_len(c), 0);
+    eval_ok(c, PROMPT, 5, h);
+    assert_refused(c, PROMPT + 5, 4,
+                   "llama: 4 more tokens do not fit: the context holds 8 positions and 5 are "
+                   "used");
+    ck_assert_int_eq(llama_ctx_len(c), 5);
+    eval_ok(c, PROMPT + 5, 3, h);
+    eval_ok(fresh, PROMPT, 8, want);
+    ck_assert_mem_eq(h, want, 16 * sizeof(float));
+    assert_refused(c, PROMPT, 1,
+                   "llama: 1 more tokens do not fit: the context holds 8 positions and 8 are "
+                   "used");
+    llama_ctx_free(c);
+    llama_ctx_free(fresh);
+    tiny_free(&t);
+}
+END_TEST
+
+static void assert_ctx_refused(const struct llama_model *m, int n_ctx, const char *msg)
+{
+    struct err e;
+    ck_assert_ptr_null(llama_ctx_new(m, n_ctx, 1, &e));
+    ck_assert_int_eq(e.code, ERR_USAGE);
+    ck_assert_str_eq(e.msg, msg);
+}
+
+/* Models whose numbers do not fit together are refused by name. */
+START_TEST(test_model_refusals)
+{
+    struct tiny t;
+    tiny_build(&t, &SMALL, 81);
+    assert_ctx_refused(&t.m, 0, "llama: a context of 0 positions (want 1 to 1048576)");
+    t.m.hp.n_head_kv = 3;
+    assert_ctx_refused(&t.m, 8, "llama: 4 heads cannot share 3 KV heads");
+    t.m.hp.n_head_kv = 2;
+    t.layer[1].wq.rows = 15;
+    assert_ctx_refused(&t.m, 8,
+                       "llama: tensor blk.1.attn_q has 15 rows of 16 values, want 16 rows of 16");
+    t.layer[1].wq.rows = 16;
+    t.layer[0].ffn_norm.type = QT_F16;
+    assert_ctx_refused(&t.m, 8, "llama: tensor blk.0.ffn_norm is of type F16 (want F32)");
+    t.layer[0].ffn_norm.type = QT_F32;
+    t.m.tok_embd.data = NULL;
+    assert_ctx_refused(&t.m, 8, "llama: tensor token_embd is missing");
+    tiny_free(&t);
+}
+END_TEST
+
+/* Quantized matrices against the reference over their dequantized values:
+ * the pass dequantizes inside the products (quant_dot), in float, so the
+ * same tolerance holds (the sums are longer: up to 256 terms, still far
+ * inside TOL). Q8_0 needs widths of 32, Q4_K of 256. */
+START_TEST(test_quantized_weights)
+{
+    static const struct shape Q8 = { 2, 32, 4, 2, 64, 11, QT_Q8_0 };
+    static const struct shape Q4K = { 1, 256, 4, 1, 256, 11, QT_Q4_K };
+    struct tiny t;
+    tiny_build(&t, &Q8, 91);
+    check_against_reference(&t, PROMPT, PROMPT_N);
+    tiny_free(&t);
+    tiny_build(&t, &Q4K, 92);
+    check_against_reference(&t, PROMPT, PROMPT_N);
+    tiny_free(&t);
+}
+END_TEST
+
+Suite *suite_llama(void)
+{
+    Suite *s = suite_create("llama");
+    TCase *ref = tcase_create("reference");
+    tcase_set_timeout(ref, 60);
+    tcase_add_test(ref, test_matches_reference);
+    tcase_add_test(ref, test_gqa_extremes);
+    tcase_add_test(ref, test_rope_scaling);
+    tcase_add_test(ref, test_rope_divisors_llama32);
+    suite_add_tcase(s, ref);
+    TCase *ctx = tcase_create("context");
+    tcase_set_timeout(ctx, 60);
+    tcase_add_test(ctx, test_batch_equals_steps);
+    tcase_add_test(ctx, test_rewind);
+    tcase_add_test(ctx, test_threads_agree);
+    tcase_add_test(ctx, test_eval_refusals);
+    tcase_add_test(ctx, test_model_refusals);
+    suite_add_tcase(s, ctx);
+    TCase *quant = tcase_create("quantized");
+    tcase_set_timeout(quant, 60);
+    tcase_add_test(quant, test_quantized_weights);
+    suite_add_tcase(s, quant);
+    return s;
+}

@@ -1,0 +1,771 @@
+/* check_quant.c - the weight types (model/quant.h): hand-built blocks whose
+ * values are worked out in the comments from ggml's layouts (doc/quant.md),
+ * a second decoder written here from that description (ggml's
+ * dequantize_row_* formulas, value by value), the half-precision
+ * conversions on their edge values and against a nearest-value search, the
+ * quantizers' rounding against the scales they store, the dot products
+ * against a double sum with quant.h's bound and against the specification
+ * of quant.c's header written out again here, and the builds and the
+ * multi-vector form bit for bit. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/quant.h"
+#include "suites.h"
+
+static const int ALL[] = { QT_F32, QT_F16, QT_BF16, QT_Q8_0, QT_Q4_0, QT_Q4_K, QT_Q5_K, QT_Q6_K };
+#define NALL ((int)(sizeof ALL / sizeof ALL[0]))
+
+/* xorshift64: a fixed sequence, so every failure reproduces. */
+static uint64_t next_u64(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+/* Uniform in [-1, 1). */
+static float next_float(uint64_t *s)
+{
+    return (float)((double)(next_u64(s) >> 11) / 4503599627370496.0 - 1.0);
+}
+
+static float f16_at(const unsigned char *p)
+{
+    return quant_f16_to_f32((uint16_t)(p[0] | (p[1] << 8)));
+}
+
+static void put16(unsigned char *p, uint16_t h)
+{
+    p[0] = (unsigned char)h, p[1] = (unsigned char)(h >> 8);
+}
+
+static int bits_equal(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* ---- a second decoder, value by value, from doc/quant.md ---- */
+
+/* A K type's scale and min number j (six bits each) from its 12 bytes. */
+static void k_pair(const unsigned char *s, int j, int *sc, int *m)
+{
+    if (j < 4) {
+        *sc = s[j] & 63, *m = s[j + 4] & 63;
+    } else {
+        *sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+        *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+/* Value i of a block: for the scaled types the integer (*q) and its scale
+ * (*scale), their product the weight; for the others the weight itself. */
+static float ref_value(int type, const unsigned char *b, int i, float *q, float *scale)
+{
+    *q = NAN, *scale = NAN;
+    switch (type) {
+    case QT_F32: {
+        float f;
+        memcpy(&f, b + 4 * i, sizeof f);
+        return f;
+    }
+    case QT_F16:
+        return f16_at(b + 2 * i);
+    case QT_BF16:
+        return quant_bf16_to_f32((uint16_t)(b[2 * i] | (b[2 * i + 1] << 8)));
+    case QT_Q8_0:
+        *q = (float)(int8_t)b[2 + i], *scale = f16_at(b);
+        return *scale * *q;
+    case QT_Q4_0:
+        *q = (float)(((b[2 + i % 16] >> (i < 16 ? 0 : 4)) & 15) - 8), *scale = f16_at(b);
+        return *q * *scale;
+    case QT_Q4_K:
+    case QT_Q5_K: {
+        int j = i / 32, c = i / 64, l = i % 32, sc, m;
+        const unsigned char *qs = b + (type == QT_Q4_K ? 16 : 48);
+        int v = (qs[32 * c + l] >> (4 * (j & 1))) & 15;
+        if (type == QT_Q5_K)
+            v += 16 * ((b[16 + l] >> j) & 1);
+        k_pair(b + 4, j, &sc, &m);
+        float d1 = f16_at(b) * (float)sc, m1 = f16_at(b + 2) * (float)m;
+        return d1 * (float)v - m1;
+    }
+    case QT_Q6_K: {
+        int h = i / 128, k = (i % 128) / 32, l = i % 32;
+        int low = (b[64 * h + l + 32 * (k & 1)] >> (4 * (k >> 1))) & 15;
+        int high = (b[128 + 32 * h + l] >> (2 * k)) & 3;
+        *q = (float)((low | (high << 4)) - 32);
+        *scale = f16_at(b + 208) * (float)(int8_t)b[192 + i / 16];
+        return *scale * *q;
+    }
+    }
+    return NAN;
+}
+
+static float ref_at(int type, const void *row, int64_t i, float *q, float *scale)
+{
+    const struct qtype_info *t = quant_info(type);
+    const unsigned char *b = (const unsigned char *)row + i / t->block * t->bytes;
+    return ref_value(type, b, (int)(i % t->block), q, scale);
+}
+
+/* A random f16 scale of either sign, 2^-12 to 2^4 in magnitude. */
+static uint16_t random_scale(uint64_t *s)
+{
+    float f = ldexpf(1.0f + 0.5f * next_float(s), (int)(next_u64(s) % 17) - 12);
+    return quant_f32_to_f16(next_u64(s) & 1 ? -f : f);
+}
+
+/* n values of type as random bytes, but the f16 fields (scales, or the
+ * values of F16 / BF16 / F32 rows) sane: no infinities, no NaNs. */
+static unsigned char *random_row(int type, int64_t n, uint64_t *s)
+{
+    size_t rb = quant_row_bytes(type, n);
+    unsigned char *r = malloc(rb);
+    ck_assert_ptr_nonnull(r);
+    for (size_t i = 0; i < rb; i++)
+        r[i] = (unsigned char)next_u64(s);
+    const struct qtype_info *t = quant_info(type);
+    for (int64_t b = 0; b < n / t->block; b++) {
+        unsigned char *p = r + b * t->bytes;
+        if (type == QT_F32) {
+            float f = 4 * next_float(s);
+            memcpy(p, &f, sizeof f);
+        } else if (type == QT_F16) {
+            put16(p, quant_f32_to_f16(4 * next_float(s)));
+        } else if (type == QT_BF16) {
+            put16(p, quant_f32_to_bf16(4 * next_float(s)));
+        } else if (type == QT_Q6_K) {
+            put16(p + 208, random_scale(s));
+        } else {
+            put16(p, random_scale(s));
+            if (type == QT_Q4_K || type == QT_Q5_K) /* dmin is positive in ggml's files */
+                put16(p + 2, random_scale(s) & 0x7fff);
+        }
+    }
+    return r;
+}
+
+/* ---- half precision ---- */
+
+START_TEST(test_f16_to_f32_edges)
+{
+    ck_assert(quant_f16_to_f32(0x3c00) == 1.0f);
+    ck_assert(quant_f16_to_f32(0xc000) == -2.0f);
+    ck_assert(quant_f16_to_f32(0x7bff) == 65504.0f);              /* the largest finite half */
+    ck_assert(quant_f16_to_f32(0x0400) == ldexpf(1, -14));        /* the smallest normal */
+    ck_assert(quant_f16_to_f32(0x0001) == ldexpf(1, -24));        /* the smallest subnormal */
+    ck_assert(quant_f16_to_f32(0x03ff) == 1023 * ldexpf(1, -24)); /* the largest subnormal */
+    ck_assert(quant_f16_to_f32(0x3555) == 0x1.554p-2f);           /* 1/3 in half: 0.333251953125 */
+    float z = quant_f16_to_f32(0x8000);
+    ck_assert(z == 0.0f && signbit(z));
+    ck_assert(isinf(quant_f16_to_f32(0x7c00)) && quant_f16_to_f32(0x7c00) > 0);
+    ck_assert(isinf(quant_f16_to_f32(0xfc00)) && quant_f16_to_f32(0xfc00) < 0);
+    ck_assert(isnan(quant_f16_to_f32(0x7e00)));
+    ck_assert(isnan(quant_f16_to_f32(0x7c01))); /* a signaling NaN stays a NaN */
+}
+END_TEST
+
+START_TEST(test_f32_to_f16_rounding)
+{
+    ck_assert_uint_eq(quant_f32_to_f16(1.0f), 0x3c00);
+    ck_assert_uint_eq(quant_f32_to_f16(65504.0f), 0x7bff);
+    ck_assert_uint_eq(quant_f32_to_f16(65519.99f), 0x7bff); /* below 65520, halfway to 65536 */
+    ck_assert_uint_eq(quant_f32_to_f16(65520.0f), 0x7c00);  /* the tie goes to the even: inf */
+    ck_assert_uint_eq(quant_f32_to_f16(1e6f), 0x7c00);
+    ck_assert_uint_eq(quant_f32_to_f16(-1e6f), 0xfc00);
+    ck_assert_uint_eq(quant_f32_to_f16(INFINITY), 0x7c00);
+    ck_assert_uint_eq(quant_f32_to_f16(-0.0f), 0x8000);
+    /* 1 + 2^-11 is halfway between 0x3c00 and 0x3c01: to the even 0x3c00;
+     * 1 + 3 * 2^-11 halfway between 0x3c01 and 0x3c02: to 0x3c02; a hair
+     * above the first half rounds up. */
+    ck_assert_uint_eq(quant_f32_to_f16(1.0f + ldexpf(1, -11)), 0x3c00);
+    ck_assert_uint_eq(quant_f32_to_f16(1.0f + 3 * ldexpf(1, -11)), 0x3c02);
+    ck_assert_uint_eq(quant_f32_to_f16(1.0f + ldexpf(1, -11) + ldexpf(1, -23)), 0x3c01);
+    /* Subnormals, in units of 2^-24: 2^-25 is half a unit (tie to 0), just
+     * above it 1 unit, 1.5 units a tie to 2, 2.5 units a tie to 2. */
+    ck_assert_uint_eq(quant_f32_to_f16(ldexpf(1, -24)), 0x0001);
+    ck_assert_uint_eq(quant_f32_to_f16(ldexpf(1, -25)), 0x0000);
+    ck_assert_uint_eq(quant_f32_to_f16(nextafterf(ldexpf(1, -25), 1)), 0x0001);
+    ck_assert_uint_eq(quant_f32_to_f16(3 * ldexpf(1, -25)), 0x0002);
+    ck_assert_uint_eq(quant_f32_to_f16(5 * ldexpf(1, -25)), 0x0002);
+    ck_assert_uint_eq(quant_f32_to_f16(-ldexpf(1, -24)), 0x8001);
+    ck_assert_uint_eq(quant_f32_to_f16(ldexpf(1, -14)), 0x0400);
+    /* The largest subnormal plus half a unit: a tie, to the even 0x0400. */
+    ck_assert_uint_eq(quant_f32_to_f16(1023.5f * ldexpf(1, -24)), 0x0400);
+    ck_assert_uint_eq(quant_f32_to_f16(FLT_MIN), 0x0000);
+    uint16_t nan = quant_f32_to_f16(NAN);
+    ck_assert((nan & 0x7c00) == 0x7c00 && (nan & 0x3ff) != 0);
+    uint32_t snan_bits = 0x7f800001u; /* a NaN whose payload is all below half's */
+    float snan;
+    memcpy(&snan, &snan_bits, sizeof snan);
+    ck_assert_uint_eq(quant_f32_to_f16(snan), 0x7e00);
+}
+END_TEST
+
+/* Every half survives the round trip through float. */
+START_TEST(test_f16_round_trip_all)
+{
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = quant_f16_to_f32((uint16_t)h);
+        if (isnan(f))
+            ck_assert(isnan(quant_f16_to_f32(quant_f32_to_f16(f))));
+        else
+            ck_assert_msg(quant_f32_to_f16(f) == h, "half %04x", h);
+    }
+}
+END_TEST
+
+/* The half chosen for a float is the nearest of its neighbors (the even one
+ * on a tie): checked by trying the halves around it, in double. */
+START_TEST(test_f32_to_f16_nearest)
+{
+    uint64_t s = 11;
+    for (int k = 0; k < 200000; k++) {
+        uint32_t bits = (uint32_t)next_u64(&s);
+        bits = (bits & 0x807fffffu) | ((0x66u + bits % 0x2au) << 23); /* 2^-25 to 2^16 */
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        uint16_t h = quant_f32_to_f16(f);
+        if ((h & 0x7fff) == 0x7c00) {
+            ck_assert(fabsf(f) >= 65520.0f);
+            continue;
+        }
+        double err = fabs((double)quant_f16_to_f32(h) - f);
+        for (int dlt = -1; dlt <= 1; dlt += 2) {
+            uint16_t o = (uint16_t)(h + dlt);
+            if ((h & 0x7fff) == 0 && dlt < 0)
+                o = (uint16_t)((h ^ 0x8000) + 1); /* across zero */
+            if ((o & 0x7c00) == 0x7c00)
+                continue;
+            double other = fabs((double)quant_f16_to_f32(o) - f);
+            ck_assert_msg(err < other || (err == other && !(h & 1)), "%a -> %04x", (double)f, h);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_bf16_edges)
+{
+    ck_assert(quant_bf16_to_f32(0x3f80) == 1.0f);
+    ck_assert(quant_bf16_to_f32(0xc2f7) == -123.5f);
+    ck_assert_uint_eq(quant_f32_to_bf16(1.0f), 0x3f80);
+    /* 1 + 2^-8 halfway between 0x3f80 and 0x3f81: to the even; 1 + 3 * 2^-8 to 0x3f82. */
+    ck_assert_uint_eq(quant_f32_to_bf16(1.0f + ldexpf(1, -8)), 0x3f80);
+    ck_assert_uint_eq(quant_f32_to_bf16(1.0f + 3 * ldexpf(1, -8)), 0x3f82);
+    ck_assert_uint_eq(quant_f32_to_bf16(1.0f + ldexpf(1, -8) + ldexpf(1, -23)), 0x3f81);
+    ck_assert_uint_eq(quant_f32_to_bf16(FLT_MAX), 0x7f80); /* past the last halfway: inf */
+    ck_assert_uint_eq(quant_f32_to_bf16(-0.0f), 0x8000);
+    ck_assert_uint_eq(quant_f32_to_bf16(ldexpf(1, -133)), 0x0001); /* a subnormal, kept */
+    uint32_t snan_bits = 0x7f800001u;
+    float snan;
+    memcpy(&snan, &snan_bits, sizeof snan);
+    ck_assert_uint_eq(quant_f32_to_bf16(snan), 0x7fc0); /* quiet, not infinity */
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = quant_bf16_to_f32((uint16_t)h);
+        ck_assert(isnan(f) ? isnan(quant_bf16_to_f32(quant_f32_to_bf16(f)))
+                           : quant_f32_to_bf16(f) == h);
+    }
+}
+END_TEST
+
+/* ---- the table ---- */
+
+START_TEST(test_row_bytes)
+{
+    ck_assert_uint_eq(quant_row_bytes(QT_Q8_0, 64), 68);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q4_0, 32), 18);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q4_K, 2048), 8 * 144);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q5_K, 256), 176);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q6_K, 512), 420);
+    ck_assert_uint_eq(quant_row_bytes(QT_F32, 7), 28);
+    ck_assert_uint_eq(quant_row_bytes(QT_F16, 3), 6);
+    ck_assert_uint_eq(quant_row_bytes(QT_BF16, 5), 10);
+    /* Not a multiple of the block, negative, unsupported, unknown: 0. */
+    ck_assert_uint_eq(quant_row_bytes(QT_Q8_0, 33), 0);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q4_K, 300), 0);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q6_K, 128), 0);
+    ck_assert_uint_eq(quant_row_bytes(QT_F32, -4), 0);
+    ck_assert_uint_eq(quant_row_bytes(10, 256), 0); /* Q2_K */
+    ck_assert_uint_eq(quant_row_bytes(99, 256), 0);
+    ck_assert_uint_eq(quant_row_bytes(QT_F32, INT64_MAX), 0); /* more bytes than size_t holds */
+}
+END_TEST
+
+START_TEST(test_names)
+{
+    char b[32];
+    ck_assert_str_eq(quant_name(QT_Q4_K, b, sizeof b), "Q4_K");
+    ck_assert_str_eq(quant_name(QT_BF16, b, sizeof b), "BF16");
+    /* ggml's own ids for types logitlab does not read (ggml.h's enum ggml_type). */
+    ck_assert_str_eq(quant_name(10, b, sizeof b), "Q2_K");
+    ck_assert_str_eq(quant_name(3, b, sizeof b), "Q4_1");
+    ck_assert_str_eq(quant_name(9, b, sizeof b), "Q8_1");
+    ck_assert_str_eq(quant_name(15, b, sizeof b), "Q8_K");
+    ck_assert_str_eq(quant_name(16, b, sizeof b), "IQ2_XXS");
+    ck_assert_str_eq(quant_name(23, b, sizeof b), "IQ4_XS");
+    ck_assert_str_eq(quant_name(24, b, sizeof b), "I8");
+    ck_assert_str_eq(quant_name(28, b, sizeof b), "F64");
+    ck_assert_str_eq(quant_name(35, b, sizeof b), "TQ2_0");
+    ck_assert_str_eq(quant_name(39, b, sizeof b), "MXFP4");
+    ck_assert_str_eq(quant_name(99, b, sizeof b), "type 99");
+    ck_assert_str_eq(quant_name(-1, b, sizeof b), "type -1");
+    ck_assert_str_eq(quant_name(QT_Q4_K, b, 3), "Q4"); /* cut to the buffer */
+    ck_assert_str_eq(quant_supported_list(), "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K");
+    ck_assert_ptr_null(quant_info(10));
+    ck_assert_ptr_null(quant_info(QUANT_MAX_TYPE));
+    /* ggml's block sizes: 32 values in 34 and 18 bytes, 256 in 144, 176, 210. */
+    static const int BLOCK[] = { 1, 1, 1, 32, 32, 256, 256, 256 };
+    static const int BYTES[] = { 4, 2, 2, 34, 18, 144, 176, 210 };
+    for (int i = 0; i < NALL; i++) {
+        const struct qtype_info *t = quant_info(ALL[i]);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(t->id, ALL[i]);
+        ck_assert_int_eq(t->block, BLOCK[i]);
+        ck_assert_int_eq(t->bytes, BYTES[i]);
+        ck_assert_str_eq(quant_name(ALL[i], b, sizeof b), t->name);
+    }
+}
+END_TEST
+
+/* ---- hand-built blocks ---- */
+
+START_TEST(test_q8_0_block)
+{
+    /* d = 0.5 (f16 0x3800); q0 = -3, q1 = 127, q2 = -128, q31 = 1: values
+     * -1.5, 63.5, -64, 0.5, the rest 0. Against ones: -1.5. */
+    unsigned char b[34] = { 0x00, 0x38, 0xfd, 0x7f, 0x80 };
+    b[2 + 31] = 1;
+    float v[32], ones[32];
+    quant_dequant(QT_Q8_0, b, v, 32);
+    ck_assert(v[0] == -1.5f && v[1] == 63.5f && v[2] == -64.0f && v[31] == 0.5f);
+    for (int i = 3; i < 31; i++)
+        ck_assert(v[i] == 0.0f);
+    for (int i = 0; i < 32; i++)
+        ones[i] = 1.0f;
+    ck_assert(quant_dot(QT_Q8_0, b, ones, 32) == -1.5f);
+}
+END_TEST
+
+START_TEST(test_q4_0_block)
+{
+    /* d = 0.25 (0x3400). Byte 0 = 0x9f: value 0 = (15 - 8) * 0.25 = 1.75,
+     * value 16 = (9 - 8) * 0.25 = 0.25. Byte 1 = 0x08: value 1 = 0, value
+     * 17 = (0 - 8) * 0.25 = -2. Zero bytes give (0 - 8) * 0.25 = -2. */
+    unsigned char b[18] = { 0x00, 0x34, 0x9f, 0x08 };
+    float v[32];
+    quant_dequant(QT_Q4_0, b, v, 32);
+    ck_assert(v[0] == 1.75f && v[16] == 0.25f && v[1] == 0.0f && v[17] == -2.0f);
+    ck_assert(v[2] == -2.0f && v[31] == -2.0f);
+    /* d = -2 (0xc000): the nibble 0 is (0 - 8) * -2 = 16. */
+    b[0] = 0x00, b[1] = 0xc0;
+    quant_dequant(QT_Q4_0, b, v, 32);
+    ck_assert(v[2] == 16.0f && v[0] == -14.0f);
+}
+END_TEST
+
+/* The scale bytes of the K blocks below: scales sc = 1, 2, 3, 4, 63, 17, 32,
+ * 5 and mins m = 0, 1, 2, 3, 40, 63, 16, 7. Sub-blocks 0-3 keep theirs in
+ * the low six bits of bytes 0-3 (scales) and 4-7 (mins); 4-7 put their low
+ * four bits in bytes 8-11 (scale low, min high) and their top two bits in
+ * the top of bytes 0-3 (scales) and 4-7 (mins):
+ *   63 = 11 1111, 17 = 01 0001, 32 = 10 0000, 5 = 00 0101;
+ *   40 = 10 1000, 63 = 11 1111, 16 = 01 0000, 7 = 00 0111;
+ *   bytes 0-3: 1 | 3 << 6 = 0xc1, 2 | 1 << 6 = 0x42, 3 | 2 << 6 = 0x83, 4;
+ *   bytes 4-7: 0 | 2 << 6 = 0x80, 1 | 3 << 6 = 0xc1, 2 | 1 << 6 = 0x42, 3;
+ *   bytes 8-11: 15 | 8 << 4 = 0x8f, 1 | 15 << 4 = 0xf1, 0x00, 5 | 7 << 4 = 0x75. */
+static const unsigned char K_SCALES[12] = { 0xc1, 0x42, 0x83, 0x04, 0x80, 0xc1,
+                                            0x42, 0x03, 0x8f, 0xf1, 0x00, 0x75 };
+
+START_TEST(test_q4_k_block)
+{
+    /* d = 1 (0x3c00), dmin = 0.5 (0x3800): value = sc * q - 0.5 * m.
+     *   qs[0] = 0x3a: value 0 (sub-block 0) = 1 * 10 - 0 = 10,
+     *                 value 32 (sub-block 1) = 2 * 3 - 0.5 = 5.5;
+     *   qs[69] = 0xf0 (chunk 2, l = 5): value 133 (sub-block 4) = 63 * 0 - 20 = -20,
+     *                 value 165 (sub-block 5) = 17 * 15 - 31.5 = 223.5;
+     *   qs[127] = 0x7c (chunk 3, l = 31): value 223 (sub-block 6) = 32 * 12 - 8 = 376,
+     *                 value 255 (sub-block 7) = 5 * 7 - 3.5 = 31.5;
+     *   a zero byte: value 1 = 0, value 33 = -0.5, value 100 (sub-block 3) = -1.5. */
+    unsigned char b[144] = { 0x00, 0x3c, 0x00, 0x38 };
+    memcpy(b + 4, K_SCALES, 12);
+    b[16 + 0] = 0x3a, b[16 + 69] = 0xf0, b[16 + 127] = 0x7c;
+    float v[256];
+    quant_dequant(QT_Q4_K, b, v, 256);
+    ck_assert(v[0] == 10.0f && v[32] == 5.5f && v[133] == -20.0f && v[165] == 223.5f);
+    ck_assert(v[223] == 376.0f && v[255] == 31.5f);
+    ck_assert(v[1] == 0.0f && v[33] == -0.5f && v[100] == -1.5f);
+    /* d = 1 + 2^-10 (0x3c01), dmin = 2^-20 (0x0010, a subnormal half): value
+     * 32 = (1 + 2^-10) * 2 * 3 - 2^-20 = 6.005859375 - 2^-20, exact in float. */
+    b[0] = 0x01, b[2] = 0x10, b[3] = 0x00;
+    quant_dequant(QT_Q4_K, b, v, 256);
+    ck_assert(v[32] == (float)(6.005859375 - 0x1p-20) && v[0] == 10.009765625f);
+}
+END_TEST
+
+START_TEST(test_q5_k_block)
+{
+    /* The scales above, d = 1, dmin = 0.5; the fifth bit of value l of chunk
+     * c is bit 2c (first sub-block) or 2c + 1 (second) of qh[l]:
+     *   qh[0] = 0x01, qs[0] = 0x3a: value 0 = (10 + 16) * 1 - 0 = 26, value 32 = 2 * 3 - 0.5 = 5.5;
+     *   qh[5] = 0x08 (bit 3: chunk 1, second), qs[37] = 0x20: value 69 (sub-block 2)
+     *           = 3 * 0 - 1 = -1, value 101 (sub-block 3) = 4 * (2 + 16) - 1.5 = 70.5;
+     *   qh[31] = 0x80 (bit 7), qs[127] = 0x7c: value 223 = 32 * 12 - 8 = 376,
+     *           value 255 = 5 * (7 + 16) - 3.5 = 111.5. */
+    unsigned char b[176] = { 0x00, 0x3c, 0x00, 0x38 };
+    memcpy(b + 4, K_SCALES, 12);
+    b[16 + 0] = 0x01, b[16 + 5] = 0x08, b[16 + 31] = 0x80;
+    b[48 + 0] = 0x3a, b[48 + 37] = 0x20, b[48 + 127] = 0x7c;
+    float v[256];
+    quant_dequant(QT_Q5_K, b, v, 256);
+    ck_assert(v[0] == 26.0f && v[32] == 5.5f && v[69] == -1.0f && v[101] == 70.5f);
+    ck_assert(v[223] == 376.0f && v[255] == 111.5f && v[1] == 0.0f);
+}
+END_TEST
+
+START_TEST(test_q6_k_block)
+{
+    /* d = 0.5 (0x3800 at byte 208), scales (int8, one per 16 values) sc0 = 1,
+     * sc2 = 3, sc4 = -7, sc6 = 10, sc9 = -128. Value l + 32k of the first
+     * half: low nibble of ql[l] (k = 0, 2: low, high) or ql[l + 32] (k = 1, 3),
+     * bits 2k of qh[l] on top, minus 32.
+     *   ql[0] = 0x5f, ql[32] = 0x00, qh[0] = 0xe7 (bits 11 10 01 11):
+     *   value 0  = (15 | 3 << 4) - 32 = 31,  * 0.5 * 1  = 15.5;
+     *   value 32 = (0 | 1 << 4) - 32 = -16,  * 0.5 * 3  = -24;
+     *   value 64 = (5 | 2 << 4) - 32 = 5,    * 0.5 * -7 = -17.5;
+     *   value 96 = (0 | 3 << 4) - 32 = 16,   * 0.5 * 10 = 80;
+     *   second half, ql[64 + 17] = 0x02, qh[32 + 17] = 0: value 145 (group 9)
+     *   = (2 - 32) * 0.5 * -128 = 1920; zero bytes: value 1 = -32 * 0.5 = -16. */
+    unsigned char b[210] = { 0 };
+    b[0] = 0x5f, b[32] = 0x00, b[128] = 0xe7, b[64 + 17] = 0x02;
+    b[192 + 0] = 1, b[192 + 2] = 3, b[192 + 4] = (unsigned char)-7, b[192 + 6] = 10;
+    b[192 + 9] = 0x80;
+    b[208] = 0x00, b[209] = 0x38;
+    float v[256];
+    quant_dequant(QT_Q6_K, b, v, 256);
+    ck_assert(v[0] == 15.5f && v[32] == -24.0f && v[64] == -17.5f && v[96] == 80.0f);
+    ck_assert(v[145] == 1920.0f && v[1] == -16.0f);
+}
+END_TEST
+
+/* quant_dequant gives what the decoder here gives, value for value, on
+ * random bytes (every bit pattern of the integers and the scale bytes). */
+START_TEST(test_dequant_matches_reference)
+{
+    uint64_t s = 5;
+    int type = ALL[_i];
+    int64_t n = 3 * 256;
+    unsigned char *row = random_row(type, n, &s);
+    float *v = malloc(sizeof(float) * (size_t)n);
+    quant_dequant(type, row, v, n);
+    for (int64_t i = 0; i < n; i++) {
+        float q, sc, w = ref_at(type, row, i, &q, &sc);
+        ck_assert_msg(bits_equal(v[i], w), "type %d value %lld: %a, want %a", type, (long long)i,
+                      (double)v[i], (double)w);
+    }
+    free(row);
+    free(v);
+}
+END_TEST
+
+/* ---- the quantizers ---- */
+
+START_TEST(test_quantize_q8_0_known)
+{
+    /* x_j = j - 16: amax = 16, d = 16/127 = 0.1259843 -> half 0x3008
+     * (0.125 * (1 + 8/1024)), q_j = round((j - 16) * 127/16): q0 = -127,
+     * q16 = 0, q17 = round(7.9375) = 8, q18 = round(15.875) = 16, q31 =
+     * round(119.0625) = 119. */
+    float x[32];
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)(j - 16);
+    unsigned char b[34];
+    quant_quantize(QT_Q8_0, x, b, 32);
+    ck_assert_uint_eq(b[0] | (b[1] << 8), 0x3008);
+    ck_assert_int_eq((int8_t)b[2 + 0], -127);
+    ck_assert_int_eq((int8_t)b[2 + 16], 0);
+    ck_assert_int_eq((int8_t)b[2 + 17], 8);
+    ck_assert_int_eq((int8_t)b[2 + 18], 16);
+    ck_assert_int_eq((int8_t)b[2 + 31], 119);
+}
+END_TEST
+
+START_TEST(test_quantize_q4_0_known)
+{
+    /* x_j = j - 16: the value of largest magnitude is x0 = -16, d = -16 / -8
+     * = 2 (0x4000), nibble = trunc(x / 2 + 8.5), at most 15: nibble(0) = 0,
+     * nibble(1) = trunc(1.0) = 1, nibble(16) = 8, nibble(17) = 9, nibble(15)
+     * = trunc(8.0) = 8, nibble(31) = trunc(16.0) -> 15. Byte j holds
+     * nibbles j and j + 16: 0x80, 0x91, ..., byte 15 = 0xf8. */
+    float x[32];
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)(j - 16);
+    unsigned char b[18];
+    quant_quantize(QT_Q4_0, x, b, 32);
+    ck_assert_uint_eq(b[0] | (b[1] << 8), 0x4000);
+    ck_assert_uint_eq(b[2], 0x80);
+    ck_assert_uint_eq(b[3], 0x91);
+    ck_assert_uint_eq(b[2 + 15], 0xf8);
+}
+END_TEST
+
+/* Every stored integer is the nearest one against the scales as stored
+ * (ggml's second pass), so each value is within half a step of its
+ * weight, or as near as the range of its group allows. For the K types the
+ * range of sub-block j is [-m1, nmax * d1 - m1]; for Q6_K [-32, 31] steps;
+ * Q8_0 and Q4_0 within their scale's half step, plus the f16 rounding of
+ * the scale times the integer (127 * 2^-11 d and 8 * 2^-11 d) and, for
+ * Q4_0, a full step at +8 (clamped to 7). */
+static double step_bound(int type, const unsigned char *b, int i, float x, float w)
+{
+    float q, scale;
+    (void)w;
+    ref_value(type, b, i, &q, &scale);
+    if (type == QT_Q8_0)
+        return fabsf(scale) * (0.5 + 128 * 0x1p-11) + 1e-7 * fabsf(x);
+    if (type == QT_Q4_0)
+        return fabsf(scale) * (1.0 + 8 * 0x1p-11);
+    if (type == QT_Q6_K) {
+        double lo = -32.0 * scale, hi = 31.0 * scale, a = fmin(lo, hi), z = fmax(lo, hi);
+        return fabsf(scale) * 0.5 * (1 + 1e-5) + fmax(0.0, fmax(a - x, x - z)) + 1e-7;
+    }
+    int j = i / 32, sc, m;
+    k_pair(b + 4, j, &sc, &m);
+    double d1 = (double)f16_at(b) * sc, m1 = (double)f16_at(b + 2) * m;
+    double nmax = type == QT_Q4_K ? 15 : 31, lo = -m1, hi = nmax * d1 - m1;
+    return d1 * 0.5 * (1 + 1e-5) + fmax(0.0, fmax(lo - x, x - hi)) + 1e-6 * fabs(m1) + 1e-7;
+}
+
+START_TEST(test_quantize_rounds_to_stored_scales)
+{
+    int type = ALL[3 + _i]; /* the block types */
+    const struct qtype_info *t = quant_info(type);
+    uint64_t s = 77;
+    int64_t n = 64 * 256;
+    float *x = malloc(sizeof(float) * (size_t)n), *w = malloc(sizeof(float) * (size_t)n);
+    unsigned char *b = malloc(quant_row_bytes(type, n));
+    for (int64_t i = 0; i < n; i++) /* blocks of different spreads and offsets */
+        x[i] = next_float(&s) * ldexpf(1, (int)((i / 256) % 7) - 3) + (i / 512 % 3 == 0 ? 0.3f : 0);
+    quant_quantize(type, x, b, n);
+    quant_dequant(type, b, w, n);
+    double se = 0, sx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *blk = b + i / t->block * t->bytes;
+        double bound = step_bound(type, blk, (int)(i % t->block), x[i], w[i]);
+        ck_assert_msg(fabs((double)x[i] - w[i]) <= bound, "type %d value %lld: %a stored as %a",
+                      type, (long long)i, (double)x[i], (double)w[i]);
+        se += ((double)x[i] - w[i]) * ((double)x[i] - w[i]);
+        sx += (double)x[i] * x[i];
+    }
+    /* How good the searches are, as relative RMS error on these values:
+     * ggml's quantize_row_*_ref (whose bytes these are, checked against its
+     * source) gives 0.00387 (Q8_0), 0.0638 (Q4_0), 0.0541 (Q4_K), 0.0275
+     * (Q5_K), 0.0133 (Q6_K); the bounds allow 4% more. The K types' searches
+     * earn their keep: with the first step only, Q4_K gives 0.0595, Q5_K
+     * 0.0296, Q6_K 0.0141, past these bounds. */
+    static const double RMS[] = { 0.0040, 0.066, 0.0563, 0.0286, 0.0138 };
+    ck_assert_msg(sqrt(se / sx) < RMS[_i], "type %d: relative rms %g", type, sqrt(se / sx));
+    free(x), free(w), free(b);
+}
+END_TEST
+
+START_TEST(test_quantize_zero_and_float_types)
+{
+    float zero[256] = { 0 }, v[256];
+    for (int i = 0; i < NALL; i++) {
+        unsigned char b[1024];
+        quant_quantize(ALL[i], zero, b, 256);
+        quant_dequant(ALL[i], b, v, 256);
+        for (int j = 0; j < 256; j++)
+            ck_assert(v[j] == 0.0f);
+    }
+    /* F16 and BF16 rows store each value rounded to nearest even. */
+    float x[3] = { 1.0f + ldexpf(1, -11), 65504.0f, -3.0f };
+    unsigned char h[6];
+    quant_quantize(QT_F16, x, h, 3);
+    ck_assert(h[0] == 0x00 && h[1] == 0x3c && h[2] == 0xff && h[3] == 0x7b && h[5] == 0xc2);
+    quant_quantize(QT_BF16, x, h, 3);
+    ck_assert(h[0] == 0x80 && h[1] == 0x3f && h[4] == 0x40 && h[5] == 0xc0);
+}
+END_TEST
+
+/* ---- the dot products ---- */
+
+/* Row lengths: odd counts of blocks (1, 3, 5, 7, 9 and 33), and for the
+ * one-value types lengths that end inside a group of eight. */
+static int64_t test_length(int type, int k)
+{
+    static const int BLOCKS[] = { 1, 3, 5, 7, 9, 33 };
+    static const int FLOATS[] = { 1, 7, 33, 255, 257, 1023, 2051 };
+    const struct qtype_info *t = quant_info(type);
+    if (t->block == 1)
+        return k < 7 ? FLOATS[k] : -1;
+    return k < 6 ? (int64_t)BLOCKS[k] * t->block : -1;
+}
+
+/* The specification of quant.c's header, written again from its words. */
+static float spec_dot(int type, const void *row, const float *x, int64_t n)
+{
+    float acc[4][8] = { { 0 } };
+    int group = type == QT_Q8_0 || type == QT_Q4_0 ? 32 : type == QT_Q6_K ? 16 : 0;
+    if (!group) {
+        for (int64_t i = 0; i < n; i++) {
+            float q, sc, w = ref_at(type, row, i, &q, &sc);
+            acc[(i / 8) % 4][i % 8] = fmaf(w, x[i], acc[(i / 8) % 4][i % 8]);
+        }
+    }
+    for (int64_t g = 0; group && g < n / group; g++)
+        for (int l = 0; l < 8; l++) {
+            float q, sc, t = 0;
+            for (int k = l; k < group; k += 8) {
+                ref_at(type, row, g * group + k, &q, &sc);
+                t = k == l ? q * x[g * group + k] : fmaf(q, x[g * group + k], t);
+            }
+            acc[g % 4][l] = fmaf(sc, t, acc[g % 4][l]);
+        }
+    float v[8];
+    for (int l = 0; l < 8; l++)
+        v[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]);
+    return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+}
+
+/* For each type and length: random bytes and random x; quant_dot is the
+ * specification's bits, and within quant.h's bound, (n/32 + 10) u sum |w x|
+ * (as gamma_k = k u / (1 - k u)), of the sum in double of quant_dequant's
+ * values times x. */
+START_TEST(test_dot_spec_and_bound)
+{
+    int type = ALL[_i];
+    uint64_t s = 1000 + (uint64_t)_i;
+    for (int k = 0; test_length(type, k) > 0; k++) {
+        int64_t n = test_length(type, k);
+        for (int rep = 0; rep < 4; rep++) {
+            unsigned char *row = random_row(type, n, &s);
+            float *x = malloc(sizeof(float) * (size_t)n), *w = malloc(sizeof(float) * (size_t)n);
+            for (int64_t i = 0; i < n; i++)
+                x[i] = next_float(&s);
+            quant_dequant(type, row, w, n);
+            double exact = 0, mag = 0;
+            for (int64_t i = 0; i < n; i++) {
+                exact += (double)w[i] * x[i];
+                mag += fabs((double)w[i] * x[i]);
+            }
+            float got = quant_dot(type, row, x, n);
+            double ku = ((double)n / 32 + 10) * 0x1p-24, bound = ku / (1 - ku) * mag;
+            ck_assert_msg(fabs(got - exact) <= bound, "type %d n %lld: %.9g, exact %.9g, bound %g",
+                          type, (long long)n, (double)got, exact, bound);
+            ck_assert_msg(bits_equal(got, spec_dot(type, row, x, n)), "type %d n %lld", type,
+                          (long long)n);
+            free(row), free(x), free(w);
+        }
+    }
+}
+END_TEST
+
+/* quant_dot_n is quant_dot for every vector, bit for bit, on both builds:
+ * nx from 1 to 40 (past the tile of 32), vectors a stride apart. */
+START_TEST(test_dot_n_is_dot)
+{
+    int type = ALL[_i];
+    uint64_t s = 2000 + (uint64_t)_i;
+    int64_t n = quant_info(type)->block == 1 ? 263 : 3 * 256, stride = n + 5;
+    unsigned char *row = random_row(type, n, &s);
+    float *x = malloc(sizeof(float) * (size_t)(stride * 40)), out[40];
+    for (int64_t i = 0; i < stride * 40; i++)
+        x[i] = next_float(&s);
+    for (int path = QUANT_PORTABLE; path <= QUANT_AVX2; path++) {
+        if (!quant_path_ok(path))
+            continue; /* a CPU without AVX2 has only the portable build */
+        for (int nx = 1; nx <= 40; nx += nx < 4 ? 1 : 9) {
+            quant_dot_n_on(path, type, row, n, x, stride, nx, out);
+            for (int j = 0; j < nx; j++) {
+                float one;
+                quant_dot_n_on(path, type, row, n, x + j * stride, stride, 1, &one);
+                ck_assert_msg(bits_equal(out[j], one), "type %d %s nx %d j %d", type,
+                              quant_path_name(path), nx, j);
+                ck_assert(bits_equal(one, quant_dot(type, row, x + j * stride, n)));
+            }
+        }
+    }
+    free(row), free(x);
+}
+END_TEST
+
+/* The AVX2 build gives the portable build's bits (quant.h), on random rows
+ * of every type and length, one vector and five. */
+START_TEST(test_avx2_is_portable)
+{
+    if (!quant_path_ok(QUANT_AVX2))
+        return; /* nothing to compare on this CPU */
+    ck_assert_int_eq(quant_best_path(), QUANT_AVX2);
+    ck_assert_str_eq(quant_path_name(QUANT_AVX2), "avx2");
+    int type = ALL[_i];
+    uint64_t s = 3000 + (uint64_t)_i;
+    for (int k = 0; test_length(type, k) > 0; k++) {
+        int64_t n = test_length(type, k);
+        for (int rep = 0; rep < 8; rep++) {
+            unsigned char *row = random_row(type, n, &s);
+            float *x = malloc(sizeof(float) * (size_t)(5 * n)), a[5], b[5];
+            for (int64_t i = 0; i < 5 * n; i++)
+                x[i] = 8 * next_float(&s);
+            for (int nx = 1; nx <= 5; nx += 4) {
+                quant_dot_n_on(QUANT_PORTABLE, type, row, n, x, n, nx, a);
+                quant_dot_n_on(QUANT_AVX2, type, row, n, x, n, nx, b);
+                for (int j = 0; j < nx; j++)
+                    ck_assert_msg(bits_equal(a[j], b[j]), "type %d n %lld: %a %a", type,
+                                  (long long)n, (double)a[j], (double)b[j]);
+            }
+            free(row), free(x);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_unsupported_type)
+{
+    float x[256] = { 1 }, out[2] = { 7, 7 };
+    unsigned char row[256] = { 0 };
+    ck_assert(quant_dot(10, row, x, 256) == 0.0f);
+    quant_dot_n(99, row, 256, x, 256, 2, out);
+    ck_assert(out[0] == 0.0f && out[1] == 0.0f);
+}
+END_TEST
+
+Suite *suite_quant(void)
+{
+    Suite *s = suite_create("quant");
+    TCase *half = tcase_create("half");
+    tcase_add_test(half, test_f16_to_f32_edges);
+    tcase_add_test(half, test_f32_to_f16_rounding);
+    tcase_add_test(half, test_f16_round_trip_all);
+    tcase_add_test(half, test_f32_to_f16_nearest);
+    tcase_add_test(half, test_bf16_edges);
+    suite_add_tcase(s, half);
+    TCase *table = tcase_create("table");
+    tcase_add_test(table, test_row_bytes);
+    tcase_add_test(table, test_names);
+    tcase_add_test(table, test_unsupported_type);
+    suite_add_tcase(s, table);
+    TCase *blocks = tcase_create("blocks");
+    tcase_add_test(blocks, test_q8_0_block);
+    tcase_add_test(blocks, test_q4_0_block);
+    tcase_add_test(blocks, test_q4_k_block);
+    tcase_add_test(blocks, test_q5_k_block);
+    tcase_add_test(blocks, test_q6_k_block);
+    tcase_add_loop_test(blocks, test_dequant_matches_reference, 0, NALL);
+    suite_add_tcase(s, blocks);
+    TCase *make = tcase_create("quantize");
+    tcase_add_test(make, test_quantize_q8_0_known);
+    tcase_add_test(make, test_quantize_q4_0_known);
+    tcase_add_loop_test(make, test_quantize_rounds_to_stored_scales, 0, 5);
+    tcase_add_test(make, test_quantize_zero_and_float_types);
+    suite_add_tcase(s, make);
+    TCase *dot = tcase_create("dot");
+    tcase_set_timeout(dot, 60);
+    tcase_add_loop_test(dot, test_dot_spec_and_bound, 0, NALL);
+    tcase_add_loop_test(dot, test_dot_n_is_dot, 0, NALL);
+    tcase_add_loop_test(dot, test_avx2_is_portable, 0, NALL);
+    suite_add_tcase(s, dot);
+    return s;
+}

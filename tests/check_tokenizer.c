@@ -1,0 +1,694 @@
+/* check_tokenizer.c - the model tokenizers (src/data/tokenizer.c) on the
+ * real Llama 3 and Llama 2 vocabularies (tests/model/tokdata.c): the corpus
+ * of hard strings against the ids the npm packages gave (tests/golden/
+ * tokenizer-*.txt, written by tests/tokenizer/oracle.sh), hand cases whose
+ * source is named at each, round trips, tiny vocabularies worked by hand,
+ * long inputs, and the refusals with their messages. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "data/tokenizer.h"
+#include "model/tokdata.h"
+#include "suites.h"
+
+#define CORPUS     "tests/tokenizer/corpus.txt"
+#define GOLDEN3    "tests/golden/tokenizer-llama3.txt"
+#define GOLDEN2    "tests/golden/tokenizer-llama2.txt"
+#define MAX_IDS    4096
+#define MAX_LINES  256
+#define LINE_BYTES 1024
+
+static struct tokdata D3, D2;
+static struct tokenizer *T3, *T2;
+
+static void load_both(void)
+{
+    struct err e;
+    ck_assert_msg(tokdata_llama3(&D3, "data", &e) == 0, "%s", e.msg);
+    ck_assert_msg((T3 = tokenizer_new(&D3.spec, "llama3", &e)) != NULL, "%s", e.msg);
+    ck_assert_msg(tokdata_llama2(&D2, "data", &e) == 0, "%s", e.msg);
+    ck_assert_msg((T2 = tokenizer_new(&D2.spec, "llama2", &e)) != NULL, "%s", e.msg);
+}
+
+static void free_both(void)
+{
+    tokenizer_free(T3);
+    tokenizer_free(T2);
+    tokdata_free(&D3);
+    tokdata_free(&D2);
+    T3 = T2 = NULL;
+}
+
+/* One corpus line: its number in the file and its bytes, escapes undone. */
+struct line {
+    int no;
+    size_t len;
+    char text[LINE_BYTES];
+};
+
+static void put_cp(struct line *l, unsigned long cp)
+{
+    static const unsigned char LEAD[5] = { 0, 0, 0xc0, 0xe0, 0xf0 };
+    int n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    for (int i = n - 1; i > 0; i--, cp >>= 6)
+        l->text[l->len + (size_t)i] = (char)(0x80 | (cp & 0x3f));
+    l->text[l->len] = (char)(LEAD[n] | cp);
+    l->len += (size_t)n;
+}
+
+/* The corpus's escapes (its header): \n \t \r \\ \xNN \u{HEX}. */
+static void corpus_unescape(const char *s, int no, struct line *l)
+{
+    l->no = no;
+    l->len = 0;
+    for (size_t i = 0; s[i] && l->len + 4 < LINE_BYTES; i++) {
+        if (s[i] != '\\') {
+            l->text[l->len++] = s[i];
+            continue;
+        }
+        char c = s[++i];
+        unsigned v;
+        char *end;
+        if (c == 'n' || c == 't' || c == 'r' || c == '\\')
+            l->text[l->len++] = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : '\\';
+        else if (c == 'x' && sscanf(s + i + 1, "%2x", &v) == 1)
+            l->text[l->len++] = (char)v, i += 2;
+        else if (c == 'u' && s[i + 1] == '{' &&
+                 (put_cp(l, strtoul(s + i + 2, &end, 16)), *end == '}'))
+            i = (size_t)(end - s);
+        else
+            ck_abort_msg(CORPUS ":%d: bad escape \\%c", no, c);
+    }
+}
+
+/* Reads the corpus's lines (comments and empty lines left out). */
+static int read_corpus(struct line *lines)
+{
+    FILE *f = fopen(CORPUS, "r");
+    ck_assert_msg(f != NULL, "cannot open " CORPUS);
+    char buf[LINE_BYTES];
+    int n = 0, no = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        no++;
+        buf[strcspn(buf, "\n")] = '\0';
+        if (buf[0] == '\0' || buf[0] == '#')
+            continue;
+        ck_assert_int_lt(n, MAX_LINES);
+        corpus_unescape(buf, no, &lines[n++]);
+    }
+    fclose(f);
+    return n;
+}
+
+static int valid_utf8(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        int k = utf8_decode(s + i, len - i, &cp);
+        if (k == 0)
+            return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
+static void format_ids(const int *ids, int n, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && at + 12 < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%d", i ? " " : "", ids[i]);
+}
+
+/* Compares every entry of a golden file with the tokenizer; returns the
+ * count of entries, so that the caller can check none is missing. */
+static int check_golden(const struct tokenizer *t, const char *golden, const struct line *lines,
+                        int n_lines)
+{
+    FILE *f = fopen(golden, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", golden);
+    static char buf[65536], got[65536];
+    static int ids[MAX_IDS];
+    int entries = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        int no, at;
+        char mode[16];
+        if (buf[0] == '#')
+            continue;
+        buf[strcspn(buf, "\n")] = '\0';
+        ck_assert_msg(sscanf(buf, "L%d %15[a-z]: %n", &no, mode, &at) == 2, "%s: '%s'", golden,
+                      buf);
+        const struct line *l = lines;
+        while (l < lines + n_lines && l->no != no)
+            l++;
+        ck_assert_msg(l < lines + n_lines, "%s: line %d is not a corpus line", golden, no);
+        int n, special = strcmp(mode, "special") == 0;
+        struct err e;
+        ck_assert_msg(tokenizer_encode(t, l->text, l->len, 0, special, ids, MAX_IDS, &n, &e) == 0,
+                      "%s", e.msg);
+        format_ids(ids, n, got, sizeof got);
+        ck_assert_msg(strcmp(got, buf + at) == 0, CORPUS ":%d (%s): got\n  %s\nwant (%s)\n  %s", no,
+                      mode, got, golden, buf + at);
+        entries++;
+    }
+    fclose(f);
+    return entries;
+}
+
+/* Every corpus line, with and without special tokens, is in the Llama 3
+ * golden with llama3-tokenizer-js's ids; every valid UTF-8 line is in the
+ * Llama 2 golden with llama-tokenizer-js's (the package takes JavaScript
+ * strings, which cannot hold other bytes). */
+START_TEST(test_corpus)
+{
+    static struct line lines[MAX_LINES];
+    int n = read_corpus(lines), valid = 0;
+    for (int i = 0; i < n; i++)
+        valid += valid_utf8(lines[i].text, lines[i].len);
+    ck_assert_int_ge(n, 60);
+    ck_assert_int_ge(valid, 50);
+    ck_assert_int_eq(check_golden(T3, GOLDEN3, lines, n), 2 * n);
+    ck_assert_int_eq(check_golden(T2, GOLDEN2, lines, n), valid);
+}
+END_TEST
+
+/* Encodes text and checks the ids against want (n_want of them). */
+static void expect(const struct tokenizer *t, const char *text, int add_bos, int special,
+                   const int *want, int n_want)
+{
+    int ids[MAX_IDS], n;
+    struct err e;
+    ck_assert_msg(tokenizer_encode(t, text, strlen(text), add_bos, special, ids, MAX_IDS, &n, &e) ==
+                      0,
+                  "%s", e.msg);
+    char a[512], b[512];
+    format_ids(ids, n, a, sizeof a);
+    format_ids(want, n_want, b, sizeof b);
+    ck_assert_msg(n == n_want && memcmp(ids, want, (size_t)n * sizeof *ids) == 0,
+                  "'%s': got %s, want %s", text, a, b);
+}
+
+#define EXPECT(t, text, bos, special, ...)                                                         \
+    do {                                                                                           \
+        static const int want_[] = { __VA_ARGS__ };                                                \
+        expect(t, text, bos, special, want_, (int)(sizeof want_ / sizeof want_[0]));               \
+    } while (0)
+
+START_TEST(test_llama3_hand)
+{
+    struct err e;
+    /* The and the lessons' ids: " Paris" is one token. */
+    EXPECT(T3, " Paris", 0, 0, 12366);
+    EXPECT(T3, " Paris", 1, 0, 128000, 12366);
+    EXPECT(T3, "The capital of France is", 0, 0, 791, 6864, 315, 9822, 374);
+    /* <|eot_id|> is 128009 only with special; as text, llama3-tokenizer-js
+     * 1.2.0 (given a special-token expression that never matches) splits it
+     * into "<|", "eot", "_id", "|>" and merges those to 27 91 68 354 851 91 29. */
+    EXPECT(T3, "<|eot_id|>", 0, 1, 128009);
+    EXPECT(T3, "<|eot_id|>", 0, 0, 27, 91, 68, 354, 851, 91, 29);
+    EXPECT(T3, "<|eot_id|>", 1, 1, 128000, 128009);
+    /* llama3-tokenizer-js's own test table (its defaultTests). */
+    EXPECT(T3, "grabbed", 0, 0, 59312, 2788);
+    EXPECT(T3, "           grabbed", 0, 0, 1881, 30418);
+    EXPECT(T3, "\n", 0, 0, 198);
+    EXPECT(T3, " \n", 0, 0, 720);
+    EXPECT(T3, "\ttabs\t\t\t\tout here", 0, 0, 3324, 3518, 573, 14294, 1618);
+    EXPECT(T3, "ax\n####\nboo", 0, 0, 710, 198, 71050, 34093);
+    EXPECT(T3, "\xe9\x95\x87", 0, 0, 104643);            /* 镇 */
+    EXPECT(T3, "\xf0\x9f\xa6\x99", 0, 0, 9468, 99, 247); /* 🦙 */
+    EXPECT(T3, "This is a test sentence.", 0, 0, 2028, 374, 264, 1296, 11914, 13);
+    /* Digits go in threes (\p{N}{1,3}): "111" is token 5037, "1" is 16; the
+     * corpus's "1234567" is 4513 10961 22. */
+    EXPECT(T3, "1111111", 0, 0, 5037, 5037, 16);
+    EXPECT(T3, "1234567", 0, 0, 4513, 10961, 22);
+    /* SmolLM's pre-tokenizer cuts every digit alone ("1" to "7" are 16 to
+     * 22, as "7" in the line above). */
+    struct tok_spec smol = D3.spec;
+    smol.pre = (struct tok_str){ "smollm", 6 };
+    struct tokenizer *ts = tokenizer_new(&smol, "smollm", &e);
+    ck_assert_msg(ts != NULL, "%s", e.msg);
+    EXPECT(ts, "1234567", 0, 0, 16, 17, 18, 19, 20, 21, 22);
+    tokenizer_free(ts);
+    /* Nothing, and BOS alone. */
+    EXPECT(T3, "", 1, 0, 128000);
+    int n = -1;
+    ck_assert_int_eq(tokenizer_encode(T3, "", 0, 0, 0, NULL, 0, &n, &e), 0);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(tokenizer_count(T3), 128256);
+    ck_assert_int_eq(tokenizer_bos(T3), 128000);
+    ck_assert_int_eq(tokenizer_add_bos(T3), 1);
+    ck_assert_int_eq(tokenizer_type(T3, 128009), TOKT_CONTROL);
+    ck_assert_int_eq(tokenizer_type(T3, 12366), TOKT_NORMAL);
+}
+END_TEST
+
+START_TEST(test_llama2_hand)
+{
+    /* llama-tokenizer-js's own test table (with BOS, as it has them). */
+    EXPECT(T2, "grabbed", 1, 0, 1, 2646, 1327, 287);
+    EXPECT(T2, " grabbed", 1, 0, 1, 29871, 2646, 1327, 287);
+    EXPECT(T2, "           grabbed", 1, 0, 1, 9651, 2646, 1327, 287);
+    EXPECT(T2, "\n", 1, 0, 1, 29871, 13);
+    EXPECT(T2, " \n", 1, 0, 1, 259, 13);
+    EXPECT(T2, "ax\n####\nboo", 1, 0, 1, 4853, 13, 4136, 13, 833, 29877);
+    EXPECT(T2, "\xf0\x9f\xa6\x99", 1, 0, 1, 29871, 243, 162, 169, 156); /* 🦙 as bytes */
+    /* Special tokens with special set, and the space SentencePiece puts in
+     * front of the text after each of them (llama.cpp's rule): "▁Hello" is
+     * 15043 (the package's encode("Hello")). As text (the corpus has the
+     * line), they are their characters. */
+    EXPECT(T2, "<s>Hello</s>", 0, 1, 1, 15043, 2);
+    EXPECT(T2, "<s>hi", 1, 1, 1, 1, 7251);
+    /* Invalid UTF-8, by hand: a byte that is no part of a character is a
+     * symbol of its own, so it is its byte token, <0xFF> = 3 + 255, and the
+     * rest merges as usual ("abc" alone is 10736, the package's
+     * encode("abc") without its leading space; "▁abc" is 25638, its
+     * encode("abc")). */
+    EXPECT(T2, "\xff", 0, 0, 29871, 258);
+    EXPECT(T2, "\377abc", 0, 0, 29871, 258, 10736); /* \377 is 0xFF */
+    EXPECT(T2, "abc", 0, 0, 25638);
+    ck_assert_int_eq(tokenizer_count(T2), 32000);
+    ck_assert_int_eq(tokenizer_bos(T2), 1);
+    ck_assert_int_eq(tokenizer_type(T2, 3), TOKT_BYTE);
+    ck_assert_int_eq(tokenizer_type(T2, 0), TOKT_UNKNOWN);
+}
+END_TEST
+
+/* Pieces: the raw bytes of a token, snprintf-style. */
+START_TEST(test_pieces)
+{
+    char buf[64];
+    size_t n = tokenizer_piece(T3, 12366, buf, sizeof buf);
+    ck_assert(n == 6 && memcmp(buf, " Paris", 6) == 0);
+    n = tokenizer_piece(T3, 128009, buf, sizeof buf);
+    ck_assert(n == 10 && memcmp(buf, "<|eot_id|>", 10) == 0);
+    n = tokenizer_piece(T3, 198, buf, sizeof buf); /* "Ċ": a line break */
+    ck_assert(n == 1 && buf[0] == '\n');
+    ck_assert_uint_eq(tokenizer_piece(T3, 12366, buf, 3), 6); /* cut, the full length told */
+    ck_assert(memcmp(buf, " Pa", 3) == 0);
+    ck_assert_uint_eq(tokenizer_piece(T3, 128256, buf, sizeof buf), 0);
+    ck_assert_uint_eq(tokenizer_piece(T3, -1, buf, sizeof buf), 0);
+    n = tokenizer_piece(T2, 29871, buf, sizeof buf); /* "▁" */
+    ck_assert(n == 1 && buf[0] == ' ');
+    n = tokenizer_piece(T2, 3 + 0x41, buf, sizeof buf); /* <0x41> */
+    ck_assert(n == 1 && buf[0] == 'A');
+    n = tokenizer_piece(T2, 15043, buf, sizeof buf);
+    ck_assert(n == 6 && memcmp(buf, " Hello", 6) == 0);
+    n = tokenizer_piece(T2, 1, buf, sizeof buf);
+    ck_assert(n == 3 && memcmp(buf, "<s>", 3) == 0);
+}
+END_TEST
+
+/* The bytes the pieces of text's ids read back, into out. */
+static size_t decode(const struct tokenizer *t, const char *text, size_t len, int special,
+                     char *out, size_t room)
+{
+    static int ids[MAX_IDS * 16];
+    int n;
+    struct err e;
+    ck_assert_msg(tokenizer_encode(t, text, len, 0, special, ids, MAX_IDS * 16, &n, &e) == 0, "%s",
+                  e.msg);
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t k = tokenizer_piece(t, ids[i], out + at, room - at);
+        ck_assert_uint_le(at + k, room);
+        at += k;
+    }
+    return at;
+}
+
+static void round_trip(const char *text, size_t len, const char *what)
+{
+    static char out[3 * LINE_BYTES * 16 + 8];
+    for (int special = 0; special < 2; special++) {
+        size_t n = decode(T3, text, len, special, out, sizeof out);
+        ck_assert_msg(n == len && memcmp(out, text, len) == 0, "%s: Llama 3 (special %d)", what,
+                      special);
+    }
+    /* SentencePiece reads back with the space it put in front, and a U+2581
+     * in the text comes back as the space it stands for (as in llama.cpp). */
+    static char want[LINE_BYTES * 16 + 8];
+    size_t w = 0;
+    want[w++] = ' ';
+    for (size_t i = 0; i < len; i++) {
+        if (i + 2 < len && memcmp(text + i, "\xe2\x96\x81", 3) == 0)
+            want[w++] = ' ', i += 2;
+        else
+            want[w++] = text[i];
+    }
+    size_t n = decode(T2, text, len, 0, out, sizeof out);
+    ck_assert_msg(len == 0 || (n == w && memcmp(out, want, w) == 0), "%s: Llama 2", what);
+}
+
+START_TEST(test_round_trip_corpus)
+{
+    static struct line lines[MAX_LINES];
+    int n = read_corpus(lines);
+    for (int i = 0; i < n; i++) {
+        char what[32];
+        snprintf(what, sizeof what, CORPUS ":%d", lines[i].no);
+        round_trip(lines[i].text, lines[i].len, what);
+    }
+}
+END_TEST
+
+/* Random bytes: a mix of any byte, ASCII, pieces of UTF-8 and special-token
+ * text, from a fixed xorshift seed. */
+START_TEST(test_round_trip_random)
+{
+    static const char *const BITS[] = { " ",
+                                        "  ",
+                                        "\n",
+                                        "a",
+                                        "Z",
+                                        "9",
+                                        "'s",
+                                        "\xc3\xa9",
+                                        "\xe4\xb8",
+                                        "\xad",
+                                        "\xf0\x9f\xa6\x99",
+                                        "<|eot_id|>",
+                                        "<s>",
+                                        "\xe2\x96\x81",
+                                        "<|",
+                                        "\t",
+                                        "\r\n",
+                                        ".",
+                                        "\xff" };
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    char text[512];
+    for (int round = 0; round < 400; round++) {
+        size_t len = 0;
+        while (len < 200) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            if (x % 64 == 0)
+                break;
+            const char *b = BITS[(x >> 8) % (sizeof BITS / sizeof BITS[0])];
+            if ((x >> 20) % 3 == 0)
+                text[len++] = (char)(x >> 32);
+            else
+                memcpy(text + len, b, strlen(b)), len += strlen(b);
+        }
+        char what[32];
+        snprintf(what, sizeof what, "random round %d", round);
+        round_trip(text, len, what);
+    }
+}
+END_TEST
+
+/* Tiny vocabularies, worked by hand. BPE: the 256 bytes in GPT-2's spelling
+ * (ids 0-255, the byte's value), then "ab" 256, "bc" 257, "abc" 258, "aa"
+ * 259. SPM: <unk> <s> </s>, <0x00>..<0xFF> (3-258), "▁" 259, "a" 260, "b"
+ * 261, "ab" 262, "▁a" 263. */
+#define TINY_BPE 260
+#define TINY_SPM 264
+
+struct tiny {
+    struct tok_spec spec;
+    struct tok_str text[TINY_SPM];
+    struct tok_str merges[4];
+    float scores[TINY_SPM];
+    int32_t types[TINY_SPM];
+    char str[TINY_SPM][8];
+};
+
+static void tiny_set(struct tiny *t, int id, const char *s)
+{
+    snprintf(t->str[id], sizeof t->str[id], "%s", s);
+    t->text[id] = (struct tok_str){ t->str[id], strlen(s) };
+}
+
+/* merges: up to 4 strings "l r", NULL-terminated. */
+static void tiny_bpe(struct tiny *t, const char *pre, const char *const *merges)
+{
+    memset(t, 0, sizeof *t);
+    for (unsigned b = 0; b < 256; b++)
+        t->text[b] = (struct tok_str){ t->str[b], tokdata_spell_byte(b, t->str[b]) };
+    tiny_set(t, 256, "ab"), tiny_set(t, 257, "bc"), tiny_set(t, 258, "abc"), tiny_set(t, 259, "aa");
+    int n = 0;
+    while (merges[n])
+        t->merges[n] = (struct tok_str){ merges[n], strlen(merges[n]) }, n++;
+    t->spec = (struct tok_spec){ .kind = TOK_BPE,
+                                 .pre = { pre, pre ? strlen(pre) : 0 },
+                                 .n = TINY_BPE,
+                                 .text = t->text,
+                                 .n_merges = n,
+                                 .merges = t->merges,
+                                 .bos = -1,
+                                 .eos = -1,
+                                 .eot = -1,
+                                 .unk = -1,
+                                 .pad = -1 };
+}
+
+static void tiny_spm(struct tiny *t, float score_ab, float score_sa)
+{
+    memset(t, 0, sizeof *t);
+    tiny_set(t, 0, "<unk>"), tiny_set(t, 1, "<s>"), tiny_set(t, 2, "</s>");
+    t->types[0] = TOKT_UNKNOWN, t->types[1] = t->types[2] = TOKT_CONTROL;
+    for (int b = 0; b < 256; b++) {
+        snprintf(t->str[3 + b], 8, "<0x%02X>", b);
+        t->text[3 + b] = (struct tok_str){ t->str[3 + b], 6 };
+        t->types[3 + b] = TOKT_BYTE;
+    }
+    tiny_set(t, 259, "\xe2\x96\x81"), tiny_set(t, 260, "a"), tiny_set(t, 261, "b");
+    tiny_set(t, 262, "ab"), tiny_set(t, 263,
+                                     "\xe2\x96\x81"
+                                     "a");
+    for (int i = 259; i < TINY_SPM; i++)
+        t->types[i] = TOKT_NORMAL, t->scores[i] = -10;
+    t->scores[262] = score_ab, t->scores[263] = score_sa;
+    t->spec = (struct tok_spec){ .kind = TOK_SPM,
+                                 .n = TINY_SPM,
+                                 .text = t->text,
+                                 .scores = t->scores,
+                                 .types = t->types,
+                                 .bos = 1,
+                                 .eos = 2,
+                                 .eot = -1,
+                                 .unk = 0,
+                                 .pad = -1,
+                                 .add_bos = 1,
+                                 .add_space_prefix = 1 };
+}
+
+static struct tokenizer *tiny_new(const struct tiny *t)
+{
+    struct err e;
+    struct tokenizer *tk = tokenizer_new(&t->spec, "tiny.gguf", &e);
+    ck_assert_msg(tk != NULL, "%s", e.msg);
+    return tk;
+}
+
+static void tiny_bpe_case(const char *pre, const char *const *merges, const char *text,
+                          const int *want, int n_want)
+{
+    static struct tiny t;
+    tiny_bpe(&t, pre, merges);
+    struct tokenizer *tk = tiny_new(&t);
+    expect(tk, text, 0, 0, want, n_want);
+    tokenizer_free(tk);
+}
+
+#define TINY_BPE_CASE(pre, text, merges, ...)                                                      \
+    do {                                                                                           \
+        static const char *const m_[] = { merges, NULL };                                          \
+        static const int w_[] = { __VA_ARGS__ };                                                   \
+        tiny_bpe_case(pre, m_, text, w_, (int)(sizeof w_ / sizeof w_[0]));                         \
+    } while (0)
+#define M2(a, b)    a, b
+#define M3(a, b, c) a, b, c
+
+/* The pair that comes first in the merges merges first, wherever it is;
+ * equal pairs from the left; a word that is a token is taken whole only by
+ * llama-bpe (ignore_merges). 'a' is 97, 'c' 99. */
+START_TEST(test_tiny_bpe)
+{
+    TINY_BPE_CASE(NULL, "abc", M3("b c", "a b", "a bc"), 258); /* bc first, then a+bc */
+    TINY_BPE_CASE(NULL, "abc", M3("a b", "b c", "ab c"), 258); /* ab first, then ab+c */
+    TINY_BPE_CASE(NULL, "abc", M2("a b", "b c"), 256, 99);     /* ab first; ab+c is no merge */
+    TINY_BPE_CASE(NULL, "abc", M2("b c", "a b"), 97, 257);     /* bc first; a+bc is no merge */
+    TINY_BPE_CASE(NULL, "aaa", "a a", 259, 97);                /* the left pair first */
+    TINY_BPE_CASE(NULL, "aaaa", "a a", 259, 259);
+    TINY_BPE_CASE(NULL, "abc", "a b", 256, 99);                  /* default: merges run */
+    TINY_BPE_CASE("llama-bpe", "abc", "a b", 258);               /* llama-bpe: abc is a token */
+    TINY_BPE_CASE("default", "ab abc", "a b", 256, 32, 256, 99); /* ' ' is its own token here */
+}
+END_TEST
+
+/* SentencePiece: the best-scoring pair first, the left one on a tie. "ab"
+ * with the space in front is "▁" "a" "b": the pairs are "▁a" and "ab". */
+START_TEST(test_tiny_spm)
+{
+    static struct tiny t;
+    tiny_spm(&t, -1, -2); /* ab scores higher: ▁ + ab, and "▁ab" is no token */
+    struct tokenizer *tk = tiny_new(&t);
+    EXPECT(tk, "ab", 0, 0, 259, 262);
+    EXPECT(tk, "ab", 1, 0, 1, 259, 262);
+    EXPECT(tk, "c", 0, 0, 259, 3 + 'c'); /* no piece "c": its byte */
+    EXPECT(tk, "<s>ab", 0, 1, 1, 259, 262);
+    EXPECT(tk, "<s>ab", 0, 0, 259, 3 + '<', 3 + 's', 3 + '>', 262);
+    tokenizer_free(tk);
+    tiny_spm(&t, -2, -1); /* ▁a scores higher */
+    tk = tiny_new(&t);
+    EXPECT(tk, "ab", 0, 0, 263, 261);
+    tokenizer_free(tk);
+    tiny_spm(&t, -1, -1); /* a tie: the left pair, ▁a */
+    tk = tiny_new(&t);
+    EXPECT(tk, "ab", 0, 0, 263, 261);
+    tokenizer_free(tk);
+    t.spec.add_space_prefix = 0;
+    tk = tiny_new(&t);
+    EXPECT(tk, "ab", 0, 0, 262);
+    EXPECT(tk, "a b", 0, 0, 260, 259, 261); /* "a▁" and "▁b" are no tokens */
+    tokenizer_free(tk);
+}
+END_TEST
+
+/* Builds spec and checks that it is refused with exactly want. */
+static void refused(const struct tok_spec *spec, const char *want)
+{
+    struct err e;
+    err_clear(&e);
+    struct tokenizer *tk = tokenizer_new(spec, "x.gguf", &e);
+    ck_assert_msg(tk == NULL, "accepted; want '%s'", want);
+    ck_assert_int_eq(e.code, ERR_USAGE);
+    ck_assert_str_eq(e.msg, want);
+}
+
+static void refused_bpe(const char *pre, const char *const *merges, const char *want)
+{
+    static struct tiny t;
+    tiny_bpe(&t, pre, merges);
+    refused(&t.spec, want);
+}
+
+START_TEST(test_refusals)
+{
+    static const char *const unknown[] = { "a b", "a zz", NULL }, *const none[] = { "c d", NULL },
+                             *const nospace[] = { "ab", NULL },
+                             *const esc[] = { "\x1b[1m b", NULL }, *const ok[] = { "a b", NULL };
+    refused_bpe(NULL, unknown,
+                "x.gguf: merge 1 'a zz' names a token that is not in the vocabulary");
+    refused_bpe(NULL, none, "x.gguf: merge 0 'c d' makes a token that is not in the vocabulary");
+    refused_bpe(NULL, nospace, "x.gguf: merge 0 'ab' is not two tokens and a space");
+    /* The model's strings are escaped where they are quoted. */
+    refused_bpe(NULL, esc,
+                "x.gguf: merge 0 '\\x1B[1m b' names a token that is not in the vocabulary");
+    refused_bpe("qwen2", ok,
+                "x.gguf: the pre-tokenizer 'qwen2' is not supported (llama-bpe, llama3, llama-v3, "
+                "smollm, starcoder, gpt-2, default)");
+    static struct tiny t;
+    tiny_bpe(&t, NULL, ok);
+    tiny_set(&t, 'q', "qq"); /* no token is the byte 'q' (0x71) any more */
+    refused(&t.spec, "x.gguf: no token for the byte 0x71");
+    tiny_bpe(&t, NULL, ok);
+    t.spec.bos = TINY_BPE;
+    refused(&t.spec, "x.gguf: the BOS id 260 is outside the vocabulary of 260 tokens");
+    tiny_spm(&t, -1, -2);
+    tiny_set(&t, 258, "<0xFG>"); /* <0xFF> missing, and no piece is that byte */
+    refused(&t.spec, "x.gguf: no token for the byte 0xFF (no <0xFF>, no one-byte piece)");
+    tiny_spm(&t, -1, -2);
+    tiny_set(&t, 263, "ab");
+    refused(&t.spec, "x.gguf: tokens 262 and 263 are both 'ab'");
+    tiny_spm(&t, -1, -2);
+    t.spec.kind = (enum tok_kind)7;
+    refused(&t.spec, "x.gguf: unknown tokenizer kind 7");
+}
+END_TEST
+
+/* What encode refuses: no room, too long, a BOS the model does not have. */
+START_TEST(test_encode_refusals)
+{
+    int ids[4], n = -1;
+    struct err e;
+    ck_assert_int_eq(tokenizer_encode(T3, " Paris Paris", 12, 0, 0, ids, 1, &n, &e), -1);
+    ck_assert_str_eq(e.msg, "the text is 2 tokens, more than the 1 there is room for");
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(tokenizer_encode(T3, " Paris Paris", 12, 0, 0, ids, 2, &n, &e), 0);
+    ck_assert_int_eq(n, 2);
+    char *big = calloc(TOK_MAX_TEXT + 1, 1);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_int_eq(tokenizer_encode(T3, big, TOK_MAX_TEXT + 1, 0, 0, ids, 4, &n, &e), -1);
+    ck_assert_str_eq(e.msg, "a text of 1048577 bytes is longer than the 1048576 a prompt may have");
+    free(big);
+    static struct tiny t;
+    static const char *const ok[] = { "a b", NULL };
+    tiny_bpe(&t, NULL, ok);
+    struct tokenizer *tk = tiny_new(&t);
+    ck_assert_int_eq(tokenizer_encode(tk, "ab", 2, 1, 0, ids, 4, &n, &e), -1);
+    ck_assert_str_eq(e.msg, "the model has no BOS token to put first");
+    tokenizer_free(tk);
+}
+END_TEST
+
+/* 1 MiB of text (TOK_MAX_TEXT, the most encode takes) of one repeated unit
+ * encodes in well under the case's timeout and reads back. A quadratic
+ * merge would take hours here. */
+static void long_case(const char *unit, size_t unit_len, int special)
+{
+    size_t len = TOK_MAX_TEXT - TOK_MAX_TEXT % unit_len;
+    char *text = malloc(len), *out = malloc(len + 1);
+    int *ids = malloc((len + 1) * sizeof *ids), n;
+    ck_assert(text && out && ids);
+    for (size_t i = 0; i < len; i += unit_len)
+        memcpy(text + i, unit, unit_len);
+    const struct tokenizer *ts[2] = { T3, T2 };
+    for (int k = 0; k < 2; k++) {
+        struct err e;
+        ck_assert_msg(tokenizer_encode(ts[k], text, len, 0, special && k == 0, ids, (int)len + 1,
+                                       &n, &e) == 0,
+                      "%s", e.msg);
+        /* Digits go in threes: 1,048,576 of them are 349,525 times "111"
+         * (5037) and one "1" (16). */
+        ck_assert(unit[0] != '1' || k != 0 || n == 349526);
+        for (int i = 0; unit[0] == '1' && k == 0 && i < n; i++)
+            ck_assert_int_eq(ids[i], i < n - 1 ? 5037 : 16);
+        size_t at = 0;
+        for (int i = 0; i < n; i++)
+            at += tokenizer_piece(ts[k], ids[i], out + at, len + 1 - at);
+        size_t skip = k == 1; /* SentencePiece's space in front */
+        ck_assert_msg(
+            at == len + skip && memcmp(out + skip, text, len) == 0 && (!skip || out[0] == ' '),
+            "'%.*s' x %zu: the pieces do not read back", (int)unit_len, unit, len / unit_len);
+    }
+    free(text);
+    free(out);
+    free(ids);
+}
+
+START_TEST(test_long)
+{
+    long_case("a", 1, 0);
+    long_case(" ", 1, 0);
+    long_case("\n", 1, 0);
+    long_case("\xff", 1, 0);
+    long_case("\xc3\xa9", 2, 0); /* é */
+    long_case("1", 1, 0);
+    long_case("<|eot_id|>", 10, 1);
+}
+END_TEST
+
+Suite *suite_tokenizer(void)
+{
+    Suite *s = suite_create("tokenizer");
+    TCase *real = tcase_create("real vocabularies");
+    tcase_add_unchecked_fixture(real, load_both, free_both);
+    tcase_set_timeout(real, 120);
+    tcase_add_test(real, test_corpus);
+    tcase_add_test(real, test_llama3_hand);
+    tcase_add_test(real, test_llama2_hand);
+    tcase_add_test(real, test_pieces);
+    tcase_add_test(real, test_round_trip_corpus);
+    tcase_add_test(real, test_round_trip_random);
+    tcase_add_test(real, test_encode_refusals);
+    tcase_add_test(real, test_long);
+    suite_add_tcase(s, real);
+    TCase *tiny = tcase_create("tiny vocabularies");
+    tcase_add_test(tiny, test_tiny_bpe);
+    tcase_add_test(tiny, test_tiny_spm);
+    tcase_add_test(tiny, test_refusals);
+    suite_add_tcase(s, tiny);
+    return s;
+}

@@ -1,0 +1,154 @@
+#!/bin/sh
+# Real models (--model FILE.gguf) end to end, on small GGUF files generated
+# here: random weights, the real Llama 3 and Llama 2 vocabularies, every
+# weight type (tests/oracle/models.txt; each golden's `gen` line says how).
+#   1. model_check: token ids as llama.cpp's, logits within float rounding of
+#      the exact reference and within llama.cpp's own rounding of llama.cpp's,
+#      the greedy continuation as the exact reference's (tests/golden/model/,
+#      written by `make test-oracle`);
+#   2. the command line: show, generate, --save-logits read back by --logits,
+#      and the refusals;
+#   3. the interactive view in a real terminal (tmux) on a model: every key of
+#      the full-size lessons, the prompt edited, a token forced.
+# Usage: tests/model.sh LOGITLAB GEN_MODEL MODEL_CHECK [SAN_MODEL_CHECK]
+set -u
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+GEN=${2:?usage: tests/model.sh LOGITLAB GEN_MODEL MODEL_CHECK [SAN_MODEL_CHECK]}
+CHECK=${3:?usage: tests/model.sh LOGITLAB GEN_MODEL MODEL_CHECK [SAN_MODEL_CHECK]}
+SAN_CHECK=${4:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+GOLD="$HERE/golden/model"
+MODELS=build/models
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+mkdir -p "$MODELS"
+
+# model NAME: the generated file of golden NAME, made again when missing or
+# older than the generator (the same arguments give the same bytes).
+model() {
+    f="$MODELS/$1.gguf"
+    if [ ! -f "$f" ] || [ -n "$(find "$GEN" -newer "$f" 2>/dev/null)" ]; then
+        args=$(sed -n 's/^gen //p' "$GOLD/$1.ref.txt")
+        # shellcheck disable=SC2086 # the generator's options, one word each
+        "$GEN" $args -o "$f" >/dev/null || { bad "gen_model $args failed"; return 1; }
+    fi
+    echo "$f"
+}
+
+# 1. Every golden model against its goldens.
+for ref in "$GOLD"/*.ref.txt; do
+    name=$(basename "$ref" .ref.txt)
+    type=$(sed -n 's/^gen .*--type \([A-Z0-9_]*\).*/\1/p' "$ref")
+    f=$(model "$name") || continue
+    if line=$("$CHECK" "$f" "$ref" "$GOLD/$name.llama.txt" "$type"); then ok; else bad "$name"; fi
+    printf '  %-12s %s\n' "$name" "$line"
+done
+# The same under AddressSanitizer and UBSan, on one model of each vocabulary.
+if [ -n "$SAN_CHECK" ]; then
+    for name in llama3-q4_k llama2-q8_0; do
+        type=$(sed -n 's/^gen .*--type \([A-Z0-9_]*\).*/\1/p' "$GOLD/$name.ref.txt")
+        if "$SAN_CHECK" "$(model "$name")" "$GOLD/$name.ref.txt" "$GOLD/$name.llama.txt" \
+            "$type" >"$TMP/san" 2>&1; then ok; else bad "sanitized $name: $(cat "$TMP/san")"; fi
+    done
+fi
+
+# 2. The command line (the sanitizer build when that is what was given).
+M3=$(model llama3-q8_0)
+M2=$(model llama2-f32)
+expect() { # expect STATUS "STDERR" ARGS...
+    want_status=$1 want_err=$2
+    shift 2
+    "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+    status=$?
+    if [ "$status" -ne "$want_status" ] || [ "$(cat "$TMP/err")" != "$want_err" ]; then
+        bad "logitlab $*: status $status, stderr '$(cat "$TMP/err")'; want $want_status '$want_err'"
+    else
+        ok
+    fi
+}
+# The prompt's ids are llama.cpp's (golden prompt 0), BOS first.
+want=$(sed -n 's/^tokens [0-9]* //p' "$GOLD/llama3-q8_0.llama.txt" | head -n 1 | tr ' ' ',')
+got=$("$BIN" show --model "$M3" -p "The capital of France is" --format json --top 3 |
+    jq -c '.context' | tr -d '[]')
+[ "$got" = "$want" ] && ok || bad "show --model: context [$got], llama.cpp [$want]"
+# The greedy text is the exact reference's continuation (golden prompt 0).
+want=$(sed -n 's/^greedy [0-9]* //p' "$GOLD/llama3-q8_0.ref.txt" | head -n 1 | tr ' ' ',')
+got=$("$BIN" generate --model "$M3" -p "The capital of France is" --temperature 0 \
+    --max-tokens 8 --format json | jq -c '.generated' | tr -d '[]')
+[ "$got" = "$want" ] && ok || bad "generate --model greedy: [$got], the exact reference [$want]"
+# --save-logits writes what --logits reads: the same best token, the same logit.
+"$BIN" show --model "$M3" -p "Once upon a time" --save-logits "$TMP/row.npy" --format json \
+    --top 1 | jq -c '.rows[0] | [.id, .logit]' >"$TMP/a"
+"$BIN" show --logits "$TMP/row.npy" --format json --top 1 | jq -c '.rows[0] | [.id, .logit]' \
+    >"$TMP/b"
+cmp -s "$TMP/a" "$TMP/b" && ok || bad "--save-logits then --logits: $(cat "$TMP/a") / $(cat "$TMP/b")"
+expect 2 "logitlab: --save-logits: $TMP/row.npy exists: add --force to replace it" \
+    show --model "$M3" --save-logits "$TMP/row.npy"
+# Llama 2's SentencePiece vocabulary: BOS 1, then its pieces (golden prompt 0).
+want=$(sed -n 's/^tokens [0-9]* //p' "$GOLD/llama2-f32.llama.txt" | head -n 1 | tr ' ' ',')
+got=$("$BIN" show --model "$M2" -p "The capital of France is" --format json --top 1 |
+    jq -c '.context' | tr -d '[]')
+[ "$got" = "$want" ] && ok || bad "llama2 context [$got], llama.cpp [$want]"
+# A full-size lesson's own prompt through the real model.
+got=$("$BIN" show real-france --model "$M3" --format json --top 1 | jq -c '.context' | tr -d '[]')
+[ "$got" = "128000,791,6864,315,9822,374" ] && ok || bad "real-france --model: [$got]"
+# --chat: Llama 3's header format (the generated Llama 3 files carry such a
+# template): BOS, <|start_header_id|> user <|end_header_id|> "\n\n", the text,
+# <|eot_id|>, then the assistant's header and "\n\n" (ids of the Llama 3 vocabulary).
+got=$("$BIN" show --model "$M3" -p "Hi" --chat --format json --top 1 | jq -c '.context' | tr -d '[]')
+want="128000,128006,882,128007,271,13347,128009,128006,78191,128007,271"
+[ "$got" = "$want" ] && ok || bad "--chat: [$got], want [$want]"
+# The generated Llama 2 files carry no template: --chat says so.
+expect 2 "logitlab: --chat: $M2 has no chat template logitlab knows (Llama 3's headers or Llama 2's [INST])" \
+    show --model "$M2" -p hi --chat
+expect 2 "logitlab: --prompt goes with --model FILE.gguf" show toy -p hi
+expect 2 "logitlab: --save-logits goes with show --model FILE.gguf" generate toy --save-logits x.npy
+expect 2 "logitlab: --logits and --model are two sources of logits: give one" \
+    show --logits "$TMP/row.npy" --model "$M3"
+expect 2 "logitlab: --model runs a full-size lesson (real-france, ...) or none; 'toy' has its own logits" \
+    show toy --model "$M3"
+
+# 3. The view in a terminal, on the model.
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "model: tmux skipped: tmux is not installed (make test installs it)"
+else
+    SOCK="logitlab-model-$$"
+    T="tmux -L $SOCK -f /dev/null"
+    trap '$T kill-server 2>/dev/null; rm -rf "$TMP"' EXIT INT TERM
+    keys() { $T send-keys -t t "$@"; }
+    check() { if wait_for "$2" 20; then ok; else bad "$1: '$2' never appeared"; $T capture-pane -p -t t | sed 's/^/  | /'; fi; }
+    $T new-session -d -s t -x 120 -y 40 "env PS1='$ ' LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$XDG_CONFIG_HOME sh"
+    wait_for '$' || bad "no shell prompt"
+    keys "$BIN -m $M3 -p 'The capital of France is'; echo rc=\$?" Enter
+    check "the model opens" "logitlab  model: logitlab test llama3 Q8_0"
+    check "its prompt's tokens" "France"
+    check "the head's paragraph" "Last hidden vector h: 256 values"
+    check "the best token is the exact reference's" "affles"
+    keys Space
+    check "Space takes the step" "step 1 drew"
+    keys Left
+    check "Left walks back" "step 1, taken"
+    keys Right t T k K p P m M r R y Y z Z f g o s u
+    check "the setting keys" "seed 2"
+    keys x D
+    check "D counts draws" "10000 draws"
+    keys D ":find #12366" Enter
+    check "find a token" "found ␣Paris (id 12366)"
+    keys w
+    check "w takes the found token" "took \"␣Paris\", your choice instead of the draw"
+    keys ":take ." Enter
+    check ":take by its text" "took \".\", your choice"
+    keys e
+    check "e opens the prompt line on the prompt" ":prompt The capital of France is"
+    keys Escape ":prompt Once upon a time" Enter
+    check ":prompt runs the new prompt" "prompt: 5 tokens"
+    keys B
+    check "B opens the batch view" "Batch of 8"
+    keys Space
+    check "Space steps every request" "batch of 8: step 1, "
+    keys B q
+    check "q quits, the terminal restored" "rc=0"
+fi
+
+echo "model: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

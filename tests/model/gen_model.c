@@ -1,0 +1,577 @@
+/* gen_model.c - the tests' GGUF models: random weights from a seed, the
+ * real Llama 3 or Llama 2 tokenizer data (tokdata.h), the metadata
+ * conventions of Llama 3.2 or Llama 2, written by logitlab's own GGUF
+ * writer (data/gguf_write.h).
+ *
+ *   gen_model --arch llama3|llama2 --type TYPE [--layers N --embd N
+ *             --heads N --kv-heads N --ff N --ctx N --seed N --tied 0|1
+ *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny
+ *             --shape 1b --threads N] -o OUT.gguf
+ *
+ * TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q5_K Q6_K (every matrix of that type:
+ * llama-quantize --pure), or Q4_K_M, Q5_K_M: llama.cpp's mixes, the base
+ * type (Q4_K, Q5_K) with Q6_K for the head (output.weight, or the token
+ * embeddings when they are tied) and for attn_v and ffn_down on the layers
+ * llama.cpp's use_more_bits picks (the first and last eighth, and every
+ * third in between). Norms and rope_freqs.weight are F32 in every file.
+ *
+ * Weights: each value is the sum of four 16-bit uniforms from Philox4x32-10
+ * (key: the seed; counter: tensor, row, pair of values, 0), centred and
+ * scaled to a standard deviation of 1/sqrt(row length) (0.022 at width
+ * 2,048, as trained Llama weights), in integer and single float arithmetic
+ * only, so every machine writes the same bits. Norm gains are 1 + 0.1 z.
+ *
+ * --shape 1b gives Llama 3.2 1B's shapes (16 layers, width 2,048, 32 heads,
+ * 8 KV heads, FFN 8,192, tied head); --vocab tiny replaces the vocabulary
+ * with 312 SentencePiece tokens (byte fallback and a few letters), for
+ * small files (the fuzz harness's seeds). The file's size is printed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "core/philox.h"
+#include "data/gguf_write.h"
+#include "model/llama.h"
+#include "model/quant.h"
+#include "tokdata.h"
+
+struct opts {
+    const char *arch, *type, *out, *vocab_dir, *vocab, *rope, *shape;
+    int layers, embd, heads, kv, ff, ctx, tied, threads;
+    unsigned long long seed;
+};
+
+/* One --type: the base type of the matrices, whether it is a _M mix, and
+ * llama.cpp's general.file_type for it (llama_ftype). */
+struct type_row {
+    const char *name;
+    int base, mix, ftype;
+};
+
+static const struct type_row TYPES[] = {
+    { "F32", QT_F32, 0, 0 },      { "F16", QT_F16, 0, 1 },    { "BF16", QT_BF16, 0, 32 },
+    { "Q8_0", QT_Q8_0, 0, 7 },    { "Q4_0", QT_Q4_0, 0, 2 },  { "Q4_K", QT_Q4_K, 0, 14 },
+    { "Q5_K", QT_Q5_K, 0, 16 },   { "Q6_K", QT_Q6_K, 0, 18 }, { "Q4_K_M", QT_Q4_K, 1, 15 },
+    { "Q5_K_M", QT_Q5_K, 1, 17 },
+};
+
+enum kind { K_MAT, K_NORM, K_VALUES };
+
+/* One tensor to write: how its values are made and stored. */
+struct tspec {
+    char name[GGUF_MAX_NAME + 1];
+    int kind, type;
+    int64_t rows, cols;
+    float std;           /* K_MAT */
+    const float *values; /* K_VALUES: rows x cols floats */
+};
+
+struct gen {
+    struct tspec *t;
+    int n;
+    unsigned long long seed;
+    int threads;
+};
+
+/* ---- the weights --------------------------------------------------------- */
+
+/* Two values of about N(0, 1) for pair p of row r of tensor id: each the
+ * sum of four 16-bit uniforms, centred, over their standard deviation
+ * (65536 sqrt(4/12)). Integer arithmetic and one float division: the same
+ * bits everywhere. */
+static void normal_pair(unsigned long long seed, uint32_t id, uint32_t r, uint32_t p, float *z)
+{
+    struct philox4x32 c = { { id, r, p, 0u } };
+    struct philox4x32 o = philox4x32_10(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+    for (int k = 0; k < 2; k++) {
+        int32_t s = 0;
+        for (int j = 0; j < 2; j++)
+            s += (int32_t)(o.v[2 * k + j] >> 16) + (int32_t)(o.v[2 * k + j] & 0xFFFF);
+        z[k] = (float)(s - 2 * 65535) / 37836.65f;
+    }
+}
+
+/* Row r of tensor i as floats. */
+static void make_row(const struct gen *g, int i, int64_t r, float *row)
+{
+    const struct tspec *t = &g->t[i];
+    if (t->kind == K_VALUES) {
+        memcpy(row, t->values + r * t->cols, (size_t)t->cols * sizeof *row);
+        return;
+    }
+    for (int64_t c = 0; c < t->cols; c += 2) {
+        float z[2];
+        normal_pair(g->seed, (uint32_t)i, (uint32_t)r, (uint32_t)(c / 2), z);
+        for (int k = 0; k < 2 && c + k < t->cols; k++)
+            row[c + k] = t->kind == K_NORM ? 1.0f + 0.1f * z[k] : t->std * z[k];
+    }
+}
+
+struct fill_job {
+    const struct gen *g;
+    int i;
+    int64_t r0, r1;
+    unsigned char *out;
+    int failed;
+};
+
+static void *fill_rows(void *arg)
+{
+    struct fill_job *j = arg;
+    const struct tspec *t = &j->g->t[j->i];
+    size_t rb = quant_row_bytes(t->type, t->cols);
+    float *row = malloc((size_t)t->cols * sizeof *row);
+    if (!row) {
+        j->failed = 1;
+        return NULL;
+    }
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        make_row(j->g, j->i, r, row);
+        if (t->type == QT_F32)
+            memcpy(j->out + (size_t)r * rb, row, rb);
+        else
+            quant_quantize(t->type, row, j->out + (size_t)r * rb, t->cols);
+    }
+    free(row);
+    return NULL;
+}
+
+/* The writer's callback: tensor i's rows, made and stored on the threads
+ * (each row depends on its counter only, so any split writes the same). */
+static int fill(void *ctx, int i, void *out, size_t bytes, struct err *e)
+{
+    const struct gen *g = ctx;
+    const struct tspec *t = &g->t[i];
+    struct fill_job jobs[64];
+    pthread_t th[64];
+    int n = g->threads < 1 ? 1 : g->threads > 64 ? 64 : g->threads;
+    if (t->rows < n)
+        n = 1;
+    (void)bytes;
+    for (int k = 0; k < n; k++) {
+        jobs[k] = (struct fill_job){ g, i, t->rows * k / n, t->rows * (k + 1) / n, out, 0 };
+        if (k > 0 && pthread_create(&th[k], NULL, fill_rows, &jobs[k]) != 0)
+            return err_set(e, ERR_SYSTEM, "cannot start a thread");
+    }
+    fill_rows(&jobs[0]);
+    int failed = jobs[0].failed;
+    for (int k = 1; k < n; k++) {
+        pthread_join(th[k], NULL);
+        failed |= jobs[k].failed;
+    }
+    return failed ? err_set(e, ERR_SYSTEM, "out of memory (%s)", t->name) : 0;
+}
+
+/* ---- the tensors --------------------------------------------------------- */
+
+/* llama.cpp's use_more_bits: which layers of a _M mix get Q6_K. */
+static int more_bits(int i, int n)
+{
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+static int add(struct gen *g, const char *name, int kind, int type, int64_t rows, int64_t cols)
+{
+    struct tspec *t = &g->t[g->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->kind = kind;
+    t->type = kind == K_MAT ? type : QT_F32;
+    t->rows = rows;
+    t->cols = cols;
+    t->std = 1.0f / sqrtf((float)cols);
+    if (quant_row_bytes(t->type, cols) == 0) {
+        char qn[32];
+        const struct qtype_info *q = quant_info(t->type);
+        fprintf(stderr, "gen_model: %s: rows of %lld values do not fill %s's blocks of %d\n", name,
+                (long long)cols, quant_name(t->type, qn, sizeof qn), q ? q->block : 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every tensor of the model, in llama.cpp's order, with the mix's types. */
+static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, int n_vocab,
+                const float *rope)
+{
+    int hd = o->embd / o->heads, base = ty->base;
+    int head = ty->mix ? QT_Q6_K : base;
+    int64_t e = o->embd, kv = (int64_t)o->kv * hd;
+    if (add(g, "token_embd.weight", K_MAT, o->tied ? head : base, n_vocab, e) < 0)
+        return -1;
+    if (rope) {
+        if (add(g, "rope_freqs.weight", K_VALUES, QT_F32, 1, hd / 2) < 0)
+            return -1;
+        g->t[g->n - 1].values = rope;
+    }
+    for (int i = 0; i < o->layers; i++) {
+        int more = ty->mix && more_bits(i, o->layers) ? QT_Q6_K : base;
+        struct {
+            const char *part;
+            int kind, type;
+            int64_t rows, cols;
+        } p[] = {
+            { "attn_norm", K_NORM, 0, 1, e },      { "attn_q", K_MAT, base, e, e },
+            { "attn_k", K_MAT, base, kv, e },      { "attn_v", K_MAT, more, kv, e },
+            { "attn_output", K_MAT, base, e, e },  { "ffn_norm", K_NORM, 0, 1, e },
+            { "ffn_gate", K_MAT, base, o->ff, e }, { "ffn_down", K_MAT, more, e, o->ff },
+            { "ffn_up", K_MAT, base, o->ff, e },
+        };
+        for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) {
+            char name[GGUF_MAX_NAME + 1];
+            snprintf(name, sizeof name, "blk.%d.%s.weight", i, p[k].part);
+            if (add(g, name, p[k].kind, p[k].type, p[k].rows, p[k].cols) < 0)
+                return -1;
+        }
+    }
+    if (add(g, "output_norm.weight", K_NORM, 0, 1, e) < 0)
+        return -1;
+    if (!o->tied && add(g, "output.weight", K_MAT, head, n_vocab, e) < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- the vocabulary and the metadata ------------------------------------- */
+
+/* --vocab tiny: <unk> <s> </s>, the 256 byte tokens, then "▁" and "▁a" to
+ * "▁z" and "a" to "z", scored so that longer pieces win. */
+#define TINY_N 312
+static int tiny_vocab(struct tokdata *d)
+{
+    memset(d, 0, sizeof *d);
+    d->text = calloc(TINY_N, sizeof *d->text);
+    d->scores = calloc(TINY_N, sizeof *d->scores);
+    d->types = calloc(TINY_N, sizeof *d->types);
+    d->strings = malloc(TINY_N * 8);
+    if (!d->text || !d->scores || !d->types || !d->strings)
+        return -1;
+    char *s = d->strings;
+    for (int i = 0; i < TINY_N; i++, s += 8) {
+        if (i < 3)
+            snprintf(s, 8, "%s", i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>");
+        else if (i < 259)
+            snprintf(s, 8, "<0x%02X>", (unsigned)(i - 3));
+        else if (i == 259)
+            snprintf(s, 8, "\xE2\x96\x81");
+        else if (i < 286)
+            snprintf(s, 8, "\xE2\x96\x81%c", 'a' + (i - 260));
+        else
+            snprintf(s, 8, "%c", 'a' + (i - 286));
+        d->text[i] = (struct tok_str){ s, strlen(s) };
+        d->types[i] = i == 0    ? TOKT_UNKNOWN
+                      : i < 3   ? TOKT_CONTROL
+                      : i < 259 ? TOKT_BYTE
+                                : TOKT_NORMAL;
+        d->scores[i] = i < 259 ? 0.0f : -(float)(i - 259);
+    }
+    struct tok_spec *t = &d->spec;
+    t->kind = TOK_SPM;
+    t->n = TINY_N;
+    t->text = d->text;
+    t->scores = d->scores;
+    t->types = d->types;
+    t->bos = 1, t->eos = 2, t->unk = 0, t->eot = -1, t->pad = -1;
+    t->add_bos = 1;
+    t->add_space_prefix = 1;
+    return 0;
+}
+
+/* A tok_str array as the writer's gguf_str array. */
+static void put_strs(struct gguf_writer *w, const char *key, const struct tok_str *s, int n)
+{
+    struct gguf_str *a = malloc((size_t)(n ? n : 1) * sizeof *a);
+    if (!a) {
+        fprintf(stderr, "gen_model: out of memory\n");
+        exit(3);
+    }
+    for (int i = 0; i < n; i++)
+        a[i] = (struct gguf_str){ s[i].s, s[i].len };
+    gguf_w_array_str(w, key, a, (size_t)n);
+    free(a);
+}
+
+/* Llama 3's header format, in the Jinja that GGUF files carry. */
+#define LLAMA3_TEMPLATE                                                                            \
+    "{{ bos_token }}{% for message in messages %}<|start_header_id|>{{ message['role'] }}"         \
+    "<|end_header_id|>\n\n{{ message['content'] | trim }}<|eot_id|>{% endfor %}"                   \
+    "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
+
+static void put_tokenizer(struct gguf_writer *w, const struct tok_spec *t, int llama3)
+{
+    gguf_w_str(w, "tokenizer.ggml.model", t->kind == TOK_BPE ? "gpt2" : "llama");
+    if (t->kind == TOK_BPE)
+        gguf_w_str(w, "tokenizer.ggml.pre", "llama-bpe");
+    put_strs(w, "tokenizer.ggml.tokens", t->text, t->n);
+    if (t->scores)
+        gguf_w_array(w, "tokenizer.ggml.scores", GGUF_T_F32, t->scores, (size_t)t->n);
+    if (t->types)
+        gguf_w_array(w, "tokenizer.ggml.token_type", GGUF_T_I32, t->types, (size_t)t->n);
+    if (t->n_merges)
+        put_strs(w, "tokenizer.ggml.merges", t->merges, t->n_merges);
+    const struct {
+        const char *key;
+        int id;
+    } ids[] = {
+        { "tokenizer.ggml.bos_token_id", t->bos },
+        { "tokenizer.ggml.eos_token_id", t->eos },
+        { "tokenizer.ggml.eot_token_id", t->eot },
+        { "tokenizer.ggml.unknown_token_id", t->unk },
+        { "tokenizer.ggml.padding_token_id", t->pad },
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (ids[i].id >= 0)
+            gguf_w_u32(w, ids[i].key, (uint32_t)ids[i].id);
+    gguf_w_bool(w, "tokenizer.ggml.add_bos_token", t->add_bos);
+    if (llama3)
+        gguf_w_str(w, "tokenizer.chat_template", LLAMA3_TEMPLATE);
+}
+
+static void put_hparams(struct gguf_writer *w, const struct opts *o, const struct type_row *ty,
+                        int llama3, int n_vocab)
+{
+    char name[128];
+    snprintf(name, sizeof name, "logitlab test %s %s (random weights, seed %llu)", o->arch,
+             ty->name, o->seed);
+    gguf_w_str(w, "general.architecture", "llama");
+    gguf_w_str(w, "general.name", name);
+    gguf_w_u32(w, "general.file_type", (uint32_t)ty->ftype);
+    if (ty->base != QT_F32 && ty->base != QT_F16 && ty->base != QT_BF16)
+        gguf_w_u32(w, "general.quantization_version", 2);
+    gguf_w_u32(w, "llama.block_count", (uint32_t)o->layers);
+    gguf_w_u32(w, "llama.context_length", (uint32_t)o->ctx);
+    gguf_w_u32(w, "llama.embedding_length", (uint32_t)o->embd);
+    gguf_w_u32(w, "llama.feed_forward_length", (uint32_t)o->ff);
+    gguf_w_u32(w, "llama.attention.head_count", (uint32_t)o->heads);
+    gguf_w_u32(w, "llama.attention.head_count_kv", (uint32_t)o->kv);
+    gguf_w_f32(w, "llama.rope.freq_base", llama3 ? 500000.0f : 10000.0f);
+    gguf_w_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    if (llama3) { /* Llama 3.2's files say the head size twice more */
+        gguf_w_u32(w, "llama.attention.key_length", (uint32_t)(o->embd / o->heads));
+        gguf_w_u32(w, "llama.attention.value_length", (uint32_t)(o->embd / o->heads));
+    }
+    gguf_w_u32(w, "llama.vocab_size", (uint32_t)n_vocab);
+    gguf_w_u32(w, "llama.rope.dimension_count", (uint32_t)(o->embd / o->heads));
+}
+
+/* ---- the command line ---------------------------------------------------- */
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: gen_model --arch llama3|llama2 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|"
+                    "Q5_K|Q6_K|Q4_K_M|Q5_K_M\n"
+                    "       [--layers N --embd N --heads N --kv-heads N --ff N --ctx N --seed N\n"
+                    "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
+                    "        --shape 1b --threads N] -o OUT.gguf\n");
+    return -1;
+}
+
+/* An integer option's value, into *v; -1 with a message when it is not. */
+static int num(const char *opt, const char *s, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < lo || x > hi) {
+        fprintf(stderr, "gen_model: %s %s: want an integer from %lld to %lld\n", opt, s, lo, hi);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    const struct {
+        const char *name;
+        int *iv;
+        long long lo, hi;
+        const char **sv;
+    } T[] = {
+        { "--layers", &o->layers, 1, LLAMA_MAX_LAYERS, NULL },
+        { "--embd", &o->embd, 2, LLAMA_MAX_EMBD, NULL },
+        { "--heads", &o->heads, 1, LLAMA_MAX_HEADS, NULL },
+        { "--kv-heads", &o->kv, 1, LLAMA_MAX_HEADS, NULL },
+        { "--ff", &o->ff, 1, 1 << 20, NULL },
+        { "--ctx", &o->ctx, 1, 1 << 24, NULL },
+        { "--tied", &o->tied, 0, 1, NULL },
+        { "--threads", &o->threads, 1, 64, NULL },
+        { "--arch", NULL, 0, 0, &o->arch },
+        { "--type", NULL, 0, 0, &o->type },
+        { "--rope-scaling", NULL, 0, 0, &o->rope },
+        { "--vocab-data", NULL, 0, 0, &o->vocab_dir },
+        { "--vocab", NULL, 0, 0, &o->vocab },
+        { "--shape", NULL, 0, 0, &o->shape },
+        { "-o", NULL, 0, 0, &o->out },
+    };
+    for (int i = 1; i < argc; i += 2) {
+        size_t k = 0;
+        while (k < sizeof T / sizeof T[0] && strcmp(argv[i], T[k].name) != 0)
+            k++;
+        int seed = strcmp(argv[i], "--seed") == 0;
+        if ((k == sizeof T / sizeof T[0] && !seed) || i + 1 >= argc)
+            return usage();
+        long long v;
+        if (seed) {
+            char *end;
+            errno = 0;
+            o->seed = strtoull(argv[i + 1], &end, 10);
+            if (errno || *end || end == argv[i + 1])
+                return usage();
+        } else if (T[k].sv) {
+            *T[k].sv = argv[i + 1];
+        } else if (num(argv[i], argv[i + 1], T[k].lo, T[k].hi, &v) < 0) {
+            return -1;
+        } else {
+            *T[k].iv = (int)v;
+        }
+    }
+    return o->arch && o->type && o->out ? 0 : usage();
+}
+
+/* The shape and conventions of the architecture, for what was not given. */
+static int defaults(struct opts *o)
+{
+    int l3 = strcmp(o->arch, "llama3") == 0, b1 = o->shape && strcmp(o->shape, "1b") == 0;
+    if (!l3 && strcmp(o->arch, "llama2") != 0)
+        return fprintf(stderr, "gen_model: --arch %s: llama3 or llama2\n", o->arch), -1;
+    if (o->shape && !b1)
+        return fprintf(stderr, "gen_model: --shape %s: only 1b\n", o->shape), -1;
+    const int d3[] = { 2, 256, 4, 2, 768, 131072, 1 }, d2[] = { 2, 256, 4, 4, 768, 4096, 0 };
+    const int d1b[] = { 16, 2048, 32, 8, 8192, 131072, 1 };
+    const int *d = b1 ? d1b : l3 ? d3 : d2;
+    int *f[] = { &o->layers, &o->embd, &o->heads, &o->kv, &o->ff, &o->ctx, &o->tied };
+    for (int i = 0; i < 7; i++)
+        if (*f[i] < 0)
+            *f[i] = d[i];
+    if (!o->rope)
+        o->rope = l3 ? "llama3" : "none";
+    if (strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
+        return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
+    if (o->vocab && strcmp(o->vocab, "tiny") != 0)
+        return fprintf(stderr, "gen_model: --vocab %s: only tiny\n", o->vocab), -1;
+    if (o->embd % o->heads != 0 || (o->embd / o->heads) % 2 != 0 || o->heads % o->kv != 0)
+        return fprintf(stderr,
+                       "gen_model: --embd %d, --heads %d, --kv-heads %d: the width must be an "
+                       "even multiple of the heads, the heads a multiple of the KV heads\n",
+                       o->embd, o->heads, o->kv),
+               -1;
+    return 0;
+}
+
+/* The Llama 3.2 frequency divisors (factor 32, low 1, high 4, 8,192), as
+ * llama.cpp's converter stores them in rope_freqs.weight. */
+static float *llama3_rope(const struct opts *o)
+{
+    struct llama_hparams hp = { 0 };
+    hp.head_dim = o->embd / o->heads;
+    hp.rope_base = 500000.0f;
+    hp.rope_factor = 32.0f;
+    hp.rope_low_freq = 1.0f;
+    hp.rope_high_freq = 4.0f;
+    hp.rope_orig_ctx = 8192;
+    int half = hp.head_dim / 2;
+    double *div = malloc((size_t)half * sizeof *div);
+    float *f = malloc((size_t)half * sizeof *f);
+    if (div && f) {
+        llama_rope_divisors(&hp, div);
+        for (int i = 0; i < half; i++)
+            f[i] = (float)div[i];
+    }
+    free(div);
+    return f;
+}
+
+static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
+{
+    if (o->vocab)
+        return tiny_vocab(td) < 0 ? err_set(e, ERR_SYSTEM, "out of memory") : 0;
+    const char *dir = o->vocab_dir ? o->vocab_dir : "data";
+    return strcmp(o->arch, "llama3") == 0 ? tokdata_llama3(td, dir, e) : tokdata_llama2(td, dir, e);
+}
+
+/* What the file holds, on one line after its size. */
+static void report(const struct opts *o, const struct type_row *ty, int n_vocab, uint64_t size)
+{
+    printf("%s: %llu bytes: %s %s, %d layers, width %d, %d heads (%d KV), FFN %d, %d tokens, %s "
+           "head, rope scaling %s",
+           o->out, (unsigned long long)size, o->arch, ty->name, o->layers, o->embd, o->heads, o->kv,
+           o->ff, n_vocab, o->tied ? "tied" : "untied", o->rope);
+    if (ty->mix) {
+        printf("; Q6_K: %s, attn_v and ffn_down of layers", o->tied ? "token_embd" : "output");
+        for (int i = 0; i < o->layers; i++)
+            if (more_bits(i, o->layers))
+                printf(" %d", i);
+    }
+    printf("\n");
+}
+
+static int build(const struct opts *o, const struct type_row *ty, const struct tok_spec *tok,
+                 struct gen *g, const float *rope, struct err *e)
+{
+    struct gguf_writer *w = gguf_w_new();
+    if (!w)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    int l3 = strcmp(o->arch, "llama3") == 0;
+    put_hparams(w, o, ty, l3, tok->n);
+    put_tokenizer(w, tok, l3 && !o->vocab); /* the template names Llama 3 tokens */
+    int rc = plan(g, o, ty, tok->n, rope);
+    for (int i = 0; rc == 0 && i < g->n; i++) {
+        const struct tspec *t = &g->t[i];
+        int64_t ne[2] = { t->cols, t->rows };
+        if (gguf_w_tensor_fill(w, t->name, t->rows > 1 ? 2 : 1, ne, t->type, fill, g) < 0)
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = gguf_w_write(w, o->out, 1, e);
+    else
+        err_set(e, ERR_USAGE, "cannot plan the tensors");
+    if (rc == 0)
+        report(o, ty, tok->n, gguf_w_size(w));
+    gguf_w_free(w);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = { .layers = -1,
+                      .embd = -1,
+                      .heads = -1,
+                      .kv = -1,
+                      .ff = -1,
+                      .ctx = -1,
+                      .tied = -1,
+                      .threads = (int)sysconf(_SC_NPROCESSORS_ONLN),
+                      .seed = 1 };
+    if (parse(argc, argv, &o) < 0 || defaults(&o) < 0)
+        return 2;
+    const struct type_row *ty = NULL;
+    for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++)
+        if (strcmp(o.type, TYPES[i].name) == 0)
+            ty = &TYPES[i];
+    if (!ty)
+        return fprintf(stderr, "gen_model: --type %s is not one of those listed\n", o.type), 2;
+    struct err e = { 0, "" };
+    struct tokdata td;
+    if (load_vocab(&o, &td, &e) < 0) {
+        fprintf(stderr, "gen_model: %s\n", e.msg);
+        tokdata_free(&td);
+        return e.code ? e.code : 3;
+    }
+    struct gen g = { calloc((size_t)o.layers * 9 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
+    float *rope = strcmp(o.rope, "llama3") == 0 ? llama3_rope(&o) : NULL;
+    int rc = 3;
+    if (g.t && (rope || strcmp(o.rope, "llama3") != 0))
+        rc = build(&o, ty, &td.spec, &g, rope, &e) == 0 ? 0 : e.code ? e.code : 3;
+    if (rc)
+        fprintf(stderr, "gen_model: %s\n", e.msg[0] ? e.msg : "out of memory");
+    free(rope);
+    free(g.t);
+    tokdata_free(&td);
+    return rc;
+}
