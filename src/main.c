@@ -619,6 +619,7 @@ int main(int argc, char **argv)
     }
     struct session ss = { .o = &o,
                           .model = { o.model, o.prompt, o.special, o.chat, show_progress, NULL } };
+    ss.model.progress_arg = &ss; /* show_progress reads whether the screen is on */
     if (rc == 0)
         rc = read_config(&ss, &e);
     if (rc == 0)

@@ -661,12 +661,12 @@ END_TEST
 
 START_TEST(test_cli_bad_arguments)
 {
-    CLI_REFUSED(
-        "show needs a lesson: logitlab show LESSON (see logitlab lessons), --model FILE.gguf or --logits FILE.npy",
-        "show");
-    CLI_REFUSED(
-        "show needs a lesson: logitlab show LESSON (see logitlab lessons), --model FILE.gguf or --logits FILE.npy",
-        "show", "--top-k", "3");
+    CLI_REFUSED("show needs a lesson: logitlab show LESSON (see logitlab lessons), --model "
+                "FILE.gguf or --logits FILE.npy",
+                "show");
+    CLI_REFUSED("show needs a lesson: logitlab show LESSON (see logitlab lessons), --model "
+                "FILE.gguf or --logits FILE.npy",
+                "show", "--top-k", "3");
     CLI_REFUSED("one lesson at a time (got 'a' and 'b')", "a", "b");
     CLI_REFUSED("'lessons' takes no argument (got 'x')", "lessons", "x");
 }

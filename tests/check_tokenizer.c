@@ -1,8 +1,10 @@
 /* check_tokenizer.c - the model tokenizers (src/data/tokenizer.c) on the
  * real Llama 3 and Llama 2 vocabularies (tests/model/tokdata.c): the corpus
- * of hard strings against the ids the npm packages gave (tests/golden/
- * tokenizer-*.txt, written by tests/tokenizer/oracle.sh), hand cases whose
- * source is named at each, round trips, tiny vocabularies worked by hand,
+ * of hard strings against the ids of tests/golden/tokenizer-*.txt (written
+ * by tests/tokenizer/oracle.sh: the npm packages' ids on valid UTF-8, which
+ * llama.cpp's are too, and llama.cpp's on invalid bytes), hand cases whose
+ * source is named at each, round trips (exact on valid UTF-8; with
+ * llama.cpp's U+FFFD on invalid bytes), tiny vocabularies worked by hand,
  * long inputs, and the refusals with their messages. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,37 +159,42 @@ static int check_golden(const struct tokenizer *t, const char *golden, const str
     return entries;
 }
 
-/* Every corpus line, with and without special tokens, is in the Llama 3
- * golden with llama3-tokenizer-js's ids; every valid UTF-8 line is in the
- * Llama 2 golden with llama-tokenizer-js's (the package takes JavaScript
- * strings, which cannot hold other bytes). */
+/* Every corpus line, with and without special tokens, is in both goldens,
+ * but for one in the Llama 3 golden: "\xF4\x90\x80\x80 too large", which
+ * llama.cpp aborts on (test_invalid_utf8 has it). At least 8 lines hold
+ * invalid UTF-8 (so llama.cpp's rule for them is what they test). */
 START_TEST(test_corpus)
 {
     static struct line lines[MAX_LINES];
-    int n = read_corpus(lines), valid = 0;
+    int n = read_corpus(lines), invalid = 0;
     for (int i = 0; i < n; i++)
-        valid += valid_utf8(lines[i].text, lines[i].len);
+        invalid += !valid_utf8(lines[i].text, lines[i].len);
     ck_assert_int_ge(n, 60);
-    ck_assert_int_ge(valid, 50);
-    ck_assert_int_eq(check_golden(T3, GOLDEN3, lines, n), 2 * n);
-    ck_assert_int_eq(check_golden(T2, GOLDEN2, lines, n), valid);
+    ck_assert_int_ge(invalid, 8);
+    ck_assert_int_eq(check_golden(T3, GOLDEN3, lines, n), 2 * n - 2);
+    ck_assert_int_eq(check_golden(T2, GOLDEN2, lines, n), 2 * n);
 }
 END_TEST
 
-/* Encodes text and checks the ids against want (n_want of them). */
-static void expect(const struct tokenizer *t, const char *text, int add_bos, int special,
-                   const int *want, int n_want)
+/* Encodes text (len bytes) and checks the ids against want (n_want). */
+static void expect_len(const struct tokenizer *t, const char *text, size_t len, int add_bos,
+                       int special, const int *want, int n_want)
 {
     int ids[MAX_IDS], n;
     struct err e;
-    ck_assert_msg(tokenizer_encode(t, text, strlen(text), add_bos, special, ids, MAX_IDS, &n, &e) ==
-                      0,
-                  "%s", e.msg);
+    ck_assert_msg(tokenizer_encode(t, text, len, add_bos, special, ids, MAX_IDS, &n, &e) == 0, "%s",
+                  e.msg);
     char a[512], b[512];
     format_ids(ids, n, a, sizeof a);
     format_ids(want, n_want, b, sizeof b);
     ck_assert_msg(n == n_want && memcmp(ids, want, (size_t)n * sizeof *ids) == 0,
                   "'%s': got %s, want %s", text, a, b);
+}
+
+static void expect(const struct tokenizer *t, const char *text, int add_bos, int special,
+                   const int *want, int n_want)
+{
+    expect_len(t, text, strlen(text), add_bos, special, want, n_want);
 }
 
 #define EXPECT(t, text, bos, special, ...)                                                         \
@@ -260,18 +267,68 @@ START_TEST(test_llama2_hand)
      * line), they are their characters. */
     EXPECT(T2, "<s>Hello</s>", 0, 1, 1, 15043, 2);
     EXPECT(T2, "<s>hi", 1, 1, 1, 1, 7251);
-    /* Invalid UTF-8, by hand: a byte that is no part of a character is a
-     * symbol of its own, so it is its byte token, <0xFF> = 3 + 255, and the
-     * rest merges as usual ("abc" alone is 10736, the package's
-     * encode("abc") without its leading space; "▁abc" is 25638, its
-     * encode("abc")). */
-    EXPECT(T2, "\xff", 0, 0, 29871, 258);
-    EXPECT(T2, "\377abc", 0, 0, 29871, 258, 10736); /* \377 is 0xFF */
-    EXPECT(T2, "abc", 0, 0, 25638);
+    EXPECT(T2, "abc", 0, 0, 25638); /* "▁abc": the package's encode("abc") */
     ck_assert_int_eq(tokenizer_count(T2), 32000);
     ck_assert_int_eq(tokenizer_bos(T2), 1);
     ck_assert_int_eq(tokenizer_type(T2, 3), TOKT_BYTE);
     ck_assert_int_eq(tokenizer_type(T2, 0), TOKT_UNKNOWN);
+}
+END_TEST
+
+#define EXPECT_LEN(t, text, ...)                                                                   \
+    do {                                                                                           \
+        static const int want_[] = { __VA_ARGS__ };                                                \
+        expect_len(t, text, sizeof text - 1, 0, 0, want_, (int)(sizeof want_ / sizeof want_[0]));  \
+    } while (0)
+
+/* Invalid UTF-8 as llama.cpp reads it (tokenizer.h). Every id here is
+ * llama.cpp's own: tests/oracle's llama_oracle on a model generated with
+ * each vocabulary, these texts as its prompts (BOS left out). */
+START_TEST(test_invalid_utf8)
+{
+    /* Llama 3: a byte that starts no whole sequence is one U+FFFD ("�" is
+     * 5809, "���" 58432, "����" 24378), whatever follows: the 0xFF alone,
+     * the 0xC3 at the end, F0 9F A6 (an emoji cut short: three of them),
+     * F8 (which starts nothing) and its four continuation bytes. */
+    EXPECT(T3,
+           "a\xff"
+           "b",
+           0, 0, 64, 5809, 65);
+    EXPECT(T3, "!\xff!", 0, 0, 0, 5809, 0);
+    EXPECT(T3, "caf\xc3", 0, 0, 69896, 5809);
+    EXPECT(T3, "\xf0\x9f\xa6", 0, 0, 58432);
+    EXPECT(T3, "\xf8\x88\x80\x80\x80", 0, 0, 24378, 5809);
+    /* An overlong form is the character it spells: C0 AF is "/" (14), and
+     * E0 80 80 is NUL, as "\0x" is 188 87; a surrogate keeps its bytes
+     * (ED A0 80 is 169 64319, as in the corpus's line). */
+    EXPECT(T3, "\xc0\xaf", 0, 0, 14);
+    EXPECT_LEN(T3, "\xe0\x80\x80x", 188, 87);
+    EXPECT_LEN(T3, "\0x", 188, 87);
+    EXPECT(T3, "x\xed\xa0\x80y", 0, 0, 87, 169, 64319, 88);
+    EXPECT(T3, "\xed\xa0\x80\xed\xb0\x80", 0, 0, 169, 64319, 169, 108, 222);
+    /* Past U+10FFFF llama.cpp aborts (its UTF-8 writer throws out of
+     * llama_tokenize), so this one is ours: F4 90 80 80 is four U+FFFD, the
+     * ids llama.cpp gives "\xef\xbf\xbd" four times and " too large". */
+    EXPECT(T3, "\xf4\x90\x80\x80 too large", 0, 0, 24378, 2288, 3544);
+    EXPECT(T3,
+           "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+           " too large",
+           0, 0, 24378, 2288, 3544);
+    /* Llama 2: a symbol takes as many bytes as its first byte announces,
+     * cut at the end; no piece is such a symbol, so it is its byte tokens
+     * (3 + the byte). 0xFF takes "abc" along; 0xC3 takes the first byte of
+     * the space's U+2581, whose other two bytes are then alone, and "b"
+     * (29890) comes without its space. */
+    EXPECT(T2, "\xff", 0, 0, 29871, 258);
+    EXPECT(T2,
+           "\xff"
+           "abc",
+           0, 0, 29871, 258, 100, 101, 102);
+    EXPECT(T2, "a\xc3 b", 0, 0, 263, 198, 229, 153, 132, 29890);
+    EXPECT(T2, "\xc0\xaf", 0, 0, 29871, 195, 178);
+    EXPECT(T2, "\xf0\x9f\xa6", 0, 0, 29871, 243, 162, 169);
+    EXPECT(T2, "\xf8\x88\x80\x80\x80", 0, 0, 29871, 251, 139, 131, 131, 131);
+    EXPECT(T2, "\xed\xa0\x80", 0, 0, 29871, 240, 163, 131);
 }
 END_TEST
 
@@ -318,18 +375,47 @@ static size_t decode(const struct tokenizer *t, const char *text, size_t len, in
     return at;
 }
 
+/* SentencePiece's escaped form of s: U+2581 for each space, and one in
+ * front when prefix; into out (room for 3 x len + 3). */
+static size_t spm_escaped(const char *s, size_t len, int prefix, char *out)
+{
+    size_t n = 0;
+    if (prefix)
+        memcpy(out, "\xe2\x96\x81", 3), n = 3;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == ' ')
+            memcpy(out + n, "\xe2\x96\x81", 3), n += 3;
+        else
+            out[n++] = s[i];
+    }
+    return n;
+}
+
+#define RT_ROOM (3 * LINE_BYTES * 16 + 8)
+
+/* What the pieces of text's ids read back. Llama 3: the text as llama.cpp
+ * reads it (tokdata_llama_text), which is the text itself when it is valid
+ * UTF-8, and has a U+FFFD for each invalid byte otherwise. Llama 2 keeps
+ * every byte: the pieces are the escaped text (U+2581 read as a space in
+ * a piece), and when the text is valid UTF-8 they read back exactly the
+ * text with the space in front, a U+2581 in the text read as a space. */
 static void round_trip(const char *text, size_t len, const char *what)
 {
-    static char out[3 * LINE_BYTES * 16 + 8];
+    static char out[RT_ROOM], want[RT_ROOM], a[3 * RT_ROOM], b[3 * RT_ROOM];
+    int valid = valid_utf8(text, len);
+    size_t w = tokdata_llama_text(text, len, want);
+    ck_assert_msg(!valid || (w == len && memcmp(want, text, len) == 0), "%s: the reference", what);
     for (int special = 0; special < 2; special++) {
         size_t n = decode(T3, text, len, special, out, sizeof out);
-        ck_assert_msg(n == len && memcmp(out, text, len) == 0, "%s: Llama 3 (special %d)", what,
+        ck_assert_msg(n == w && memcmp(out, want, w) == 0, "%s: Llama 3 (special %d)", what,
                       special);
     }
-    /* SentencePiece reads back with the space it put in front, and a U+2581
-     * in the text comes back as the space it stands for (as in llama.cpp). */
-    static char want[LINE_BYTES * 16 + 8];
-    size_t w = 0;
+    size_t n = decode(T2, text, len, 0, out, sizeof out);
+    size_t na = spm_escaped(out, n, 0, a), nb = spm_escaped(text, len, len > 0, b);
+    ck_assert_msg(na == nb && memcmp(a, b, na) == 0, "%s: Llama 2, escaped", what);
+    if (!valid || len == 0)
+        return;
+    w = 0;
     want[w++] = ' ';
     for (size_t i = 0; i < len; i++) {
         if (i + 2 < len && memcmp(text + i, "\xe2\x96\x81", 3) == 0)
@@ -337,10 +423,10 @@ static void round_trip(const char *text, size_t len, const char *what)
         else
             want[w++] = text[i];
     }
-    size_t n = decode(T2, text, len, 0, out, sizeof out);
-    ck_assert_msg(len == 0 || (n == w && memcmp(out, want, w) == 0), "%s: Llama 2", what);
+    ck_assert_msg(n == w && memcmp(out, want, w) == 0, "%s: Llama 2", what);
 }
 
+/* Every corpus line, and the U+FFFD by hand: "a\xFF" reads back as "a�". */
 START_TEST(test_round_trip_corpus)
 {
     static struct line lines[MAX_LINES];
@@ -350,6 +436,13 @@ START_TEST(test_round_trip_corpus)
         snprintf(what, sizeof what, CORPUS ":%d", lines[i].no);
         round_trip(lines[i].text, lines[i].len, what);
     }
+    char out[16];
+    size_t k = decode(T3, "a\xff", 2, 0, out, sizeof out);
+    ck_assert(k == 4 && memcmp(out, "a\xef\xbf\xbd", 4) == 0);
+    k = tokdata_llama_text("\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80", 9, out);
+    ck_assert(k == 16 &&
+              memcmp(out, "/\xed\xa0\x80\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 16) ==
+                  0);
 }
 END_TEST
 
@@ -624,37 +717,42 @@ START_TEST(test_encode_refusals)
 END_TEST
 
 /* 1 MiB of text (TOK_MAX_TEXT, the most encode takes) of one repeated unit
- * encodes in well under the case's timeout and reads back. A quadratic
- * merge would take hours here. */
+ * encodes in well under the case's timeout and reads back (Llama 3: as
+ * llama.cpp reads it, 3 MiB of U+FFFD for 0xFF). A quadratic merge would
+ * take hours here. */
 static void long_case(const char *unit, size_t unit_len, int special)
 {
     size_t len = TOK_MAX_TEXT - TOK_MAX_TEXT % unit_len;
-    char *text = malloc(len), *out = malloc(len + 1);
-    int *ids = malloc((len + 1) * sizeof *ids), n;
-    ck_assert(text && out && ids);
+    char *text = malloc(len), *out = malloc(3 * len + 1), *want = malloc(3 * len + 1);
+    int *ids = malloc((3 * len + 1) * sizeof *ids), n;
+    ck_assert(text && out && want && ids);
     for (size_t i = 0; i < len; i += unit_len)
         memcpy(text + i, unit, unit_len);
     const struct tokenizer *ts[2] = { T3, T2 };
     for (int k = 0; k < 2; k++) {
         struct err e;
-        ck_assert_msg(tokenizer_encode(ts[k], text, len, 0, special && k == 0, ids, (int)len + 1,
-                                       &n, &e) == 0,
+        ck_assert_msg(tokenizer_encode(ts[k], text, len, 0, special && k == 0, ids,
+                                       (int)(3 * len + 1), &n, &e) == 0,
                       "%s", e.msg);
         /* Digits go in threes: 1,048,576 of them are 349,525 times "111"
          * (5037) and one "1" (16). */
         ck_assert(unit[0] != '1' || k != 0 || n == 349526);
         for (int i = 0; unit[0] == '1' && k == 0 && i < n; i++)
             ck_assert_int_eq(ids[i], i < n - 1 ? 5037 : 16);
-        size_t at = 0;
+        size_t at = 0, w = 0;
         for (int i = 0; i < n; i++)
-            at += tokenizer_piece(ts[k], ids[i], out + at, len + 1 - at);
-        size_t skip = k == 1; /* SentencePiece's space in front */
-        ck_assert_msg(
-            at == len + skip && memcmp(out + skip, text, len) == 0 && (!skip || out[0] == ' '),
-            "'%.*s' x %zu: the pieces do not read back", (int)unit_len, unit, len / unit_len);
+            at += tokenizer_piece(ts[k], ids[i], out + at, 3 * len + 1 - at);
+        if (k == 1) /* SentencePiece's space in front, then every byte */
+            want[w++] = ' ', memcpy(want + w, text, len), w += len;
+        else
+            w = tokdata_llama_text(text, len, want);
+        ck_assert_msg(at == w && memcmp(out, want, w) == 0,
+                      "'%.*s' x %zu: the pieces do not read back", (int)unit_len, unit,
+                      len / unit_len);
     }
     free(text);
     free(out);
+    free(want);
     free(ids);
 }
 
@@ -679,6 +777,7 @@ Suite *suite_tokenizer(void)
     tcase_add_test(real, test_corpus);
     tcase_add_test(real, test_llama3_hand);
     tcase_add_test(real, test_llama2_hand);
+    tcase_add_test(real, test_invalid_utf8);
     tcase_add_test(real, test_pieces);
     tcase_add_test(real, test_round_trip_corpus);
     tcase_add_test(real, test_round_trip_random);

@@ -211,14 +211,13 @@ static char *model_text(const struct lesson_gguf *g)
     if (!buf)
         return NULL;
     snprintf(buf, 1024,
-             "A real model: %s. %d layers, each with attention (%d query heads sharing %d key and "
-             "value heads of %d) and a feed-forward block of %d, turn the prompt into a last "
-             "hidden vector of %d values. The LM head, %s (%lld x %lld %s weights), gives every "
-             "one of the %d tokens its logit from that vector, after the final RMSNorm. Type "
-             ":prompt TEXT for your own prompt; :take TOKEN appends any token instead of the "
-             "draw.",
+             "A real model: %s. %d layers (%d query heads sharing %d key and value heads of "
+             "%d, a feed-forward block of %d) turn the prompt into a last hidden vector of %d "
+             "values; the LM head, %s (%lld x %lld %s), gives each of the %d tokens its logit. "
+             "e or :prompt TEXT runs your own prompt; w or :take TOKEN appends the token you "
+             "choose instead of the draw.",
              g->name, hp->n_layer, hp->n_head, hp->n_head_kv, hp->head_dim, hp->n_ff, hp->n_embd,
-             m->tied ? "the token embeddings (tied)" : "output.weight", (long long)m->output.rows,
+             m->tied ? "the tied token embeddings" : "output.weight", (long long)m->output.rows,
              (long long)m->output.cols, quant_name(m->output.type, type, sizeof type), hp->n_vocab);
     return buf;
 }

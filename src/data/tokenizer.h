@@ -1,6 +1,7 @@
 /* tokenizer.h - a model's own tokenizer, from its GGUF metadata: text to
- * token ids and ids back to bytes. llama.cpp's tokenizer is the reference;
- * where this one differs, it is said below.
+ * token ids and ids back to bytes. The ids are llama.cpp's (commit
+ * de3ff815, tests/oracle), on any bytes; the one text llama.cpp has no ids
+ * for is said below.
  *
  * Two kinds, as tokenizer.ggml.model names them:
  *   "gpt2"   byte-level BPE with merges (Llama 3): the text is first split
@@ -23,13 +24,17 @@
  * are always matched, as in llama.cpp and Hugging Face (they are words the
  * model's makers added to the vocabulary).
  *
- * Text need not be valid UTF-8, and bytes that are not part of a valid
- * character are kept as they are: BPE merges each run of them like a word,
- * SPM gives each its byte token. So the pieces of the ids always read back
- * the text exactly (for SPM, with the spaces it puts in front, and a U+2581
- * in the text read as a space). llama.cpp differs there: its BPE turns such
- * bytes into U+FFFD first, and its SPM takes as many bytes as a first byte
- * announces.
+ * Text need not be valid UTF-8; it is read as llama.cpp reads it. BPE
+ * decodes it first: a lead byte with the continuation bytes it announces is
+ * the code point they spell, unchecked (an overlong form is its character,
+ * a surrogate stays), and every other byte is a U+FFFD; a four-byte form
+ * past U+10FFFF, on which llama.cpp aborts, is U+FFFDs here too, one a
+ * byte. SPM cuts its first symbols by what each first byte announces (0xFF:
+ * four bytes, whatever they are) and gives a symbol that is no token its
+ * byte tokens. So on valid UTF-8 the pieces of the ids read back the text
+ * exactly (for SPM, with the spaces it puts in front, and a U+2581 in the
+ * text read as a space); on other text BPE's read back its U+FFFDs, and
+ * SPM's every byte (a U+2581 cut into byte tokens as its three bytes).
  *
  * Encoding is O(n log n) in the text (a heap of candidate pairs) plus one
  * pass over the text per special token; up to TOK_MAX_TEXT bytes at once.
@@ -89,12 +94,13 @@ struct tokenizer;
 struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, struct err *e);
 void tokenizer_free(struct tokenizer *t);
 
-/* Encodes text (len bytes; need not be valid UTF-8: invalid bytes are
- * encoded as bytes) into ids (room for max), BOS first when add_bos, special
- * tokens' text matched as those tokens only when special. *n gets the count
- * (0 on failure). Fails when the ids do not fit in max, naming the count,
- * when len passes TOK_MAX_TEXT, and when add_bos is set for a model without
- * a BOS token. */
+/* Encodes text (len bytes; need not be valid UTF-8: see above) into ids
+ * (room for max: never more than 3 per byte of text, as an invalid byte's
+ * U+FFFD or a space's U+2581 is 3 bytes, plus one for each of SPM's spaces
+ * in front and BOS), BOS first when add_bos, special tokens' text matched
+ * as those tokens only when special. *n gets the count (0 on failure).
+ * Fails when the ids do not fit in max, naming the count, when len passes
+ * TOK_MAX_TEXT, and when add_bos is set for a model without a BOS token. */
 int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, int add_bos,
                      int special, int *ids, int max, int *n, struct err *e);
 

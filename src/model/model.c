@@ -14,6 +14,7 @@
 
 #include "model/head_vec.h"
 #include "model/lmhead_gen.h"
+#include "model/pool.h"
 #include "model/quant.h"
 
 #define MAX_THREADS 16
@@ -49,37 +50,52 @@ static void *build_band(void *arg)
     return NULL;
 }
 
-/* A borrowed head's band: each row against every vector, the row's blocks
- * dequantized once for all of them (quant_dot_n gives each vector what
- * quant_dot would). */
-static void *gemv_band_q(void *arg)
+/* A borrowed head's product, in tasks of HEAD_TASK_ROWS rows run by its
+ * pool: each row against every vector, the row's blocks dequantized once
+ * for all of them (quant_dot_n gives each vector what quant_dot would), so
+ * the result does not depend on which thread ran which rows. */
+#define HEAD_TASK_ROWS 256
+
+struct head_job {
+    const struct model *m;
+    const float *x;
+    float *out;
+    int n_vec;
+};
+
+static void head_task(void *arg, int task, int worker)
 {
-    struct band *b = arg;
-    const struct model *m = b->m;
+    (void)worker;
+    const struct head_job *j = arg;
+    const struct model *m = j->m;
     size_t row_bytes = quant_row_bytes(m->qtype, m->d);
     float tmp[BACKEND_BATCH_MAX_VEC];
-    for (int r = b->lo; r < b->hi; r++) {
+    int lo = task * HEAD_TASK_ROWS, hi = lo + HEAD_TASK_ROWS < m->V ? lo + HEAD_TASK_ROWS : m->V;
+    for (int r = lo; r < hi; r++) {
         const void *row = (const unsigned char *)m->qw + (size_t)r * row_bytes;
-        if (b->n_vec == 1) {
-            b->out[r] = quant_dot(m->qtype, row, b->x, m->d);
+        if (j->n_vec == 1) {
+            j->out[r] = quant_dot(m->qtype, row, j->x, m->d);
             continue;
         }
-        for (int v0 = 0; v0 < b->n_vec; v0 += BACKEND_BATCH_MAX_VEC) {
-            int nv = b->n_vec - v0 < BACKEND_BATCH_MAX_VEC ? b->n_vec - v0 : BACKEND_BATCH_MAX_VEC;
-            quant_dot_n(m->qtype, row, m->d, b->x + (size_t)v0 * (size_t)m->d, m->d, nv, tmp);
+        for (int v0 = 0; v0 < j->n_vec; v0 += BACKEND_BATCH_MAX_VEC) {
+            int nv = j->n_vec - v0 < BACKEND_BATCH_MAX_VEC ? j->n_vec - v0 : BACKEND_BATCH_MAX_VEC;
+            quant_dot_n(m->qtype, row, m->d, j->x + (size_t)v0 * (size_t)m->d, m->d, nv, tmp);
             for (int v = 0; v < nv; v++)
-                b->out[(size_t)(v0 + v) * (size_t)m->V + (size_t)r] = tmp[v];
+                j->out[(size_t)(v0 + v) * (size_t)m->V + (size_t)r] = tmp[v];
         }
     }
-    return NULL;
+}
+
+static void head_product(struct model *m, const float *x, float *out, int n_vec)
+{
+    struct head_job j = { m, x, out, n_vec };
+    pool_run(m->pool, head_task, &j, (m->V + HEAD_TASK_ROWS - 1) / HEAD_TASK_ROWS);
 }
 
 static void *gemv_band(void *arg)
 {
     struct band *b = arg;
     size_t d = (size_t)b->m->d, V = (size_t)b->m->V;
-    if (b->m->qw)
-        return gemv_band_q(arg);
     if (b->n_vec == 1) {
         head_gemv_bf16(b->m->w + (size_t)b->lo * d, b->hi - b->lo, b->m->d, b->x, b->out + b->lo);
         return NULL;
@@ -155,6 +171,7 @@ void model_free(struct model *m)
 {
     if (m->w)
         munmap(m->w, m->bytes);
+    pool_free(m->pool);
     memset(m, 0, sizeof *m);
 }
 
@@ -176,6 +193,10 @@ int model_borrow(struct model *m, int V, int d, const void *w, int qtype, const 
     m->eps = eps;
     m->bytes = quant_row_bytes(qtype, d) * (size_t)V;
     m->threads = head_threads(V, d);
+    if (!(m->pool = pool_new(m->threads, e))) {
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
     return 0;
 }
 
@@ -205,10 +226,16 @@ float model_rmsnorm(const float *h, int d, float *out)
 
 void model_logits(struct model *m, const float *x, float *logits)
 {
-    run_bands(m, gemv_band, x, logits, 1);
+    if (m->qw)
+        head_product(m, x, logits, 1);
+    else
+        run_bands(m, gemv_band, x, logits, 1);
 }
 
 void model_logits_batch(struct model *m, const float *x, int n, float *logits)
 {
-    run_bands(m, gemv_band, x, logits, n);
+    if (m->qw)
+        head_product(m, x, logits, n);
+    else
+        run_bands(m, gemv_band, x, logits, n);
 }

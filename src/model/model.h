@@ -32,6 +32,7 @@ struct model {
     int qtype;
     const float *gain;
     float eps;
+    struct pool *pool; /* the borrowed head's threads (model/pool.h), made once */
 };
 
 /* The scale that gives a logit spread of LM_LOGIT_SPREAD at hidden size d. */
@@ -43,8 +44,9 @@ int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e);
 void model_free(struct model *m);
 
 /* Makes m a view of a model file's head: V rows of d values of type qtype
- * at w (quant.h; borrowed, as gain is), normalized with gain and eps.
- * Errors: an unsupported type, sizes out of range. */
+ * at w (quant.h; borrowed, as gain is), normalized with gain and eps, its
+ * products run by a pool of threads that model_free stops. Errors: an
+ * unsupported type, sizes out of range, no thread to be had. */
 int model_borrow(struct model *m, int V, int d, const void *w, int qtype, const float *gain,
                  float eps, struct err *e);
 

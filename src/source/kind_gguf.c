@@ -96,6 +96,7 @@ static void file_close(struct source *src)
         free(s->slot[i].ids);
         free(s->slot[i].h);
     }
+    model_free(&s->head);
     free(s->x);
     free(s->logits);
     free(s->ctx);

@@ -123,6 +123,21 @@ static void head_lines(const struct app *a, struct lines *L, int width)
     add_line(L, "", COL_DEFAULT, 0);
 }
 
+/* A real model's prompt as its tokenizer cut it: each token and its id,
+ * as the lessons list theirs (the ids are what the model reads). */
+static void prompt_tokens(const struct app *a, struct lines *L, int width)
+{
+    char buf[1536], tok[96];
+    int n = snprintf(buf, sizeof buf, "The prompt, %d tokens:", a->L.prompt_len);
+    for (int i = 0; i < a->L.prompt_len && n > 0 && (size_t)n < sizeof buf - 120; i++) {
+        utf8_escape(vocab_token(&a->L.vocab, a->L.prompt[i]), tok, sizeof tok);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " %s %d%s", tok, a->L.prompt[i],
+                      i + 1 < a->L.prompt_len ? "," : "");
+    }
+    add_wrapped(L, "", buf, width, COL_DEFAULT, 0);
+    add_line(L, "", COL_DEFAULT, 0);
+}
+
 static void lesson_lines(const struct app *a, struct lines *L, int width)
 {
     const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
@@ -150,6 +165,8 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
         add_paragraphs(L, "", a->L.text, width, COL_DEFAULT, ATTR_BOLD);
         add_line(L, "", COL_DEFAULT, 0);
     }
+    if (a->cur_step == 1 && a->L.model.gguf && !en)
+        prompt_tokens(a, L, width);
     head_lines(a, L, width);
     char how[640];
     source_describe(&a->source, how, sizeof how); /* a real model's hidden vector and head */

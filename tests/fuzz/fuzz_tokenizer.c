@@ -1,9 +1,12 @@
 /* libFuzzer harness: the model tokenizers on any bytes. The real Llama 3
  * and Llama 2 tokenizers are built once from data/ (FUZZ_DATA names another
  * directory; run from the top of the source tree). The first byte picks
- * Llama 3 as plain text, Llama 3 with special tokens, or Llama 2; the rest
- * is the text. Its pieces must read back exactly the text: SentencePiece's
- * with the space it puts in front and each U+2581 read as a space. */
+ * Llama 3 as plain text (0), Llama 3 with special tokens (1), or Llama 2
+ * (2); the rest is the text. Every id must be in the vocabulary, and the
+ * pieces must read back the text as llama.cpp reads it: for Llama 3 the
+ * text with a U+FFFD for each invalid byte (tokdata_llama_text, the text
+ * itself when it is valid UTF-8), for Llama 2 every byte, compared in
+ * SentencePiece's escaped form (U+2581 for each space, one in front). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,19 +18,21 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The bytes the pieces should read back as. */
-static size_t expected(const char *text, size_t len, int spm, char *out)
+/* The escaped form of s (U+2581 for each space, one in front when prefix)
+ * into out (room for 3 x len + 3), for Llama 2; for Llama 3, s as
+ * llama.cpp reads it. */
+static size_t expected(const char *s, size_t len, int spm, int prefix, char *out)
 {
+    if (!spm)
+        return tokdata_llama_text(s, len, out);
     size_t n = 0;
-    if (spm)
-        out[n++] = ' ';
+    if (prefix)
+        memcpy(out, "\xe2\x96\x81", 3), n = 3;
     for (size_t i = 0; i < len; i++) {
-        if (spm && i + 2 < len && memcmp(text + i, "\xe2\x96\x81", 3) == 0) {
-            out[n++] = ' ';
-            i += 2;
-        } else {
-            out[n++] = text[i];
-        }
+        if (s[i] == ' ')
+            memcpy(out + n, "\xe2\x96\x81", 3), n += 3;
+        else
+            out[n++] = s[i];
     }
     return n;
 }
@@ -52,26 +57,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int mode = data[0] % 3, spm = mode == 2;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
-    int max = (int)len + 2, n;
-    int *ids = malloc((size_t)max * sizeof *ids);
-    char *got = malloc(len + 2), *want = malloc(len + 2);
+    /* At most one token per byte llama.cpp reads (3 for an invalid byte's
+     * U+FFFD), plus SentencePiece's space. */
+    size_t room = 3 * len + 3;
+    int max = (int)room, n;
+    int *ids = malloc(room * sizeof *ids);
+    char *got = malloc(room), *a = malloc(3 * room), *b = malloc(3 * room);
     struct err e;
-    if (!ids || !got || !want ||
+    if (!ids || !got || !a || !b ||
         tokenizer_encode(t[spm], text, len, 0, mode == 1, ids, max, &n, &e) < 0)
-        abort(); /* one token per byte at most, plus SentencePiece's space */
+        abort();
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         if (ids[i] < 0 || ids[i] >= tokenizer_count(t[spm]))
             abort();
-        at += tokenizer_piece(t[spm], ids[i], got + at, len + 2 - at);
-        if (at > len + 1)
+        at += tokenizer_piece(t[spm], ids[i], got + at, room - at);
+        if (at > room)
             abort();
     }
-    size_t w = expected(text, len, spm, want);
-    if (len > 0 && (at != w || memcmp(got, want, w) != 0))
+    size_t na = spm ? expected(got, at, 1, 0, a) : at, nb = expected(text, len, spm, len > 0, b);
+    if (na != nb || memcmp(spm ? a : got, b, nb) != 0)
         abort();
     free(ids);
     free(got);
-    free(want);
+    free(a);
+    free(b);
     return 0;
 }

@@ -294,6 +294,49 @@ out:
     return rc;
 }
 
+/* Bytes in the sequence lead byte b starts, by its leading one bits (1 for
+ * ASCII, 0 for a continuation byte or 11111xxx, which start nothing). */
+static size_t seq_len(unsigned char b)
+{
+    size_t ones = 0;
+    while (ones < 8 && (b & (0x80u >> ones)))
+        ones++;
+    return ones == 0 ? 1 : ones >= 2 && ones <= 4 ? ones : 0;
+}
+
+size_t tokdata_llama_text(const char *s, size_t len, char *out)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = 0, i = 0;
+    while (i < len) {
+        size_t k = seq_len(u[i]), j = 1;
+        unsigned long cp = k == 1 ? u[i] : u[i] & (0xffu >> (k + 1));
+        while (k > 1 && j < k && i + j < len && (u[i + j] & 0xc0) == 0x80)
+            cp = cp << 6 | (u[i + j++] & 0x3fu);
+        if (k == 0 || j < k || cp > 0x10ffff) {
+            k = 1;
+            cp = 0xfffd;
+        }
+        i += k;
+        if (cp < 0x80) {
+            out[n++] = (char)cp;
+        } else if (cp < 0x800) {
+            out[n++] = (char)(0xc0 | cp >> 6);
+            out[n++] = (char)(0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+            out[n++] = (char)(0xe0 | cp >> 12);
+            out[n++] = (char)(0x80 | (cp >> 6 & 0x3f));
+            out[n++] = (char)(0x80 | (cp & 0x3f));
+        } else {
+            out[n++] = (char)(0xf0 | cp >> 18);
+            out[n++] = (char)(0x80 | (cp >> 12 & 0x3f));
+            out[n++] = (char)(0x80 | (cp >> 6 & 0x3f));
+            out[n++] = (char)(0x80 | (cp & 0x3f));
+        }
+    }
+    return n;
+}
+
 void tokdata_free(struct tokdata *d)
 {
     free(d->text);

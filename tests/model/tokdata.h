@@ -49,6 +49,16 @@ int tokdata_llama2(struct tokdata *d, const char *data_dir, struct err *e);
  * the length, 1 or 2. */
 size_t tokdata_spell_byte(unsigned b, char *out);
 
+/* The text llama.cpp's byte-level BPE tokenizes for the bytes s[0..len)
+ * (its unicode_cpts_from_utf8, then each code point back to UTF-8) into out
+ * (room for 3 x len): what the pieces of Llama 3's ids read back. A lead
+ * byte with the continuation bytes it announces is the code point their bits
+ * make, overlong forms and surrogates included (C0 AF is "/"); every other
+ * byte is a U+FFFD (EF BF BD), and so is the lead byte of a code point past
+ * U+10FFFF, where llama.cpp throws instead. Returns the length. Written
+ * apart from src/data/tokenizer_bpe.c, as the tests' reference. */
+size_t tokdata_llama_text(const char *s, size_t len, char *out);
+
 /* Frees what d owns and empties it; d may be empty. */
 void tokdata_free(struct tokdata *d);
 

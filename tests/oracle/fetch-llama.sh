@@ -37,8 +37,9 @@ if [ ! -f "$SRC/include/llama.h" ]; then
 fi
 COMMIT=$(git -C "$SRC" rev-parse HEAD)
 DESCR=$(git -C "$SRC" describe --tags --always 2>/dev/null || echo "$COMMIT")
-printf '%s %s\n' "$COMMIT" "$DESCR" >"$OUT/llama-commit.txt"
-echo "fetch-llama: llama.cpp $COMMIT ($DESCR)"
+SHA=$(sha256sum "$OUT/node-llama-cpp-3.22.1.tgz" | cut -d' ' -f1)
+printf '%s %s %s sha256:%s\n' "$COMMIT" "$DESCR" "$PKG" "$SHA" >"$OUT/llama-commit.txt"
+echo "fetch-llama: llama.cpp $COMMIT ($DESCR), from $PKG (sha256 $SHA)"
 
 # ggml's AMX matrix kernels (which -march=native turns on for this machine's Xeon) crash in
 # ggml_backend_amx_mul_mat on Q8_0 weights here, in llama-bench as well as in the oracle; GCC

@@ -87,16 +87,17 @@ done
 
 # ===================================================================================== HOOK
 # logitlab's own numbers against the exact reference, to float rounding (LOGITLAB_TOL, in sd
-# of the row). Wired by the lead once `logitlab show --model F -p TEXT --save-logits OUT.npy
-# --format json` exist: logitlab_row must write one float32 row (V logits of the prompt's
-# last position) to $3 and the prompt's token ids, on one line, to stdout.
+# of the row): logitlab_row writes one float32 row (the V logits of the prompt's last
+# position, `show --save-logits`) to $3 and the prompt's token ids (the JSON report's
+# context), on one line, to stdout.
 LOGITLAB_TOL=${LOGITLAB_TOL:-1e-4}
 logitlab_row() { # MODEL SPECIAL(0|1) OUT.npy, the prompt's bytes on stdin
-	return 1 # not wired yet; for instance:
-	# (a prompt may end in newlines, which $(cat) drops: a prompt-file option would keep them)
-	# text=$(cat); special=""; [ "$2" = 1 ] && special=--special
-	# "$LOGITLAB" show --model "$1" -p "$text" $special --save-logits "$3" --format json |
-	# 	$PY -c 'import json,sys; print(*json.load(sys.stdin)["tokens"])'
+	special=""
+	[ "$2" = 1 ] && special=--special
+	# -f /dev/stdin keeps the prompt byte for byte (trailing newlines too)
+	# shellcheck disable=SC2086 # $special is one word or none
+	"$LOGITLAB" show --model "$1" -f /dev/stdin $special --save-logits "$3" --force \
+		--format json --top 1 | $PY -c 'import json,sys; print(*json.load(sys.stdin)["context"])'
 }
 # ========================================================================== end of the HOOK
 
