@@ -92,6 +92,16 @@ got=$("$BIN" show --model "$M2" -p "The capital of France is" --format json --to
 # A full-size lesson's own prompt through the real model.
 got=$("$BIN" show real-france --model "$M3" --format json --top 1 | jq -c '.context' | tr -d '[]')
 [ "$got" = "128000,791,6864,315,9822,374" ] && ok || bad "real-france --model: [$got]"
+# A lesson may name a model file: [model] file = PATH (relative to the lesson),
+# its prompt-text encoded by the model's tokenizer.
+mkdir -p "$TMP/lessons"
+printf '[lesson]\nid = mine\ntitle = My model\nprompt-text = The capital of France is\ntext = A lesson on a model file.\n\n[model]\nfile = %s\nsteps = 4\n' \
+    "$(pwd)/$M3" >"$TMP/lessons/mine.ini"
+got=$("$BIN" show "$TMP/lessons/mine.ini" --format json --top 1 | jq -c '[.lesson, .steps, .context]')
+[ "$got" = '["mine",4,[128000,791,6864,315,9822,374]]' ] && ok || bad "[model] file: $got"
+printf '[lesson]\nid = bad\ntitle = b\ntext = t\n\n[model]\nfile = nowhere.gguf\n' >"$TMP/lessons/bad.ini"
+expect 2 "logitlab: $TMP/lessons/bad.ini:7: file: $TMP/lessons/nowhere.gguf: cannot open: No such file or directory" \
+    show "$TMP/lessons/bad.ini"
 # --chat: Llama 3's header format (the generated Llama 3 files carry such a
 # template): BOS, <|start_header_id|> user <|end_header_id|> "\n\n", the text,
 # <|eot_id|>, then the assistant's header and "\n\n" (ids of the Llama 3 vocabulary).
@@ -142,6 +152,12 @@ else
     check "e opens the prompt line on the prompt" ":prompt The capital of France is"
     keys Escape ":prompt Once upon a time" Enter
     check ":prompt runs the new prompt" "prompt: 5 tokens"
+    keys "?"
+    check "? shows the keys, e and w among them" "a model: edit the prompt; take the found token"
+    keys x l
+    check "l shows the lesson text on the whole screen" "The prompt, 5 tokens:"
+    keys x Home
+    check "Home starts again" "step 1/64"
     keys B
     check "B opens the batch view" "Batch of 8"
     keys Space

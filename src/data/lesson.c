@@ -62,8 +62,9 @@ static const char *const SECTION_KEYS_STEP[] = { "logits", "probs", "hidden",   
                                                  "text",   "note",  "solution", "ask",
                                                  "digits", "try",   NULL };
 static const char *const SECTION_KEYS_HEAD[] = { "eps", "real-vocab", "real-hidden", NULL };
-static const char *const SECTION_KEYS_MODEL[] = { "vocab",        "scenario", "hidden-size",
-                                                  "weights-seed", "steps",    NULL };
+static const char *const SECTION_KEYS_MODEL[] = {
+    "vocab", "scenario", "hidden-size", "weights-seed", "steps", "file", NULL
+};
 
 static int in_list(const char *const *list, const char *name)
 {

@@ -261,6 +261,19 @@ int lesson_from_model(struct lesson *L, const struct model_request *r, struct er
     return 0;
 }
 
+int lesson_attach_model(struct lesson *L, const struct model_request *r, struct err *e)
+{
+    struct lesson_gguf *g;
+    if (gguf_open_all(r, &g, e) < 0)
+        return -1;
+    if (model_vocab(g, &L->vocab, e) < 0) {
+        lesson_gguf_free(g);
+        return -1;
+    }
+    L->model.gguf = g;
+    return 0;
+}
+
 int lesson_use_model(struct lesson *L, const struct model_request *r, struct err *e)
 {
     if (!L->model.on)
@@ -308,6 +321,7 @@ int lesson_use_model(struct lesson *L, const struct model_request *r, struct err
     L->prompt_text = trial.prompt_text;
     vocab_free(&L->vocab);
     L->vocab = v;
+    lesson_gguf_free(L->model.gguf); /* the lesson's own model file, when it named one */
     L->model.gguf = g;
     return 0;
 }

@@ -51,6 +51,11 @@ int lesson_from_model(struct lesson *L, const struct model_request *r, struct er
  * lesson) is refused: its numbers are the lesson's. */
 int lesson_use_model(struct lesson *L, const struct model_request *r, struct err *e);
 
+/* Opens the model r->path for L, which a lesson file's [model] names: L's
+ * vocabulary becomes the model's (L must have none yet); the prompt is
+ * the caller's to encode (lesson_set_prompt). */
+int lesson_attach_model(struct lesson *L, const struct model_request *r, struct err *e);
+
 /* Encodes text as L's prompt with L's model (its special and chat choices)
  * and replaces L's prompt with it. Returns 0, or -1 with L unchanged. */
 int lesson_set_prompt(struct lesson *L, const char *text, struct err *e);

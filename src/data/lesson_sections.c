@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "data/lesson_load.h"
+#include "data/lesson_model.h"
 #include "model/model.h"
 
 /* [lesson]: the id, the title, the text, the source and the prompt's text. */
@@ -240,6 +241,34 @@ static int model_files(struct loader *ld, struct lesson *L, const char *vocab, i
     return rc;
 }
 
+/* [model] file = a GGUF model: its vocabulary and the lesson's prompt text
+ * encoded by its tokenizer (data/lesson_model.h); vocab and scenario would
+ * contradict it (other_line: the line of one, or 0). */
+static int model_file(struct loader *ld, struct lesson *L, const char *file, int fline,
+                      int other_line)
+{
+    if (other_line) {
+        ld_error(ld, other_line,
+                 "[model] file takes the vocabulary and the prompt from the model: drop vocab "
+                 "and scenario");
+        return -1;
+    }
+    char *path = relative_path(ld->path, file);
+    if (!path) {
+        ld->oom = 1;
+        return -1;
+    }
+    struct err e;
+    struct model_request mr = { path, NULL, 0, 0, NULL, NULL };
+    int rc = lesson_attach_model(L, &mr, &e);
+    free(path);
+    if (rc == 0)
+        rc = lesson_set_prompt(L, L->prompt_text ? L->prompt_text : "", &e);
+    if (rc < 0)
+        ld_error(ld, fline, "file: %s", e.msg);
+    return rc;
+}
+
 /* The prompt of a model lesson is its scenario's, and so is the prompt's
  * text unless [lesson] gives one. */
 static int model_prompt(struct loader *ld, struct lesson *L)
@@ -285,14 +314,23 @@ int ld_read_model(struct loader *ld, struct lesson *L)
         return -1;
     if (seed >= 0)
         M->seed = (uint64_t)seed;
-    char *vocab = NULL, *scen = NULL;
-    int vline = 0, sline = 0;
+    char *vocab = NULL, *scen = NULL, *file = NULL;
+    int vline = 0, sline = 0, fline = 0;
     if (ld_collect(ld, "model", "vocab", NULL, &vocab, &vline) < 0 ||
-        ld_collect(ld, "model", "scenario", NULL, &scen, &sline) < 0) {
+        ld_collect(ld, "model", "scenario", NULL, &scen, &sline) < 0 ||
+        ld_collect(ld, "model", "file", NULL, &file, &fline) < 0) {
         free(vocab);
+        free(scen);
         return -1;
     }
     int rc = 0;
+    if (file) {
+        rc = model_file(ld, L, file, fline, vocab ? vline : scen ? sline : 0);
+        free(vocab);
+        free(scen);
+        free(file);
+        return rc;
+    }
     if (!vocab || !scen) {
         ld_error(ld, ld->model_line, "[model] needs %s (a path relative to the lesson file)",
                  !vocab ? "vocab" : "scenario");

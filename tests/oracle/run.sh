@@ -133,6 +133,22 @@ models | while read -r name type args; do
 		"$RES/$name.logitlab.txt" "$RES/$name.ref.txt" || echo "$name~logitlab" >>"$RES/failed"
 done
 
+echo "== the tokenizer corpus: llama.cpp and the npm tokenizers (tests/tokenizer/oracle.sh)"
+mkdir -p "$OUT/tokenizer"
+if GEN_MODEL="$GEN" "$ROOT/tests/tokenizer/oracle.sh" "$OUT/tokenizer" >"$OUT/tokenizer.log" 2>&1; then
+	for f in tokenizer-llama3.txt tokenizer-llama2.txt; do
+		if cmp -s "$OUT/tokenizer/$f" "$ROOT/tests/golden/$f"; then
+			echo "  $f: as committed"
+		else
+			cp "$OUT/tokenizer/$f" "$ROOT/tests/golden/$f"
+			echo "  written: $f"
+		fi
+	done
+else
+	echo "tokenizer oracle failed: $(tail -n 3 "$OUT/tokenizer.log")"
+	echo tokenizer >>"$RES/failed"
+fi
+
 echo "== goldens (tests/golden/model/)"
 models | while read -r name type args; do
 	for side in llama ref; do
