@@ -674,7 +674,7 @@ START_TEST(test_dot_n_is_dot)
     float *x = malloc(sizeof(float) * (size_t)(stride * 40)), out[40];
     for (int64_t i = 0; i < stride * 40; i++)
         x[i] = next_float(&s);
-    for (int path = QUANT_PORTABLE; path <= QUANT_AVX2; path++) {
+    for (int path = QUANT_PORTABLE; path <= QUANT_AVX512; path++) {
         if (!quant_path_ok(path))
             continue; /* a CPU without AVX2 has only the portable build */
         for (int nx = 1; nx <= 40; nx += nx < 4 ? 1 : 9) {
@@ -692,14 +692,55 @@ START_TEST(test_dot_n_is_dot)
 }
 END_TEST
 
+/* quant_dot_rows is quant_dot of each row, bit for bit, on every build:
+ * seven consecutive random rows of each type (the kernel prefetches a row
+ * past the last, which must change nothing), and no rows at all. */
+START_TEST(test_dot_rows_is_dot)
+{
+    int type = ALL[_i];
+    uint64_t s = 2500 + (uint64_t)_i;
+    int64_t n = quant_info(type)->block == 1 ? 263 : 3 * 256;
+    size_t rb = quant_row_bytes(type, n);
+    unsigned char *rows = malloc(7 * rb);
+    float *x = malloc(sizeof(float) * (size_t)n), out[8];
+    for (int r = 0; r < 7; r++) {
+        unsigned char *one = random_row(type, n, &s);
+        memcpy(rows + r * rb, one, rb);
+        free(one);
+    }
+    for (int64_t i = 0; i < n; i++)
+        x[i] = 4 * next_float(&s);
+    for (int path = QUANT_PORTABLE; path <= QUANT_AVX512; path++) {
+        if (!quant_path_ok(path))
+            continue;
+        out[7] = 42.0f;
+        quant_dot_rows_on(path, type, rows, n, 7, x, out);
+        for (int r = 0; r < 7; r++) {
+            float one;
+            quant_dot_n_on(path, type, rows + r * rb, n, x, n, 1, &one);
+            ck_assert_msg(bits_equal(out[r], one), "type %d %s row %d: %a %a", type,
+                          quant_path_name(path), r, (double)out[r], (double)one);
+            ck_assert(bits_equal(out[r], quant_dot(type, rows + r * rb, x, n)));
+        }
+        ck_assert(out[7] == 42.0f); /* nothing written past nrows */
+        quant_dot_rows_on(path, type, rows, n, 0, x, out);
+        ck_assert(out[7] == 42.0f);
+    }
+    quant_dot_rows(type, rows + rb, n, 1, x, out);
+    ck_assert(bits_equal(out[0], quant_dot(type, rows + rb, x, n)));
+    free(rows), free(x);
+}
+END_TEST
+
 /* The AVX2 build gives the portable build's bits (quant.h), on random rows
  * of every type and length, one vector and five. */
 START_TEST(test_avx2_is_portable)
 {
     if (!quant_path_ok(QUANT_AVX2))
         return; /* nothing to compare on this CPU */
-    ck_assert_int_eq(quant_best_path(), QUANT_AVX2);
+    ck_assert_int_eq(quant_best_path(), quant_path_ok(QUANT_AVX512) ? QUANT_AVX512 : QUANT_AVX2);
     ck_assert_str_eq(quant_path_name(QUANT_AVX2), "avx2");
+    ck_assert_str_eq(quant_path_name(QUANT_AVX512), "avx512");
     int type = ALL[_i];
     uint64_t s = 3000 + (uint64_t)_i;
     for (int k = 0; test_length(type, k) > 0; k++) {
@@ -715,6 +756,12 @@ START_TEST(test_avx2_is_portable)
                 for (int j = 0; j < nx; j++)
                     ck_assert_msg(bits_equal(a[j], b[j]), "type %d n %lld: %a %a", type,
                                   (long long)n, (double)a[j], (double)b[j]);
+                if (!quant_path_ok(QUANT_AVX512))
+                    continue;
+                quant_dot_n_on(QUANT_AVX512, type, row, n, x, n, nx, b);
+                for (int j = 0; j < nx; j++)
+                    ck_assert_msg(bits_equal(a[j], b[j]), "type %d n %lld avx512: %a %a", type,
+                                  (long long)n, (double)a[j], (double)b[j]);
             }
             free(row), free(x);
         }
@@ -728,6 +775,9 @@ START_TEST(test_unsupported_type)
     unsigned char row[256] = { 0 };
     ck_assert(quant_dot(10, row, x, 256) == 0.0f);
     quant_dot_n(99, row, 256, x, 256, 2, out);
+    ck_assert(out[0] == 0.0f && out[1] == 0.0f);
+    out[0] = out[1] = 7;
+    quant_dot_rows(10, row, 256, 2, x, out);
     ck_assert(out[0] == 0.0f && out[1] == 0.0f);
 }
 END_TEST
@@ -765,6 +815,7 @@ Suite *suite_quant(void)
     tcase_set_timeout(dot, 60);
     tcase_add_loop_test(dot, test_dot_spec_and_bound, 0, NALL);
     tcase_add_loop_test(dot, test_dot_n_is_dot, 0, NALL);
+    tcase_add_loop_test(dot, test_dot_rows_is_dot, 0, NALL);
     tcase_add_loop_test(dot, test_avx2_is_portable, 0, NALL);
     suite_add_tcase(s, dot);
     return s;

@@ -77,7 +77,8 @@ static int gguf_open_all(const struct model_request *r, struct lesson_gguf **out
 
 /* The vocabulary of the tokenizer's pieces: the bytes each id stands for;
  * the special tokens (from the first of the trailing control tokens) as
- * their text; the end tokens the metadata names, with <|eot_id|>. */
+ * their text; the end tokens the metadata names, with <|eot_id|> and
+ * <|eom_id|>. */
 static int model_vocab(const struct lesson_gguf *g, struct vocab *v, struct err *e)
 {
     const struct tokenizer *t = g->tok;
@@ -105,9 +106,10 @@ static int model_vocab(const struct lesson_gguf *g, struct vocab *v, struct err 
     if (rc < 0)
         return -1;
     const struct tok_spec *s = &g->llama->tok;
-    int ends[3] = { s->eos, s->eot, vocab_find(v, "<|eot_id|>") };
+    /* Llama 3.1's <|eom_id|> ends a turn that calls a tool, as llama.cpp counts it. */
+    int ends[4] = { s->eos, s->eot, vocab_find(v, "<|eot_id|>"), vocab_find(v, "<|eom_id|>") };
     v->n_eos = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         int dup = 0;
         for (int j = 0; j < v->n_eos; j++)
             dup |= v->eos[j] == ends[i];

@@ -188,6 +188,15 @@ static void rows_dot(const struct qtensor *w, int64_t r0, int64_t r1, const floa
         int nb = nx - j0 < tb ? nx - j0 : tb;
         const float *xj = x + (size_t)j0 * (size_t)ldx;
         float *oj = out + (size_t)j0 * (size_t)ldo;
+        if (nb == 1) { /* decode: rows against one vector, streamed */
+            for (int64_t r = r0; r < r1; r += TOKEN_BLOCK_MAX) {
+                int nr = r1 - r < TOKEN_BLOCK_MAX ? (int)(r1 - r) : TOKEN_BLOCK_MAX;
+                quant_dot_rows(w->type, base + (size_t)r * rb, w->cols, nr, xj, tmp);
+                for (int i = 0; i < nr; i++)
+                    oj[r + i] = add ? oj[r + i] + tmp[i] : tmp[i];
+            }
+            continue;
+        }
         for (int64_t r = r0; r < r1; r++) {
             quant_dot_n(w->type, base + (size_t)r * rb, w->cols, xj, ldx, nb, tmp);
             for (int j = 0; j < nb; j++) {

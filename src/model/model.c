@@ -71,12 +71,13 @@ static void head_task(void *arg, int task, int worker)
     size_t row_bytes = quant_row_bytes(m->qtype, m->d);
     float tmp[BACKEND_BATCH_MAX_VEC];
     int lo = task * HEAD_TASK_ROWS, hi = lo + HEAD_TASK_ROWS < m->V ? lo + HEAD_TASK_ROWS : m->V;
+    if (j->n_vec == 1) { /* quant_dot of each row, the next row fetched during the current */
+        quant_dot_rows(m->qtype, (const unsigned char *)m->qw + (size_t)lo * row_bytes, m->d,
+                       hi - lo, j->x, j->out + lo);
+        return;
+    }
     for (int r = lo; r < hi; r++) {
         const void *row = (const unsigned char *)m->qw + (size_t)r * row_bytes;
-        if (j->n_vec == 1) {
-            j->out[r] = quant_dot(m->qtype, row, j->x, m->d);
-            continue;
-        }
         for (int v0 = 0; v0 < j->n_vec; v0 += BACKEND_BATCH_MAX_VEC) {
             int nv = j->n_vec - v0 < BACKEND_BATCH_MAX_VEC ? j->n_vec - v0 : BACKEND_BATCH_MAX_VEC;
             quant_dot_n(m->qtype, row, m->d, j->x + (size_t)v0 * (size_t)m->d, m->d, nv, tmp);

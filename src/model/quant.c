@@ -307,7 +307,24 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
     {                                                                                              \
         quant_avx2_dec_##s, quant_avx2_dot_n, quant_avx2_dot1_##s, block, bytes, group             \
     }
+/* The AVX-512 path: AVX2's kernels, one-vector products where it has its own. */
+#define avx512_dot1_f32  quant_avx2_dot1_f32
+#define avx512_dot1_f16  quant_avx2_dot1_f16
+#define avx512_dot1_bf16 quant_avx2_dot1_bf16
+#define avx512_dot1_q8_0 quant_avx2_dot1_q8_0
+#define avx512_dot1_q4_0 quant_avx2_dot1_q4_0
+#define avx512_dot1_q4_k quant_avx512_dot1_q4_k
+#define avx512_dot1_q5_k quant_avx2_dot1_q5_k
+#define avx512_dot1_q6_k quant_avx2_dot1_q6_k
+#define AVX512_KERNELS(s, block, bytes, group)                                                     \
+    {                                                                                              \
+        quant_avx2_dec_##s, quant_avx512_dot_n, avx512_dot1_##s, block, bytes, group               \
+    }
 #else
+#define AVX512_KERNELS(s, block, bytes, group)                                                     \
+    {                                                                                              \
+        NULL, NULL, NULL, block, bytes, group                                                      \
+    }
 #define AVX2_KERNELS(s, block, bytes, group)                                                       \
     {                                                                                              \
         NULL, NULL, NULL, block, bytes, group                                                      \
@@ -335,14 +352,15 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
 
 struct qrow {
     struct qtype_info info;
-    struct quant_kernels k[2]; /* by enum quant_path */
+    struct quant_kernels k[3]; /* by enum quant_path */
     void (*quantize)(const float *in, unsigned char *out, int64_t n);
 };
 
 #define QROW(id, name, block, bytes, group, s)                                                     \
     { { id, #name, block, bytes },                                                                 \
       { { dec_##s, quant_portable_dot_n, NULL, block, bytes, group },                              \
-        AVX2_KERNELS(s, block, bytes, group) },                                                    \
+        AVX2_KERNELS(s, block, bytes, group),                                                      \
+        AVX512_KERNELS(s, block, bytes, group) },                                                  \
       make_##s },
 static const struct qrow TYPES[] = { QUANT_TYPES(QROW) };
 #define NTYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
@@ -435,25 +453,29 @@ int quant_path_ok(int path)
 #endif
         return ok;
     }
+    if (path == QUANT_AVX512)
+        return quant_path_ok(QUANT_AVX2) && __builtin_cpu_supports("avx512f");
 #endif
     return 0;
 }
 
 int quant_best_path(void)
 {
-    return quant_path_ok(QUANT_AVX2) ? QUANT_AVX2 : QUANT_PORTABLE;
+    return quant_path_ok(QUANT_AVX512) ? QUANT_AVX512
+           : quant_path_ok(QUANT_AVX2) ? QUANT_AVX2
+                                       : QUANT_PORTABLE;
 }
 
 const char *quant_path_name(int path)
 {
-    return path == QUANT_AVX2 ? "avx2" : "portable";
+    return path == QUANT_AVX512 ? "avx512" : path == QUANT_AVX2 ? "avx2" : "portable";
 }
 
 void quant_dot_n_on(int path, int type, const void *row, int64_t n, const float *x,
                     int64_t x_stride, int nx, float *out)
 {
     const struct qrow *r = row_of(type);
-    if (!r || path < 0 || path > QUANT_AVX2 || !r->k[path].dot_n) {
+    if (!r || path < 0 || path > QUANT_AVX512 || !r->k[path].dot_n) {
         for (int j = 0; j < nx; j++)
             out[j] = 0.0f;
         return;
@@ -472,6 +494,47 @@ float quant_dot(int type, const void *row, const float *x, int64_t n)
     float out;
     quant_dot_n_on(quant_best_path(), type, row, n, x, 0, 1, &out);
     return out;
+}
+
+void quant_prefetch(const void *p, size_t bytes)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    /* One request per 64-byte line (the line of every CPU logitlab runs on),
+     * to the outer caches (locality 1: on x86 prefetcht2): measured on
+     * bench_llama's Q8_0 decode, one thread on a 2-core Xeon VM, the next row
+     * fetched into L1 (locality 3) gave 160-185 ms per token, locality 1 or
+     * 2 147-151, none 280. */
+    for (size_t i = 0; i < bytes; i += 64)
+        __builtin_prefetch((const char *)p + i, 0, 1);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
+void quant_dot_rows_on(int path, int type, const void *rows, int64_t n, int nrows, const float *x,
+                       float *out)
+{
+    const struct qrow *r = row_of(type);
+    size_t rb = quant_row_bytes(type, n);
+    if (!r || path < 0 || path > QUANT_AVX512 || !r->k[path].dot_n || (!rb && n)) {
+        for (int i = 0; i < nrows; i++)
+            out[i] = 0.0f;
+        return;
+    }
+    const struct quant_kernels *k = &r->k[path];
+    const unsigned char *p = rows;
+    for (int i = 0; i < nrows; i++, p += rb) {
+        quant_prefetch(p + rb, rb);
+        if (k->dot1)
+            out[i] = k->dot1(p, x, n);
+        else
+            k->dot_n(k, p, n, x, 0, 1, out + i);
+    }
+}
+
+void quant_dot_rows(int type, const void *rows, int64_t n, int nrows, const float *x, float *out)
+{
+    quant_dot_rows_on(quant_best_path(), type, rows, n, nrows, x, out);
 }
 
 void quant_quantize(int type, const float *in, void *out, int64_t n)

@@ -13,11 +13,12 @@
  * rows computed in double is the exact reference the model tests compare
  * with.
  *
- * The dot products come in two builds of one specification (quant.c says it
- * in full): a portable one in plain C (fmaf) and one for x86-64 CPUs with
- * AVX2, FMA and F16C (quant_avx2.c), chosen at run time. Both perform the same
- * float operations in the same order, so they give the same bits; so do
- * quant_dot and quant_dot_n, for every vector.
+ * The dot products come in three builds of one specification (quant.c says
+ * it in full): a portable one in plain C (fmaf), one for x86-64 CPUs with
+ * AVX2, FMA and F16C (quant_avx2.c), and that one with an AVX-512 product
+ * for Q4_K (same file), chosen at run time. All perform the same float
+ * operations in the same order, so they give the same bits; so do quant_dot,
+ * quant_dot_n and quant_dot_rows, for every vector.
  */
 #ifndef LOGITLAB_QUANT_H
 #define LOGITLAB_QUANT_H
@@ -84,11 +85,31 @@ void quant_dot_n(int type, const void *row, int64_t n, const float *x, int64_t x
 
 #define QUANT_DOT_N_TILE 32
 
+/* Consecutive rows against one vector (decode, the head): out[i] =
+ * quant_dot(type, rows + i * quant_row_bytes(type, n), x, n) for i < nrows,
+ * bit for bit. Past the arithmetic it asks the CPU for the next row's bytes
+ * while it multiplies the current one (a software prefetch): a matrix far
+ * larger than the caches streams from memory in 4 KiB pages, and the
+ * hardware's own prefetcher stops at each page's end, so without it a
+ * core waits on a page walk and a cache miss every 4 KiB. It may touch up
+ * to a row past the last one (a prefetch never faults). */
+void quant_dot_rows(int type, const void *rows, int64_t n, int nrows, const float *x, float *out);
+
+/* The same on a named path (which must be quant_path_ok). */
+void quant_dot_rows_on(int path, int type, const void *rows, int64_t n, int nrows, const float *x,
+                       float *out);
+
+/* Asks the CPU to bring bytes [p, p + bytes) towards its caches (a hint:
+ * no effect on any result, none where the compiler has no prefetch). */
+void quant_prefetch(const void *p, size_t bytes);
+
 /* The builds of the dot products. quant_dot and quant_dot_n use the best one
  * the CPU runs; the tests and the benchmark name one. */
 enum quant_path {
     QUANT_PORTABLE = 0, /* plain C: every CPU */
     QUANT_AVX2 = 1,     /* x86-64 with AVX2, FMA and F16C (2013 on) */
+    QUANT_AVX512 = 2,   /* AVX2's, plus AVX-512F: Q4_K's one-vector product, the direct
+                           form's (F32, F16, BF16, Q4_K, Q5_K) products of several vectors */
 };
 
 /* The path quant_dot takes on this CPU. */
@@ -97,7 +118,7 @@ int quant_best_path(void);
 /* 1 when this build and this CPU can run path. */
 int quant_path_ok(int path);
 
-/* "portable", "avx2". */
+/* "portable", "avx2", "avx512". */
 const char *quant_path_name(int path);
 
 /* quant_dot_n on a named path (which must be quant_path_ok). */

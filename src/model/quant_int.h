@@ -89,6 +89,10 @@ QUANT_AVX2_TYPE(q4_0)
 QUANT_AVX2_TYPE(q4_k)
 QUANT_AVX2_TYPE(q5_k)
 QUANT_AVX2_TYPE(q6_k)
+/* The AVX-512 path is the AVX2 one but for these one-vector products. */
+float quant_avx512_dot1_q4_k(const unsigned char *row, const float *x, int64_t n);
+void quant_avx512_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
+                        const float *x, int64_t x_stride, int nx, float *out);
 #endif
 
 /* The quantizers (quant_make.c): in[0..n) to blocks at out. */

@@ -7,7 +7,7 @@
  * The context changes a token at a time (a step forward, a step back, an
  * edited prompt, a forced token), so each KV cache is kept with the ids it
  * holds: the next call runs only what differs from the longest common
- * prefix. A few caches are kept, so that the batch view's requests (which
+ * prefix. Several caches are kept, so that the batch view's requests (which
  * share the prompt and then part) each keep their own.
  */
 #include <math.h>
@@ -25,7 +25,10 @@
 #include "model/quant.h"
 #include "source/source_int.h"
 
-#define KV_SLOTS 4
+/* The caches kept: one for each of the batch view's 8 requests (tui/batch.h)
+ * and one for the single step, so that no request evicts another's. Each
+ * is allocated at the full context but resident only as far as it is used. */
+#define KV_SLOTS 9
 
 /* One KV cache and the ids it holds, and the hidden vector of its last. */
 struct kv_slot {

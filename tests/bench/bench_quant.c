@@ -1,12 +1,13 @@
 /* bench_quant.c - the weight kernels' throughput on one core: quant_dot
  * over every row of a 2048 x 8192 matrix (an FFN matrix of Llama 3.2 1B)
- * with one vector (decode), and quant_dot_n with 8 and 32 (prefill), in
+ * with one vector (decode; "ms rows": quant_dot_rows over the matrix at
+ * once, prefetching and several rows at a time), and quant_dot_n with 8 and 32 (prefill), in
  * each type and on each build this CPU runs. GB/s counts the matrix's
  * bytes once per product of the whole matrix. Not part of make bench:
  * make build/bench_quant (the rule for tests/bench/bench_*.c), or by hand,
  *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Isrc tests/bench/bench_quant.c \
  *      src/model/quant*.c -lm -o build/bench_quant
- * An argument (portable, avx2) runs that build only. */
+ * An argument (portable, avx2, avx512) runs that build only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,9 @@ static double time_matrix(int path, int type, const unsigned char *w, size_t rb,
     double t[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = cpu_ms();
-        for (int i = 0; i < ROWS; i++)
+        if (nx == 0) /* quant_dot_rows: the whole matrix against one vector */
+            quant_dot_rows_on(path, type, w, COLS, ROWS, x, out);
+        for (int i = 0; nx && i < ROWS; i++)
             quant_dot_n_on(path, type, w + (size_t)i * rb, COLS, x, COLS, nx, out + (size_t)i * 32);
         t[r] = cpu_ms() - t0;
     }
@@ -66,8 +69,8 @@ int main(int argc, char **argv)
         m[i] = next_value(&s);
     for (size_t i = 0; i < (size_t)COLS * 32; i++)
         x[i] = next_value(&s);
-    printf("%-6s %-9s %10s %9s %9s %12s %12s\n", "type", "path", "MB", "ms", "GB/s", "ms/vec nx=8",
-           "ms/vec nx=32");
+    printf("%-6s %-9s %10s %9s %9s %9s %12s %12s\n", "type", "path", "MB", "ms", "GB/s", "ms rows",
+           "ms/vec nx=8", "ms/vec nx=32");
     for (size_t t = 0; t < sizeof TYPES / sizeof TYPES[0]; t++) {
         size_t rb = quant_row_bytes(TYPES[t], COLS);
         unsigned char *w = malloc(rb * ROWS);
@@ -76,15 +79,16 @@ int main(int argc, char **argv)
         quant_quantize(TYPES[t], m, w, (int64_t)ROWS * COLS);
         char name[32];
         quant_name(TYPES[t], name, sizeof name);
-        for (int path = QUANT_PORTABLE; path <= QUANT_AVX2; path++) {
+        for (int path = QUANT_PORTABLE; path <= QUANT_AVX512; path++) {
             if (!quant_path_ok(path) || (argc > 1 && strcmp(argv[1], quant_path_name(path))))
                 continue;
             double ms[3];
             for (int k = 0; k < 3; k++)
                 ms[k] = time_matrix(path, TYPES[t], w, rb, x, NX[k], out) / NX[k];
-            double mb = (double)(rb * ROWS) / 1e6;
-            printf("%-6s %-9s %10.1f %9.2f %9.2f %12.2f %12.2f\n", name, quant_path_name(path), mb,
-                   ms[0], mb / ms[0], ms[1], ms[2]);
+            double mb = (double)(rb * ROWS) / 1e6,
+                   rows = time_matrix(path, TYPES[t], w, rb, x, 0, out);
+            printf("%-6s %-9s %10.1f %9.2f %9.2f %9.2f %12.2f %12.2f\n", name,
+                   quant_path_name(path), mb, ms[0], mb / ms[0], rows, ms[1], ms[2]);
         }
         free(w);
     }
