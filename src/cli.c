@@ -48,7 +48,7 @@ static void usage_options(FILE *out)
                  "  --format FORMAT      text (default), csv, json or markdown\n"
                  "  -o, --output FILE    write to FILE instead of standard output; an existing\n"
                  "                       file is left alone unless --force is given\n"
-                 "  --force              replace the file of --output\n"
+                 "  --force              replace the file of --output (or --save-logits)\n"
                  "  --top N              write only the N most likely rows (default: all; 20 for\n"
                  "                       a full-size vocabulary)\n"
                  "  --draws N            show: draw N times with the step's settings and count\n"
@@ -374,8 +374,10 @@ static int check_output(const struct options *o, struct err *e)
                                     : "chat");
     if (o->save_logits && (!o->command || strcmp(o->command, "show") != 0 || !o->model))
         return err_set(e, ERR_USAGE, "--save-logits goes with show --model FILE.gguf");
-    if (o->force && !o->output)
-        return err_set(e, ERR_USAGE, "--force replaces the file of --output FILE: give one");
+    if (o->force && !o->output && !o->save_logits)
+        return err_set(
+            e, ERR_USAGE,
+            "--force replaces the file of --output FILE or --save-logits FILE: give one");
     if (o->command && strcmp(o->command, "export") == 0 && o->format_given &&
         o->format != REPORT_MARKDOWN)
         return err_set(e, ERR_USAGE, "export writes Markdown: drop --format or say markdown");

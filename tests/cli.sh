@@ -190,7 +190,7 @@ ls "$TMP" | grep -q 'tmp-' && bad "a temporary file was left behind: $(ls "$TMP"
 n=$("$BIN" export real-france $SMALL 2>"$TMP/err" | grep -c '^## Step')
 [ "$n" = 3 ] && [ ! -s "$TMP/err" ] && ok || bad "export real-france: $n steps, $(cat "$TMP/err")"
 expect 2 "logitlab: export writes Markdown: drop --format or say markdown" export toy --format csv
-expect 2 "logitlab: --force replaces the file of --output FILE: give one" show toy --force
+expect 2 "logitlab: --force replaces the file of --output FILE or --save-logits FILE: give one" show toy --force
 expect 2 "logitlab: --output goes with show, generate or export" toy -o "$out"
 # generate -o: the same text as on standard output, in the file and nowhere else.
 "$BIN" generate toy >"$TMP/gen-stdout.txt"

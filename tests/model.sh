@@ -84,6 +84,7 @@ got=$("$BIN" generate --model "$M3" -p "The capital of France is" --temperature 
 cmp -s "$TMP/a" "$TMP/b" && ok || bad "--save-logits then --logits: $(cat "$TMP/a") / $(cat "$TMP/b")"
 expect 2 "logitlab: --save-logits: $TMP/row.npy exists: add --force to replace it" \
     show --model "$M3" --save-logits "$TMP/row.npy"
+expect 0 "" show --model "$M3" --save-logits "$TMP/row.npy" --force
 # Llama 2's SentencePiece vocabulary: BOS 1, then its pieces (golden prompt 0).
 want=$(sed -n 's/^tokens [0-9]* //p' "$GOLD/llama2-f32.llama.txt" | head -n 1 | tr ' ' ',')
 got=$("$BIN" show --model "$M2" -p "The capital of France is" --format json --top 1 |

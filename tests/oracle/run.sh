@@ -120,7 +120,8 @@ models | while read -r name type args; do
 		k=$((k + 1))
 	done
 	if [ $ok = 0 ]; then
-		echo "$name: logitlab hook not wired (tests/oracle/run.sh, logitlab_row): skipped"
+		echo "$name: logitlab failed on prompt $k (logitlab_row)"
+		echo "$name~logitlab" >>"$RES/failed"
 		continue
 	fi
 	# shellcheck disable=SC2086
