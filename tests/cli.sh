@@ -156,6 +156,33 @@ expect 2 "logitlab: --step 9: lesson 'toy' has 2 steps" show toy --step 9
 expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons), --model FILE.gguf or --logits FILE.npy" show
 expect 2 "logitlab: no lesson 'nosuch' in $(cd "$HERE/.." && pwd)/lessons (logitlab lessons lists them)" show nosuch
 expect 2 "logitlab: $TMP/missing.ini: cannot open: No such file or directory" show "$TMP/missing.ini"
+# A FIFO or a directory where a file is read is refused at once, never waited on
+# (timeout: a reader that blocked would hang the test, not pass it).
+mkfifo "$TMP/fifo.ini" "$TMP/fifo.npy" "$TMP/fifo.vocab"
+mkdir -p "$TMP/dir.npy"
+expect_quick() { # as expect, within 10 seconds
+    want_status=$1 want_err=$2
+    shift 2
+    timeout 10 "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+    status=$?
+    if [ "$status" -ne "$want_status" ] || [ "$(cat "$TMP/err")" != "$want_err" ]; then
+        bad "logitlab $*: status $status, stderr '$(cat "$TMP/err")'; want $want_status '$want_err'"
+    else
+        ok
+    fi
+}
+expect_quick 2 "logitlab: $TMP/fifo.ini: not a regular file" show "$TMP/fifo.ini"
+expect_quick 2 "logitlab: $TMP/fifo.npy: not a regular file" show --logits "$TMP/fifo.npy"
+expect_quick 2 "logitlab: $TMP/dir.npy: not a regular file" show --logits "$TMP/dir.npy"
+expect_quick 2 "logitlab: $TMP/fifo.ini: not a regular file" show toy --config "$TMP/fifo.ini"
+# A lessons directory holding a FIFO: the other lessons still list, the FIFO is named.
+mkdir -p "$TMP/fifodir"
+cp "$HERE/../lessons/02-toy.ini" "$TMP/fifodir/"
+mkfifo "$TMP/fifodir/00-pipe.ini"
+timeout 10 "$BIN" lessons --lessons-dir "$TMP/fifodir" >"$TMP/out" 2>"$TMP/err"
+if grep -q "^toy " "$TMP/out" && grep -qF "$TMP/fifodir/00-pipe.ini: not a regular file" "$TMP/err"; then ok; else
+    bad "lessons with a FIFO in the directory: $(cat "$TMP/out" "$TMP/err")"
+fi
 
 # Bad lesson files: status 2 and file:line.
 printf '[lesson]\nid = x\ntitle = X\n[vocab]\n0 = a\n1 = b\n[step.1]\nlogits = 1 2\ntemprature = 1\n' >"$TMP/x.ini"

@@ -23,16 +23,44 @@ static int read_all(int fd, char *buf, size_t n)
     return 0;
 }
 
-int readfile(const char *path, size_t max, char **out, size_t *len, struct err *e)
+/* The descriptor of path, opened without blocking and checked to be a
+ * regular file (its status in st), or -1 with e. */
+static int open_regular(const char *path, struct stat *st, struct err *e)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return err_set(e, ERR_USAGE, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
         close(fd);
         return err_set(e, ERR_USAGE, "%s: not a regular file", path);
     }
+    return fd;
+}
+
+FILE *readfile_open(const char *path, struct err *e)
+{
+    struct stat st;
+    int fd = open_regular(path, &st, e);
+    if (fd < 0)
+        return NULL;
+    /* A regular file never blocks; reads go back to the usual mode. */
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        err_set(e, ERR_SYSTEM, "%s: cannot open: %s", path, strerror(errno));
+    }
+    return f;
+}
+
+int readfile(const char *path, size_t max, char **out, size_t *len, struct err *e)
+{
+    struct stat st;
+    int fd = open_regular(path, &st, e);
+    if (fd < 0)
+        return -1;
     if ((unsigned long long)st.st_size > max) {
         close(fd);
         return err_set(e, ERR_USAGE, "%s: larger than %zu bytes", path, max);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/readfile.h"
+
 struct reader {
     const struct ini_rules *rules;
     struct ini_file *f;
@@ -272,14 +274,9 @@ int ini_file_load(struct ini_file *f, const char *path, const char *text, const 
     memset(f, 0, sizeof *f);
     if (text)
         return parse_text(f, path, text, r, e);
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = readfile_open(path, e); /* a FIFO or a directory is refused, not waited on */
     if (!fp)
-        return err_set(e, ERR_USAGE, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(fp);
-        return err_set(e, ERR_USAGE, "%s: cannot read: %s", path, strerror(EISDIR));
-    }
+        return -1;
     char *buf = malloc(r->max_bytes + 2);
     if (!buf) {
         fclose(fp);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/readfile.h"
+
 #define MAGIC     "\x93NUMPY"
 #define MAGIC_LEN 6
 
@@ -232,12 +234,12 @@ int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t 
 int npy_load(struct npy *a, const char *path, struct err *e)
 {
     memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
+    FILE *f = readfile_open(path, e); /* a FIFO or a directory is refused, not waited on */
     if (!f)
-        return err_set(e, ERR_USAGE, "%s: %s", path, strerror(errno));
+        return -1;
     if (fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
-        return err_set(e, ERR_USAGE, "%s: cannot seek (not a regular file?)", path);
+        return err_set(e, ERR_USAGE, "%s: cannot seek", path);
     }
     long size = ftell(f);
     rewind(f);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/readfile.h"
 #include "base/utf8.h"
 
 #define LLVOCAB_MAGIC      "LLVOCAB1"
@@ -386,13 +387,13 @@ static int load_text(struct vocab *v, const char *path, const char *d, size_t si
 int vocab_load(struct vocab *v, const char *path, struct err *e)
 {
     memset(v, 0, sizeof *v);
-    FILE *f = fopen(path, "rb");
+    FILE *f = readfile_open(path, e); /* a FIFO or a directory is refused, not waited on */
     if (!f)
-        return err_set(e, ERR_USAGE, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
     struct stat st;
-    if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fileno(f), &st) < 0) {
         fclose(f);
-        return err_set(e, ERR_USAGE, "%s: not a regular file", path);
+        return err_set(e, ERR_USAGE, "%s: cannot read its size", path);
     }
     if ((unsigned long long)st.st_size > VOCAB_FILE_MAX) {
         fclose(f);
