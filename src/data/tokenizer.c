@@ -50,6 +50,51 @@ int tok_push(struct tok_out *o, int id, struct err *e)
     return 0;
 }
 
+/* Whether a goes before b: the smaller key, ties to the leftmost. */
+static int pair_before(const struct tok_pair *a, const struct tok_pair *b)
+{
+    return a->key < b->key || (a->key == b->key && a->left < b->left);
+}
+
+int tok_heap_push(struct tok_heap *h, struct tok_pair p, struct err *e)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        struct tok_pair *q = realloc(h->p, cap * sizeof *q);
+        if (!q)
+            return err_set(e, ERR_SYSTEM, "out of memory for %zu pairs", cap);
+        h->p = q;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0 && pair_before(&p, &h->p[(i - 1) / 2])) {
+        h->p[i] = h->p[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->p[i] = p;
+    return 0;
+}
+
+struct tok_pair tok_heap_pop(struct tok_heap *h)
+{
+    struct tok_pair top = h->p[0], last = h->p[--h->n];
+    size_t i = 0, n = h->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && pair_before(&h->p[c + 1], &h->p[c]))
+            c++;
+        if (!pair_before(&h->p[c], &last))
+            break;
+        h->p[i] = h->p[c];
+        i = c;
+    }
+    if (n)
+        h->p[i] = last;
+    return top;
+}
+
 const char *tok_quote(const char *s, size_t len, char *buf, size_t n)
 {
     char raw[48];

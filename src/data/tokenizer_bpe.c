@@ -290,10 +290,6 @@ struct bsym {
     int id, prev, next;
 };
 
-struct bpair {
-    int m, left, right; /* merge m of symbols left and right */
-};
-
 struct span {
     size_t off, len;
 };
@@ -306,62 +302,19 @@ struct spans {
 struct bwork {
     struct bsym *sym;
     size_t sym_cap;
-    struct bpair *heap;
-    size_t heap_n, heap_cap;
+    struct tok_heap heap; /* merges of adjacent symbols: aux the merge, key its rank */
     struct spans sp[2];
     pcre2_match_data *md;
 };
-
-static int before(const struct bpair *a, const struct bpair *b)
-{
-    return a->m < b->m || (a->m == b->m && a->left < b->left);
-}
-
-static int heap_push(struct bwork *w, struct bpair p, struct err *e)
-{
-    if (w->heap_n == w->heap_cap) {
-        size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
-        struct bpair *h = realloc(w->heap, cap * sizeof *h);
-        if (!h)
-            return err_set(e, ERR_SYSTEM, "out of memory for %zu pairs", cap);
-        w->heap = h;
-        w->heap_cap = cap;
-    }
-    size_t i = w->heap_n++;
-    while (i > 0 && before(&p, &w->heap[(i - 1) / 2])) {
-        w->heap[i] = w->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    w->heap[i] = p;
-    return 0;
-}
-
-static struct bpair heap_pop(struct bwork *w)
-{
-    struct bpair top = w->heap[0], last = w->heap[--w->heap_n];
-    size_t i = 0, n = w->heap_n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(&w->heap[c + 1], &w->heap[c]))
-            c++;
-        if (!before(&w->heap[c], &last))
-            break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (n)
-        w->heap[i] = last;
-    return top;
-}
 
 static int try_pair(const struct tok_bpe *b, struct bwork *w, int l, int r, struct err *e)
 {
     if (l < 0 || r < 0)
         return 0;
     int m = merge_find(b, w->sym[l].id, w->sym[r].id);
-    return m < 0 ? 0 : heap_push(w, (struct bpair){ m, l, r }, e);
+    return m < 0 ? 0
+                 : tok_heap_push(&w->heap,
+                                 (struct tok_pair){ .key = m, .left = l, .right = r, .aux = m }, e);
 }
 
 /* Merges the bytes of one word and appends its ids. */
@@ -382,16 +335,16 @@ static int bpe_word(const struct tokenizer *t, struct bwork *w, const char *s, s
     for (size_t i = 0; i < len; i++)
         w->sym[i] = (struct bsym){ t->byte_tok[(unsigned char)s[i]], (int)i - 1,
                                    i + 1 < len ? (int)i + 1 : -1 };
-    w->heap_n = 0;
+    w->heap.n = 0;
     for (size_t i = 1; i < len; i++)
         if (try_pair(b, w, (int)i - 1, (int)i, e) < 0)
             return -1;
-    while (w->heap_n) {
-        struct bpair p = heap_pop(w);
+    while (w->heap.n) {
+        struct tok_pair p = tok_heap_pop(&w->heap);
         struct bsym *l = &w->sym[p.left], *r = &w->sym[p.right];
-        if (l->id != b->left[p.m] || r->id != b->right[p.m] || l->next != p.right)
+        if (l->id != b->left[p.aux] || r->id != b->right[p.aux] || l->next != p.right)
             continue; /* one of them merged since: the pair is gone */
-        l->id = b->result[p.m];
+        l->id = b->result[p.aux];
         l->next = r->next;
         if (r->next >= 0)
             w->sym[r->next].prev = p.left;
@@ -555,7 +508,7 @@ int bpe_encode(const struct tokenizer *t, const char *text, size_t len, struct t
     pcre2_match_data_free(w.md);
     free(s);
     free(w.sym);
-    free(w.heap);
+    free(w.heap.p);
     free(w.sp[0].s);
     free(w.sp[1].s);
     return rc;

@@ -43,6 +43,26 @@ struct tok_out {
     size_t n, cap;
 };
 
+/* A candidate merge of the adjacent symbols left and right, for both kinds'
+ * merge loops: the smallest key goes first, ties to the leftmost pair. BPE's
+ * key is the merge's rank (aux: the merge), SentencePiece's the negated
+ * score of the joined token (size: its length when pushed). */
+struct tok_pair {
+    double key;
+    int left, right;
+    int aux;
+    uint32_t size;
+};
+
+/* The pairs waiting, as a binary heap in p[0..n). */
+struct tok_heap {
+    struct tok_pair *p;
+    size_t n, cap;
+};
+
+int tok_heap_push(struct tok_heap *h, struct tok_pair p, struct err *e);
+struct tok_pair tok_heap_pop(struct tok_heap *h); /* h must not be empty */
+
 /* The id whose key is s[0..len), or -1. */
 int tok_find(const struct tokenizer *t, const char *s, size_t len);
 

@@ -27,62 +27,12 @@ struct ssym {
     int prev, next;
 };
 
-struct spair {
-    float score;
-    int left, right;
-    uint32_t size; /* the joined length when pushed: a symbol that grew since fails it */
-};
-
 struct swork {
     char *text;
     struct ssym *sym;
-    struct spair *heap;
-    size_t heap_n, heap_cap;
+    struct tok_heap heap; /* key: the joined token's negated score; size: the joined length
+                           * when pushed (a symbol that grew since fails it) */
 };
-
-static int better(const struct spair *a, const struct spair *b)
-{
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-static int heap_push(struct swork *w, struct spair p, struct err *e)
-{
-    if (w->heap_n == w->heap_cap) {
-        size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
-        struct spair *h = realloc(w->heap, cap * sizeof *h);
-        if (!h)
-            return err_set(e, ERR_SYSTEM, "out of memory for %zu pairs", cap);
-        w->heap = h;
-        w->heap_cap = cap;
-    }
-    size_t i = w->heap_n++;
-    while (i > 0 && better(&p, &w->heap[(i - 1) / 2])) {
-        w->heap[i] = w->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    w->heap[i] = p;
-    return 0;
-}
-
-static struct spair heap_pop(struct swork *w)
-{
-    struct spair top = w->heap[0], last = w->heap[--w->heap_n];
-    size_t i = 0, n = w->heap_n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && better(&w->heap[c + 1], &w->heap[c]))
-            c++;
-        if (!better(&w->heap[c], &last))
-            break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (n)
-        w->heap[i] = last;
-    return top;
-}
 
 static int try_pair(const struct tokenizer *t, struct swork *w, int l, int r, struct err *e)
 {
@@ -92,7 +42,11 @@ static int try_pair(const struct tokenizer *t, struct swork *w, int l, int r, st
     int id = tok_find(t, w->text + w->sym[l].off, size);
     if (id < 0)
         return 0;
-    return heap_push(w, (struct spair){ t->score[id], l, r, (uint32_t)size }, e);
+    return tok_heap_push(
+        &w->heap,
+        (struct tok_pair){
+            .key = -(double)t->score[id], .left = l, .right = r, .size = (uint32_t)size },
+        e);
 }
 
 /* The escaped text: U+2581 for every space, and one in front if asked. */
@@ -135,8 +89,8 @@ static int merge_all(const struct tokenizer *t, struct swork *w, int n, struct e
     for (int i = 1; i < n; i++)
         if (try_pair(t, w, i - 1, i, e) < 0)
             return -1;
-    while (w->heap_n) {
-        struct spair p = heap_pop(w);
+    while (w->heap.n) {
+        struct tok_pair p = tok_heap_pop(&w->heap);
         struct ssym *l = &w->sym[p.left], *r = &w->sym[p.right];
         if (l->n == 0 || r->n == 0 || l->n + r->n != p.size)
             continue; /* one of them merged since */
@@ -175,6 +129,6 @@ int spm_encode(const struct tokenizer *t, const char *text, size_t len, int pref
     }
     free(w.text);
     free(w.sym);
-    free(w.heap);
+    free(w.heap.p);
     return rc;
 }
