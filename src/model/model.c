@@ -19,7 +19,7 @@
 
 #define MAX_THREADS 16
 /* Vectors a borrowed head's row meets at once (a stack buffer of results). */
-#define BACKEND_BATCH_MAX_VEC 16
+#define HEAD_TASK_VECS 16
 /* Rows of weights multiplied by every vector of a batch before the next
  * rows: 32 rows at hidden size 4,096 are 256 KB, which stay in a core's L2
  * while the batch's vectors go over them, so the head is read from memory
@@ -69,7 +69,7 @@ static void head_task(void *arg, int task, int worker)
     const struct head_job *j = arg;
     const struct model *m = j->m;
     size_t row_bytes = quant_row_bytes(m->qtype, m->d);
-    float tmp[BACKEND_BATCH_MAX_VEC];
+    float tmp[HEAD_TASK_VECS];
     int lo = task * HEAD_TASK_ROWS, hi = lo + HEAD_TASK_ROWS < m->V ? lo + HEAD_TASK_ROWS : m->V;
     if (j->n_vec == 1) { /* quant_dot of each row, the next row fetched during the current */
         quant_dot_rows(m->qtype, (const unsigned char *)m->qw + (size_t)lo * row_bytes, m->d,
@@ -78,8 +78,8 @@ static void head_task(void *arg, int task, int worker)
     }
     for (int r = lo; r < hi; r++) {
         const void *row = (const unsigned char *)m->qw + (size_t)r * row_bytes;
-        for (int v0 = 0; v0 < j->n_vec; v0 += BACKEND_BATCH_MAX_VEC) {
-            int nv = j->n_vec - v0 < BACKEND_BATCH_MAX_VEC ? j->n_vec - v0 : BACKEND_BATCH_MAX_VEC;
+        for (int v0 = 0; v0 < j->n_vec; v0 += HEAD_TASK_VECS) {
+            int nv = j->n_vec - v0 < HEAD_TASK_VECS ? j->n_vec - v0 : HEAD_TASK_VECS;
             quant_dot_n(m->qtype, row, m->d, j->x + (size_t)v0 * (size_t)m->d, m->d, nv, tmp);
             for (int v = 0; v < nv; v++)
                 j->out[(size_t)(v0 + v) * (size_t)m->V + (size_t)r] = tmp[v];
