@@ -17,7 +17,7 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubun
 
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -pthread -MMD -MP $(CFLAGS)
-SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_FLAGS  := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -pthread -MMD -MP -O1 -g $(SAN_FLAGS)
 
 # The CUDA toolkit: nvcc on PATH or under /usr/local/cuda; CUDA=0 leaves it out.

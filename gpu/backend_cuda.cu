@@ -54,7 +54,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
 
 // Row errors the kernel reports (the host words them as sampler_run_fast does).
-enum { kErrNone = 0, kErrNaN = 1, kErrInf = 2, kErrNoFinite = 3 };
+// kErrRange: a z' left RULE_Z_LIMIT's range at error_stage (SAMPLER_AT_START,
+// STAGE_PENALTY or STAGE_TEMPERATURE), as sampler_range_error words it.
+enum { kErrNone = 0, kErrNaN = 1, kErrInf = 2, kErrNoFinite = 3, kErrRange = 4 };
 
 // One request, flattened for the device.
 struct RowParams {
@@ -71,7 +73,9 @@ struct RowParams {
 
 // What a row gives back; the host turns it into a struct backend_res.
 struct RowOut {
-    int error, error_token;
+    int error, error_token, error_stage;
+    double error_z, error_zmax; // the offending z', and the largest |z'| before T
+    double error_logit;         // the offending token's logit, as given
     int id, sampled, kept_count, n_top;
     double u, max_z, sum_exp, kept_sum;
     double chosen_e; // e of the chosen token: its final probability is chosen_e / kept_sum
@@ -779,6 +783,28 @@ __device__ int fill_rows(const Row &r, int R)
     return n;
 }
 
+// After a value stage: the lowest id whose z' left RULE_Z_LIMIT's range
+// without being masked, reported as the CPU fast path reports it (true: the
+// row stops here). The whole block takes the same branch.
+__device__ bool range_refused(const Row &r, int stage, double zmax, RowOut *out)
+{
+    int bad = INT_MAX;
+    for (int i = threadIdx.x; i < r.V && bad == INT_MAX; i += kThreads)
+        if (!rule_z_in_range(r.z[i]) && r.mark[i] != kMarkMasked)
+            bad = i;
+    bad = block_min_int(bad, *r.s);
+    if (bad == INT_MAX)
+        return false;
+    if (threadIdx.x == 0) {
+        out->error = kErrRange;
+        out->error_token = bad;
+        out->error_stage = stage;
+        out->error_z = r.z[bad];
+        out->error_zmax = zmax;
+    }
+    return true;
+}
+
 // The whole step of one request (sampler_run_fast), one block per request.
 __global__ void __launch_bounds__(kThreads, 1)
     sample_kernel(const RowParams *params, const int *windows, const float *logits, int V,
@@ -799,7 +825,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = threadIdx.x; i < V; i += kThreads) {
         double v = (double)lg[i] + p.shift;
         r.z[i] = v;
-        if ((v != v || v == INFINITY) && i < bad)
+        if (!rule_z_in_range(v) && v != -INFINITY && i < bad)
             bad = i;
         bool masked = v == -INFINITY;
         r.mark[i] = masked ? kMarkMasked : kMarkKept;
@@ -809,8 +835,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     finite = block_sum_int(finite, s);
     if (bad != INT_MAX || finite == 0) {
         if (threadIdx.x == 0) {
-            out->error = bad == INT_MAX ? kErrNoFinite : r.z[bad] != r.z[bad] ? kErrNaN : kErrInf;
+            double v = bad == INT_MAX ? 0.0 : r.z[bad];
+            out->error = bad == INT_MAX ? kErrNoFinite
+                         : v != v       ? kErrNaN
+                         : v == INFINITY ? kErrInf
+                                         : kErrRange;
             out->error_token = bad;
+            out->error_stage = SAMPLER_AT_START;
+            out->error_z = v;
+            out->error_logit = bad == INT_MAX ? 0.0 : (double)lg[bad];
         }
         return;
     }
@@ -822,6 +855,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (p.penalty_active) { // inactive, the rule gives every z' back unchanged
                 stage_penalty(r, p, windows + p.win_off, counts + off);
                 st.e_valid = false;
+                if (range_refused(r, STAGE_PENALTY, 0.0, out))
+                    return;
             }
             break;
         case STAGE_TEMPERATURE:
@@ -829,10 +864,17 @@ __global__ void __launch_bounds__(kThreads, 1)
                 st.greedy = true;
                 stage_greedy(r, st);
             } else if (p.temperature != 1.0) {
-                for (int i = threadIdx.x; i < V; i += kThreads)
+                double zmax = 0.0; // vm_divide's: the largest |z| not -inf, before
+                for (int i = threadIdx.x; i < V; i += kThreads) {
+                    double a = fabs(r.z[i]);
+                    zmax = r.z[i] != -INFINITY && a > zmax ? a : zmax;
                     r.z[i] = r.z[i] / p.temperature;
-                __syncthreads();
+                }
+                zmax = block_max(zmax, s);
                 st.e_valid = false;
+                if (zmax / p.temperature > RULE_Z_LIMIT &&
+                    range_refused(r, STAGE_TEMPERATURE, zmax, out))
+                    return;
             }
             break;
         case STAGE_TOP_K:
@@ -1591,9 +1633,14 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
         const RowOut *o = &im->h_out[i];
         if (o->error == kErrNone)
             continue;
-        // A refused row stops before its penalties: the counts are still zero.
+        // A row refused at the start stops before its penalties, and one
+        // refused after them has read (and cleared) every count: the counts
+        // are zero again either way.
         if (o->error == kErrNoFinite)
             err_set(e, ERR_USAGE, "no token has a finite logit");
+        else if (o->error == kErrRange)
+            sampler_range_error(&req[i].s, o->error_stage, o->error_token, o->error_logit,
+                                o->error_z, o->error_zmax, e);
         else
             err_set(e, ERR_USAGE, "logit of token %d is %s", o->error_token,
                     o->error == kErrNaN ? "NaN" : "+inf");

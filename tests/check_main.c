@@ -22,6 +22,10 @@ int main(void)
     srunner_add_suite(sr, suite_gguf());
     srunner_add_suite(sr, suite_tokenizer());
     srunner_add_suite(sr, suite_llama());
+    srunner_add_suite(sr, suite_nonfinite());
+    srunner_add_suite(sr, suite_escape());
+    srunner_add_suite(sr, suite_writes());
+    srunner_add_suite(sr, suite_parsers());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

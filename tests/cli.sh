@@ -45,6 +45,32 @@ golden() {
     fi
 }
 
+npy() { # npy FILE DESCR SHAPE DATA-PRINTF: a version 1.0 file, data at byte 80
+    hdr="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    pad=$((80 - 10 - ${#hdr} - 1))
+    # shellcheck disable=SC2059 # the data is a printf format of octal escapes
+    { printf '\223NUMPY\001\000\106\000%s%*s\n' "$hdr" "$pad" ''; printf "$4"; } >"$1"
+}
+expect_quick() { # as expect, within 10 seconds (a reader that blocked would hang)
+    want_status=$1 want_err=$2
+    shift 2
+    timeout 10 "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+    status=$?
+    if [ "$status" -ne "$want_status" ] || [ "$(cat "$TMP/err")" != "$want_err" ]; then
+        bad "logitlab $*: status $status, stderr '$(cat "$TMP/err")'; want $want_status '$want_err'"
+    else
+        ok
+    fi
+}
+# CLI_HOSTILE_ONLY=NAME runs tests/cli_hostile_NAME.sh alone (while working on it).
+if [ -n "${CLI_HOSTILE_ONLY:-}" ]; then
+    # shellcheck disable=SC1090
+    . "$HERE/cli_hostile_$CLI_HOSTILE_ONLY.sh"
+    printf 'cli (%s only): %d passed, %d failed\n' "$CLI_HOSTILE_ONLY" "$pass" "$fail"
+    [ "$fail" -eq 0 ]
+    exit
+fi
+
 # Every step of every lesson, in every format, must run clean under the sanitizers.
 ids=$("$BIN" lessons | awk '{print $1}')
 [ -n "$ids" ] || bad "logitlab lessons listed nothing"
@@ -98,12 +124,6 @@ grep -q 'the cat sat on the mat and the cat sat on the mat and' "$GOLDEN/generat
 golden show-real-france-draws.txt show real-france $SMALL --top 8 --draws 10000 --find Paris --find 128009
 
 # Captured logits (.npy): one good file, and a bad one of each kind.
-npy() { # npy FILE DESCR SHAPE DATA-PRINTF: a version 1.0 file, data at byte 80
-    hdr="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
-    pad=$((80 - 10 - ${#hdr} - 1))
-    # shellcheck disable=SC2059 # the data is a printf format of octal escapes
-    { printf '\223NUMPY\001\000\106\000%s%*s\n' "$hdr" "$pad" ''; printf "$4"; } >"$1"
-}
 npy "$TMP/v3.npy" '<f4' '(3,)' '\000\000\200\077\000\000\000\100\000\000\100\100'
 printf '0 a\n1 b\n2 c\n' >"$TMP/abc.txt"
 printf 'a\nb\nc\n' >"$TMP/abc.vocab"
@@ -160,17 +180,6 @@ expect 2 "logitlab: $TMP/missing.ini: cannot open: No such file or directory" sh
 # (timeout: a reader that blocked would hang the test, not pass it).
 mkfifo "$TMP/fifo.ini" "$TMP/fifo.npy" "$TMP/fifo.vocab"
 mkdir -p "$TMP/dir.npy"
-expect_quick() { # as expect, within 10 seconds
-    want_status=$1 want_err=$2
-    shift 2
-    timeout 10 "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
-    status=$?
-    if [ "$status" -ne "$want_status" ] || [ "$(cat "$TMP/err")" != "$want_err" ]; then
-        bad "logitlab $*: status $status, stderr '$(cat "$TMP/err")'; want $want_status '$want_err'"
-    else
-        ok
-    fi
-}
 expect_quick 2 "logitlab: $TMP/fifo.ini: not a regular file" show "$TMP/fifo.ini"
 expect_quick 2 "logitlab: $TMP/fifo.npy: not a regular file" show --logits "$TMP/fifo.npy"
 expect_quick 2 "logitlab: $TMP/dir.npy: not a regular file" show --logits "$TMP/dir.npy"
@@ -298,6 +307,12 @@ expect 0 "" --version
 # A closed pipe is not an error worth a crash.
 "$BIN" show toy | head -1 >/dev/null
 [ $? -eq 0 ] && ok || bad "show | head failed"
+
+# Hostile inputs (issue 12), one file per class of defect.
+for f in "$HERE"/cli_hostile_*.sh; do
+    # shellcheck disable=SC1090
+    . "$f"
+done
 
 printf 'cli: %d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

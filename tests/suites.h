@@ -22,6 +22,10 @@ Suite *suite_quant(void);
 Suite *suite_gguf(void);
 Suite *suite_tokenizer(void);
 Suite *suite_llama(void);
+Suite *suite_nonfinite(void);
+Suite *suite_escape(void);
+Suite *suite_writes(void);
+Suite *suite_parsers(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

@@ -34,16 +34,23 @@ int draws_histogram(const struct trace *t, int bins, struct draws_hist *h)
     h->lo = lo;
     h->hi = hi;
     h->mean = sum / (double)h->n;
-    double ss = 0.0, width = (hi - lo) / bins;
+    double ss = 0.0;
     for (int i = 0; i < V; i++) {
         if (z[i] == -INFINITY)
             continue;
-        int b = (int)((z[i] - lo) / width);
-        h->count[b >= bins ? bins - 1 : b]++;
+        h->count[draws_bin(h, z[i])]++;
         ss += (z[i] - h->mean) * (z[i] - h->mean);
     }
     h->sd = sqrt(ss / (double)h->n);
     return 0;
+}
+
+int draws_bin(const struct draws_hist *h, double z)
+{
+    double x = (z - h->lo) / ((h->hi - h->lo) / h->bins);
+    if (!(x >= 0.0))
+        return 0;
+    return x >= h->bins ? h->bins - 1 : (int)x;
 }
 
 /* Puts the finite z' of t in rank order (z' descending, ties to the lower

@@ -48,6 +48,11 @@ struct draws_hist {
  * Returns 0, or -1 when t holds no fast run. */
 int draws_histogram(const struct trace *t, int bins, struct draws_hist *h);
 
+/* The bin of z in h (h->n > 0): clamped to [0, bins), and 0 where rounding
+ * (or a NaN) gives no number, so that the conversion to int is always
+ * defined, however narrow the range. */
+int draws_bin(const struct draws_hist *h, double z);
+
 /* One set of many draws: u_i = sampler_u(seed, step, 0, i) for i < n, each
  * turned into a token twice: with the filters (the kept tokens, by the draw
  * rule) and without them (every token, by its softmax probability). Draw 0

@@ -49,6 +49,10 @@ struct fast {
     /* The radix descent's level-0 histograms, HIST_COPIES of them (the trace's). */
     uint32_t (*hist_count)[RADIX_BUCKETS];
     struct rule_mass (*hist_mass)[RADIX_BUCKETS];
+    /* A value stage that took a z' out of range (RULE_Z_LIMIT) says so
+     * here and returns -1; a stage returning -1 without it ran out of memory. */
+    struct err *err;
+    int range_error;
 };
 
 struct pick {

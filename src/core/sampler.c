@@ -10,6 +10,7 @@
 #include "core/sampler.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,76 @@ void trace_free(struct trace *t)
     memset(t, 0, sizeof *t);
 }
 
+/* "becomes 1.95e+31", or "overflows" where the double could not hold it. */
+static const char *range_value(double z, char *buf, size_t n)
+{
+    if (isfinite(z))
+        snprintf(buf, n, "becomes %.3g", z);
+    else
+        snprintf(buf, n, "overflows");
+    return buf;
+}
+
+/* The active penalty settings with their values, as the options spell them. */
+static void penalty_names(const struct sampler_settings *s, char *buf, size_t n)
+{
+    int len = 0;
+    buf[0] = '\0';
+    if (s->repetition_penalty != 1.0)
+        len += snprintf(buf, n, "repetition-penalty %g", s->repetition_penalty);
+    if (s->frequency_penalty != 0.0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, "%sfrequency-penalty %g", len ? ", " : "",
+                        s->frequency_penalty);
+    if (s->presence_penalty != 0.0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, "%spresence-penalty %g", len ? ", " : "",
+                 s->presence_penalty);
+}
+
+/* x rounded up to 3 significant digits, so that the figure a message
+ * prints is itself enough (x > 0 and finite). */
+static double up_to_3_digits(double x)
+{
+    double unit = pow(10.0, floor(log10(x)) - 2.0);
+    double r = ceil(x / unit) * unit;
+    return r < x ? nextafter(r, INFINITY) : r;
+}
+
+int sampler_range_error(const struct sampler_settings *s, int where, int id, double logit, double z,
+                        double zmax, struct err *e)
+{
+    char v[48], names[128];
+    range_value(z, v, sizeof v);
+    if (where == STAGE_TEMPERATURE)
+        /* |z / T| <= the limit for every token needs T >= zmax / limit. */
+        return err_set(e, ERR_USAGE,
+                       "temperature %g: token %d's z' / T %s, past the sampler's limit "
+                       "|z'| <= %.0e; the smallest temperature for this step is %.3g (0 is greedy)",
+                       s->temperature, id, v, RULE_Z_LIMIT, up_to_3_digits(zmax / RULE_Z_LIMIT));
+    if (where == STAGE_PENALTY) {
+        penalty_names(s, names, sizeof names);
+        return err_set(e, ERR_USAGE, "%s: token %d's z' %s, past the sampler's limit |z'| <= %.0e",
+                       names, id, v, RULE_Z_LIMIT);
+    }
+    if (!rule_z_in_range(logit))
+        return err_set(e, ERR_USAGE,
+                       "logit of token %d is %g, past the sampler's limit |z| <= %.0e", id, logit,
+                       RULE_Z_LIMIT);
+    return err_set(e, ERR_USAGE,
+                   "shift %g: token %d's z' %s, past the sampler's limit |z'| <= %.0e", s->shift,
+                   id, v, RULE_Z_LIMIT);
+}
+
+void trace_invalidate(struct trace *t)
+{
+    t->n_rows = 0;
+    t->kept_count = 0;
+    t->kept_mass = 0.0;
+    t->greedy = 0;
+    t->n_stages = 0;
+    t->fmax_valid = 0;
+    t->choice = (struct choice){ .id = 0, .rank = 0 };
+}
+
 int sampler_check_context(const struct sampler_input *in, struct err *e)
 {
     if (in->context_len > 0 && !in->context)
@@ -113,6 +184,7 @@ struct ref_step {
     const struct zid *order; /* the kept tokens in rank order */
     int n;                   /* how many */
     struct stage_report *rep;
+    struct err *e; /* a stage that fails fills it */
 };
 
 /* Fills order[0..n) with the tokens not yet removed, best first. */
@@ -156,12 +228,26 @@ static int apply_PENALTY(struct ref_step *c)
                                 s->penalty_formula == PENALTY_LESSON, s->frequency_penalty,
                                 s->presence_penalty);
         changed += c->z[i] != before;
+        if (!rule_z_in_range(c->z[i]) && c->t->rows[i].removed_by != TRACE_MASKED)
+            return sampler_range_error(s, STAGE_PENALTY, i, c->t->rows[i].logit, c->z[i], 0.0,
+                                       c->e);
     }
     c->t->penalized = changed;
     return 0;
 }
 
-/* z / T; T = 0 keeps only the argmax (ties to the lower id): greedy. */
+/* The largest |z'| of a token not masked (masked ones are -inf). */
+static double largest_magnitude(const struct ref_step *c)
+{
+    double m = 0.0;
+    for (int i = 0; i < c->V; i++)
+        if (c->t->rows[i].removed_by != TRACE_MASKED && fabs(c->z[i]) > m)
+            m = fabs(c->z[i]);
+    return m;
+}
+
+/* z / T; T = 0 keeps only the argmax (ties to the lower id): greedy. A
+ * quotient outside RULE_Z_LIMIT refuses the step, naming the smallest T. */
 static int apply_TEMPERATURE(struct ref_step *c)
 {
     double T = c->s->temperature;
@@ -169,8 +255,13 @@ static int apply_TEMPERATURE(struct ref_step *c)
         c->t->greedy = 1;
         remove_from(c, 1, STAGE_TEMPERATURE);
     } else if (T != 1.0) {
+        double zmax = largest_magnitude(c);
         for (int i = 0; i < c->V; i++)
             c->z[i] /= T;
+        for (int i = 0; i < c->V; i++)
+            if (!rule_z_in_range(c->z[i]) && c->t->rows[i].removed_by != TRACE_MASKED)
+                return sampler_range_error(c->s, STAGE_TEMPERATURE, i, c->t->rows[i].logit, c->z[i],
+                                           zmax, c->e);
     }
     return 0;
 }
@@ -247,7 +338,7 @@ static int apply_TYPICAL_P(struct ref_step *c)
     }
     struct zid *near = malloc((size_t)c->n * sizeof *near);
     if (!near)
-        return -1;
+        return err_set(c->e, ERR_SYSTEM, "out of memory in the sampler (%d tokens)", c->V);
     /* Nearest first: rule_zid_cmp puts the largest -|distance| first. */
     for (int r = 0; r < c->n; r++) {
         double surprisal = log(sum) - (c->order[r].z - max);
@@ -302,7 +393,8 @@ static int (*const APPLY[STAGE_COUNT])(struct ref_step *) = {
 #undef STAGE
 };
 
-static int check_input(const struct sampler_input *in, const struct trace *t, struct err *e)
+static int check_input(const struct sampler_input *in, const struct sampler_settings *s,
+                       const struct trace *t, struct err *e)
 {
     if (in->vocab_size <= 0 || in->vocab_size != t->vocab_size)
         return err_set(e, ERR_USAGE, "trace has room for %d tokens, the step has %d", t->vocab_size,
@@ -314,6 +406,8 @@ static int check_input(const struct sampler_input *in, const struct trace *t, st
             return err_set(e, ERR_USAGE, "logit of token %d is NaN", i);
         if (z == INFINITY)
             return err_set(e, ERR_USAGE, "logit of token %d is +inf", i);
+        if (z != -INFINITY && !rule_z_in_range(z + s->shift))
+            return sampler_range_error(s, SAMPLER_AT_START, i, z, z + s->shift, 0.0, e);
         finite += isfinite(z) != 0;
     }
     if (!finite)
@@ -339,10 +433,10 @@ static void start_rows(const struct sampler_input *in, const struct sampler_sett
 }
 
 /* Runs the stages in the chain's order, each on the softmax of z' over the
- * tokens still kept at its place. Returns 0, or -1 when a stage ran out of
- * memory. */
+ * tokens still kept at its place. Returns 0, or -1 when a stage failed (out
+ * of memory, a z' out of range): e says which. */
 static int run_chain(const struct sampler_input *in, const struct sampler_settings *s,
-                     struct trace *t)
+                     struct trace *t, struct err *e)
 {
     t->greedy = 0;
     t->penalized = 0;
@@ -357,7 +451,8 @@ static int run_chain(const struct sampler_input *in, const struct sampler_settin
                                  .count = t->work_count,
                                  .t = t,
                                  .order = t->work_order,
-                                 .rep = rep };
+                                 .rep = rep,
+                                 .e = e };
         step.n = sorted_alive(step.z, t->rows, step.V, t->work_order);
         rep->in = step.n;
         rep->p_max = step.n > 0 ? 1.0 / shifted_sum(step.order, step.n) : 0.0;
@@ -439,11 +534,13 @@ static void rank_rows(struct trace *t)
 int sampler_run(const struct sampler_input *in, const struct sampler_settings *s, struct trace *t,
                 struct err *e)
 {
-    if (check_input(in, t, e) < 0 || sampler_check(s, e) < 0)
+    if (sampler_check(s, e) < 0 || check_input(in, s, t, e) < 0)
         return -1;
     start_rows(in, s, t);
-    if (run_chain(in, s, t) < 0)
-        return err_set(e, ERR_SYSTEM, "out of memory in the sampler (%d tokens)", in->vocab_size);
+    if (run_chain(in, s, t, e) < 0) {
+        trace_invalidate(t);
+        return -1;
+    }
     rank_rows(t);
     if (!t->greedy) {
         sampler_draw(t, sampler_u(s->seed, in->step, in->row, 0), &t->choice);

@@ -185,6 +185,11 @@ int sampler_check(const struct sampler_settings *s, struct err *e);
 int trace_init(struct trace *t, int vocab_size, struct err *e);
 void trace_free(struct trace *t);
 
+/* After a run that failed part way (a z' out of range): the trace holds no
+ * step -- no rows, nothing kept, the fast path's arrays not valid -- so that
+ * nothing reads the half-computed values. */
+void trace_invalidate(struct trace *t);
+
 /* Runs the chain of s over in and fills t (allocated for in->vocab_size),
  * including the choice with u = sampler_u(seed, step, row, 0).
  * Returns 0, or -1 for a NaN or +inf logit, no finite logit, an id out of
@@ -211,6 +216,18 @@ int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *
  * its row has it: e^(z' - max) / (kept_mass * sum_exp_shifted) for a kept
  * token, 0 for a removed one. */
 double trace_final(const struct trace *t, int id);
+
+/* The value stage a z' left RULE_Z_LIMIT's range at (sampler_range_error):
+ * a stage of the chain, or the start (logit + shift). */
+#define SAMPLER_AT_START (-1)
+
+/* The one message for a z' out of range, the same from every backend: at
+ * `where` (SAMPLER_AT_START, STAGE_PENALTY or STAGE_TEMPERATURE) token id's
+ * z' became z (its logit given: logit); for the temperature, zmax is the
+ * largest |z'| of a token not masked before the division, which gives the
+ * smallest temperature that works. Names the setting; returns -1. */
+int sampler_range_error(const struct sampler_settings *s, int where, int id, double logit, double z,
+                        double zmax, struct err *e);
 
 /* Checks in's context against its vocabulary: a prompt no longer than the
  * context, every id in [0, vocab_size). Returns 0, or -1 naming the

@@ -90,8 +90,16 @@ static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
         int best = fast_alive_best(f);
         cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
     } else if (T != 1.0) {
-        vm_divide(f->z, T, f->V);
+        double zmax = vm_divide(f->z, T, f->V);
         fast_values_changed(f);
+        /* The largest quotient is zmax / T rounded, as the reference's is. */
+        if (zmax / T > RULE_Z_LIMIT)
+            for (int i = 0; i < f->V; i++)
+                if (!rule_z_in_range(f->z[i]) && f->mark[i] != MARK_MASKED) {
+                    f->range_error = 1;
+                    sampler_range_error(f->s, STAGE_TEMPERATURE, i, 0.0, f->z[i], zmax, f->err);
+                    return -1;
+                }
     }
     return 0;
 }
@@ -250,7 +258,7 @@ static int fast_PENALTY(struct fast *f, struct stage_report *rep)
     const struct sampler_settings *s = f->s;
     struct trace *t = f->t;
     int *count = t->fcount;
-    int start = window_start(in, s);
+    int start = window_start(in, s), bad = -1;
     for (int j = start; j < in->context_len; j++)
         count[in->context[j]]++;
     for (int j = start; j < in->context_len; j++) {
@@ -263,8 +271,16 @@ static int fast_PENALTY(struct fast *f, struct stage_report *rep)
                                  s->presence_penalty);
         t->penalized += f->z[id] != before;
         count[id] = -count[id];
+        /* The reference names the lowest id out of range: so do we. */
+        if (!rule_z_in_range(f->z[id]) && f->mark[id] != MARK_MASKED && (bad < 0 || id < bad))
+            bad = id;
     }
     fast_values_changed(f);
+    if (bad >= 0) {
+        f->range_error = 1;
+        sampler_range_error(s, STAGE_PENALTY, bad, 0.0, f->z[bad], 0.0, f->err);
+        return -1;
+    }
     return 0;
 }
 
@@ -449,13 +465,17 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
                         .all_alive = 1,
                         .block_max = t->fblock,
                         .hist_mass = mass,
-                        .hist_count = (uint32_t(*)[RADIX_BUCKETS])(mass + HIST_COPIES) };
+                        .hist_count = (uint32_t(*)[RADIX_BUCKETS])(mass + HIST_COPIES),
+                        .err = e };
     int bad = in->logits ? vm_load_d(in->logits, s->shift, f->z, V)
                          : vm_load_f(in->logits_f, s->shift, f->z, V);
-    for (int i = 0; bad && i < V; i++)
-        if (isnan(f->z[i]) || f->z[i] == INFINITY)
-            return err_set(e, ERR_USAGE, "logit of token %d is %s", i,
-                           isnan(f->z[i]) ? "NaN" : "+inf");
+    for (int i = 0; bad && i < V; i++) {
+        double z = f->z[i], logit = in->logits ? in->logits[i] : (double)in->logits_f[i];
+        if (isnan(z) || z == INFINITY)
+            return err_set(e, ERR_USAGE, "logit of token %d is %s", i, isnan(z) ? "NaN" : "+inf");
+        if (z != -INFINITY && !rule_z_in_range(z))
+            return sampler_range_error(s, SAMPLER_AT_START, i, logit, z, 0.0, e);
+    }
     f->n_alive = vm_marks_init(f->z, f->mark, V, MARK_KEPT, MARK_MASKED);
     if (!f->n_alive)
         return err_set(e, ERR_USAGE, "no token has a finite logit");
@@ -547,12 +567,16 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
                      struct trace *t, int n_rows, struct err *e)
 {
     struct fast f;
-    if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0 ||
-        start(&f, in, s, t, e) < 0)
+    if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0)
         return -1;
+    if (start(&f, in, s, t, e) < 0) {
+        trace_invalidate(t); /* z' is loaded part way */
+        return -1;
+    }
     if (run_chain(&f) < 0) {
         free(f.sorted);
-        return err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
+        trace_invalidate(t);
+        return f.range_error ? -1 : err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
     }
     double S, K;
     statistics(&f, t, &S, &K);

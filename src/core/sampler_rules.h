@@ -33,6 +33,21 @@ static inline int rule_zid_cmp(const void *a, const void *b)
                                                          : 0;
 }
 
+/* The range of z' (HACKING.md 4, "The range of z'"): every token that is
+ * not masked keeps |z'| <= RULE_Z_LIMIT after each value stage (the shift,
+ * the penalties, the temperature), or the step is refused naming the
+ * setting. Within it every later number stays finite: a difference of two
+ * z' (2e30), its square summed over any vocabulary (top-n-sigma's spread,
+ * below 1e67), e^(z' - max); and it fits a float with room to spare.
+ * No engine's model comes near it (logits are tens); only settings at the
+ * edge of their ranges do (temperature 1e-307). NaN is out of range. */
+#define RULE_Z_LIMIT 1e30
+
+static inline HOSTDEV int rule_z_in_range(double z)
+{
+    return z >= -RULE_Z_LIMIT && z <= RULE_Z_LIMIT;
+}
+
 /* Repetition, then frequency and presence penalties, on a token seen count
  * times (count > 0). The engine formula divides a positive logit and
  * multiplies a negative one, so the token always loses; the lesson's divides

@@ -14,7 +14,8 @@ VEC_CLONES int vm_load_f(const float *in, double shift, double *z, int n)
     for (int i = 0; i < n; i++) {
         double v = (double)in[i] + shift;
         z[i] = v;
-        bad += (v != v) | (v == INFINITY); /* NaN is the value unequal to itself */
+        /* NaN fails both comparisons; -inf is a mask, not an error. */
+        bad += !((v >= -RULE_Z_LIMIT) & (v <= RULE_Z_LIMIT)) & (v != -INFINITY);
     }
     return bad;
 }
@@ -25,15 +26,20 @@ VEC_CLONES int vm_load_d(const double *in, double shift, double *z, int n)
     for (int i = 0; i < n; i++) {
         double v = in[i] + shift;
         z[i] = v;
-        bad += (v != v) | (v == INFINITY);
+        bad += !((v >= -RULE_Z_LIMIT) & (v <= RULE_Z_LIMIT)) & (v != -INFINITY);
     }
     return bad;
 }
 
-VEC_CLONES void vm_divide(double *z, double t, int n)
+VEC_CLONES double vm_divide(double *z, double t, int n)
 {
-    for (int i = 0; i < n; i++)
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        double a = fabs(z[i]);
+        m = (z[i] != -INFINITY) & (a > m) ? a : m;
         z[i] /= t;
+    }
+    return m;
 }
 
 VEC_CLONES double vm_max(const double *x, int n)

@@ -9,13 +9,16 @@
 
 #include <stdint.h>
 
-/* z[i] = in[i] + shift (float in, double out). Returns how many in[i] are
- * NaN or +inf (which the sampler refuses). */
+/* z[i] = in[i] + shift (float in, double out). Returns how many z[i] are
+ * out of RULE_Z_LIMIT's range (NaN and +inf included) without being -inf (a
+ * masked token): the sampler refuses those. */
 int vm_load_f(const float *in, double shift, double *z, int n);
 int vm_load_d(const double *in, double shift, double *z, int n);
 
-/* z[i] /= t for every i. */
-void vm_divide(double *z, double t, int n);
+/* z[i] /= t for every i. Returns the largest |z[i]| before the division
+ * over the z[i] that are not -inf (0 when none): what the quotients' range
+ * check needs, in the same pass. */
+double vm_divide(double *z, double t, int n);
 
 /* The largest of x[0..n) (-inf when n is 0). */
 double vm_max(const double *x, int n);

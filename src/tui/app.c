@@ -95,7 +95,7 @@ static int many_draws(struct app *a, struct err *e)
 }
 
 /* Recomputes the trace of the step on screen. */
-void app_recompute(struct app *a)
+int app_recompute(struct app *a)
 {
     double t0 = clock_ms();
     const struct app_entry *en = app_shown_entry(a);
@@ -112,15 +112,21 @@ void app_recompute(struct app *a)
     }
     struct err e;
     a->draws_ok = 0;
+    a->step_ok = 0;
     if (source_run_step(&a->source, a->cur_step, &a->cur, a->cur_ctx, a->cur_len, &a->t, &e) < 0) {
         app_msg(a, 1, "%s", e.msg);
-    } else if (a->draws_on && source_is_fast(&a->source)) {
+        a->recompute_us = (clock_ms() - t0) * 1e3;
+        return -1;
+    }
+    a->step_ok = 1;
+    if (a->draws_on && source_is_fast(&a->source)) {
         if (many_draws(a, &e) < 0)
             app_msg(a, 1, "%s", e.msg);
         else
             a->draws_ok = 1;
     }
     a->recompute_us = (clock_ms() - t0) * 1e3;
+    return 0;
 }
 
 /* Loads a lesson and opens its source on the app's backend, all or nothing:

@@ -133,6 +133,9 @@ struct app {
     int draws_on;
     struct draws draws;
     int draws_ok;
+    /* The step on screen was computed; 0 after a refusal (a z' out of the
+     * sampler's range): the trace holds no step then, and the view says so. */
+    int step_ok;
 
     /* The batch view (B): BATCH_ROWS requests sampled together on the
      * backend; the setting keys change only the request selected. */

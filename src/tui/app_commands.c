@@ -30,7 +30,9 @@ static int apply_batch_setting(struct app *a, const char *name, const char *valu
     }
     if (batch_sample(&a->batch, &a->source, a->opt.backend, &e) < 0) {
         a->batch.row[a->batch_sel].set = before; /* not applied: the request keeps its own */
-        app_msg(a, 1, "%s", e.msg);
+        app_msg(a, 1, "%s (not applied)", e.msg);
+        /* The failed run may have left some rows half done: run the old settings again. */
+        batch_sample(&a->batch, &a->source, a->opt.backend, &e);
         return APP_REDRAW;
     }
     char v[STOP_LEN * 2 + 16];
@@ -50,6 +52,9 @@ int app_apply_setting(struct app *a, const char *name, const char *value)
         app_msg(a, 1, "%s: %s", name, e.msg);
         return APP_REDRAW;
     }
+    struct app_override before[APP_MAX_OVERRIDES];
+    int n_before = a->n_live;
+    memcpy(before, a->live, sizeof before);
     if (app_add_override(a->live, &a->n_live, name, value) < 0) {
         app_msg(a, 1, "too many changed settings: x drops them");
         return APP_REDRAW;
@@ -61,7 +66,15 @@ int app_apply_setting(struct app *a, const char *name, const char *value)
         settings_value(&check, name, v, sizeof v);
         app_msg(a, 0, "%s %s", name, v);
     }
-    app_recompute(a);
+    if (app_recompute(a) < 0) {
+        /* The step refuses the new value (a z' out of range): keep the old. */
+        char why[sizeof a->msg];
+        snprintf(why, sizeof why, "%s", a->msg);
+        memcpy(a->live, before, sizeof before);
+        a->n_live = n_before;
+        app_recompute(a);
+        app_msg(a, 1, "%s (not applied)", why);
+    }
     return APP_REDRAW;
 }
 

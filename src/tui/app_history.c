@@ -203,6 +203,10 @@ static void after_step(struct app *a, const struct app_entry *en)
  * token and goes on. */
 static int take(struct app *a, int id, int forced)
 {
+    if (!a->step_ok) { /* the trace holds no step: nothing to take */
+        app_msg(a, 1, "this step was refused (a z' out of range): change the setting, or x");
+        return APP_REDRAW;
+    }
     if (a->n_hist == APP_MAX_HISTORY) {
         app_msg(a, 1, "history is full (%d steps): Home starts again", APP_MAX_HISTORY);
         return APP_REDRAW;

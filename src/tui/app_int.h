@@ -22,8 +22,10 @@ void app_step_settings(const struct app *a, int k, struct settings *s);
  * or -1 when the list is full. */
 int app_add_override(struct app_override *list, int *n, const char *name, const char *value);
 
-/* Recomputes the trace of the step on screen (and its draws when on). */
-void app_recompute(struct app *a);
+/* Recomputes the trace of the step on screen (and its draws when on).
+ * Returns 0, or -1 when the step was refused (the message line says why,
+ * and a->step_ok is 0). */
+int app_recompute(struct app *a);
 
 /* Opens a lesson: by catalog index, or by what (an id, a file, a .npy
  * file) when index is -1. Returns 0, or -1 with e (the old one stays). */

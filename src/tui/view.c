@@ -448,6 +448,13 @@ static void part_step(const struct app *a, const struct layout *l, struct view_s
                       const struct screen_ctx *c)
 {
     (void)vs;
+    if (!a->step_ok && !a->batch_on) {
+        /* A refused step left no trace to draw; the message line says why. */
+        ctx_printf(c, 1, 1, c->r.w - 2, COL_REMOVED, ATTR_BOLD,
+                   "This step could not be computed with these settings (the message below "
+                   "says why). Change the setting, or press x for the lesson's own.");
+        return;
+    }
     if (source_is_fast(&a->source)) {
         if (a->batch_on)
             draw_batch(a, c);

@@ -111,9 +111,7 @@ static void big_hist(const struct app *a, const struct screen_ctx *c, int y, int
                                         0x2585, 0x2586, 0x2587, 0x2588 };
     static const char ASCII[] = " ..::||##";
     double choice_z = a->t.fz ? a->t.fz[a->t.choice.id] : NAN;
-    int choice_bin = isfinite(choice_z) ? (int)((choice_z - h.lo) / (h.hi - h.lo) * bins) : -1;
-    if (choice_bin >= bins)
-        choice_bin = bins - 1;
+    int choice_bin = isfinite(choice_z) ? draws_bin(&h, choice_z) : -1;
     for (int b = 0; b < bins; b++) {
         double level = top > 0 ? log1p((double)h.count[b]) / top * rows * 8 : 0;
         if (h.count[b] > 0 && level < 1)
