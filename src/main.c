@@ -4,7 +4,9 @@
  *   2  bad usage or bad input (an option, a lesson file, a step)
  *   3  a system failure (out of memory, a write error)
  */
+#include <errno.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,25 @@ struct session {
 #define LOGITLAB_VERSION "0.1.0"
 #endif
 
+/* Every message main prints goes through here: "logitlab: ", what, the
+ * message with its control characters escaped (utf8.h; a message quotes
+ * names from files and from the command line), then tail. */
+static void say(const char *what, const char *msg, const char *tail)
+{
+    fprintf(stderr, "logitlab: %s", what);
+    utf8_write_escaped(stderr, msg, strlen(msg), 0);
+    fprintf(stderr, "%s\n", tail);
+}
+
+/* A write error on the command's output (path, or NULL for standard
+ * output), with the reason errno gives. */
+static int write_failed(const char *path, struct err *e)
+{
+    int why = errno;
+    return err_set(e, ERR_SYSTEM, "%s: %s", path ? path : "standard output",
+                   why ? strerror(why) : "write error");
+}
+
 static int cmd_lessons(const struct options *o, struct err *e)
 {
     struct catalog cat;
@@ -64,11 +85,15 @@ static int cmd_lessons(const struct options *o, struct err *e)
         struct lesson L;
         struct err le;
         if (lesson_load(&L, cat.files[i], &le) < 0) {
-            fprintf(stderr, "logitlab: %s\n", le.msg);
+            say("", le.msg, "");
             bad++;
             continue;
         }
-        printf("%-14s %s\n", L.id, L.title);
+        char id[4 * sizeof L.id];
+        utf8_escape(L.id, id, sizeof id);
+        printf("%-14s ", id);
+        utf8_write_escaped(stdout, L.title, strlen(L.title), 0);
+        putchar('\n');
         lesson_free(&L);
     }
     catalog_close(&cat);
@@ -240,12 +265,12 @@ static int run_loop(const struct options *o, struct source *src, struct gen *g, 
             gen_append(g, t->choice.id, s, e) < 0)
             return -1;
         if (o->format == REPORT_TEXT && gen_stream(g, out, 0) < 0)
-            return err_set(e, ERR_SYSTEM, "writing the text failed");
+            return write_failed(o->output, e);
         if (g->stop.rule != STOP_NONE)
             break;
     }
     if (o->format == REPORT_TEXT && gen_stream(g, out, 1) < 0)
-        return err_set(e, ERR_SYSTEM, "writing the text failed");
+        return write_failed(o->output, e);
     return 0;
 }
 
@@ -454,8 +479,8 @@ static int cmd_headless(struct session *ss, struct err *e)
     if (rc == 0) {
         view_render(a, &s, vs);
         screen_dump(&s, stdout);
-        if (fflush(stdout) != 0)
-            rc = err_set(e, ERR_SYSTEM, "writing the screen failed");
+        if (fflush(stdout) != 0 || ferror(stdout))
+            rc = write_failed(NULL, e);
     }
     screen_free(&s);
     if (a)
@@ -545,7 +570,7 @@ static int read_config(struct session *ss, struct err *e)
         return 0;
     if (o->config)
         return err_set(e, ERR_USAGE, "%s", ce.msg);
-    fprintf(stderr, "logitlab: warning: %s (the built-in defaults are used)\n", ce.msg);
+    say("warning: ", ce.msg, " (the built-in defaults are used)");
     snprintf(ss->config_warning, sizeof ss->config_warning, "%.200s (built-in defaults used)",
              ce.msg);
     return 0;
@@ -601,6 +626,45 @@ static int run_command(struct session *ss, struct err *e)
     return rc;
 }
 
+/* The last step of every command: what is still buffered for standard
+ * output written and the stream closed, so that a write error (a full
+ * disk, /dev/full) is never lost behind a status of 0. A reader that went
+ * away (EPIPE) is not an error: it wanted no more. */
+static int close_stdout(struct err *e)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int why = errno;
+    if (fclose(stdout) != 0 && !bad)
+        bad = 1, why = errno;
+    if (!bad || why == EPIPE)
+        return 0;
+    return err_set(e, ERR_SYSTEM, "standard output: %s", why ? strerror(why) : "write error");
+}
+
+/* The command of the command line after the options: help, the version,
+ * or a command with the user's configuration. */
+static int run_main(const struct options *o, struct err *e)
+{
+    if (o->action == CLI_HELP) {
+        cli_usage(stdout);
+        return 0;
+    }
+    if (o->action == CLI_VERSION) {
+        printf("logitlab %s\n", LOGITLAB_VERSION);
+        return 0;
+    }
+    struct session ss = {
+        .o = o, .model = { o->model, o->prompt, o->special, o->chat, show_progress, NULL }
+    };
+    ss.model.progress_arg = &ss; /* show_progress reads whether the screen is on */
+    int rc = read_config(&ss, e);
+    if (rc == 0)
+        rc = run_command(&ss, e);
+    free(ss.prompt_buf);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -608,25 +672,16 @@ int main(int argc, char **argv)
     setlocale(LC_ALL, ""); /* UTF-8 tokens and block characters when the locale has them */
     /* but numbers stay C's: files, options and JSON write 0.9, never 0,9 (strtod, printf) */
     setlocale(LC_NUMERIC, "C");
+    /* A closed pipe ends the program quietly, as it ends cat, even when the
+     * parent ignored SIGPIPE (`show | head -1` is not an error). */
+    signal(SIGPIPE, SIG_DFL);
     int rc = cli_parse(argc, argv, &o, &e);
-    if (rc == 0 && o.action == CLI_HELP) {
-        cli_usage(stdout);
-        return 0;
-    }
-    if (rc == 0 && o.action == CLI_VERSION) {
-        printf("logitlab %s\n", LOGITLAB_VERSION);
-        return 0;
-    }
-    struct session ss = { .o = &o,
-                          .model = { o.model, o.prompt, o.special, o.chat, show_progress, NULL } };
-    ss.model.progress_arg = &ss; /* show_progress reads whether the screen is on */
     if (rc == 0)
-        rc = read_config(&ss, &e);
-    if (rc == 0)
-        rc = run_command(&ss, &e);
-    free(ss.prompt_buf);
+        rc = run_main(&o, &e);
+    if (rc >= 0 && close_stdout(&e) < 0)
+        rc = -1;
     if (rc < 0) {
-        fprintf(stderr, "logitlab: %s\n", e.msg);
+        say("", e.msg, "");
         return e.code ? e.code : ERR_USAGE;
     }
     return rc; /* 0, or 128 + the signal that ended the interactive view */

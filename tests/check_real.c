@@ -478,8 +478,7 @@ START_TEST(test_npy_bad_files)
                 "x.npy: shape (0, 3) is not one of logits (1 to 256 steps of 2 to 4194304 "
                 "tokens)");
     /* A header that claims a terabyte is refused before anything is read. */
-    npy_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2000000, 128256), }", f,
-                sizeof f,
+    npy_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2000000, 128256)}", f, sizeof f,
                 "x.npy: shape (2000000, 128256) is not one of logits (1 to 256 steps of 2 to "
                 "4194304 tokens)");
     npy_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", f, sizeof f,

@@ -69,42 +69,66 @@ int utf8_width(const char *s)
     return w;
 }
 
+int utf8_cp_is_control(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+}
+
+size_t utf8_escape_char(const char *s, size_t len, int flags, char out[UTF8_ESC_MAX], size_t *outn)
+{
+    static const char HEX[] = "0123456789ABCDEF";
+    uint32_t cp;
+    int l = utf8_decode(s, len, &cp);
+    size_t used = l > 0 ? (size_t)l : 1;
+    int keep = (flags & UTF8_ESC_KEEP_LINES) && (cp == '\n' || cp == '\t');
+    if (l > 0 && (keep || !utf8_cp_is_control(cp))) {
+        memcpy(out, s, used);
+        *outn = used;
+    } else if (l > 0 && (cp == '\n' || cp == '\t' || cp == '\r')) {
+        out[0] = '\\';
+        out[1] = cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r';
+        *outn = 2;
+    } else {
+        /* Byte by byte, so that the bytes can be read back from the text. */
+        size_t k = 0;
+        for (size_t i = 0; i < used; i++) {
+            unsigned char b = (unsigned char)s[i];
+            out[k++] = '\\', out[k++] = 'x', out[k++] = HEX[b >> 4], out[k++] = HEX[b & 15];
+        }
+        *outn = k;
+    }
+    return used;
+}
+
 size_t utf8_escape(const char *s, char *buf, size_t n)
 {
     size_t k = 0, len = strlen(s);
     if (n == 0)
         return 0;
     while (len > 0) {
-        uint32_t cp;
-        int l = utf8_decode(s, len, &cp);
-        char tmp[8];
-        const char *add = tmp;
-        size_t addn;
-        if (l == 0) {
-            snprintf(tmp, sizeof tmp, "\\x%02X", (unsigned char)*s);
-            addn = 4;
-            l = 1;
-        } else if (cp == '\n') {
-            add = "\\n", addn = 2;
-        } else if (cp == '\t') {
-            add = "\\t", addn = 2;
-        } else if (cp == '\r') {
-            add = "\\r", addn = 2;
-        } else if (cp < 0x20 || cp == 0x7F) {
-            snprintf(tmp, sizeof tmp, "\\x%02X", (unsigned)cp);
-            addn = 4;
-        } else {
-            add = s, addn = (size_t)l;
-        }
-        if (k + addn + 1 > n)
+        char piece[UTF8_ESC_MAX];
+        size_t pn, used = utf8_escape_char(s, len, 0, piece, &pn);
+        if (k + pn + 1 > n)
             break;
-        memcpy(buf + k, add, addn);
-        k += addn;
-        s += l;
-        len -= (size_t)l;
+        memcpy(buf + k, piece, pn);
+        k += pn;
+        s += used;
+        len -= used;
     }
     buf[k] = '\0';
     return k;
+}
+
+int utf8_write_escaped(FILE *out, const char *s, size_t len, int flags)
+{
+    while (len > 0) {
+        char piece[UTF8_ESC_MAX];
+        size_t pn, used = utf8_escape_char(s, len, flags, piece, &pn);
+        fwrite(piece, 1, pn, out);
+        s += used;
+        len -= used;
+    }
+    return ferror(out) ? -1 : 0;
 }
 
 size_t utf8_pad(const char *s, int cols, int right, char *buf, size_t n)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Decodes the code point at s (at most n bytes). Returns its length in bytes
  * (1 to 4), or 0 for an invalid or truncated sequence (then *cp = 0xFFFD). */
@@ -19,9 +20,34 @@ int utf8_cp_width(uint32_t cp);
 /* Terminal columns of the string s (invalid bytes count as 1). */
 int utf8_width(const char *s);
 
-/* Copies s into buf for display on one line: control characters become
- * \n, \t, \r or \xNN and invalid bytes \xNN. Returns the length. */
+/* Escaping for display. Every string that comes from a file or an argument
+ * passes through here before it reaches a terminal or a text file, so that
+ * no byte of it can drive the terminal: a control character is one of C0
+ * (U+0000..U+001F), DEL (U+007F) or C1 (U+0080..U+009F, which terminals
+ * read as ESC sequences too: U+009B is CSI). Its visible form is \n, \t or
+ * \r for those three, else \xNN for each of its bytes ("\x1B", "\xC2\x9B");
+ * a byte that is not part of valid UTF-8 is \xNN as well. Everything else,
+ * the backslash included, stays as it is, so escaping twice changes
+ * nothing. */
+
+/* 1 if cp is a control character (C0, DEL or C1). */
+int utf8_cp_is_control(uint32_t cp);
+
+#define UTF8_ESC_MAX        16 /* bytes of one character's escaped form, at most */
+#define UTF8_ESC_KEEP_LINES 1  /* flag: \n and \t stay as they are (a stream of text) */
+
+/* One character of s (len > 0 bytes) as it is displayed: its bytes, or
+ * their escaped form, in out (not terminated); *outn gets their count.
+ * Returns how many bytes of s it stands for (1 to 4). */
+size_t utf8_escape_char(const char *s, size_t len, int flags, char out[UTF8_ESC_MAX], size_t *outn);
+
+/* Copies s into buf for display on one line, escaped as above, cut at a
+ * character when it does not fit. Returns the length. */
 size_t utf8_escape(const char *s, char *buf, size_t n);
+
+/* Writes len bytes of s to out escaped (flags: UTF8_ESC_KEEP_LINES or 0).
+ * Returns 0, or -1 when the stream has an error. */
+int utf8_write_escaped(FILE *out, const char *s, size_t len, int flags);
 
 /* Writes s padded with spaces (or cut) to exactly cols columns into buf;
  * right-aligned when right is set. Returns the length. */

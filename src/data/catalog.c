@@ -101,6 +101,26 @@ static int pick_dir(char *out, size_t n, const char *dir, struct err *e)
                    LOGITLAB_SHARE);
 }
 
+/* Every file's id, once, in name order: a second file with an id already
+ * seen is refused by name (both files named, the later one first). */
+static int read_ids(struct catalog *c, struct err *e)
+{
+    for (int i = 0; i < c->n; i++) {
+        struct err pe;
+        if (lesson_peek_id(c->files[i], c->ids[i], &pe) < 0) {
+            c->ids[i][0] = '\0';
+            if (!c->unreadable.code)
+                c->unreadable = pe;
+            continue;
+        }
+        for (int j = 0; j < i && c->ids[i][0]; j++)
+            if (strcmp(c->ids[j], c->ids[i]) == 0)
+                return err_set(e, ERR_USAGE, "%s: lesson id '%s' is also %s's", c->files[i],
+                               c->ids[i], c->files[j]);
+    }
+    return 0;
+}
+
 int catalog_open(struct catalog *c, const char *dir, struct err *e)
 {
     memset(c, 0, sizeof *c);
@@ -133,6 +153,10 @@ int catalog_open(struct catalog *c, const char *dir, struct err *e)
         return -1;
     }
     qsort(c->files, (size_t)c->n, sizeof c->files[0], by_name);
+    if (read_ids(c, e) < 0) {
+        catalog_close(c);
+        return -1;
+    }
     return 0;
 }
 
@@ -143,27 +167,12 @@ void catalog_close(struct catalog *c)
     c->n = 0;
 }
 
-/* The index of the file whose lesson has id, or -1; first (if not NULL)
- * gets the error of the first file whose id could not be read. */
-static int find_id(const struct catalog *c, const char *id, struct err *first)
-{
-    for (int i = 0; i < c->n; i++) {
-        char got[LESSON_ID_MAX + 1];
-        struct err e;
-        if (lesson_peek_id(c->files[i], got, &e) < 0) {
-            if (first && !first->code)
-                *first = e;
-            continue;
-        }
-        if (strcmp(got, id) == 0)
-            return i;
-    }
-    return -1;
-}
-
 int catalog_find(const struct catalog *c, const char *id)
 {
-    return find_id(c, id, NULL);
+    for (int i = 0; i < c->n; i++)
+        if (c->ids[i][0] && strcmp(c->ids[i], id) == 0)
+            return i;
+    return -1;
 }
 
 int catalog_load(const struct catalog *c, const char *what, struct lesson *L, struct err *e)
@@ -181,12 +190,12 @@ int catalog_load(const struct catalog *c, const char *what, struct lesson *L, st
     }
     /* An id: the file of that lesson. A broken file in the directory is
      * reported when it is the one asked for, not skipped in silence. */
-    struct err first = { 0, "" };
-    int i = find_id(c, what, &first);
+    int i = catalog_find(c, what);
     if (i >= 0)
         return lesson_load(L, c->files[i], e);
-    if (first.code)
-        return err_set(e, ERR_USAGE, "no lesson '%s' in %s (and %s)", what, c->dir, first.msg);
+    if (c->unreadable.code)
+        return err_set(e, ERR_USAGE, "no lesson '%s' in %s (and %s)", what, c->dir,
+                       c->unreadable.msg);
     return err_set(e, ERR_USAGE, "no lesson '%s' in %s (logitlab lessons lists them)", what,
                    c->dir);
 }

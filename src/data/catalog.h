@@ -16,12 +16,18 @@
 struct catalog {
     char dir[CATALOG_PATH_MAX];
     int n;
-    char *files[CATALOG_MAX]; /* full paths, sorted */
+    char *files[CATALOG_MAX];                 /* full paths, sorted */
+    char ids[CATALOG_MAX][LESSON_ID_MAX + 1]; /* each file's lesson id; "" when unreadable */
+    struct err unreadable;                    /* why the first unreadable one is (code 0: none) */
 };
 
 /* Finds the lessons directory: dir if given, else $LOGITLAB_LESSONS, else
  * lessons/ beside the executable's parent (build/../lessons), else ./lessons,
- * else the installed share directory. Lists its .ini files in name order. */
+ * else the installed share directory. Lists its .ini files in name order
+ * and reads each one's id (only the id: lesson_peek_id); two files with one
+ * id are refused ("DIR/b.ini: lesson id 'x' is also DIR/a.ini's"), since
+ * an id would then name either. A file whose id cannot be read is kept
+ * (listing it reports it; finding an id names it when nothing matches). */
 int catalog_open(struct catalog *c, const char *dir, struct err *e);
 void catalog_close(struct catalog *c);
 
@@ -38,7 +44,7 @@ struct model_request;
 int catalog_load_any(const struct catalog *c, const char *what, const char *vocab,
                      const struct model_request *mr, struct lesson *L, struct err *e);
 
-/* Index of the file whose lesson has id, or -1. Reads only the ids. */
+/* Index of the file whose lesson has id, or -1: the ids catalog_open read. */
 int catalog_find(const struct catalog *c, const char *id);
 
 #endif

@@ -89,6 +89,19 @@ static int fail(struct config *c, const struct ini_file *f, int line, struct err
     return ini_error(f, line, e, "%.200s", msg);
 }
 
+/* The line where entry i's key was first given in its section, or 0 when
+ * this is the first time: a second value would silently win over the
+ * first, so it is refused, as in a lesson file. */
+static int given_before(const struct ini_file *f, int i)
+{
+    const struct ini_entry *en = &f->entries[i];
+    for (int j = 0; j < i; j++)
+        if (!f->entries[j].cont && strcmp(f->entries[j].section, en->section) == 0 &&
+            strcmp(f->entries[j].name, en->name) == 0)
+            return f->entries[j].line;
+    return 0;
+}
+
 static int interpret(struct config *c, const struct ini_file *f, struct err *e)
 {
     for (int i = 0; i < f->n; i++) {
@@ -97,6 +110,12 @@ static int interpret(struct config *c, const struct ini_file *f, struct err *e)
         struct err ve;
         if (en->cont)
             return fail(c, f, en->line, e, "a value here fits on one line");
+        int first = given_before(f, i);
+        if (first) {
+            snprintf(msg, sizeof msg, "'%s' is given twice in [%s] (first on line %d)", en->name,
+                     en->section, first);
+            return fail(c, f, en->line, e, msg);
+        }
         if (strcmp(en->section, "display") == 0 && strcmp(en->name, "theme") == 0) {
             if (config_parse_theme(en->value, &c->theme, &ve) < 0)
                 return fail(c, f, en->line, e, ve.msg);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/readfile.h"
+#include "base/utf8.h"
 
 struct reader {
     const struct ini_rules *rules;
@@ -127,6 +128,25 @@ static char *read_line(char *str, int num, void *stream)
     return str;
 }
 
+/* The first control character of value (utf8.h: C0, DEL, C1) other than a
+ * tab, or 0. Text from a file goes to terminals; such a character there
+ * would be a command to the terminal, never text (a lesson writes a line
+ * break as "\n" in a quoted value). The file is valid UTF-8 by now. */
+static uint32_t control_in(const char *value)
+{
+    for (size_t len = strlen(value); len > 0;) {
+        uint32_t cp;
+        int l = utf8_decode(value, len, &cp);
+        if (l == 0)
+            l = 1;
+        else if (utf8_cp_is_control(cp) && cp != '\t')
+            return cp;
+        value += l;
+        len -= (size_t)l;
+    }
+    return 0;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct reader *rd = user;
@@ -151,6 +171,11 @@ static int handler(void *user, const char *section, const char *name, const char
             rd_error(rd, line, "unknown key '%s' in [%s]", name, section);
             return 0;
         }
+    }
+    uint32_t bad = control_in(value);
+    if (bad) {
+        rd_error(rd, line, "control character U+%04X in the value of '%s'", (unsigned)bad, name);
+        return 0;
     }
     if (grow((void **)&f->entries, &rd->cap_entries, f->n + 1, sizeof *f->entries)) {
         rd->oom = 1;

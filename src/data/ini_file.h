@@ -5,7 +5,9 @@
  * longer than its 200-byte buffer, and accepts unknown or empty sections in
  * silence. This reader hands inih its own line reader so that every entry
  * and every section header carries its line, refuses long lines, checks
- * UTF-8, and asks the caller's rules which sections and keys exist. What it
+ * UTF-8, refuses control characters in values (C0 but the tab, DEL, C1:
+ * "path:line: control character U+001B in the value of 'title'"), and asks
+ * the caller's rules which sections and keys exist. What it
  * returns is the list of entries, for the caller to interpret with messages
  * of the form "path:line: message".
  */

@@ -31,12 +31,33 @@ void keys_name(int key, char *buf, size_t n)
         snprintf(buf, n, "U+%04X", (unsigned)key);
 }
 
+/* One side of a size: decimal digits only (no sign, no space), its value
+ * capped just above the limit so that no count of digits can overflow. */
+static const char *size_side(const char *p, int *out)
+{
+    const char *start = p;
+    int v = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v > SIZE_MAX_SIDE ? v : v * 10 + (*p - '0');
+    *out = v;
+    return p == start ? NULL : p;
+}
+
 int keys_parse_size(const char *text, int *w, int *h, struct err *e)
 {
-    char tail;
-    if (sscanf(text, "%dx%d%c", w, h, &tail) != 2 || *w < 1 || *h < 1 || *w > SIZE_MAX_SIDE ||
-        *h > SIZE_MAX_SIDE)
+    int x, y;
+    const char *p = size_side(text, &x);
+    if (p && *p == 'x')
+        p = size_side(p + 1, &y);
+    else
+        p = NULL;
+    if (!p || *p)
         return err_set(e, ERR_USAGE, "'%s' is not a size such as 80x24", text);
+    if (x < 1 || y < 1 || x > SIZE_MAX_SIDE || y > SIZE_MAX_SIDE)
+        return err_set(e, ERR_USAGE, "'%s': the width and the height are from 1 to %d", text,
+                       SIZE_MAX_SIDE);
+    *w = x;
+    *h = y;
     return 0;
 }
 

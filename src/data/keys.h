@@ -42,7 +42,8 @@ int keys_parse(const char *spec, struct key_event *out, int max, struct err *e);
  * itself). */
 void keys_name(int key, char *buf, size_t n);
 
-/* Parses "WxH" (both at least 1 and at most 1000). */
+/* Parses "WxH": decimal digits only, each side from 1 to 1000; a size out
+ * of range is refused with the limits, never wrapped into range. */
 int keys_parse_size(const char *text, int *w, int *h, struct err *e);
 
 #endif

@@ -493,8 +493,10 @@ void ask_describe(const struct lesson *L, const struct ask *a, char *buf, size_t
 int lesson_from_npy(struct lesson *L, const char *npy_path, const char *vocab_path, struct err *e)
 {
     memset(L, 0, sizeof *L);
+    /* Everything the header says is checked, against the vocabulary too,
+     * before the data is read: a file of the wrong V costs its header. */
     struct npy a;
-    if (npy_load(&a, npy_path, e) < 0)
+    if (npy_open(&a, npy_path, e) < 0)
         return -1;
     if (a.rows > LESSON_MAX_STEPS) {
         npy_free(&a);
@@ -512,6 +514,10 @@ int lesson_from_npy(struct lesson *L, const char *npy_path, const char *vocab_pa
                 npy_path, a.cols, vocab_path, L->vocab.n);
         vocab_free(&L->vocab);
         npy_free(&a);
+        return -1;
+    }
+    if (npy_read(&a, e) < 0) {
+        vocab_free(&L->vocab);
         return -1;
     }
     const char *base = strrchr(npy_path, '/');

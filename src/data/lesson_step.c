@@ -116,11 +116,14 @@ static int parse_tries(struct loader *ld, const struct settings *base, struct le
             ld_error(ld, en->line, "more than %d tries in one step", LESSON_MAX_TRY);
             return -1;
         }
-        /* Check every part: "name value | name value". */
+        /* Check every part: "name value | name value". An empty part
+         * ("try = |") is refused, which strtok would have skipped. */
         struct settings check = *base;
         char buf[256];
         snprintf(buf, sizeof buf, "%s", en->value);
-        for (char *part = strtok(buf, "|"); part; part = strtok(NULL, "|")) {
+        for (char *part = buf, *bar; part; part = bar ? bar + 1 : NULL) {
+            if ((bar = strchr(part, '|')) != NULL)
+                *bar = '\0';
             char name[48] = "";
             int off = 0;
             if (sscanf(part, " %47s %n", name, &off) < 1) {

@@ -1,6 +1,7 @@
 /* npy.h - reading logits captured elsewhere: NumPy's .npy format, version 1,
  * 2 or 3, little-endian float32 or float16 in C order, shape [V] or
- * [steps, V]. Every value must be finite. Errors name the file and what is
+ * [steps, V], and exactly the data the shape needs. Every value must be
+ * finite. Errors name the file and what is
  * wrong with it ("x.npy: dtype '<f8' is not supported (float32 or float16)").
  */
 #ifndef LOGITLAB_NPY_H
@@ -20,14 +21,37 @@ struct npy {
     int rows;    /* 1 for shape [V] */
     int cols;    /* V */
     float *data; /* rows x cols, converted to float32 */
+    /* What the header said, and the file while it is open (npy_open) */
+    int nd;          /* 1 for shape [V], 2 for [steps, V] */
+    int half;        /* float16 */
+    int esize;       /* bytes a value: 4 or 2 */
+    size_t data_off; /* where the data start */
+    FILE *file;
+    const char *path; /* borrowed from npy_open's caller */
 };
 
-/* Reads path. Returns 0, or -1 with a message. */
+/* Opens path and reads its header only: every field is checked (the
+ * header is parsed as the Python dict literal the format defines), the
+ * shape against the limits, and the file's size against the data the
+ * shape needs, before any of that data is read or allocated, so that a
+ * caller can refuse rows and cols (a vocabulary of another size) for the
+ * cost of the header. Returns 0 with a->rows and a->cols set and the file
+ * open (npy_read or npy_free next), or -1 with a message. */
+int npy_open(struct npy *a, const char *path, struct err *e);
+
+/* Reads the data of a file npy_open opened into a->data, at its final
+ * size and with no other copy: rows x cols floats, the file's own size for
+ * float32 (twice it for float16). Closes the file. Returns 0, or -1 (then
+ * a is freed). */
+int npy_read(struct npy *a, struct err *e);
+
+/* npy_open, then npy_read. Returns 0, or -1 with a message. */
 int npy_load(struct npy *a, const char *path, struct err *e);
 
 /* The same from bytes in memory; path is only used in messages. */
 int npy_parse(struct npy *a, const char *path, const unsigned char *buf, size_t len, struct err *e);
 
+/* Frees the data and closes the file, if open. */
 void npy_free(struct npy *a);
 
 /* Writes rows x cols floats as a version 1.0 .npy file ('<f4', C order,

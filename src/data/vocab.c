@@ -168,42 +168,25 @@ size_t vocab_detok(const struct vocab *v, const int *ids, int n, char *buf, size
     return need;
 }
 
-/* The display form of raw token bytes: a leading space as a visible mark,
- * control bytes as \n \t \r \xNN, bytes that are not whole UTF-8 characters
- * as \xNN. Returns the length written (buf is large enough: 4 bytes per
- * input byte, plus the mark). */
+/* The display form of raw token bytes: a leading space as a visible mark
+ * (not for special tokens, whose text is their name), everything else as
+ * utf8.c escapes it (controls as \n \t \r \xNN, bytes that are not whole
+ * UTF-8 characters as \xNN). Returns the length written (buf is large
+ * enough: 4 bytes per input byte, plus the mark). */
 static size_t display_form(const char *b, size_t len, int special, char *buf)
 {
     size_t k = 0, i = 0;
-    if (special) {
-        memcpy(buf, b, len);
-        return len;
-    }
-    if (len > 0 && b[0] == ' ') {
+    if (!special && len > 0 && b[0] == ' ') {
         memcpy(buf, VOCAB_SPACE_MARK, strlen(VOCAB_SPACE_MARK));
         k = strlen(VOCAB_SPACE_MARK);
         i = 1;
     }
     while (i < len) {
-        uint32_t cp;
-        int l = utf8_decode(b + i, len - i, &cp);
-        if (l == 0) {
-            k += (size_t)sprintf(buf + k, "\\x%02X", (unsigned char)b[i]);
-            i++;
-        } else if (cp == '\n') {
-            memcpy(buf + k, "\\n", 2), k += 2, i++;
-        } else if (cp == '\t') {
-            memcpy(buf + k, "\\t", 2), k += 2, i++;
-        } else if (cp == '\r') {
-            memcpy(buf + k, "\\r", 2), k += 2, i++;
-        } else if (cp < 0x20 || cp == 0x7F) {
-            k += (size_t)sprintf(buf + k, "\\x%02X", (unsigned)cp);
-            i++;
-        } else {
-            memcpy(buf + k, b + i, (size_t)l);
-            k += (size_t)l;
-            i += (size_t)l;
-        }
+        char piece[UTF8_ESC_MAX];
+        size_t pn, used = utf8_escape_char(b + i, len - i, 0, piece, &pn);
+        memcpy(buf + k, piece, pn);
+        k += pn;
+        i += used;
     }
     return k;
 }
@@ -288,6 +271,13 @@ static int load_binary(struct vocab *v, const char *path, const unsigned char *d
     if (n == 0 || n > VOCAB_MAX_TOKENS)
         return err_set(e, ERR_USAGE, "%s: %u tokens: a vocabulary has 1 to %d", path, n,
                        VOCAB_MAX_TOKENS);
+    /* first == n says that no token is special; past it is no id at all
+     * (0xFFFFFFFF would turn into -1 and make every token special). */
+    if (first > n)
+        return err_set(e, ERR_USAGE,
+                       "%s: the first special id is %u, out of range (0 to %u, the count of "
+                       "tokens: none special)",
+                       path, first, n);
     size_t want = LLVOCAB_HEADER + 4 * ((size_t)n + 1) + blob;
     if (size != want)
         return err_set(e, ERR_USAGE, "%s: %s: %zu bytes, the header promises %zu", path,
@@ -321,6 +311,69 @@ static int load_binary(struct vocab *v, const char *path, const unsigned char *d
     return rc;
 }
 
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* The escape after a backslash at d[*i] (the line's bytes end at end):
+ * \n \t \\ or \x and exactly two hex digits, nothing else, so that no
+ * escape can reach past its line and shift the ids after it. */
+static int text_escape(const char *path, int line, const char *d, size_t end, size_t *i, char *out,
+                       struct err *e)
+{
+    if (*i == end)
+        return err_set(e, ERR_USAGE, "%s:%d: the line ends in a backslash (a backslash is \\\\)",
+                       path, line);
+    char x = d[(*i)++];
+    int hi, lo;
+    if (x == 'n' || x == 't' || x == '\\') {
+        *out = x == 'n' ? '\n' : x == 't' ? '\t' : '\\';
+        return 0;
+    }
+    if (x == 'x') {
+        if (end - *i < 2 || (hi = hex_digit(d[*i])) < 0 || (lo = hex_digit(d[*i + 1])) < 0)
+            return err_set(e, ERR_USAGE, "%s:%d: \\x takes exactly two hex digits (such as \\x0A)",
+                           path, line);
+        *out = (char)(hi << 4 | lo);
+        *i += 2;
+        return 0;
+    }
+    if (x > 0x20 && x < 0x7F)
+        return err_set(e, ERR_USAGE, "%s:%d: unknown escape \\%c (use \\n \\t \\\\ \\xNN)", path,
+                       line, x);
+    return err_set(e, ERR_USAGE,
+                   "%s:%d: unknown escape: a backslash before byte 0x%02X (use \\n \\t \\\\ \\xNN)",
+                   path, line, (unsigned char)x);
+}
+
+/* Token number t (line t + 1) from d[*i] up to its newline, unescaped into
+ * buf at *k; *i moves past the newline. One carriage return before the
+ * newline (or the end of the file) is the line end of a CRLF file, not a
+ * byte of the token: a token's own CR is written \x0D. */
+static int text_token(const char *path, int t, const char *d, size_t size, size_t *i, char *buf,
+                      size_t *k, struct err *e)
+{
+    const char *nl = memchr(d + *i, '\n', size - *i);
+    size_t end = nl ? (size_t)(nl - d) : size, start = *k;
+    if (end > *i && d[end - 1] == '\r')
+        end--;
+    while (*i < end) {
+        char c = d[(*i)++];
+        if (c == '\\' && text_escape(path, t + 1, d, end, i, &c, e) < 0)
+            return -1;
+        buf[(*k)++] = c;
+        if (*k - start > VOCAB_MAX_TOKEN_BYTES)
+            return err_set(e, ERR_USAGE, "%s:%d: a token longer than %d bytes", path, t + 1,
+                           VOCAB_MAX_TOKEN_BYTES);
+    }
+    *i = nl ? (size_t)(nl - d) + 1 : size;
+    return 0;
+}
+
 /* A text vocabulary: one token per line, with \n \t \\ \xNN escapes. */
 static int load_text(struct vocab *v, const char *path, const char *d, size_t size, struct err *e)
 {
@@ -342,39 +395,8 @@ static int load_text(struct vocab *v, const char *path, const char *d, size_t si
     for (int t = 0; rc == 0 && t < n; t++) {
         tok[t] = buf + k;
         size_t start = k;
-        while (i < size && d[i] != '\n') {
-            char c = d[i++];
-            if (c == '\\' && i < size) {
-                char x = d[i++];
-                if (x == 'n')
-                    c = '\n';
-                else if (x == 't')
-                    c = '\t';
-                else if (x == '\\')
-                    c = '\\';
-                else if (x == 'x' && i + 2 <= size) {
-                    unsigned hv;
-                    char hex[3] = { d[i], d[i + 1], 0 };
-                    if (sscanf(hex, "%2x", &hv) != 1) {
-                        rc = err_set(e, ERR_USAGE, "%s:%d: bad escape \\x%s", path, t + 1, hex);
-                        break;
-                    }
-                    c = (char)hv;
-                    i += 2;
-                } else {
-                    rc = err_set(e, ERR_USAGE, "%s:%d: unknown escape \\%c", path, t + 1, x);
-                    break;
-                }
-            }
-            buf[k++] = c;
-            if (k - start > VOCAB_MAX_TOKEN_BYTES) {
-                rc = err_set(e, ERR_USAGE, "%s:%d: a token longer than %d bytes", path, t + 1,
-                             VOCAB_MAX_TOKEN_BYTES);
-                break;
-            }
-        }
+        rc = text_token(path, t, d, size, &i, buf, &k, e);
         len[t] = k - start;
-        i++; /* the newline */
     }
     if (rc == 0)
         rc = vocab_from_bytes(v, n, tok, len, n, e);

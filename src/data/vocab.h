@@ -45,8 +45,11 @@ void vocab_free(struct vocab *v);
 int vocab_set(struct vocab *v, int id, const char *text, struct err *e);
 
 /* Loads a byte-level vocabulary: the LLVOCAB1 binary format (data/README.md),
- * or a text file with one token per line (escapes \n \t \\ \xNN). Sets the
- * Llama 3 end tokens when it is that vocabulary. Errors name the file. */
+ * or a text file with one token per line (escapes \n \t \\ and \x with
+ * exactly two hex digits; any other backslash is refused with file:line; a
+ * line may end in \r\n, whose \r is not part of the token: a token's own
+ * CR is \x0D). Sets the Llama 3 end tokens when it is that vocabulary.
+ * Errors name the file (and the line, or the header field). */
 int vocab_load(struct vocab *v, const char *path, struct err *e);
 
 /* The same from size bytes in memory; path is only used in messages. */

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "report/report_int.h"
 
 static void csv_number(FILE *out, double v)
@@ -19,19 +20,25 @@ static void csv_number(FILE *out, double v)
     fputs(buf, out);
 }
 
+/* A field: its control characters escaped (utf8.h), so that it stays on
+ * its line and off the terminal; quoted when it holds a comma or a quote,
+ * starts with a space or is empty, with its quotes doubled. */
 static void csv_string(FILE *out, const char *s)
 {
-    if (strpbrk(s, ",\"\n\r") == NULL && s[0] != ' ' && s[0] != '\0') {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
+    int quote = strpbrk(s, ",\"") != NULL || s[0] == ' ' || s[0] == '\0';
+    if (quote)
+        fputc('"', out);
+    for (size_t len = strlen(s); len > 0;) {
+        char piece[UTF8_ESC_MAX];
+        size_t pn, used = utf8_escape_char(s, len, 0, piece, &pn);
+        if (pn == 1 && piece[0] == '"')
             fputc('"', out);
-        fputc(*s, out);
+        fwrite(piece, 1, pn, out);
+        s += used;
+        len -= used;
     }
-    fputc('"', out);
+    if (quote)
+        fputc('"', out);
 }
 
 int report_write_csv(FILE *out, const struct report *r)

@@ -8,24 +8,35 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "base/utf8.h"
 #include "report/report_int.h"
 
+/* A JSON string: every control character (utf8.h: C0, DEL and C1) as
+ * \n, \t, \r or \u00XX, which reads back as itself; a byte that is not
+ * valid UTF-8, which JSON cannot hold, as the text \xNN (written "\\xNN"),
+ * the visible form every other output gives it. */
 static void json_string(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p == '\n')
+    for (size_t len = strlen(s); len > 0;) {
+        uint32_t cp;
+        int l = utf8_decode(s, len, &cp);
+        if (l == 0)
+            fprintf(out, "\\\\x%02X", (unsigned char)*s), l = 1;
+        else if (cp == '"' || cp == '\\')
+            fprintf(out, "\\%c", (char)cp);
+        else if (cp == '\n')
             fputs("\\n", out);
-        else if (*p == '\t')
+        else if (cp == '\t')
             fputs("\\t", out);
-        else if (*p == '\r')
+        else if (cp == '\r')
             fputs("\\r", out);
-        else if (*p < 0x20 || *p == 0x7F)
-            fprintf(out, "\\u%04x", *p);
+        else if (utf8_cp_is_control(cp))
+            fprintf(out, "\\u%04x", (unsigned)cp);
         else
-            fputc(*p, out);
+            fwrite(s, 1, (size_t)l, out);
+        s += l;
+        len -= (size_t)l;
     }
     fputc('"', out);
 }

@@ -14,14 +14,22 @@
 /* What a worksheet writes where a value is to be worked out. */
 #define MD_BLANK "\\_\\_\\_\\_\\_\\_"
 
-/* Text for a Markdown table cell or paragraph: '|', '*', '_', '`', '<', '>',
- * '[' and '\' escaped so that a token reads as itself. */
+/* Text for a Markdown table cell or paragraph: its control characters
+ * escaped first (utf8.h), so that nothing breaks the line or reaches a
+ * terminal, then '|', '*', '_', '`', '<', '>', '[', ']', '#' and '\'
+ * escaped so that a token reads as itself ("\x1B" is written "\\x1B"). */
 static void md_text(FILE *out, const char *s)
 {
-    for (; *s; s++) {
-        if (strchr("|*_`<>[]\\#", *s))
-            fputc('\\', out);
-        fputc(*s, out);
+    for (size_t len = strlen(s); len > 0;) {
+        char piece[UTF8_ESC_MAX];
+        size_t pn, used = utf8_escape_char(s, len, 0, piece, &pn);
+        for (size_t i = 0; i < pn; i++) {
+            if (strchr("|*_`<>[]\\#", piece[i]))
+                fputc('\\', out);
+            fputc(piece[i], out);
+        }
+        s += used;
+        len -= used;
     }
 }
 

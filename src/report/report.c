@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "report/report_int.h"
 
 int report_parse_format(const char *name, enum report_format *fmt, struct err *e)
@@ -136,18 +137,24 @@ void report_gen_why(const struct gen_report *g, char *buf, size_t n)
         stop_describe(&g->gen->stop, g->settings, &g->lesson->vocab, buf, n);
 }
 
-/* The end of every report: nothing lost on the way out. */
+/* The end of every report: nothing lost on the way out. A write error
+ * names standard output as such (main says the same of every command). */
 static int flushed(FILE *out, struct err *e)
 {
-    if (fflush(out) != 0 || ferror(out))
-        return err_set(e, ERR_SYSTEM, "writing the report failed: %s", strerror(errno));
-    return 0;
+    if (fflush(out) == 0 && !ferror(out))
+        return 0;
+    const char *why = errno ? strerror(errno) : "write error";
+    if (out == stdout)
+        return err_set(e, ERR_SYSTEM, "standard output: %s", why);
+    return err_set(e, ERR_SYSTEM, "writing the report failed: %s", why);
 }
 
 int report_gen_begin(FILE *out, enum report_format fmt, const struct gen_report *g, struct err *e)
 {
+    /* Escaped as the generated text that follows it is (gen_stream). */
     if (fmt == REPORT_TEXT && g->lesson->prompt_len == 0 && g->lesson->prompt_text)
-        fputs(g->lesson->prompt_text, out);
+        utf8_write_escaped(out, g->lesson->prompt_text, strlen(g->lesson->prompt_text),
+                           UTF8_ESC_KEEP_LINES);
     return flushed(out, e);
 }
 
@@ -180,7 +187,7 @@ int report_write(FILE *out, enum report_format fmt, const struct report *r, stru
         rc = report_write_text(out, r);
         break;
     }
-    if (rc < 0 || fflush(out) != 0 || ferror(out))
-        return err_set(e, ERR_SYSTEM, "writing the report failed: %s", strerror(errno));
-    return 0;
+    if (rc < 0)
+        return err_set(e, ERR_SYSTEM, "writing the report failed");
+    return flushed(out, e);
 }

@@ -28,9 +28,17 @@ static void summary_value(const struct settings *s, const struct setting_info *i
         utf8_append(buf, n, " (greedy)");
 }
 
+/* text with its control characters escaped (utf8.h): a string from a file
+ * or an argument never reaches the terminal as it is. */
+static void put(FILE *out, const char *text)
+{
+    utf8_write_escaped(out, text, strlen(text), 0);
+}
+
 static void wrap(FILE *out, const char *first, const char *indent, const char *text)
 {
-    /* Paragraphs are separated by '\n'; each is filled to TEXT_WIDTH. */
+    /* Paragraphs are separated by '\n' (the reader's, between values); each
+     * is filled to TEXT_WIDTH, its words escaped and measured as shown. */
     const char *p = text;
     while (*p) {
         size_t plen = strcspn(p, "\n");
@@ -47,11 +55,12 @@ static void wrap(FILE *out, const char *first, const char *indent, const char *t
                 we++;
             if (we == w)
                 break;
-            char word[TEXT_WIDTH * 4];
+            char word[TEXT_WIDTH * 4], shown[4 * sizeof word];
             size_t wl = (size_t)(we - w) < sizeof word - 1 ? (size_t)(we - w) : sizeof word - 1;
             memcpy(word, w, wl);
             word[wl] = '\0';
-            int ww = utf8_width(word);
+            utf8_escape(word, shown, sizeof shown);
+            int ww = utf8_width(shown);
             if (col > indent_w && col + 1 + ww > TEXT_WIDTH) {
                 fprintf(out, "\n%s", indent);
                 col = indent_w;
@@ -59,7 +68,7 @@ static void wrap(FILE *out, const char *first, const char *indent, const char *t
                 fputc(' ', out);
                 col++;
             }
-            fwrite(w, 1, (size_t)(we - w), out);
+            utf8_write_escaped(out, w, (size_t)(we - w), 0);
             col += ww;
             w = we;
         }
@@ -169,10 +178,11 @@ static void text_notes(FILE *out, const struct report *r)
                 report_logit(a, sizeof a, z, 4);
                 report_logit(b, sizeof b, z / m->repetition_penalty, 4);
                 report_logit(c, sizeof c, z * m->repetition_penalty, 4);
+                fputs("warning: the lesson's formula raises a negative logit: ", out);
+                put(out, vocab_token(&r->lesson->vocab, row->id));
                 fprintf(out,
-                        "warning: the lesson's formula raises a negative logit: %s %s -> %s makes "
-                        "it MORE likely; the engines multiply instead (%s -> %s)\n",
-                        vocab_token(&r->lesson->vocab, row->id), a, b, a, c);
+                        " %s -> %s makes it MORE likely; the engines multiply instead (%s -> %s)\n",
+                        a, b, a, c);
                 shown = 1;
             }
         }
@@ -371,7 +381,10 @@ static void text_intro(FILE *out, const struct report *r)
     const struct lesson *L = r->lesson;
     const struct lesson_step *S = &L->steps[r->step - 1];
     char buf[4096];
-    fprintf(out, "%s: %s\n", L->id, L->title);
+    put(out, L->id);
+    fputs(": ", out);
+    put(out, L->title);
+    fputc('\n', out);
     fprintf(out, "step %d of %d\n", r->step, L->n_steps);
     if (r->step == 1 && L->text) {
         fputc('\n', out);
@@ -492,8 +505,9 @@ static void text_choice(FILE *out, const struct report *r)
         text_draws(out, r);
     char stop[160];
     stop_describe(&r->stop, r->settings, &L->vocab, stop, sizeof stop);
-    fprintf(out, "stop: %s\n",
-            r->stop.rule == STOP_NONE ? "no rule fires; the loop goes on" : stop);
+    fputs("stop: ", out);
+    put(out, r->stop.rule == STOP_NONE ? "no rule fires; the loop goes on" : stop);
+    fputc('\n', out);
 }
 
 /* What an exercise asks and its solution, the notes, and the step's note. */
@@ -509,7 +523,9 @@ static void text_end(FILE *out, const struct report *r)
             ask_describe(L, &S->ask[i], what, sizeof what);
             int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : d;
             report_number(v, sizeof v, report_ask_value(r->trace, &S->ask[i]), ad);
-            fprintf(out, "  %-16s %s\n", what, v);
+            char shown[4 * sizeof what];
+            utf8_escape(what, shown, sizeof shown);
+            fprintf(out, "  %-16s %s\n", shown, v);
         }
     }
     if (S->solution) {
@@ -539,6 +555,8 @@ void report_gen_text(FILE *out, const struct gen_report *g)
     char why[160];
     report_gen_why(g, why, sizeof why);
     int n = gen_count(g->gen);
-    fprintf(out, "\n[%d token%s; %s%s]\n", n, n == 1 ? "" : "s",
-            g->gen->stop.rule == STOP_NONE ? "" : "stopped by ", why);
+    fprintf(out, "\n[%d token%s; %s", n, n == 1 ? "" : "s",
+            g->gen->stop.rule == STOP_NONE ? "" : "stopped by ");
+    put(out, why);
+    fputs("]\n", out);
 }

@@ -152,22 +152,11 @@ size_t gen_text(const struct gen *g, char *buf, size_t n)
     return vocab_detok(g->v, g->ids + g->len - gen_count(g), gen_count(g), buf, n);
 }
 
-/* Writes bytes [from, to) of text: whole characters as they are (newlines
- * and tabs too), any other control byte, and a byte that can never start a
- * character, as \xNN. */
+/* Writes bytes [from, to) of text as utf8.c escapes it, newlines and tabs
+ * kept: a stream of text. */
 static void write_escaped(FILE *out, const char *text, size_t from, size_t to)
 {
-    for (size_t i = from; i < to;) {
-        uint32_t cp;
-        int cl = utf8_decode(text + i, to - i, &cp);
-        if (cl > 0 && (cp >= 0x20 || cp == '\n' || cp == '\t') && cp != 0x7F) {
-            fwrite(text + i, 1, (size_t)cl, out);
-            i += (size_t)cl;
-        } else {
-            fprintf(out, "\\x%02X", (unsigned char)text[i]);
-            i++;
-        }
-    }
+    utf8_write_escaped(out, text + from, to - from, UTF8_ESC_KEEP_LINES);
 }
 
 int gen_stream(struct gen *g, FILE *out, int final)

@@ -86,7 +86,7 @@ static int text_in(struct screen *s, struct rect clip, int x, int y, int max, co
             cp = '?';
             len = 1;
         }
-        if (cp < 0x20 || cp == 0x7F)
+        if (utf8_cp_is_control(cp))
             cp = '?';
         if (!s->utf8 && cp >= 0x80)
             cp = '?';
