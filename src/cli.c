@@ -10,6 +10,7 @@
 #include "data/keys.h"
 #include "model/model.h"
 #include "core/settings.h"
+#include "source/source.h"
 
 /* The --help text, in four parts (each under the length a function may have). */
 static void usage_commands(FILE *out)
@@ -44,19 +45,21 @@ static void usage_commands(FILE *out)
 
 static void usage_options(FILE *out)
 {
-    fprintf(out, "  --step N             the step of the lesson to show (default 1)\n"
-                 "  --format FORMAT      text (default), csv, json or markdown\n"
+    fprintf(out, "  --step N             show, the view: the step to show (default 1)\n"
+                 "  --format FORMAT      text (default), csv, json or markdown (export: markdown)\n"
                  "  -o, --output FILE    write to FILE instead of standard output; an existing\n"
                  "                       file is left alone unless --force is given\n"
                  "  --force              replace the file of --output (or --save-logits)\n"
-                 "  --top N              write only the N most likely rows (default: all; 20 for\n"
-                 "                       a full-size vocabulary)\n"
+                 "  --top N              show, export: write only the N most likely rows\n"
+                 "                       (default: all, 20 for a full-size vocabulary; at most\n"
+                 "                       4096)\n"
                  "  --draws N            show: draw N times with the step's settings and count\n"
                  "                       the tokens against their probabilities (full size)\n"
                  "  --find TOKEN         show: also the row of TOKEN (text or id), wherever it\n"
                  "                       ranks; may be repeated\n"
                  "  --logits FILE.npy    play logits captured from a model: float32 or float16,\n"
-                 "                       shape [V] or [steps, V]; instead of a LESSON\n"
+                 "                       shape [V] or [steps, V]; instead of a LESSON (a .npy\n"
+                 "                       file by its content, whatever its name)\n"
                  "  --vocab FILE         the vocabulary of those logits (default: Llama 3's,\n"
                  "                       data/llama3-vocab.bin)\n");
 }
@@ -114,6 +117,7 @@ static void usage_rest(FILE *out)
                  "keyed by the seed and takes the first token, in descending probability, whose\n"
                  "cumulative kept probability exceeds u. Same seed, same token.\n"
                  "\n"
+                 "An option that the command would not use is refused, not ignored.\n"
                  "Exit status: 0 success, 2 bad option or input, 3 system failure.\n"
                  "Examples:\n"
                  "  logitlab show toy --step 1 --temperature 0.5\n"
@@ -188,7 +192,14 @@ static int opt_format(struct options *o, const char *arg, struct err *e)
 
 static int opt_top(struct options *o, const char *arg, struct err *e)
 {
-    return parse_int(arg, 0, 1 << 30, &o->top, e);
+    if (parse_int(arg, 0, 1 << 30, &o->top, e) < 0)
+        return -1;
+    /* A full-size step ranks at most this many rows: more would be cut
+     * without a word (and CSV has no tail row to say so). */
+    if (o->top > SOURCE_MAX_ROWS)
+        return err_set(e, ERR_USAGE, "%d is more than %d, the most rows a step ranks", o->top,
+                       SOURCE_MAX_ROWS);
+    return 0;
 }
 
 static int opt_size(struct options *o, const char *arg, struct err *e)
@@ -214,6 +225,8 @@ static int opt_find(struct options *o, const char *arg, struct err *e)
 {
     if (o->n_find == CLI_MAX_FIND)
         return err_set(e, ERR_USAGE, "at most %d tokens", CLI_MAX_FIND);
+    if (!*arg)
+        return err_set(e, ERR_USAGE, "an empty token (give its text, or #ID for an id)");
     o->find[o->n_find++] = arg;
     return 0;
 }
@@ -241,6 +254,22 @@ static int opt_backend(struct options *o, const char *arg, struct err *e)
 #define FLAG(field)  offsetof(struct options, field), 1
 #define VALUE(field) offsetof(struct options, field), 0
 
+/* The commands, as bits: which of them take an option. IN_VIEW is the
+ * interactive view (no command), in a terminal or --headless. */
+enum {
+    IN_VIEW = 1,
+    IN_SHOW = 2,
+    IN_GENERATE = 4,
+    IN_EXPORT = 8,
+    IN_LESSONS = 16,
+};
+#define IN_WRITERS (IN_SHOW | IN_GENERATE | IN_EXPORT) /* those that write a report */
+#define IN_RUNS    (IN_VIEW | IN_WRITERS)              /* those that run a lesson */
+#define IN_ALL     (IN_RUNS | IN_LESSONS)
+
+/* What an option's value names, when it must not be empty. */
+enum { ANY_TEXT, A_FILE, A_DIR };
+
 static const struct cli_option {
     const char *name;
     int has_arg;
@@ -248,35 +277,37 @@ static const struct cli_option {
     size_t field;
     int flag;
     char short_name; /* 'h', 'V', 'o', or 0 */
+    unsigned takes;  /* the commands that take it (IN_*); the others refuse it */
+    int names;       /* ANY_TEXT, or A_FILE / A_DIR: an empty value is refused */
 } OPTIONS[] = {
-    { "help", no_argument, opt_help, 0, 0, 'h' },
-    { "version", no_argument, opt_version, 0, 0, 'V' },
-    { "step", required_argument, opt_step, 0, 0, 0 },
-    { "format", required_argument, opt_format, 0, 0, 0 },
-    { "top", required_argument, opt_top, 0, 0, 0 },
-    { "lessons-dir", required_argument, NULL, VALUE(lessons_dir), 0 },
-    { "headless", no_argument, NULL, FLAG(headless), 0 },
-    { "size", required_argument, opt_size, 0, 0, 0 },
-    { "keys", required_argument, NULL, VALUE(keys), 0 },
-    { "ascii", no_argument, NULL, FLAG(ascii), 0 },
-    { "no-color", no_argument, NULL, FLAG(no_color), 0 },
-    { "hidden-size", required_argument, opt_hidden, 0, 0, 0 },
-    { "draws", required_argument, opt_draws, 0, 0, 0 },
-    { "find", required_argument, opt_find, 0, 0, 0 },
-    { "logits", required_argument, NULL, VALUE(logits), 0 },
-    { "vocab", required_argument, NULL, VALUE(vocab), 0 },
-    { "output", required_argument, NULL, VALUE(output), 'o' },
-    { "force", no_argument, NULL, FLAG(force), 0 },
-    { "config", required_argument, NULL, VALUE(config), 0 },
-    { "no-config", no_argument, NULL, FLAG(no_config), 0 },
-    { "theme", required_argument, opt_theme, 0, 0, 0 },
-    { "backend", required_argument, opt_backend, 0, 0, 0 },
-    { "model", required_argument, NULL, VALUE(model), 'm' },
-    { "prompt", required_argument, NULL, VALUE(prompt), 'p' },
-    { "prompt-file", required_argument, NULL, VALUE(prompt_file), 'f' },
-    { "special", no_argument, NULL, FLAG(special), 0 },
-    { "chat", no_argument, NULL, FLAG(chat), 0 },
-    { "save-logits", required_argument, NULL, VALUE(save_logits), 0 },
+    { "help", no_argument, opt_help, 0, 0, 'h', IN_ALL, ANY_TEXT },
+    { "version", no_argument, opt_version, 0, 0, 'V', IN_ALL, ANY_TEXT },
+    { "step", required_argument, opt_step, 0, 0, 0, IN_VIEW | IN_SHOW, ANY_TEXT },
+    { "format", required_argument, opt_format, 0, 0, 0, IN_WRITERS, ANY_TEXT },
+    { "top", required_argument, opt_top, 0, 0, 0, IN_SHOW | IN_EXPORT, ANY_TEXT },
+    { "lessons-dir", required_argument, NULL, VALUE(lessons_dir), 0, IN_ALL, A_DIR },
+    { "headless", no_argument, NULL, FLAG(headless), 0, IN_VIEW, ANY_TEXT },
+    { "size", required_argument, opt_size, 0, 0, 0, IN_VIEW, ANY_TEXT },
+    { "keys", required_argument, NULL, VALUE(keys), 0, IN_VIEW, ANY_TEXT },
+    { "ascii", no_argument, NULL, FLAG(ascii), 0, IN_VIEW, ANY_TEXT },
+    { "no-color", no_argument, NULL, FLAG(no_color), 0, IN_VIEW, ANY_TEXT },
+    { "hidden-size", required_argument, opt_hidden, 0, 0, 0, IN_RUNS, ANY_TEXT },
+    { "draws", required_argument, opt_draws, 0, 0, 0, IN_SHOW, ANY_TEXT },
+    { "find", required_argument, opt_find, 0, 0, 0, IN_SHOW, ANY_TEXT },
+    { "logits", required_argument, NULL, VALUE(logits), 0, IN_RUNS, A_FILE },
+    { "vocab", required_argument, NULL, VALUE(vocab), 0, IN_RUNS, A_FILE },
+    { "output", required_argument, NULL, VALUE(output), 'o', IN_WRITERS, A_FILE },
+    { "force", no_argument, NULL, FLAG(force), 0, IN_WRITERS, ANY_TEXT },
+    { "config", required_argument, NULL, VALUE(config), 0, IN_RUNS, A_FILE },
+    { "no-config", no_argument, NULL, FLAG(no_config), 0, IN_RUNS, ANY_TEXT },
+    { "theme", required_argument, opt_theme, 0, 0, 0, IN_VIEW, ANY_TEXT },
+    { "backend", required_argument, opt_backend, 0, 0, 0, IN_RUNS, ANY_TEXT },
+    { "model", required_argument, NULL, VALUE(model), 'm', IN_RUNS, A_FILE },
+    { "prompt", required_argument, NULL, VALUE(prompt), 'p', IN_RUNS, ANY_TEXT },
+    { "prompt-file", required_argument, NULL, VALUE(prompt_file), 'f', IN_RUNS, A_FILE },
+    { "special", no_argument, NULL, FLAG(special), 0, IN_RUNS, ANY_TEXT },
+    { "chat", no_argument, NULL, FLAG(chat), 0, IN_RUNS, ANY_TEXT },
+    { "save-logits", required_argument, NULL, VALUE(save_logits), 0, IN_SHOW, A_FILE },
 };
 #define N_OPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))
 
@@ -302,7 +333,10 @@ static int apply_option(struct options *o, int c, const char *arg, struct settin
     if (c < N_OPTIONS) {
         const struct cli_option *op = &OPTIONS[c];
         int rc = 0;
-        if (op->apply)
+        if (op->names != ANY_TEXT && !*arg)
+            rc = err_set(e, ERR_USAGE, "an empty %s name",
+                         op->names == A_DIR ? "directory" : "file");
+        else if (op->apply)
             rc = op->apply(o, arg, e);
         else if (op->flag)
             *(int *)((char *)o + op->field) = 1;
@@ -367,11 +401,14 @@ static int check_output(const struct options *o, struct err *e)
     if ((o->output || o->force) && (!o->command || strcmp(o->command, "lessons") == 0))
         return err_set(e, ERR_USAGE, "--%s goes with show, generate or export",
                        o->output ? "output" : "force");
-    if ((o->prompt || o->special || o->chat) && !o->model)
+    if ((o->prompt || o->prompt_file || o->special || o->chat) && !o->model)
         return err_set(e, ERR_USAGE, "--%s goes with --model FILE.gguf",
-                       o->prompt    ? "prompt"
-                       : o->special ? "special"
-                                    : "chat");
+                       o->prompt        ? "prompt"
+                       : o->prompt_file ? "prompt-file"
+                       : o->special     ? "special"
+                                        : "chat");
+    if (o->prompt && o->prompt_file)
+        return err_set(e, ERR_USAGE, "--prompt and --prompt-file are two prompts: give one");
     if (o->save_logits && (!o->command || strcmp(o->command, "show") != 0 || !o->model))
         return err_set(e, ERR_USAGE, "--save-logits goes with show --model FILE.gguf");
     if (o->force && !o->output && !o->save_logits)
@@ -397,6 +434,52 @@ static int check_view(const struct options *o, struct err *e)
     return 0;
 }
 
+/* The command of o as an IN_* bit, and its name in messages. */
+static unsigned command_bit(const char *command, const char **name)
+{
+    static const struct {
+        const char *word;
+        unsigned bit;
+    } COMMANDS[] = {
+        { "show", IN_SHOW },
+        { "generate", IN_GENERATE },
+        { "export", IN_EXPORT },
+        { "lessons", IN_LESSONS },
+    };
+    for (size_t i = 0; command && i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(command, COMMANDS[i].word) == 0) {
+            *name = COMMANDS[i].word;
+            return COMMANDS[i].bit;
+        }
+    *name = "the interactive view";
+    return IN_VIEW;
+}
+
+static int option_index(const char *name)
+{
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (strcmp(OPTIONS[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Every option given is one its command takes (the table's takes column;
+ * a setting goes with every command that runs a lesson): an option that
+ * would do nothing is refused by name, not ignored. */
+static int check_takes(const struct options *o, const unsigned char *given, struct err *e)
+{
+    const char *name;
+    unsigned bit = command_bit(o->command, &name);
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (given[i] && !(OPTIONS[i].takes & bit))
+            return err_set(e, ERR_USAGE, "--%s: %s does not take it", OPTIONS[i].name, name);
+    if (o->n_over > 0 && !(bit & IN_RUNS))
+        return err_set(e, ERR_USAGE, "--%s: %s does not take it", o->over[0].name, name);
+    if (given[option_index("size")] && !o->headless)
+        return err_set(e, ERR_USAGE, "--size needs --headless (a terminal has its own size)");
+    return 0;
+}
+
 int cli_parse(int argc, char **argv, struct options *o, struct err *e)
 {
     struct option longs[N_OPTIONS + 64];
@@ -409,6 +492,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     settings_defaults(&check);
     opterr = 0;
     optind = 0; /* glibc: 0 starts afresh, forgetting any earlier argv */
+    unsigned char given[N_OPTIONS] = { 0 };
     int c;
     while ((c = getopt_long(argc, argv, ":hVo:m:p:f:", longs, NULL)) != -1) {
         if (c == ':')
@@ -418,6 +502,8 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         c = c >= OPT_BASE ? c - OPT_BASE : short_option(c);
         if (apply_option(o, c, optarg, &check, e) < 0)
             return -1;
+        if (c < N_OPTIONS)
+            given[c] = 1;
         if (o->action != CLI_RUN)
             return 0;
     }
@@ -426,11 +512,13 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     if (find_command(o, &rest, &args, e) < 0)
         return -1;
     if (o->command && strcmp(o->command, "lessons") == 0)
-        return 0;
+        return check_takes(o, given, e);
     if (check_output(o, e) < 0)
         return -1;
     if (rest > 1)
         return err_set(e, ERR_USAGE, "one lesson at a time (got '%s' and '%s')", args[0], args[1]);
     o->lesson = rest ? args[0] : NULL;
-    return check_view(o, e);
+    if (check_view(o, e) < 0)
+        return -1;
+    return check_takes(o, given, e);
 }

@@ -609,6 +609,15 @@ static int run_command(struct session *ss, struct err *e)
         return -1;
     if (o->command && strcmp(o->command, "lessons") == 0)
         return cmd_lessons(o, e);
+    /* --logits is a .npy file whatever its name (catalog_load_any knows it
+     * by its content): anything else, a lesson file or id included, is
+     * refused here by name, as the .npy reader says, for the cost of a
+     * header. */
+    struct npy header;
+    if (o->logits && npy_open(&header, o->logits, e) < 0)
+        return -1;
+    if (o->logits)
+        npy_free(&header);
     if (backend_open(&ss->backend, (enum backend_choice)o->backend, e) < 0)
         return -1;
     int rc;

@@ -270,8 +270,9 @@ START_TEST(test_hidden_size_too_small)
 {
     /* The France script asks for 19.5, 15.6, ... from nine rows whose
      * logits spread 2.5: the sum of (logit / 2.5)^2 alone is 293, and with
-     * the rows' overlaps the vector needs more than 319 of its squared
-     * length d. 256 is refused when the lesson opens, not half way in. */
+     * the rows' overlaps the smallest head that fits them all is 336 wide
+     * (kind_scenario.c tries the sizes). 256 is refused when the lesson
+     * opens, not half way in. */
     struct catalog cat;
     struct err e;
     ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
@@ -279,7 +280,8 @@ START_TEST(test_hidden_size_too_small)
     catalog_close(&cat);
     ck_assert_int_eq(source_open(&SRC, &L, NULL, 256, 64, &e), -1);
     ck_assert_str_eq(
-        e.msg, "scenario france: its logits need a hidden size above 319 (this head has 256)");
+        e.msg,
+        "scenario france: its logits need a hidden size of at least 336 (this head has 256)");
     source_close(&SRC);
     lesson_free(&L);
 }

@@ -37,3 +37,11 @@ if "$BIN" toy --headless --size 100x30 --keys ':shift 1e6<Enter>:temperature 1e-
 else
     bad "view :shift 1e6 :temperature 1e-303: $(cat "$TMP/err") $(tail -3 "$TMP/out")"
 fi
+# A locale whose decimal mark is a comma changes neither what is read nor
+# what is printed (main keeps LC_NUMERIC at "C"); run where one is installed.
+comma=$(locale -a 2>/dev/null | grep -i -m1 -e '^de_DE\.utf' -e '^fr_FR\.utf' -e '^ru_RU\.utf' || true)
+if [ -n "$comma" ]; then
+    "$BIN" show toy --temperature 0.5 --format csv >"$TMP/c.csv"
+    LC_ALL=$comma "$BIN" show toy --temperature 0.5 --format csv >"$TMP/comma.csv" 2>"$TMP/err"
+    cmp -s "$TMP/c.csv" "$TMP/comma.csv" && ok || bad "LC_ALL=$comma changed show's numbers"
+fi

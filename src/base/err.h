@@ -16,18 +16,24 @@ enum err_code {
     ERR_SYSTEM = 3, /* out of memory, I/O failure: exit status 3 */
 };
 
-#define ERR_MSG_MAX 256
+/* Room for a path as long as Linux allows (PATH_MAX, 4096 bytes) and the
+ * reason after it. A longer message loses its middle (see err_set). */
+#define ERR_MSG_MAX (4096 + 1024)
 
 struct err {
     int code;
     char msg[ERR_MSG_MAX];
 };
 
-/* Sets code and a printf-style message (truncated to fit). Returns -1 so that
- * callers can write `return err_set(e, ERR_USAGE, "...")`. e may be NULL. */
+/* Sets code and a printf-style message. Returns -1 so that callers can
+ * write `return err_set(e, ERR_USAGE, "...")`. e may be NULL. A message
+ * longer than the buffer keeps its beginning and its end with "..." between
+ * them (cut between UTF-8 characters): the culprit named first and the
+ * reason given last both survive a very long path in the middle. */
 int err_set(struct err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Puts "prefix: " in front of the message already in e (when it fits). */
+/* Puts "prefix: " in front of the message already in e, shortened in its
+ * middle as err_set does when the two do not fit. */
 void err_prefix(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Clears e. */

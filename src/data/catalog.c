@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/readfile.h"
 #include "data/lesson_model.h"
 
 #ifndef LOGITLAB_SHARE
@@ -207,6 +208,23 @@ static void catalog_data_path(const struct catalog *c, const char *name, char *b
     snprintf(buf, n, "%s/../data/%s", c->dir, name);
 }
 
+/* Whether the file at path starts as a .npy file does (its magic string,
+ * \x93NUMPY): captured logits are known by their content, not their name.
+ * A file that cannot be opened (or is not a regular file) is not one here;
+ * the loader it goes to says why. */
+static int npy_by_content(const char *path)
+{
+    struct err ignored;
+    FILE *f = readfile_open(path, &ignored);
+    if (!f)
+        return 0;
+    unsigned char magic[6];
+    int yes = fread(magic, 1, sizeof magic, f) == sizeof magic &&
+              memcmp(magic, "\x93NUMPY", sizeof magic) == 0;
+    fclose(f);
+    return yes;
+}
+
 int catalog_load_any(const struct catalog *c, const char *what, const char *vocab,
                      const struct model_request *mr, struct lesson *L, struct err *e)
 {
@@ -221,7 +239,7 @@ int catalog_load_any(const struct catalog *c, const char *what, const char *voca
         }
         return 0;
     }
-    if (!has_suffix(what, ".npy"))
+    if (!has_suffix(what, ".npy") && !npy_by_content(what))
         return catalog_load(c, what, L, e);
     char path[CATALOG_PATH_MAX + 64];
     if (!vocab) {

@@ -37,8 +37,10 @@ int catalog_load(const struct catalog *c, const char *what, struct lesson *L, st
 
 struct model_request;
 
-/* catalog_load, and also a .npy file of captured logits (lesson_from_npy)
- * read with the vocabulary at vocab (NULL: the Llama 3 one in data/); with
+/* catalog_load, and also a .npy file of captured logits (lesson_from_npy),
+ * known by its first bytes (the magic string \x93NUMPY) whatever its name,
+ * or by the suffix .npy, read with the vocabulary at vocab (NULL: the
+ * Llama 3 one in data/); with
  * a model request mr (--model), the lesson runs on that model, and what
  * NULL is the model alone (data/lesson_model.h). */
 int catalog_load_any(const struct catalog *c, const char *what, const char *vocab,

@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "base/clock.h"
 #include "core/philox.h"
+#include "model/head_vec.h"
 #include "model/lmhead_gen.h"
 #include "source/source_int.h"
 
@@ -62,42 +63,168 @@ static void spd_solve(const double *L, int n, const double *b, double *x)
     }
 }
 
-/* Blend b solved on head m: the Cholesky factor L of the Gram matrix of the
- * wanted tokens' rows, and the coefficients c with sum_j c_j (row_j . row_k)
- * = logit_k, so that each wanted token gets exactly its logit from the rows
- * part of the vector, sum_j c_j row_j. */
+/* Blend b solved on a head: the Cholesky factor L of the Gram matrix of
+ * the wanted tokens' rows, and the coefficients c with sum_j c_j (row_j .
+ * row_k) = logit_k, so that each wanted token gets exactly its logit from
+ * the rows part of the vector, sum_j c_j row_j. */
 struct blend_fit {
     double L[SCENARIO_MAX_BLEND * SCENARIO_MAX_BLEND];
     double c[SCENARIO_MAX_BLEND];
     double hn; /* |sum c_j row_j|^2 = c . logit */
 };
 
-/* Fits blend b to head m. Fails when the rows are not independent, or when
- * the rows part does not stay below d (RMSNorm makes the whole vector's
- * squared length d); remedy ends that message, in parentheses. */
-static int blend_fit(const struct scenario *s, const struct model *m, const struct blend *b,
-                     const char *remedy, struct blend_fit *f, struct err *e)
+enum fit {
+    FIT_OK,
+    FIT_DEPENDENT, /* the rows are not independent */
+    FIT_SHORT,     /* the rows part does not stay below d (RMSNorm makes the whole
+                    * vector's squared length d): the head is too small */
+};
+
+/* Solves blend b on rows[j] (the d bf16 weights of token b->id[j]). */
+static enum fit blend_solve(const uint16_t *const *rows, int d, const struct blend *b,
+                            struct blend_fit *f)
 {
-    int n = b->n, d = m->d;
+    int n = b->n;
     for (int a = 0; a < n; a++)
         for (int k = 0; k <= a; k++) {
-            const uint16_t *ra = m->w + (size_t)b->id[a] * d, *rk = m->w + (size_t)b->id[k] * d;
             double dot = 0.0;
             for (int i = 0; i < d; i++)
-                dot += (double)lm_float(ra[i]) * lm_float(rk[i]);
+                dot += (double)lm_float(rows[a][i]) * lm_float(rows[k][i]);
             f->L[a * n + k] = dot; /* the lower triangle, all that spd_factor reads */
         }
     if (spd_factor(f->L, n) < 0)
-        return err_set(e, ERR_USAGE, "scenario %s: the rows of a blend are not independent", s->id);
+        return FIT_DEPENDENT;
     spd_solve(f->L, n, b->logit, f->c);
     f->hn = 0.0;
     for (int j = 0; j < n; j++)
         f->hn += f->c[j] * b->logit[j];
-    if (f->hn >= d)
-        return err_set(e, ERR_USAGE, "scenario %s: its logits need a hidden size above %.0f (%s)",
-                       s->id, ceil(f->hn),
-                       remedy); /* %.0f: a tiny head can need more than an int */
+    return f->hn < d ? FIT_OK : FIT_SHORT;
+}
+
+/* Blend b solved on head m's own rows. */
+static enum fit blend_on_head(const struct model *m, const struct blend *b, struct blend_fit *f)
+{
+    const uint16_t *rows[SCENARIO_MAX_BLEND];
+    for (int j = 0; j < b->n; j++)
+        rows[j] = m->w + (size_t)b->id[j] * m->d;
+    return blend_solve(rows, m->d, b, f);
+}
+
+/* ---- the hidden size a scenario needs -------------------------------------- */
+
+/* A synthetic head's weights depend on its hidden size (each row is drawn
+ * anew, and scaled by it), so what a blend needs changes with the size, and
+ * not monotonically: the smallest size that fits is found by trying the
+ * sizes, on the blends' rows alone (head_row gives the bits model_build
+ * would). A budget of multiply-adds keeps a hostile scenario (logits up to
+ * 1000 that fit nowhere) from making the search long. */
+#define FIT_STEP   8   /* the sizes tried: multiples of 8, as --hidden-size takes */
+#define FIT_BUDGET 3e8 /* multiply-adds the search may spend: well under a second */
+
+struct fit_search {
+    const struct scenario *s;
+    uint64_t seed;
+    const struct blend *first; /* tried first at each size: the last one that did not fit */
+    uint16_t *rows;            /* SCENARIO_MAX_BLEND x MODEL_MAX_HIDDEN weights */
+    double spent;              /* multiply-adds so far */
+    enum fit why;              /* why the last size tried did not fit */
+};
+
+static int n_blends(const struct scenario *s)
+{
+    return 1 + s->n_steps + s->n_next;
+}
+
+/* Blend i of s: the fallback, then every step's, then every next rule's. */
+static const struct blend *blend_no(const struct scenario *s, int i)
+{
+    if (i == 0)
+        return &s->fallback;
+    if (i <= s->n_steps)
+        return &s->steps[i - 1];
+    return &s->next[i - 1 - s->n_steps].blend;
+}
+
+/* Blend b on a head of hidden size d built from the search's seed. */
+static enum fit blend_at_size(struct fit_search *fs, int d, const struct blend *b)
+{
+    const uint16_t *rows[SCENARIO_MAX_BLEND];
+    float scale = lm_weight_scale(d);
+    for (int j = 0; j < b->n; j++) {
+        head_row(fs->seed, (uint32_t)b->id[j], d, scale, fs->rows + (size_t)j * d);
+        rows[j] = fs->rows + (size_t)j * d;
+    }
+    fs->spent += (double)d * (b->n * (b->n + 1) / 2 + b->n);
+    struct blend_fit f;
+    return blend_solve(rows, d, b, &f);
+}
+
+/* Whether every blend of the scenario fits hidden size d. */
+static int fits_at(struct fit_search *fs, int d)
+{
+    if ((fs->why = blend_at_size(fs, d, fs->first)) != FIT_OK)
+        return 0;
+    for (int i = 0; i < n_blends(fs->s); i++) {
+        const struct blend *b = blend_no(fs->s, i);
+        if (b != fs->first && (fs->why = blend_at_size(fs, d, b)) != FIT_OK) {
+            fs->first = b;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The smallest multiple of FIT_STEP in [from, MODEL_MAX_HIDDEN] that every
+ * blend fits, or 0 when none does (or the budget ran out: *tried is then
+ * the largest size tried). */
+static int smallest_fit(struct fit_search *fs, int from, int *tried)
+{
+    *tried = 0;
+    for (int d = from; d <= MODEL_MAX_HIDDEN && fs->spent < FIT_BUDGET; d += FIT_STEP) {
+        *tried = d;
+        if (fits_at(fs, d))
+            return d;
+    }
     return 0;
+}
+
+/* The message when scenario s does not fit the head of hidden size d (built
+ * from seed), blend b being one that does not fit: the smallest size that
+ * does, found by trying them. Returns -1. */
+static int fit_error(const struct scenario *s, uint64_t seed, int d, const struct blend *b,
+                     enum fit why, struct err *e)
+{
+    struct fit_search fs = { s, seed, b, NULL, 0.0, why };
+    fs.rows = malloc((size_t)SCENARIO_MAX_BLEND * MODEL_MAX_HIDDEN * sizeof *fs.rows);
+    if (!fs.rows)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    int tried, n = 0, above = 0;
+    /* The largest size first: a blend that does not fit it fits none. */
+    if (blend_at_size(&fs, MODEL_MAX_HIDDEN, b) == FIT_OK) {
+        n = smallest_fit(&fs, FIT_STEP, &tried);
+        if (n > 0 && n < d) /* smaller sizes fit, and this one does not */
+            above = smallest_fit(&fs, (d / FIT_STEP + 1) * FIT_STEP, &tried);
+    } else {
+        tried = MODEL_MAX_HIDDEN;
+    }
+    free(fs.rows);
+    if (n > d)
+        return err_set(e, ERR_USAGE,
+                       "scenario %s: its logits need a hidden size of at least %d (this head has "
+                       "%d)",
+                       s->id, n, d);
+    if (n > 0 && above > 0)
+        return err_set(e, ERR_USAGE,
+                       "scenario %s: its logits do not fit a hidden size of %d (%d and %d do)",
+                       s->id, d, n, above);
+    if (n > 0)
+        return err_set(e, ERR_USAGE,
+                       "scenario %s: its logits do not fit a hidden size of %d (%d does)", s->id, d,
+                       n);
+    if (why == FIT_DEPENDENT && tried == MODEL_MAX_HIDDEN)
+        return err_set(e, ERR_USAGE, "scenario %s: the rows of a blend are not independent", s->id);
+    return err_set(e, ERR_USAGE, "scenario %s: its logits fit no hidden size from %d to %d", s->id,
+                   FIT_STEP, tried);
 }
 
 int scenario_hidden(const struct scenario *s, const struct model *m, const int *ctx, int len,
@@ -106,8 +233,9 @@ int scenario_hidden(const struct scenario *s, const struct model *m, const int *
     const struct blend *b = scenario_blend(s, ctx, len);
     int d = m->d, n = b->n;
     struct blend_fit f;
-    if (blend_fit(s, m, b, "use a larger one", &f, e) < 0)
-        return -1;
+    enum fit why = blend_on_head(m, b, &f);
+    if (why != FIT_OK)
+        return fit_error(s, m->seed, d, b, why, e);
     double *rows = malloc((size_t)n * (size_t)d * sizeof *rows);
     double *g = malloc((size_t)d * sizeof *g);
     if (!rows || !g) {
@@ -161,16 +289,6 @@ int scenario_hidden(const struct scenario *s, const struct model *m, const int *
     return 0;
 }
 
-/* Whether the head's hidden size can meet blend b (see blend_fit). */
-static int blend_fits(const struct scenario *s, const struct model *m, const struct blend *b,
-                      struct err *e)
-{
-    char remedy[32];
-    snprintf(remedy, sizeof remedy, "this head has %d", m->d);
-    struct blend_fit f;
-    return blend_fit(s, m, b, remedy, &f, e);
-}
-
 int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, int d, uint64_t seed,
                       struct err *e)
 {
@@ -179,11 +297,14 @@ int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, i
     if (model_build(&r->m, V, d, seed, e) < 0)
         return -1;
     /* Every blend is checked now, so that no run stops half way. */
-    int rc = blend_fits(s, &r->m, &s->fallback, e);
-    for (int k = 0; rc == 0 && k < s->n_steps; k++)
-        rc = blend_fits(s, &r->m, &s->steps[k], e);
-    for (int k = 0; rc == 0 && k < s->n_next; k++)
-        rc = blend_fits(s, &r->m, &s->next[k].blend, e);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n_blends(s); i++) {
+        struct blend_fit f;
+        const struct blend *b = blend_no(s, i);
+        enum fit why = blend_on_head(&r->m, b, &f);
+        if (why != FIT_OK)
+            rc = fit_error(s, seed, d, b, why, e);
+    }
     if (rc < 0) {
         model_free(&r->m);
         return -1;
