@@ -318,7 +318,7 @@ test-valgrind: $(BIN)
 # Fuzzing (libFuzzer, clang): each harness for FUZZ_TIME seconds.
 FUZZ_TIME ?= 60
 FUZZ_CC   ?= clang
-FUZZERS   := lesson scenario npy vocab command gguf tokenizer
+FUZZERS   := lesson scenario npy vocab command gguf tokenizer output
 FUZZ_SRC  := $(filter-out src/tui/term.c,$(SRC_CORE)) src/backend/backend_nocuda.c
 FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 

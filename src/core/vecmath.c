@@ -36,7 +36,7 @@ VEC_CLONES double vm_divide(double *z, double t, int n)
     double m = 0.0;
     for (int i = 0; i < n; i++) {
         double a = fabs(z[i]);
-        m = (z[i] != -INFINITY) & (a > m) ? a : m;
+        m = ((z[i] != -INFINITY) & (a > m)) ? a : m;
         z[i] /= t;
     }
     return m;

@@ -5,13 +5,16 @@
 # Usage: tests/fuzz/run.sh BUILD_DIR      (from the top of the source tree)
 # The GGUF seed is written by gen_model (GEN_MODEL, default BUILD_DIR/../
 # gen_model, made when missing); the tokenizer's seeds by python3.
+# FUZZ_ONLY=NAME runs that harness alone; FUZZ_FLAGS adds libFuzzer options
+# to every run (-fork=1 -ignore_crashes=1 goes on past a known crash).
 set -u
 B=${1:?usage: tests/fuzz/run.sh BUILD_DIR}
 T=${FUZZ_TIME:-60}
 S="$B/seeds"
 GEN=${GEN_MODEL:-$(dirname "$B")/gen_model}
 rm -rf "$S"
-mkdir -p "$S/lesson" "$S/scenario" "$S/npy" "$S/vocab" "$S/command" "$S/gguf" "$S/tokenizer"
+mkdir -p "$S/lesson" "$S/scenario" "$S/npy" "$S/vocab" "$S/command" "$S/gguf" "$S/tokenizer" \
+    "$S/output"
 cp lessons/*.ini "$S/lesson/"
 cp data/scenarios/*.ini "$S/scenario/"
 # .npy: one float32 [3] file and one float16 [2, 2] file.
@@ -22,10 +25,34 @@ printf '\000\074\000\300\377\173\001\000' >>"$S/npy/f2.npy"
 # Vocabularies: a text one, and the first bytes of the Llama 3 file.
 printf 'a\n\\x20b\nc\\n\n' >"$S/vocab/text.vocab"
 printf 'LLVOCAB1\003\000\000\000\002\000\000\000\003\000\000\000\000\000\000\000\001\000\000\000\002\000\000\000\003\000\000\000abc' >"$S/vocab/bin.vocab"
-# Commands: a line of ':' input each, '!' lines are keys.
-printf 'temperature 0.5\ntop-k 3\n!u \n' >"$S/command/a"
-printf 'order top-k,temperature\nstop "on mat"\nmax-tokens 2\n!   \n' >"$S/command/b"
-printf 'seed 18446744073709551615\nrepetition-penalty 1.3\npenalty-scope all\n!fg<\nstep 2\n' >"$S/command/c"
+# Commands (tests/fuzz/fuzz_command.c): a first byte that picks the lesson
+# (bits 3-7: 0-27 a toy lesson, 28-31 a full-size one) and the screen
+# (bits 0-1 80x24, 120x40, 40x12, 200x60; bit 2 ASCII), then lines: a ':'
+# command each, '!' lines are keys (\011 Enter, \015 a resize).
+printf '\010temperature 0.5\ntop-k 3\n!u \n' >"$S/command/a"
+printf '\021order top-k,temperature\nstop "on mat"\nmax-tokens 2\n!   \n' >"$S/command/b"
+printf '\013seed 18446744073709551615\nrepetition-penalty 1.3\npenalty-scope all\n!fg<\nstep 2\n' \
+    >"$S/command/c"
+printf '\043!?x\n!l\004\004\015\015\n!:temperature 0.3\011\n' >"$S/command/d"
+printf '\120!a0.5\011\n!v\n!.\n' >"$S/command/e"
+printf '\343temperature 0.7\ndraws\nfind Paris\n!/ Paris\011\n!tTkK\n' >"$S/command/f"
+printf '\357top-p 0.9\n!D\n!l\004\n' >"$S/command/g"
+# Outputs (tests/fuzz/fuzz_output.c): a byte that picks the lesson (bits
+# 0-4: 0-27 a toy lesson, 28-31 a full-size one; bit 5: the lesson is the
+# input's text) and --top (bits 6-7), a byte for many draws (bit 0) and a
+# --find (bit 1), a line of settings, then the lesson's text.
+v=0
+while [ "$v" -lt 32 ]; do
+    {
+        printf '%b' "\\0$(printf %03o "$v")" # %b: octal is \0NNN
+        printf '\003temperature 0.7 | seed 3\n'
+    } >"$S/output/lesson-$v"
+    v=$((v + 1))
+done
+for f in lessons/*.ini; do
+    case $f in *-real-*) continue ;; esac
+    { printf '\040\000top-k 3 | stop "mat"\n'; cat "$f"; } >"$S/output/text-$(basename "$f" .ini)"
+done
 # GGUF: a whole small model (30 KB: one layer of width 8, the 312-token
 # SentencePiece vocabulary), so that the fuzzer starts from a file the
 # reader and the llama loader accept.
@@ -59,19 +86,17 @@ PY
 else
     echo "fuzz: python3 is missing: the tokenizer harness starts from nothing"
 fi
-# The command harness opens the toy lesson: a directory without the
-# full-size lessons keeps each run to a few milliseconds.
-rm -rf "$B/lessons"
-mkdir -p "$B/lessons"
-cp lessons/*.ini "$B/lessons/"
-rm -f "$B"/lessons/*-real-*.ini
-export FUZZ_LESSONS="$B/lessons"
 total_fail=0
-for f in lesson scenario npy vocab command gguf tokenizer; do
+for f in lesson scenario npy vocab command gguf tokenizer output; do
+    [ -n "${FUZZ_ONLY:-}" ] && [ "$FUZZ_ONLY" != "$f" ] && continue
     mkdir -p "$B/corpus/$f"
     log="$B/fuzz_$f.log"
+    # The command and output harnesses read lines of commands, keys and
+    # settings: longer inputs only repeat them and slow every run.
+    case $f in command | output) len=4096 ;; *) len=65536 ;; esac
+    # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of options
     "$B/fuzz_$f" -max_total_time="$T" -print_final_stats=1 -artifact_prefix="$B/crash-$f-" \
-        -rss_limit_mb=4096 -max_len=65536 "$B/corpus/$f" "$S/$f" >"$log" 2>&1
+        -rss_limit_mb=4096 -max_len="$len" ${FUZZ_FLAGS:-} "$B/corpus/$f" "$S/$f" >"$log" 2>&1
     status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     found=$(ls "$B"/crash-"$f"-* 2>/dev/null | wc -l)
