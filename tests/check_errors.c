@@ -836,6 +836,13 @@ START_TEST(test_bug_hidden_gives_nan)
                    "[head]\neps = 1\nrow.0 = 1.5e308 1.5e308\nrow.1 = 0 1\n" L_STEP1
                    "hidden = 1 1\n",
                    PATH ":12: hidden: the head gives token 0 a logit that is not finite");
+    /* Finite but past the sampler's limit (issue 12): with eps 1 the rms of
+     * h = (1, 1) is sqrt(1 + 1), h normalizes to (0.71, 0.71), and token 0
+     * gets 2e30 x 1.41 = 2.8e30 > 1e30. */
+    expect_refused(L_LESSON L_VOCAB "[head]\neps = 1\nrow.0 = 2e30 2e30\nrow.1 = 0 1\n" L_STEP1
+                                    "hidden = 1 1\n",
+                   PATH ":12: hidden: the head gives token 0 a logit past the sampler's limit of "
+                        "1e30");
 }
 END_TEST
 

@@ -45,3 +45,16 @@ if [ -n "$comma" ]; then
     LC_ALL=$comma "$BIN" show toy --temperature 0.5 --format csv >"$TMP/comma.csv" 2>"$TMP/err"
     cmp -s "$TMP/c.csv" "$TMP/comma.csv" && ok || bad "LC_ALL=$comma changed show's numbers"
 fi
+# A number that underflows to 0 is refused, not read as 0 (greedy); a
+# subnormal one is kept and meets the range rule.
+expect 2 "logitlab: --temperature: '1e-400' is too small for a double (it would be 0)" show toy --temperature 1e-400
+expect 2 "logitlab: temperature 9.99989e-321: token 0's z' / T overflows, past the sampler's limit |z'| <= 1e+30; the smallest temperature for this step is 3.2e-30 (0 is greedy)" \
+    show toy --temperature 1e-320
+# A lesson's logit past the limit is refused where it is written.
+printf '[lesson]\nid = big\ntitle = Big\n[vocab]\n0 = a\n1 = b\n[step.1]\nlogits = 1 2e30\n' >"$TMP/big.ini"
+expect 2 "logitlab: $TMP/big.ini:8: logits: value 2 ('2e30') is past the sampler's limit of 1e30" show "$TMP/big.ini"
+# And a captured one (1, 2e35, 3 as float32): the file and the token.
+npy "$TMP/big.npy" '<f4' '(3,)' '\000\000\200\077\014\023\032\172\000\000\100\100'
+printf 'a\nb\nc\n' >"$TMP/abc3.vocab"
+expect 2 "logitlab: $TMP/big.npy: token 1: the logit 2e+35 is past the sampler's limit of 1e30" \
+    show --logits "$TMP/big.npy" --vocab "$TMP/abc3.vocab"

@@ -171,3 +171,7 @@ expect 0 "" show real-france --hidden-size 336 --top 1
 expect 2 "logitlab: scenario story: its logits need a hidden size of at least 328 (this head has 320)" \
     export real-story --hidden-size 320
 expect 0 "" show real-story --hidden-size 328 --top 1
+# A directory as the output is named as such, with or without --force.
+mkdir -p "$TMP/outdir"
+expect 2 "logitlab: $TMP/outdir is not a regular file: not replaced" show toy -o "$TMP/outdir"
+expect 2 "logitlab: $TMP/outdir is not a regular file: not replaced" show toy -o "$TMP/outdir" --force

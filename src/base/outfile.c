@@ -182,10 +182,11 @@ int outfile_open_how(struct outfile *o, const char *path, int force, enum outfil
     if (!*path)
         return err_set(e, ERR_USAGE, "an empty file name");
     struct stat st;
+    /* A directory or a device is never replaced: say so before --force. */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return err_set(e, ERR_USAGE, "%s is not a regular file: not replaced", path);
     if (!force && lstat(path, &st) == 0)
         return err_set(e, ERR_USAGE, "%s exists: add --force to replace it", path);
-    if (force && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return err_set(e, ERR_USAGE, "%s is not a regular file: not replaced", path);
     if (split_path(o, path, e) < 0) {
         outfile_free(o);
         return -1;

@@ -134,8 +134,10 @@ int parse_double(const char *text, double *out, struct err *e)
         return err_set(e, ERR_USAGE, "'%s' is not a number (NaN)", text);
     if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1.0))
         return err_set(e, ERR_USAGE, "'%s' is not a finite number", text);
-    if (errno == ERANGE)
-        v = 0.0; /* an underflow is a value too small to matter */
+    /* A subnormal is kept as strtod gives it; one that rounds to 0 is
+     * refused rather than read as 0 (1e-400 as a temperature is not greedy). */
+    if (errno == ERANGE && v == 0.0)
+        return err_set(e, ERR_USAGE, "'%s' is too small for a double (it would be 0)", text);
     *out = v;
     return 0;
 }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sampler_rules.h"
 #include "data/ini_file.h"
 #include "data/lesson_load.h"
 #include "data/lesson_model.h"
@@ -196,6 +197,11 @@ int ld_parse_numbers(struct loader *ld, int line, const char *what, const char *
         if (isnan(v) || isinf(v) || (errno == ERANGE && fabs(v) > 1.0)) {
             ld_error(ld, line, "%s: value %d ('%.*s') is %s", what, n + 1, (int)(end - p), p,
                      isnan(v) ? "NaN" : "not finite");
+            return -1;
+        }
+        if (strcmp(what, "logits") == 0 && !rule_z_in_range(v)) { /* the sampler would refuse it */
+            ld_error(ld, line, "%s: value %d ('%.*s') is past the sampler's limit of 1e30", what,
+                     n + 1, (int)(end - p), p);
             return -1;
         }
         if (n < max)

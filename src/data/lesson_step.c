@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sampler_rules.h"
 #include "data/lesson_load.h"
 #include "model/lmhead.h"
 
@@ -276,12 +277,14 @@ static int head_logits(struct loader *ld, const struct lesson *L, int line, stru
     lmhead_gemv(L->head.w, V, d, S->normed, S->logits);
     int bad = -1;
     for (int i = 0; i < V && bad < 0; i++)
-        if (!isfinite(S->logits[i]))
+        if (!rule_z_in_range(S->logits[i]))
             bad = i;
+    int finite = bad >= 0 && isfinite(S->logits[bad]);
     free(S->logits);
     S->logits = NULL;
     if (bad >= 0) {
-        ld_error(ld, line, "hidden: the head gives token %d a logit that is not finite", bad);
+        ld_error(ld, line, "hidden: the head gives token %d a logit %s", bad,
+                 finite ? "past the sampler's limit of 1e30" : "that is not finite");
         return -1;
     }
     return 0;

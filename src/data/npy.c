@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "base/readfile.h"
+#include "core/sampler_rules.h"
 
 #define MAGIC     "\x93NUMPY"
 #define MAGIC_LEN 6
@@ -355,6 +356,16 @@ static int convert_row(const struct npy *a, const char *path, int r, const unsig
                 return err_set(e, ERR_USAGE, "%s: step %d, token %d: the logit is %s", path, r + 1,
                                i, what);
             return err_set(e, ERR_USAGE, "%s: token %d: the logit is %s", path, i, what);
+        }
+        if (!rule_z_in_range(x)) { /* the sampler would refuse the step */
+            if (r || a->nd == 2)
+                return err_set(e, ERR_USAGE,
+                               "%s: step %d, token %d: the logit %g is past the sampler's limit "
+                               "of 1e30",
+                               path, r + 1, i, (double)x);
+            return err_set(e, ERR_USAGE,
+                           "%s: token %d: the logit %g is past the sampler's limit of 1e30", path,
+                           i, (double)x);
         }
         dst[i] = x;
     }
