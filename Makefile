@@ -1,7 +1,7 @@
 # logitlab - see README.md. The two commands that do all the set-up:
 #   make run    install what is missing, build, open the program on its default lesson
 #   make test   install what is missing, build, run every test
-# Other targets: all (build), bench, test-gpu, test-gpu-self, bench-gpu, gpu-kit, format, format-check, golden, clean.
+# Other targets: all (build), bench, test-gpu, test-gpu-self, bench-gpu, gpu-kit, format, format-check, golden, svg, clean.
 
 CC       ?= cc
 BUILD    := build
@@ -87,7 +87,7 @@ CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
 .PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
 	test-install test-valgrind format format-check lint \
-        golden clean config
+        golden clean config svg
 
 all: config $(BIN) $(GPU_BINS) $(CUDA_CHECK_OBJ)
 
@@ -144,8 +144,13 @@ test-unit: $(TEST_BIN)
 test-cli: $(SAN_BIN) $(BIN)
 	tests/cli.sh $(SAN_BIN)
 	tests/screens.sh $(SAN_BIN)
+	tests/svg.sh $(SAN_BIN)
 	tests/tmux.sh $(SAN_BIN)
 	tests/tmux.sh $(BIN)
+	tests/exercise_tmux.sh $(SAN_BIN)
+	tests/exercise_tmux.sh $(BIN)
+	tests/headbuild_tmux.sh $(SAN_BIN)
+	tests/headbuild_tmux.sh $(BIN)
 	tests/backend.sh $(SAN_BIN)
 	tests/backend.sh $(BIN)
 
@@ -314,6 +319,16 @@ test-install: $(BIN)
 test-valgrind: $(BIN)
 	@tools/deps.sh valgrind
 	tests/valgrind.sh $(BIN)
+
+# README's pictures (doc/pictures/), drawn by the program itself at 120x40.
+SVG_VIEW = LC_ALL=C.UTF-8 $(BIN) --no-config --lessons-dir lessons --backend cpu --theme default \
+           --headless --format svg --size 120x40
+svg: $(BIN)
+	@mkdir -p doc/pictures
+	$(SVG_VIEW) toy >doc/pictures/toy.svg.tmp
+	$(SVG_VIEW) top-p --keys u >doc/pictures/top-p.svg.tmp
+	$(SVG_VIEW) real-story --hidden-size 384 --keys D >doc/pictures/real-story-draws.svg.tmp
+	@for f in toy top-p real-story-draws; do mv doc/pictures/$$f.svg.tmp doc/pictures/$$f.svg; done
 
 # Fuzzing (libFuzzer, clang): each harness for FUZZ_TIME seconds.
 FUZZ_TIME ?= 60

@@ -17,7 +17,7 @@ static void usage_commands(FILE *out)
 {
     fprintf(out,
             "Usage: logitlab [OPTIONS] [LESSON]\n"
-            "       logitlab show LESSON [--step N] [--format text|csv|json] [--top N] [SETTINGS]\n"
+            "       logitlab show LESSON [--step N] [--format FORMAT] [--top N] [SETTINGS]\n"
             "       logitlab generate LESSON [SETTINGS]\n"
             "       logitlab export LESSON [-o FILE] [--force] [SETTINGS]\n"
             "       logitlab lessons\n"
@@ -47,6 +47,8 @@ static void usage_options(FILE *out)
 {
     fprintf(out, "  --step N             show, the view: the step to show (default 1)\n"
                  "  --format FORMAT      text (default), csv, json or markdown (export: markdown)\n"
+                 "                       or svg: show and --headless draw the view as an SVG\n"
+                 "                       picture in the theme's colours (for slides)\n"
                  "  -o, --output FILE    write to FILE instead of standard output; an existing\n"
                  "                       file is left alone unless --force is given\n"
                  "  --force              replace the file of --output (or --save-logits)\n"
@@ -85,7 +87,8 @@ static void usage_model(FILE *out)
                  "                       ./lessons)\n"
                  "  --headless           run the interactive view without a terminal and print\n"
                  "                       its last screen as text (for tests and handouts)\n"
-                 "  --size WxH           the screen size for --headless (default 80x24)\n"
+                 "  --size WxH           the screen size for --headless and --format svg\n"
+                 "                       (default 80x24; a picture: 120x40)\n"
                  "  --keys KEYS          keys for --headless: characters, and <Space> <Enter>\n"
                  "                       <Esc> <Left> <Right> <Up> <Down> <PgUp> <PgDn> <Home>\n"
                  "                       <End> <Tab> <BS> <lt> <resize WxH>\n"
@@ -184,10 +187,15 @@ static int opt_step(struct options *o, const char *arg, struct err *e)
     return parse_int(arg, 1, 1 << 20, &o->step, e);
 }
 
+/* svg is the view drawn as a picture (screen_svg.h), not a report: it
+ * leaves the report's format alone and sends show to the view (main.c). */
 static int opt_format(struct options *o, const char *arg, struct err *e)
 {
     o->format_given = 1;
-    return report_parse_format(arg, &o->format, e);
+    o->svg = strcmp(arg, "svg") == 0;
+    if (o->svg || report_parse_format(arg, &o->format, e) == 0)
+        return 0;
+    return err_set(e, ERR_USAGE, "'%s' is not a format (text, csv, json, markdown or svg)", arg);
 }
 
 static int opt_top(struct options *o, const char *arg, struct err *e)
@@ -255,16 +263,19 @@ static int opt_backend(struct options *o, const char *arg, struct err *e)
 #define VALUE(field) offsetof(struct options, field), 0
 
 /* The commands, as bits: which of them take an option. IN_VIEW is the
- * interactive view (no command), in a terminal or --headless. */
+ * interactive view (no command), in a terminal or --headless; IN_PICTURE
+ * the view drawn as an SVG picture (show or --headless with --format svg). */
 enum {
     IN_VIEW = 1,
     IN_SHOW = 2,
     IN_GENERATE = 4,
     IN_EXPORT = 8,
     IN_LESSONS = 16,
+    IN_PICTURE = 32,
 };
 #define IN_WRITERS (IN_SHOW | IN_GENERATE | IN_EXPORT) /* those that write a report */
-#define IN_RUNS    (IN_VIEW | IN_WRITERS)              /* those that run a lesson */
+#define IN_RUNS    (IN_VIEW | IN_WRITERS | IN_PICTURE) /* those that run a lesson */
+#define IN_DRAWN   (IN_VIEW | IN_PICTURE)              /* those that draw the view */
 #define IN_ALL     (IN_RUNS | IN_LESSONS)
 
 /* What an option's value names, when it must not be empty. */
@@ -282,15 +293,15 @@ static const struct cli_option {
 } OPTIONS[] = {
     { "help", no_argument, opt_help, 0, 0, 'h', IN_ALL, ANY_TEXT },
     { "version", no_argument, opt_version, 0, 0, 'V', IN_ALL, ANY_TEXT },
-    { "step", required_argument, opt_step, 0, 0, 0, IN_VIEW | IN_SHOW, ANY_TEXT },
-    { "format", required_argument, opt_format, 0, 0, 0, IN_WRITERS, ANY_TEXT },
+    { "step", required_argument, opt_step, 0, 0, 0, IN_DRAWN | IN_SHOW, ANY_TEXT },
+    { "format", required_argument, opt_format, 0, 0, 0, IN_WRITERS | IN_PICTURE, ANY_TEXT },
     { "top", required_argument, opt_top, 0, 0, 0, IN_SHOW | IN_EXPORT, ANY_TEXT },
     { "lessons-dir", required_argument, NULL, VALUE(lessons_dir), 0, IN_ALL, A_DIR },
-    { "headless", no_argument, NULL, FLAG(headless), 0, IN_VIEW, ANY_TEXT },
-    { "size", required_argument, opt_size, 0, 0, 0, IN_VIEW, ANY_TEXT },
-    { "keys", required_argument, NULL, VALUE(keys), 0, IN_VIEW, ANY_TEXT },
-    { "ascii", no_argument, NULL, FLAG(ascii), 0, IN_VIEW, ANY_TEXT },
-    { "no-color", no_argument, NULL, FLAG(no_color), 0, IN_VIEW, ANY_TEXT },
+    { "headless", no_argument, NULL, FLAG(headless), 0, IN_DRAWN, ANY_TEXT },
+    { "size", required_argument, opt_size, 0, 0, 0, IN_DRAWN, ANY_TEXT },
+    { "keys", required_argument, NULL, VALUE(keys), 0, IN_DRAWN, ANY_TEXT },
+    { "ascii", no_argument, NULL, FLAG(ascii), 0, IN_DRAWN, ANY_TEXT },
+    { "no-color", no_argument, NULL, FLAG(no_color), 0, IN_DRAWN, ANY_TEXT },
     { "hidden-size", required_argument, opt_hidden, 0, 0, 0, IN_RUNS, ANY_TEXT },
     { "draws", required_argument, opt_draws, 0, 0, 0, IN_SHOW, ANY_TEXT },
     { "find", required_argument, opt_find, 0, 0, 0, IN_SHOW, ANY_TEXT },
@@ -300,7 +311,7 @@ static const struct cli_option {
     { "force", no_argument, NULL, FLAG(force), 0, IN_WRITERS, ANY_TEXT },
     { "config", required_argument, NULL, VALUE(config), 0, IN_RUNS, A_FILE },
     { "no-config", no_argument, NULL, FLAG(no_config), 0, IN_RUNS, ANY_TEXT },
-    { "theme", required_argument, opt_theme, 0, 0, 0, IN_VIEW, ANY_TEXT },
+    { "theme", required_argument, opt_theme, 0, 0, 0, IN_DRAWN, ANY_TEXT },
     { "backend", required_argument, opt_backend, 0, 0, 0, IN_RUNS, ANY_TEXT },
     { "model", required_argument, NULL, VALUE(model), 'm', IN_RUNS, A_FILE },
     { "prompt", required_argument, NULL, VALUE(prompt), 'p', IN_RUNS, ANY_TEXT },
@@ -415,6 +426,9 @@ static int check_output(const struct options *o, struct err *e)
         return err_set(
             e, ERR_USAGE,
             "--force replaces the file of --output FILE or --save-logits FILE: give one");
+    if (o->svg && o->command && strcmp(o->command, "show") != 0)
+        return err_set(e, ERR_USAGE,
+                       "--format svg draws the view: it goes with show or --headless");
     if (o->command && strcmp(o->command, "export") == 0 && o->format_given &&
         o->format != REPORT_MARKDOWN)
         return err_set(e, ERR_USAGE, "export writes Markdown: drop --format or say markdown");
@@ -429,14 +443,22 @@ static int check_view(const struct options *o, struct err *e)
                        o->command);
     if (o->keys && !o->headless)
         return err_set(e, ERR_USAGE, "--keys needs --headless");
+    if (o->svg && !o->command && !o->headless)
+        return err_set(e, ERR_USAGE,
+                       "--format svg needs --headless (or show): a terminal shows the view itself");
     if (o->config && o->no_config)
         return err_set(e, ERR_USAGE, "--config and --no-config contradict each other");
     return 0;
 }
 
 /* The command of o as an IN_* bit, and its name in messages. */
-static unsigned command_bit(const char *command, const char **name)
+static unsigned command_bit(const struct options *o, const char **name)
 {
+    const char *command = o->command;
+    if (o->svg && (!command || strcmp(command, "show") == 0)) {
+        *name = command ? "show --format svg" : "--headless --format svg";
+        return IN_PICTURE;
+    }
     static const struct {
         const char *word;
         unsigned bit;
@@ -469,13 +491,13 @@ static int option_index(const char *name)
 static int check_takes(const struct options *o, const unsigned char *given, struct err *e)
 {
     const char *name;
-    unsigned bit = command_bit(o->command, &name);
+    unsigned bit = command_bit(o, &name);
     for (int i = 0; i < N_OPTIONS; i++)
         if (given[i] && !(OPTIONS[i].takes & bit))
             return err_set(e, ERR_USAGE, "--%s: %s does not take it", OPTIONS[i].name, name);
     if (o->n_over > 0 && !(bit & IN_RUNS))
         return err_set(e, ERR_USAGE, "--%s: %s does not take it", o->over[0].name, name);
-    if (given[option_index("size")] && !o->headless)
+    if (given[option_index("size")] && !o->headless && !o->svg)
         return err_set(e, ERR_USAGE, "--size needs --headless (a terminal has its own size)");
     return 0;
 }
@@ -520,5 +542,11 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     o->lesson = rest ? args[0] : NULL;
     if (check_view(o, e) < 0)
         return -1;
+    if (o->svg && !given[option_index("size")]) {
+        o->width = 120; /* a slide's picture: the size README recommends */
+        o->height = 40;
+    }
+    if (o->no_color)
+        o->theme = THEME_MONO + 1; /* whatever --theme says, as the terminal does */
     return check_takes(o, given, e);
 }

@@ -43,6 +43,7 @@ struct options {
     const char *output;      /* -o, --output FILE: where show, generate and export write */
     int force;               /* --force: replace an existing output file */
     int format_given;        /* --format was on the command line */
+    int svg;                 /* --format svg: the view drawn as a picture (show, --headless) */
     const char *config;      /* --config FILE */
     int no_config;           /* --no-config: built-in defaults only */
     int theme;               /* --theme: an enum theme + 1; 0: the config's */

@@ -21,6 +21,7 @@
 #include "tui/screen.h"
 #include "tui/term.h"
 #include "tui/view.h"
+#include "tui/progress.h"
 #include "base/err.h"
 #include "data/lesson.h"
 #include "data/lesson_model.h"
@@ -48,7 +49,7 @@ struct session {
     char config_warning[APP_MSG_MAX]; /* what was wrong with the file, or "" */
     struct model_request model;       /* --model and how its prompt is encoded */
     char *prompt_buf;                 /* --prompt-file's bytes (owned) */
-    int screen_on;                    /* the interactive view has the terminal */
+    struct progress_view progress;    /* how far a long job got (tui/progress.h) */
 };
 #define TUI_POLL_MS 250 /* how often the loop looks at the stop flag */
 
@@ -120,7 +121,8 @@ static int load_lesson(struct session *ss, const char *what, struct lesson *L, s
     catalog_close(&cat);
     if (rc < 0)
         return -1;
-    if (source_open(src, L, &ss->config, o->hidden, rows, e) < 0) {
+    if (source_open_progress(src, L, &ss->config, o->hidden, rows,
+                             &(struct model_progress){ progress_show, &ss->progress }, e) < 0) {
         lesson_free(L);
         return -1;
     }
@@ -390,10 +392,11 @@ static int open_app(struct session *ss, struct app *a, struct err *e)
         names[i] = o->over[i].name;
         values[i] = o->over[i].value;
     }
-    if (app_init(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names, values,
-                 &(struct app_options){ o->hidden, o->vocab, &ss->config, &ss->backend,
-                                        o->model ? &ss->model : NULL },
-                 e) < 0)
+    struct app_options opt = { o->hidden, o->vocab, &ss->config, &ss->backend,
+                               o->model ? &ss->model : NULL };
+    struct model_progress shown = { progress_show, &ss->progress };
+    if (app_init_progress(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names,
+                          values, &opt, &shown, e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);
@@ -458,7 +461,7 @@ static int play_keys(struct session *ss, struct app *a, struct view_scratch *vs,
 }
 
 /* Runs the interactive view without a terminal: the keys of --keys, then the
- * last screen printed as text. */
+ * last screen printed as text, or with --format svg as a picture. */
 static int cmd_headless(struct session *ss, struct err *e)
 {
     const struct options *o = ss->o;
@@ -478,7 +481,10 @@ static int cmd_headless(struct session *ss, struct err *e)
         rc = play_keys(ss, a, vs, events, n, &s, e);
     if (rc == 0) {
         view_render(a, &s, vs);
-        screen_dump(&s, stdout);
+        if (o->svg) /* o->theme: the command line's (mono with --no-color, cli.c), else 0 */
+            screen_write_svg(&s, term_palette(o->theme ? o->theme - 1u : ss->config.theme), stdout);
+        else
+            screen_dump(&s, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = write_failed(NULL, e);
     }
@@ -496,6 +502,8 @@ static int run_terminal(struct session *ss, const struct term *t, struct app *a,
 {
     int utf8 = want_utf8(ss), rc = 0, w = 0, h = 0, dirty = 1;
     struct screen s = { 0 };
+    ss->progress.term = t; /* a lesson opened from the view shows its progress over s */
+    ss->progress.screen = &s;
     for (;;) {
         int nw, nh;
         term_size(&nw, &nh);
@@ -524,6 +532,8 @@ static int run_terminal(struct session *ss, const struct term *t, struct app *a,
             break;
         dirty = 1;
     }
+    ss->progress.term = NULL;
+    ss->progress.screen = NULL;
     screen_free(&s);
     return rc;
 }
@@ -543,10 +553,8 @@ static int cmd_tui(struct session *ss, struct err *e)
     struct term t;
     int rc = term_open(&t, (int)theme, e);
     if (rc == 0) {
-        ss->screen_on = 1;
         rc = run_terminal(ss, &t, a, vs, e);
         term_close(&t);
-        ss->screen_on = 0;
     }
     close_view(a, vs);
     int sig = term_stop_signal();
@@ -574,19 +582,6 @@ static int read_config(struct session *ss, struct err *e)
     snprintf(ss->config_warning, sizeof ss->config_warning, "%.200s (built-in defaults used)",
              ce.msg);
     return 0;
-}
-
-/* What opening a model is doing, on one line of a terminal's standard
- * error (nothing when it is not a terminal: a pipe or a test). */
-static void show_progress(void *arg, const char *what, int done, int total)
-{
-    const struct session *ss = arg;
-    if (ss->screen_on || !isatty(STDERR_FILENO))
-        return; /* once curses has the screen, its own lines say what happens */
-    fprintf(stderr, "\rlogitlab: %s: %d%%\033[K", what, total > 0 ? 100 * done / total : 100);
-    if (done == total)
-        fputc('\n', stderr);
-    fflush(stderr);
 }
 
 /* --prompt-file: the prompt's bytes, kept for the session. */
@@ -625,9 +620,9 @@ static int run_command(struct session *ss, struct err *e)
         rc = cmd_export(ss, o->lesson, e);
     else if (o->command && strcmp(o->command, "generate") == 0)
         rc = cmd_generate(ss, o->lesson, e);
-    else if (o->command)
+    else if (o->command && !o->svg)
         rc = cmd_show(ss, o->lesson, e);
-    else if (o->headless)
+    else if (o->headless || o->svg) /* show --format svg: the view's first screen of the step */
         rc = cmd_headless(ss, e);
     else
         rc = cmd_tui(ss, e);
@@ -664,9 +659,9 @@ static int run_main(const struct options *o, struct err *e)
         return 0;
     }
     struct session ss = {
-        .o = o, .model = { o->model, o->prompt, o->special, o->chat, show_progress, NULL }
+        .o = o, .model = { o->model, o->prompt, o->special, o->chat, progress_show, NULL }
     };
-    ss.model.progress_arg = &ss; /* show_progress reads whether the screen is on */
+    ss.model.progress_arg = &ss.progress; /* one line for every long job */
     int rc = read_config(&ss, e);
     if (rc == 0)
         rc = run_command(&ss, e);

@@ -499,7 +499,7 @@ START_TEST(test_lesson_bad_ask)
     expect_refused(MINIMAL "ask = prob 2\n", PATH ":9: ask: '2' is not a token of the vocabulary");
     expect_refused(MINIMAL "ask = median a\n",
                    PATH ":9: ask: 'median' is not a value to ask for (exp, prob, final, cum, "
-                        "adjusted, sum, kept-mass)");
+                        "adjusted, sum, kept-mass, kept)");
     expect_refused(MINIMAL "ask = prob\n",
                    PATH ":9: ask: 'prob' needs a token (an id or its text)");
     /* The second item of a list is checked too. */
@@ -636,7 +636,8 @@ START_TEST(test_cli_bad_words)
     CLI_REFUSED(test_not_an_order("--order: ", "bogus"), "--order", "bogus");
     CLI_REFUSED("--order: 'top-k,top-k' names top-k twice", "--order", "top-k,top-k");
     CLI_REFUSED("--order: an order is empty", "--order", "");
-    CLI_REFUSED("--format: 'xml' is not a format (text, csv, json or markdown)", "--format", "xml");
+    CLI_REFUSED("--format: 'xml' is not a format (text, csv, json, markdown or svg)", "--format",
+                "xml");
     CLI_REFUSED("--penalty-formula: 'x' is not a formula (engine or lesson)", "--penalty-formula",
                 "x");
     CLI_REFUSED("--stop: unknown escape \\q in '\\q' (use \\n \\t \\\\ \\\")", "--stop", "\\q");

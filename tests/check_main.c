@@ -26,6 +26,9 @@ int main(void)
     srunner_add_suite(sr, suite_escape());
     srunner_add_suite(sr, suite_writes());
     srunner_add_suite(sr, suite_parsers());
+    srunner_add_suite(sr, suite_exercise());
+    srunner_add_suite(sr, suite_svg());
+    srunner_add_suite(sr, suite_headbuild());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

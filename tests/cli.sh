@@ -171,7 +171,7 @@ expect 2 "logitlab: --repetition-penalty: 0 is out of range (must be more than 0
 expect 2 "logitlab: --temperature: 'warm' is not a number" show toy --temperature warm
 expect 2 "logitlab: unknown option '--temprature' (logitlab --help lists them)" show toy --temprature 1
 expect 2 "logitlab: option '--seed' needs a value" show toy --seed
-expect 2 "logitlab: --format: 'xml' is not a format (text, csv, json or markdown)" show toy --format xml
+expect 2 "logitlab: --format: 'xml' is not a format (text, csv, json, markdown or svg)" show toy --format xml
 expect 2 "logitlab: --step 9: lesson 'toy' has 2 steps" show toy --step 9
 expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons), --model FILE.gguf or --logits FILE.npy" show
 expect 2 "logitlab: no lesson 'nosuch' in $(cd "$HERE/.." && pwd)/lessons (logitlab lessons lists them)" show nosuch

@@ -26,6 +26,9 @@ Suite *suite_nonfinite(void);
 Suite *suite_escape(void);
 Suite *suite_writes(void);
 Suite *suite_parsers(void);
+Suite *suite_exercise(void);
+Suite *suite_svg(void);
+Suite *suite_headbuild(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

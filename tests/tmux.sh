@@ -9,26 +9,9 @@ BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$HERE/lib.sh"
-SOCK="logitlab-test-$$"
-T="tmux -L $SOCK -f /dev/null"
-cleanup() {
-    $T kill-server 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "tmux: skipped: tmux is not installed (make test installs it)"
-    exit 0
-fi
-
-bad() { # lib.sh's, and the pane as it was
-    fail=$((fail + 1))
-    printf 'FAIL: %s\n' "$*"
-    $T capture-pane -p -t t 2>/dev/null | sed 's/^/  | /'
-}
-screen() { $T capture-pane -p -t t; }
-keys() { $T send-keys -t t "$@"; }
+NAME=tmux
+# shellcheck source=tests/tmux_lib.sh
+. "$HERE/tmux_lib.sh"
 
 # wait_gone TEXT [SECONDS]: until the pane no longer shows TEXT.
 wait_gone() {
@@ -40,23 +23,6 @@ wait_gone() {
         sleep 0.05
     done
     return 1
-}
-
-# wait_prompt [SECONDS]: until the shell waits for a command: its last line
-# is the bare prompt (capture-pane drops the prompt's trailing space).
-wait_prompt() {
-    deadline=$(($(date +%s) + ${1:-10}))
-    while [ "$(date +%s)" -le "$deadline" ]; do
-        if [ "$(screen | grep -v '^$' | tail -n 1)" = '$' ]; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    return 1
-}
-
-check() { # check DESCRIPTION TEXT
-    if wait_for "$2"; then ok; else bad "$1: '$2' never appeared"; fi
 }
 
 # The shell is usable: it echoes typed commands and runs them, and the tty is

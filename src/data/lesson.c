@@ -489,7 +489,8 @@ void ask_describe(const struct lesson *L, const struct ask *a, char *buf, size_t
                                          [ASK_CUM] = "cum",
                                          [ASK_ADJUSTED] = "adjusted",
                                          [ASK_SUM] = "sum",
-                                         [ASK_KEPT_MASS] = "kept-mass" };
+                                         [ASK_KEPT_MASS] = "kept-mass",
+                                         [ASK_KEPT] = "kept" };
     if (a->id >= 0)
         snprintf(buf, n, "%s %s", WORDS[a->kind], vocab_token(&L->vocab, a->id));
     else

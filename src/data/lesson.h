@@ -36,9 +36,19 @@ struct lesson_setting {
     int line;
 };
 
-enum ask_kind { ASK_EXP, ASK_PROB, ASK_FINAL, ASK_CUM, ASK_ADJUSTED, ASK_SUM, ASK_KEPT_MASS };
+enum ask_kind {
+    ASK_EXP,
+    ASK_PROB,
+    ASK_FINAL,
+    ASK_CUM,
+    ASK_ADJUSTED,
+    ASK_SUM,
+    ASK_KEPT_MASS,
+    ASK_KEPT, /* the kept set: answered as tokens, not a number */
+};
 
-/* One value an exercise asks for: a column of a token's row, or a total. */
+/* One value an exercise asks for: a column of a token's row, a total, or
+ * the set of tokens kept. */
 struct ask {
     enum ask_kind kind;
     int id;     /* token id for per-token kinds, -1 for totals */

@@ -17,22 +17,29 @@
 
 #define PROB_SUM_TOLERANCE 1e-6
 
+/* What an ask line can ask for. digits: what an answer of the kind is
+ * checked to unless "@N" says; -1 the step's decimals, 0 for a set of
+ * tokens (its count, in the reports). */
+static const struct {
+    const char *word;
+    enum ask_kind kind;
+    int per_token;
+    int digits;
+} ASK_KINDS[] = {
+    { "exp", ASK_EXP, 1, -1 },
+    { "prob", ASK_PROB, 1, -1 },
+    { "final", ASK_FINAL, 1, -1 },
+    { "cum", ASK_CUM, 1, -1 },
+    { "adjusted", ASK_ADJUSTED, 1, -1 },
+    { "sum", ASK_SUM, 0, -1 },
+    { "kept-mass", ASK_KEPT_MASS, 0, -1 },
+    { "kept", ASK_KEPT, 0, 0 },
+};
+enum { N_ASK_KINDS = sizeof ASK_KINDS / sizeof ASK_KINDS[0] };
+
 static int parse_ask(struct loader *ld, const struct lesson *L, int line, const char *text,
                      struct lesson_step *S)
 {
-    static const struct {
-        const char *word;
-        enum ask_kind kind;
-        int per_token;
-    } KINDS[] = {
-        { "exp", ASK_EXP, 1 },
-        { "prob", ASK_PROB, 1 },
-        { "final", ASK_FINAL, 1 },
-        { "cum", ASK_CUM, 1 },
-        { "adjusted", ASK_ADJUSTED, 1 },
-        { "sum", ASK_SUM, 0 },
-        { "kept-mass", ASK_KEPT_MASS, 0 },
-    };
     const char *p = text;
     while (*p) {
         size_t len = strcspn(p, ",");
@@ -62,18 +69,19 @@ static int parse_ask(struct loader *ld, const struct lesson *L, int line, const 
         if (got < 1)
             continue;
         int k = -1;
-        for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
-            if (strcmp(word, KINDS[i].word) == 0)
-                k = (int)i;
+        for (int i = 0; i < N_ASK_KINDS; i++)
+            if (strcmp(word, ASK_KINDS[i].word) == 0)
+                k = i;
         if (k < 0) {
-            ld_error(ld, line,
-                     "ask: '%s' is not a value to ask for (exp, prob, final, cum, "
-                     "adjusted, sum, kept-mass)",
-                     word);
+            char words[128] = "";
+            for (int i = 0; i < N_ASK_KINDS; i++)
+                snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s", i ? ", " : "",
+                         ASK_KINDS[i].word);
+            ld_error(ld, line, "ask: '%s' is not a value to ask for (%s)", word, words);
             return -1;
         }
-        struct ask a = { KINDS[k].kind, -1, digits };
-        if (KINDS[k].per_token) {
+        struct ask a = { ASK_KINDS[k].kind, -1, digits >= 0 ? digits : ASK_KINDS[k].digits };
+        if (ASK_KINDS[k].per_token) {
             if (!arg[0]) {
                 ld_error(ld, line, "ask: '%s' needs a token (an id or its text)", word);
                 return -1;
@@ -89,7 +97,7 @@ static int parse_ask(struct loader *ld, const struct lesson *L, int line, const 
                 return -1;
             }
         }
-        if (got > (KINDS[k].per_token ? 2 : 1)) {
+        if (got > (ASK_KINDS[k].per_token ? 2 : 1)) {
             ld_error(ld, line, "ask: '%s' has a word too many", item);
             return -1;
         }

@@ -1,12 +1,14 @@
-/* model.c - building the synthetic head and multiplying by it, split over
- * the CPU's cores (rows are independent, so each thread takes a band). */
+/* model.c - building the synthetic head and multiplying by it, on every
+ * core: rows are independent, so each task of the thread pool (pool.h)
+ * takes a run of them, and which thread ran which rows changes no bit. */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #endif
 #include "model/model.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,6 +27,12 @@
  * while the batch's vectors go over them, so the head is read from memory
  * once a step instead of once a vector. */
 #define BATCH_CHUNK_ROWS 32
+/* Rows of a product's task (a multiple of BATCH_CHUNK_ROWS). */
+#define HEAD_TASK_ROWS 256
+/* Bytes of weights a task of the build fills: two huge pages, so that
+ * about 250 tasks at hidden size 4,096 let the cores share the work evenly
+ * even when another program takes one of them for a while. */
+#define BUILD_TASK_BYTES ((size_t)4 << 20)
 
 float lm_weight_scale(int d)
 {
@@ -33,29 +41,40 @@ float lm_weight_scale(int d)
     return (float)(LM_LOGIT_SPREAD / sqrt((double)d) / LM_V_SPREAD);
 }
 
-struct band {
+/* ---- the build -------------------------------------------------------------- */
+
+struct build_job {
     struct model *m;
-    int lo, hi;
-    const float *x;
-    float *out;
-    int n_vec; /* vectors in x (each m->d), outputs in out (each m->V) */
+    int rows;        /* of a task */
+    atomic_int done; /* rows filled so far, by every thread */
+    const struct model_progress *p;
+    char what[64];
 };
 
-static void *build_band(void *arg)
+/* A task's rows are faulted in by the thread that fills them, as it writes
+ * them: the faults of the gigabyte are spread over the cores, two huge pages
+ * a task. Faulting them in beforehand measured slower: MAP_POPULATE does it
+ * in one thread inside mmap, before any row, and on small pages (the huge
+ * page advice comes after the mapping); MADV_POPULATE_WRITE in each task
+ * zeroes the same pages, which have left the cache when the rows come. */
+static void build_task(void *arg, int task, int worker)
 {
-    struct band *b = arg;
-    struct model *m = b->m;
-    for (int r = b->lo; r < b->hi; r++)
+    struct build_job *j = arg;
+    struct model *m = j->m;
+    int lo = task * j->rows, hi = lo + j->rows < m->V ? lo + j->rows : m->V;
+    for (int r = lo; r < hi; r++)
         head_row(m->seed, (uint32_t)r, m->d, m->scale, m->w + (size_t)r * (size_t)m->d);
-    return NULL;
+    /* The caller's own additions come back in increasing order, so what it
+     * reports only grows; the last report (all rows) is model_build's. */
+    int done = atomic_fetch_add_explicit(&j->done, hi - lo, memory_order_relaxed) + (hi - lo);
+    if (worker == 0 && j->p && done < m->V)
+        j->p->fn(j->p->arg, j->what, done, m->V);
 }
 
-/* A borrowed head's product, in tasks of HEAD_TASK_ROWS rows run by its
- * pool: each row against every vector, the row's blocks dequantized once
- * for all of them (quant_dot_n gives each vector what quant_dot would), so
- * the result does not depend on which thread ran which rows. */
-#define HEAD_TASK_ROWS 256
+/* ---- the products ------------------------------------------------------------- */
 
+/* A product of the head with n_vec vectors (x: n_vec x d, out: n_vec x V),
+ * in tasks of HEAD_TASK_ROWS rows: each row against every vector. */
 struct head_job {
     const struct model *m;
     const float *x;
@@ -63,14 +82,31 @@ struct head_job {
     int n_vec;
 };
 
-static void head_task(void *arg, int task, int worker)
+/* A synthetic head's rows [lo, hi): the same product per row and vector
+ * whatever the batch, in cache-sized chunks for a batch. */
+static void bf16_rows(const struct head_job *j, int lo, int hi)
 {
-    (void)worker;
-    const struct head_job *j = arg;
+    const struct model *m = j->m;
+    size_t d = (size_t)m->d, V = (size_t)m->V;
+    if (j->n_vec == 1) {
+        head_gemv_bf16(m->w + (size_t)lo * d, hi - lo, m->d, j->x, j->out + lo);
+        return;
+    }
+    for (int c = lo; c < hi; c += BATCH_CHUNK_ROWS) {
+        int n = hi - c < BATCH_CHUNK_ROWS ? hi - c : BATCH_CHUNK_ROWS;
+        for (int v = 0; v < j->n_vec; v++)
+            head_gemv_bf16(m->w + (size_t)c * d, n, m->d, j->x + (size_t)v * d,
+                           j->out + (size_t)v * V + (size_t)c);
+    }
+}
+
+/* A borrowed head's rows [lo, hi): each row's blocks dequantized once for
+ * all the vectors (quant_dot_n gives each vector what quant_dot would). */
+static void quant_rows(const struct head_job *j, int lo, int hi)
+{
     const struct model *m = j->m;
     size_t row_bytes = quant_row_bytes(m->qtype, m->d);
     float tmp[HEAD_TASK_VECS];
-    int lo = task * HEAD_TASK_ROWS, hi = lo + HEAD_TASK_ROWS < m->V ? lo + HEAD_TASK_ROWS : m->V;
     if (j->n_vec == 1) { /* quant_dot of each row, the next row fetched during the current */
         quant_dot_rows(m->qtype, (const unsigned char *)m->qw + (size_t)lo * row_bytes, m->d,
                        hi - lo, j->x, j->out + lo);
@@ -87,50 +123,22 @@ static void head_task(void *arg, int task, int worker)
     }
 }
 
+static void head_task(void *arg, int task, int worker)
+{
+    (void)worker;
+    const struct head_job *j = arg;
+    int lo = task * HEAD_TASK_ROWS,
+        hi = lo + HEAD_TASK_ROWS < j->m->V ? lo + HEAD_TASK_ROWS : j->m->V;
+    if (j->m->qw)
+        quant_rows(j, lo, hi);
+    else
+        bf16_rows(j, lo, hi);
+}
+
 static void head_product(struct model *m, const float *x, float *out, int n_vec)
 {
     struct head_job j = { m, x, out, n_vec };
     pool_run(m->pool, head_task, &j, (m->V + HEAD_TASK_ROWS - 1) / HEAD_TASK_ROWS);
-}
-
-static void *gemv_band(void *arg)
-{
-    struct band *b = arg;
-    size_t d = (size_t)b->m->d, V = (size_t)b->m->V;
-    if (b->n_vec == 1) {
-        head_gemv_bf16(b->m->w + (size_t)b->lo * d, b->hi - b->lo, b->m->d, b->x, b->out + b->lo);
-        return NULL;
-    }
-    /* The same product per row and vector as above, in cache-sized chunks. */
-    for (int lo = b->lo; lo < b->hi; lo += BATCH_CHUNK_ROWS) {
-        int n = b->hi - lo < BATCH_CHUNK_ROWS ? b->hi - lo : BATCH_CHUNK_ROWS;
-        for (int v = 0; v < b->n_vec; v++)
-            head_gemv_bf16(b->m->w + (size_t)lo * d, n, b->m->d, b->x + (size_t)v * d,
-                           b->out + (size_t)v * V + (size_t)lo);
-    }
-    return NULL;
-}
-
-/* Runs fn over the rows in bands, one per thread (the caller's thread too). */
-static void run_bands(struct model *m, void *(*fn)(void *), const float *x, float *out, int n_vec)
-{
-    int n = m->threads;
-    struct band bands[MAX_THREADS];
-    pthread_t tid[MAX_THREADS];
-    int started[MAX_THREADS] = { 0 };
-    for (int t = 0; t < n; t++) {
-        bands[t] = (struct band){
-            m, (int)((long long)m->V * t / n), (int)((long long)m->V * (t + 1) / n), x, out, n_vec
-        };
-        if (t > 0)
-            started[t] = pthread_create(&tid[t], NULL, fn, &bands[t]) == 0;
-        if (t > 0 && !started[t])
-            fn(&bands[t]); /* no thread to be had: do it here */
-    }
-    fn(&bands[0]);
-    for (int t = 1; t < n; t++)
-        if (started[t])
-            pthread_join(tid[t], NULL);
 }
 
 /* Threads for a product of V x d: every core, unless it is too small. */
@@ -143,6 +151,27 @@ static int head_threads(int V, int d)
 
 int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e)
 {
+    return model_build_progress(m, V, d, seed, NULL, e);
+}
+
+/* Fills the allocated head m on its pool, telling p how far it got. */
+static void build_rows(struct model *m, const struct model_progress *p)
+{
+    size_t row_bytes = (size_t)m->d * sizeof *m->w;
+    struct build_job j = { .m = m, .p = p };
+    j.rows = BUILD_TASK_BYTES / row_bytes > 0 ? (int)(BUILD_TASK_BYTES / row_bytes) : 1;
+    atomic_init(&j.done, 0);
+    snprintf(j.what, sizeof j.what, "building the LM head (%.2f GB)", (double)m->bytes / 1e9);
+    if (p)
+        p->fn(p->arg, j.what, 0, m->V);
+    pool_run(m->pool, build_task, &j, (m->V + j.rows - 1) / j.rows);
+    if (p)
+        p->fn(p->arg, j.what, m->V, m->V);
+}
+
+int model_build_progress(struct model *m, int V, int d, uint64_t seed,
+                         const struct model_progress *p, struct err *e)
+{
     memset(m, 0, sizeof *m);
     if (V <= 0)
         return err_set(e, ERR_USAGE, "a model needs a vocabulary");
@@ -151,20 +180,26 @@ int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e)
                        MODEL_MAX_HIDDEN);
     size_t bytes = (size_t)V * (size_t)d * sizeof *m->w;
     /* A gigabyte touched page by page costs more in page faults than the
-     * weights cost to compute: ask for huge pages. */
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+     * weights cost to compute, and every step reads it all: huge pages (with
+     * 4 KB ones a step's product took 1.5 times as long). */
+    void *w = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (w == MAP_FAILED)
         return err_set(e, ERR_SYSTEM, "out of memory for the LM head: %d x %d bf16 = %.2f GB", V, d,
                        (double)bytes / 1e9);
-    madvise(p, bytes, MADV_HUGEPAGE);
-    m->w = p;
+    madvise(w, bytes, MADV_HUGEPAGE);
+    m->threads = head_threads(V, d);
+    if (!(m->pool = pool_new(m->threads, e))) {
+        munmap(w, bytes);
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
+    m->w = w;
     m->bytes = bytes;
     m->V = V;
     m->d = d;
     m->seed = seed;
     m->scale = lm_weight_scale(d);
-    m->threads = head_threads(V, d);
-    run_bands(m, build_band, NULL, NULL, 0);
+    build_rows(m, p);
     return 0;
 }
 
@@ -227,16 +262,10 @@ float model_rmsnorm(const float *h, int d, float *out)
 
 void model_logits(struct model *m, const float *x, float *logits)
 {
-    if (m->qw)
-        head_product(m, x, logits, 1);
-    else
-        run_bands(m, gemv_band, x, logits, 1);
+    head_product(m, x, logits, 1);
 }
 
 void model_logits_batch(struct model *m, const float *x, int n, float *logits)
 {
-    if (m->qw)
-        head_product(m, x, logits, n);
-    else
-        run_bands(m, gemv_band, x, logits, n);
+    head_product(m, x, logits, n);
 }

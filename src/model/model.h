@@ -25,22 +25,36 @@ struct model {
     float scale;  /* lm_weight_scale(d) */
     uint16_t *w;  /* V x d bf16 weights, row-major (synthetic), or NULL */
     size_t bytes; /* of w, or of qw */
-    int threads;  /* worker threads for building and for the product */
+    int threads;  /* threads for building and for the product, the caller's included */
     /* A model file's head: the rows in their stored type, the final
      * norm's gain (d floats) and epsilon; qw NULL for the synthetic one. */
     const void *qw;
     int qtype;
     const float *gain;
     float eps;
-    struct pool *pool; /* the borrowed head's threads (model/pool.h), made once */
+    struct pool *pool; /* the threads of the build and the products (model/pool.h), made once */
+};
+
+/* Told how a long job goes: fn(arg, what, done, total) with done counting up
+ * from 0 to total (the last call has done == total), always from the thread
+ * that started the job, so that it may draw. what names the job. */
+struct model_progress {
+    void (*fn)(void *arg, const char *what, int done, int total);
+    void *arg;
 };
 
 /* The scale that gives a logit spread of LM_LOGIT_SPREAD at hidden size d. */
 float lm_weight_scale(int d);
 
 /* Builds the head: allocates V x d weights and fills them. Errors: sizes out
- * of range, out of memory (the message gives the size in GB). */
+ * of range, out of memory (the message gives the size in GB), no thread. */
 int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e);
+
+/* The same, telling p (NULL: nobody) how many of the V rows are filled. The
+ * rows are filled on every core, each into memory its thread faulted in
+ * first; the weights are the same bits whatever the threads (lmhead_gen.h). */
+int model_build_progress(struct model *m, int V, int d, uint64_t seed,
+                         const struct model_progress *p, struct err *e);
 void model_free(struct model *m);
 
 /* Makes m a view of a model file's head: V rows of d values of type qtype

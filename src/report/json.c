@@ -292,6 +292,12 @@ static void json_asks(FILE *out, const struct report *r)
         json_string(out, what);
         fprintf(out, ", \"value\": ");
         json_number(out, report_ask_value(r->trace, &S->ask[i]));
+        if (S->ask[i].kind == ASK_KEPT) { /* the value is the set's size; the set itself: */
+            char set[256];
+            report_kept_text(r->trace, &L->vocab, set, sizeof set);
+            fprintf(out, ", \"tokens\": ");
+            json_string(out, set);
+        }
         fputc('}', out);
     }
     fprintf(out, "], \"digits\": %d", S->digits);

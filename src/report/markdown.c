@@ -165,7 +165,8 @@ static void md_table(FILE *out, const struct report *r, int hide)
     fputc('\n', out);
 }
 
-/* A worksheet's questions, each with its decimals and a blank. */
+/* A worksheet's questions, each with its decimals (or, for the kept set,
+ * what to write) and a blank. */
 static void md_work_out(FILE *out, const struct report *r)
 {
     const struct lesson *L = r->lesson;
@@ -177,7 +178,10 @@ static void md_work_out(FILE *out, const struct report *r)
         int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : S->digits;
         fprintf(out, "- ");
         md_text(out, what);
-        fprintf(out, " (%d decimals): %s\n", ad, MD_BLANK);
+        if (S->ask[i].kind == ASK_KEPT)
+            fprintf(out, " (the tokens): %s\n", MD_BLANK);
+        else
+            fprintf(out, " (%d decimals): %s\n", ad, MD_BLANK);
     }
     fputc('\n', out);
 }
@@ -260,10 +264,10 @@ void report_markdown_answers(FILE *out, const struct report *r)
         return;
     fprintf(out, "### Step %d\n\n", r->step);
     for (int i = 0; i < S->n_ask; i++) {
-        char what[64], val[32];
+        char what[64], val[256];
         ask_describe(L, &S->ask[i], what, sizeof what);
         int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : S->digits;
-        report_number(val, sizeof val, report_ask_value(r->trace, &S->ask[i]), ad);
+        report_ask_text(r->trace, &L->vocab, &S->ask[i], ad, val, sizeof val);
         fprintf(out, "- ");
         md_text(out, what);
         fprintf(out, ": %s\n", val);

@@ -65,8 +65,33 @@ double report_ask_value(const struct trace *t, const struct ask *a)
         return t->sum_exp;
     case ASK_KEPT_MASS:
         return t->kept_mass;
+    case ASK_KEPT: /* a set: as one number, how many tokens it holds */
+        return t->kept_count;
     }
     return NAN;
+}
+
+void report_kept_text(const struct trace *t, const struct vocab *v, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int r = 0; r < t->n_rows; r++) {
+        if (t->rows[r].removed_by != TRACE_KEPT)
+            continue;
+        char esc[64];
+        utf8_escape(vocab_token(v, t->rows[r].id), esc, sizeof esc);
+        if (buf[0])
+            utf8_append(buf, n, " ");
+        utf8_append(buf, n, esc);
+    }
+}
+
+void report_ask_text(const struct trace *t, const struct vocab *v, const struct ask *a, int digits,
+                     char *buf, size_t n)
+{
+    if (a->kind == ASK_KEPT)
+        report_kept_text(t, v, buf, n);
+    else
+        report_number(buf, n, report_ask_value(t, a), digits);
 }
 
 int report_rows_shown(const struct report *r)

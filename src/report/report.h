@@ -70,8 +70,17 @@ void report_markdown_answers(FILE *out, const struct report *r);
 /* Parses "text", "csv", "json", "markdown". */
 int report_parse_format(const char *name, enum report_format *fmt, struct err *e);
 
-/* The value an exercise asks for, from the trace. */
+/* The value an exercise asks for, from the trace (the kept set: its size). */
 double report_ask_value(const struct trace *t, const struct ask *a);
+
+/* The kept tokens in rank order, their display forms escaped, separated by
+ * spaces ("A B C"): what a kept-set answer is checked against. */
+void report_kept_text(const struct trace *t, const struct vocab *v, char *buf, size_t n);
+
+/* An asked value as the reports print it: a number to digits decimals, or
+ * the kept set as report_kept_text writes it. */
+void report_ask_text(const struct trace *t, const struct vocab *v, const struct ask *a, int digits,
+                     char *buf, size_t n);
 
 #define REPORT_LARGE 1e5 /* from here numbers are written as 4.852e+08 */
 

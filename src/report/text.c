@@ -519,10 +519,10 @@ static void text_end(FILE *out, const struct report *r)
     if (S->n_ask > 0) {
         fprintf(out, "\nasked (%d decimals):\n", d);
         for (int i = 0; i < S->n_ask; i++) {
-            char what[64], v[32];
+            char what[64], v[256];
             ask_describe(L, &S->ask[i], what, sizeof what);
             int ad = S->ask[i].digits >= 0 ? S->ask[i].digits : d;
-            report_number(v, sizeof v, report_ask_value(r->trace, &S->ask[i]), ad);
+            report_ask_text(r->trace, &L->vocab, &S->ask[i], ad, v, sizeof v);
             char shown[4 * sizeof what];
             utf8_escape(what, shown, sizeof shown);
             fprintf(out, "  %-16s %s\n", shown, v);

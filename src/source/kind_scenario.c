@@ -292,9 +292,15 @@ int scenario_hidden(const struct scenario *s, const struct model *m, const int *
 int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, int d, uint64_t seed,
                       struct err *e)
 {
+    return scenario_run_open_progress(r, s, V, d, seed, NULL, e);
+}
+
+int scenario_run_open_progress(struct scenario_run *r, const struct scenario *s, int V, int d,
+                               uint64_t seed, const struct model_progress *p, struct err *e)
+{
     memset(r, 0, sizeof *r);
     r->s = s;
-    if (model_build(&r->m, V, d, seed, e) < 0)
+    if (model_build_progress(&r->m, V, d, seed, p, e) < 0)
         return -1;
     /* Every blend is checked now, so that no run stops half way. */
     int rc = 0;
@@ -381,8 +387,9 @@ static int scenario_open(struct source *src, int hidden, struct err *e)
     struct scenario_run *r = calloc(1, sizeof *r);
     if (!r)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    if (scenario_run_open(r, L->model.scenario, L->vocab.n, hidden ? hidden : L->model.hidden,
-                          L->model.seed, e) < 0) {
+    if (scenario_run_open_progress(r, L->model.scenario, L->vocab.n,
+                                   hidden ? hidden : L->model.hidden, L->model.seed, src->progress,
+                                   e) < 0) {
         free(r);
         return -1;
     }

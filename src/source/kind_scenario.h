@@ -37,6 +37,9 @@ struct scenario_run {
  * checks that every blend of s can be met at that size. */
 int scenario_run_open(struct scenario_run *r, const struct scenario *s, int V, int d, uint64_t seed,
                       struct err *e);
+/* The same, telling p (NULL: nobody) how building the head goes. */
+int scenario_run_open_progress(struct scenario_run *r, const struct scenario *s, int V, int d,
+                               uint64_t seed, const struct model_progress *p, struct err *e);
 void scenario_run_free(struct scenario_run *r);
 
 /* The logits for the token after ctx[0..len): V floats, valid until the next

@@ -17,6 +17,12 @@ static const struct source_ops *const KINDS[] = { &SOURCE_GGUF, &SOURCE_SCENARIO
 int source_open(struct source *src, const struct lesson *L, const struct config *config, int hidden,
                 int rows, struct err *e)
 {
+    return source_open_progress(src, L, config, hidden, rows, NULL, e);
+}
+
+int source_open_progress(struct source *src, const struct lesson *L, const struct config *config,
+                         int hidden, int rows, const struct model_progress *p, struct err *e)
+{
     memset(src, 0, sizeof *src);
     if (rows < 0 || rows > SOURCE_MAX_ROWS)
         return err_set(e, ERR_USAGE, "%d rows: from 1 to %d", rows, SOURCE_MAX_ROWS);
@@ -32,10 +38,12 @@ int source_open(struct source *src, const struct lesson *L, const struct config 
         if (src->fast_rows > L->vocab.n)
             src->fast_rows = L->vocab.n;
     }
+    src->progress = p;
     if (src->ops->open && src->ops->open(src, hidden, e) < 0) {
         memset(src, 0, sizeof *src);
         return -1;
     }
+    src->progress = NULL; /* borrowed for the build alone */
     return 0;
 }
 

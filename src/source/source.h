@@ -18,6 +18,7 @@
 #include "core/sampler.h"
 #include "core/settings.h"
 #include "data/lesson.h"
+#include "model/model.h"
 
 #define SOURCE_FAST_ROWS 64 /* rows a full-size step ranks unless asked for more */
 #define SOURCE_MAX_ROWS  4096
@@ -67,6 +68,8 @@ struct source {
     const struct config *config; /* the user's defaults under the lesson's (borrowed), or NULL */
     int fast_rows;               /* 0: the reference sampler; else the O(V) one, this many rows */
     void *state;                 /* the kind's own */
+    /* While source_open_progress builds: told how far (borrowed; NULL after). */
+    const struct model_progress *progress;
 };
 
 /* Opens a source for L (which must outlive it): picks the kind, builds
@@ -77,6 +80,11 @@ struct source {
  * best tokens in full; the others on the reference. Returns 0 or -1. */
 int source_open(struct source *src, const struct lesson *L, const struct config *config, int hidden,
                 int rows, struct err *e);
+
+/* The same, telling p (NULL: nobody) how building a full-size lesson's
+ * head goes: the seconds of opening such a lesson. */
+int source_open_progress(struct source *src, const struct lesson *L, const struct config *config,
+                         int hidden, int rows, const struct model_progress *p, struct err *e);
 void source_close(struct source *src);
 
 /* Runs the LM head on backend be from now on; for a kind without a head it

@@ -144,7 +144,9 @@ static int load_lesson(struct app *a, const char *what, int index, struct lesson
         lesson_free(L);
         return -1;
     }
-    if (source_open(src, L, a->opt.config, a->opt.hidden, SOURCE_FAST_ROWS, e) < 0) {
+    /* A full-size lesson's head takes seconds to build: the caller shows how far. */
+    const struct model_progress *p = a->progress.fn ? &a->progress : NULL;
+    if (source_open_progress(src, L, a->opt.config, a->opt.hidden, SOURCE_FAST_ROWS, p, e) < 0) {
         lesson_free(L);
         return -1;
     }
@@ -224,9 +226,18 @@ int app_start_step(struct app *a, int k, struct err *e)
 int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
              const char *const *values, const struct app_options *src, struct err *e)
 {
+    return app_init_progress(a, dir, what, n_over, names, values, src, NULL, e);
+}
+
+int app_init_progress(struct app *a, const char *dir, const char *what, int n_over,
+                      const char *const *names, const char *const *values,
+                      const struct app_options *src, const struct model_progress *p, struct err *e)
+{
     memset(a, 0, sizeof *a);
     if (src)
         a->opt = *src;
+    if (p)
+        a->progress = *p;
     app_bind_keys(a, a->opt.config);
     a->lesson_index = -1;
     a->try_index = -1;

@@ -61,8 +61,11 @@ struct app_override {
 
 struct app_answer {
     int given;
-    double value;
+    double value; /* a kept set: how many tokens the answer named */
     int ok;
+    int misses;       /* wrong answers so far; the second shows the solution */
+    char typed[64];   /* the last answer: the number, or the set's tokens (escaped) */
+    char verdict[96]; /* what was wrong with it ("about 0.01 too high", "missing C") */
 };
 
 /* A step taken: where it was, what it used, what it drew. */
@@ -125,6 +128,7 @@ struct app {
     int scroll_page; /* lines of text on screen, set after each drawing */
     int try_index;   /* the step's suggestion applied last, -1 for none */
     struct app_options opt;
+    struct model_progress progress; /* told how opening a lesson goes (fn NULL: nobody) */
     int keymap[128]; /* a key pressed -> 1 + the action bound to it (config.h); 0: its own */
 
     /* Full-size steps (the O(V) sampler): a token found with '/', and many
@@ -151,6 +155,13 @@ struct app {
 int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
              const char *const *values, const struct app_options *src, struct err *e);
 
+/* The same, telling p (NULL: nobody; copied) how opening a lesson goes, now
+ * and whenever another opens (':lesson', n, N): a full-size lesson's head
+ * takes seconds to build. */
+int app_init_progress(struct app *a, const char *dir, const char *what, int n_over,
+                      const char *const *names, const char *const *values,
+                      const struct app_options *src, const struct model_progress *p, struct err *e);
+
 /* Starts the lesson again from its step k (1-based), on the lesson's own
  * path. Returns 0, or -1 with a message when there is no step k. */
 int app_start_step(struct app *a, int k, struct err *e);
@@ -165,6 +176,10 @@ int app_command(struct app *a, const char *line);
 
 /* 1 when the step on screen is an exercise whose solution is still hidden. */
 int app_hidden(const struct app *a);
+
+/* The tokens t keeps, by probability, escaped and separated by spaces
+ * ("A B C"): the answer to a kept-set ask (app_exercise.c). */
+void app_kept_text(const struct app *a, const struct trace *t, char *buf, size_t n);
 
 /* The entry on screen, or NULL for the live step. */
 const struct app_entry *app_shown_entry(const struct app *a);

@@ -26,26 +26,69 @@ int term_locale_utf8(void)
 
 /* Colours by role (screen.h), readable on light and dark backgrounds and
  * told apart without red/green: blue for kept, vermillion for negative,
- * orange for the drawn token, reddish purple for u (after Okabe and Ito). */
+ * orange for the drawn token, reddish purple for u (after Okabe and Ito).
+ * The 256-colour tables are also the pictures' colours (term_palette). */
+static const short RICH[COL_COUNT] = {
+    [COL_DEFAULT] = -1,  [COL_TITLE] = 25,   [COL_KEPT] = 32,   [COL_NEG] = 166,
+    [COL_REMOVED] = 244, [COL_CHOSEN] = 214, [COL_U] = 162,     [COL_ACCENT] = 30,
+    [COL_WARN] = 166,    [COL_GOOD] = 29,    [COL_STATUS] = -1,
+};
+/* For a projector: the brightest colours, on black, where a washed-out
+ * image loses the pale ones. */
+static const short BRIGHT[COL_COUNT] = {
+    [COL_DEFAULT] = 15,  [COL_TITLE] = 51,   [COL_KEPT] = 45,   [COL_NEG] = 202,
+    [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_U] = 201,     [COL_ACCENT] = 87,
+    [COL_WARN] = 196,    [COL_GOOD] = 46,    [COL_STATUS] = 15,
+};
+/* A picture of the default theme, whose text and page are the terminal's
+ * own colours, needs some: black on white, which prints and projects. */
+#define PAGE_INK   16  /* xterm's black */
+#define PAGE_PAPER 231 /* xterm's white */
+
+/* The colour xterm's default palette gives 256-colour index n: sixteen
+ * system colours, a 6 x 6 x 6 cube from 16 (levels 0, 95, 135, ..., 255),
+ * 24 greys from 232 (8, 18, ..., 238). Most terminals use the same. */
+static uint32_t xterm_rgb(int n)
+{
+    static const uint32_t SYSTEM[16] = {
+        0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5,
+        0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00, 0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff,
+    };
+    if (n < 16)
+        return SYSTEM[n < 0 ? 0 : n];
+    if (n >= 232) {
+        uint32_t g = 8 + 10 * (uint32_t)(n - 232);
+        return g << 16 | g << 8 | g;
+    }
+    int i = n - 16, level[3] = { i / 36, i / 6 % 6, i % 6 };
+    uint32_t rgb = 0;
+    for (int k = 0; k < 3; k++)
+        rgb = rgb << 8 | (uint32_t)(level[k] ? 55 + 40 * level[k] : 0);
+    return rgb;
+}
+
+struct svg_palette term_palette(int theme)
+{
+    struct svg_palette p = { .bg = xterm_rgb(PAGE_PAPER) };
+    const short *fg = theme == 2 ? BRIGHT : RICH;
+    for (int c = 0; c < COL_COUNT; c++)
+        p.fg[c] = xterm_rgb(theme == 0 || fg[c] < 0 ? PAGE_INK : fg[c]);
+    if (theme == 2) { /* as term_present draws it: on black, all bold, nothing dim */
+        p.bg = xterm_rgb(COLOR_BLACK);
+        p.all_bold = 1;
+        p.no_dim = 1;
+    }
+    return p;
+}
+
+/* The colour pairs of the terminal's theme, by role. */
 static void init_colors(const struct term *t)
 {
-    static const short RICH[COL_COUNT] = {
-        [COL_DEFAULT] = -1,  [COL_TITLE] = 25,   [COL_KEPT] = 32,   [COL_NEG] = 166,
-        [COL_REMOVED] = 244, [COL_CHOSEN] = 214, [COL_U] = 162,     [COL_ACCENT] = 30,
-        [COL_WARN] = 166,    [COL_GOOD] = 29,    [COL_STATUS] = -1,
-    };
     static const short BASIC[COL_COUNT] = {
         [COL_DEFAULT] = -1,       [COL_TITLE] = COLOR_BLUE,  [COL_KEPT] = COLOR_BLUE,
         [COL_NEG] = COLOR_RED,    [COL_REMOVED] = -1,        [COL_CHOSEN] = COLOR_YELLOW,
         [COL_U] = COLOR_MAGENTA,  [COL_ACCENT] = COLOR_CYAN, [COL_WARN] = COLOR_RED,
         [COL_GOOD] = COLOR_GREEN, [COL_STATUS] = -1,
-    };
-    /* For a projector: the brightest colours, on black, where a washed-out
-     * image loses the pale ones. */
-    static const short BRIGHT[COL_COUNT] = {
-        [COL_DEFAULT] = 15,  [COL_TITLE] = 51,   [COL_KEPT] = 45,   [COL_NEG] = 202,
-        [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_U] = 201,     [COL_ACCENT] = 87,
-        [COL_WARN] = 196,    [COL_GOOD] = 46,    [COL_STATUS] = 15,
     };
     static const short BRIGHT_BASIC[COL_COUNT] = {
         [COL_DEFAULT] = COLOR_WHITE, [COL_TITLE] = COLOR_CYAN,    [COL_KEPT] = COLOR_CYAN,

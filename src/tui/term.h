@@ -11,6 +11,7 @@
 
 #include "base/err.h"
 #include "tui/screen.h"
+#include "tui/screen_svg.h"
 
 /* An open terminal: how it shows colours, and curses' screen of it. */
 struct term {
@@ -28,6 +29,11 @@ int term_open(struct term *t, int theme, struct err *e);
  * termtype (NULL: $TERM): what the benchmark uses to time ncurses' part. */
 int term_open_stream(struct term *t, const char *termtype, FILE *out, FILE *in, int theme,
                      struct err *e);
+
+/* The colours of theme (0 mono, 1 default, 2 projector) for a picture:
+ * the 256-colour indices the terminal is given, as xterm shows them, on a
+ * white page (the projector's: black, all bold, nothing dim). */
+struct svg_palette term_palette(int theme);
 
 /* Restores the terminal. Safe to call more than once and when not open. */
 void term_close(struct term *t);

@@ -138,6 +138,65 @@ static void prompt_tokens(const struct app *a, struct lines *L, int width)
     add_line(L, "", COL_DEFAULT, 0);
 }
 
+/* What an answer's row says after "you 7.4000": right, or wrong with the
+ * verdict, and "try again" while the solution is still hidden. */
+static void answer_verdict(const struct app *a, const struct app_answer *an, char *buf, size_t n)
+{
+    if (an->ok)
+        snprintf(buf, n, "you %s right%s", an->typed, an->misses ? ", 2nd try" : "");
+    else
+        snprintf(buf, n, "you %s wrong: %s%s", an->typed, an->verdict,
+                 app_hidden(a) ? "; try again" : "");
+}
+
+/* The exercise: one row per value asked, "?" until the solution is shown,
+ * and the verdict on each answer given. A row that does not fit the pane
+ * puts its verdict on wrapped lines below, so that no verdict is cut. */
+static void exercise_lines(const struct app *a, struct lines *L, int width)
+{
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    const struct app_entry *en = app_shown_entry(a);
+    const struct app_answer *ans = en ? en->ans : a->ans;
+    int n_ans = en ? en->n_ans : S->n_ask;
+    if (S->n_ask == 0 || n_ans == 0)
+        return;
+    add_line(L, "", COL_DEFAULT, 0);
+    add_wrapped(L, "",
+                app_hidden(a) ? "Exercise: a answers, v shows the solution." : "Exercise:", width,
+                COL_ACCENT, ATTR_BOLD);
+    for (int i = 0; i < S->n_ask && i < n_ans; i++) {
+        char what[64], want[128], got[256] = "", buf[512];
+        const struct ask *q = &S->ask[i];
+        ask_describe(&a->L, q, what, sizeof what);
+        if (app_hidden(a))
+            snprintf(want, sizeof want, "?");
+        else if (q->kind == ASK_KEPT)
+            app_kept_text(a, &a->t, want, sizeof want);
+        else
+            report_number(want, sizeof want, report_ask_value(&a->t, q),
+                          q->digits >= 0 ? q->digits : S->digits);
+        if (ans[i].given)
+            answer_verdict(a, &ans[i], got, sizeof got);
+        int asking = a->mode == MODE_ANSWER && i == a->ask_index && !en;
+        int color = ans[i].given ? (ans[i].ok ? COL_GOOD : COL_WARN) : COL_DEFAULT;
+        int attr = asking ? ATTR_BOLD : 0;
+        snprintf(buf, sizeof buf, "%s%-9s %9s", asking ? "> " : "  ", what, want);
+        int head_w = utf8_width(buf);
+        if (got[0] && head_w + 2 + utf8_width(got) <= width) {
+            utf8_append(buf, sizeof buf, "  ");
+            utf8_append(buf, sizeof buf, got);
+            add_line(L, buf, color, attr);
+            continue;
+        }
+        if (head_w <= width)
+            add_line(L, buf, color, attr);
+        else
+            add_wrapped(L, asking ? "> " : "  ", buf + 2, width, color, attr);
+        if (got[0])
+            add_wrapped(L, "    ", got, width, color, attr);
+    }
+}
+
 static void lesson_lines(const struct app *a, struct lines *L, int width)
 {
     const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
@@ -181,28 +240,7 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
                     width, COL_REMOVED, 0);
     if (S->solution && !app_hidden(a))
         add_paragraphs(L, "Solution: ", S->solution, width, COL_GOOD, 0);
-    const struct app_answer *ans = en ? en->ans : a->ans;
-    int n_ans = en ? en->n_ans : S->n_ask;
-    if (S->n_ask > 0 && n_ans > 0) {
-        add_line(L, "", COL_DEFAULT, 0);
-        add_line(L, app_hidden(a) ? "Exercise: a answers, v shows the solution." : "Exercise:",
-                 COL_ACCENT, ATTR_BOLD);
-        for (int i = 0; i < S->n_ask; i++) {
-            char what[64], want[32], got[48] = "";
-            const struct ask *q = &S->ask[i];
-            int qd = q->digits >= 0 ? q->digits : S->digits;
-            ask_describe(&a->L, q, what, sizeof what);
-            report_number(want, sizeof want, report_ask_value(&a->t, q), qd);
-            if (ans[i].given)
-                snprintf(got, sizeof got, "you %.*f %s", qd, ans[i].value,
-                         ans[i].ok ? "right" : "wrong");
-            int asking = a->mode == MODE_ANSWER && i == a->ask_index && !en;
-            snprintf(buf, sizeof buf, "%s%-9s %9s  %s", asking ? "> " : "  ", what,
-                     app_hidden(a) ? "?" : want, got);
-            add_line(L, buf, ans[i].given ? (ans[i].ok ? COL_GOOD : COL_WARN) : COL_DEFAULT,
-                     asking ? ATTR_BOLD : 0);
-        }
-    }
+    exercise_lines(a, L, width);
     if (S->note && !app_hidden(a))
         add_paragraphs(L, "Note: ", S->note, width, COL_REMOVED, 0);
     if (S->n_try > 0 && !en) {

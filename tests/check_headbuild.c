@@ -1,0 +1,262 @@
+/* The full-size head's build (model.c): on every core into memory its
+ * threads faulted in, the same bits as the scalar generator of
+ * lmhead_gen.h (the GPU's) run in one thread; the progress it reports (0 to
+ * all rows, only growing, from the caller's thread) through a source and
+ * the app; and the line that shows it (tui/progress.c). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data/catalog.h"
+#include "model/head_vec.h"
+#include "model/lmhead_gen.h"
+#include "model/model.h"
+#include "source/source.h"
+#include "suites.h"
+#include "tui/app.h"
+#include "tui/app_int.h"
+#include "tui/progress.h"
+
+#define LLAMA3_V 128256
+/* Digests of heads (FNV-1a 64 over the bytes of w, row after row) at the
+ * default seed, printed by model.c as it was before it built on the pool
+ * (two static bands of pthreads): the weights must not change with the way
+ * they are built. All 128,256 rows at 384; the first 20,000 at 4,096 (the
+ * whole 1.05 GB head there hashed to 0x1df140149fd27b84, before and after). */
+#define DIGEST_384      0xf62b837c1fecc041ull
+#define DIGEST_4096_20K 0x08151359f2f0ff73ull
+
+static uint64_t fnv1a(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Row r of the head m against lm_weights4, four weights at a time: the
+ * scalar specification, in this one thread. */
+static void assert_row(const struct model *m, int r)
+{
+    const uint16_t *row = m->w + (size_t)r * (size_t)m->d;
+    for (int c = 0; c < m->d / 4; c++) {
+        uint16_t w4[4];
+        lm_weights4(m->seed, (uint32_t)r, (uint32_t)c, m->scale, w4);
+        ck_assert_msg(memcmp(row + 4 * c, w4, sizeof w4) == 0, "row %d, weights %d..%d differ", r,
+                      4 * c, 4 * c + 3);
+    }
+}
+
+/* What a progress function was told. */
+#define MAX_CALLS 4096
+struct record {
+    int n;
+    int done[MAX_CALLS], total[MAX_CALLS];
+    char what[64];
+    int what_changed, other_thread;
+    pthread_t caller;
+};
+
+static void record_progress(void *arg, const char *what, int done, int total)
+{
+    struct record *r = arg;
+    if (r->n == 0)
+        snprintf(r->what, sizeof r->what, "%s", what);
+    else if (strcmp(r->what, what) != 0)
+        r->what_changed = 1;
+    if (!pthread_equal(pthread_self(), r->caller))
+        r->other_thread = 1;
+    if (r->n < MAX_CALLS) {
+        r->done[r->n] = done;
+        r->total[r->n] = total;
+    }
+    r->n++;
+}
+
+/* The calls of one build of V rows: from (0, V) to (V, V), done strictly
+ * growing in between, one job's name, all from the building thread. */
+static void assert_progress(const struct record *r, int V, const char *what)
+{
+    ck_assert_int_le(r->n, MAX_CALLS);
+    ck_assert_int_ge(r->n, 3); /* the start, one task of the caller's at least, the end */
+    ck_assert_str_eq(r->what, what);
+    ck_assert_int_eq(r->what_changed, 0);
+    ck_assert_int_eq(r->other_thread, 0);
+    ck_assert_int_eq(r->done[0], 0);
+    for (int i = 0; i < r->n; i++)
+        ck_assert_int_eq(r->total[i], V);
+    for (int i = 1; i < r->n; i++)
+        ck_assert_msg(r->done[i] > r->done[i - 1], "call %d: %d rows after %d", i, r->done[i],
+                      r->done[i - 1]);
+    ck_assert_int_eq(r->done[r->n - 1], V); /* the fraction ends at 1 */
+}
+
+/* The threads the build runs on: every core, up to model.c's 16. */
+static int cores(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+}
+
+/* Hidden size 384 (98.5 MB), all 128,256 rows: the pool's head equals one
+ * built row by row in this thread (head_row) and hashes to DIGEST_384;
+ * rows at the ends and at the edges of the build's tasks (5,461 rows, 4 MB
+ * / 768 B) equal the scalar generator's weight for weight. */
+START_TEST(test_whole_head_384)
+{
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_build(&m, LLAMA3_V, 384, MODEL_DEFAULT_SEED, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(m.threads, cores());
+    uint16_t row[384];
+    for (int r = 0; r < LLAMA3_V; r++) {
+        head_row(MODEL_DEFAULT_SEED, (uint32_t)r, 384, m.scale, row);
+        ck_assert_msg(memcmp(m.w + (size_t)r * 384, row, sizeof row) == 0, "row %d differs", r);
+    }
+    static const int ROWS[] = { 0, 1, 5460, 5461, 10921, 10922, 125603, 125604, 128255 };
+    for (size_t i = 0; i < sizeof ROWS / sizeof ROWS[0]; i++)
+        assert_row(&m, ROWS[i]);
+    ck_assert_uint_eq(fnv1a(m.w, m.bytes), DIGEST_384);
+    model_free(&m);
+}
+END_TEST
+
+/* Hidden size 4,096, the full-size lessons' (the rows do not depend on V,
+ * so the first 20,000 of them, 164 MB, stand for the 1.05 GB head): they
+ * hash to DIGEST_4096_20K, and rows at the ends and on both sides of task
+ * edges (512 rows of 8 KB, 4 MB a task) match the generator. */
+START_TEST(test_rows_4096)
+{
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_build(&m, 20000, 4096, MODEL_DEFAULT_SEED, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(m.threads, cores());
+    static const int ROWS[] = { 0, 1, 511, 512, 1023, 1024, 10239, 10240, 19455, 19456, 19999 };
+    for (size_t i = 0; i < sizeof ROWS / sizeof ROWS[0]; i++)
+        assert_row(&m, ROWS[i]);
+    ck_assert_uint_eq(fnv1a(m.w, m.bytes), DIGEST_4096_20K);
+    model_free(&m);
+}
+END_TEST
+
+/* The build's progress at 384: 128,256 x 384 x 2 bytes = 98.5 MB, named
+ * "0.10 GB"; tasks of 5,461 rows (4 MB / 768 B), so 24 of them. */
+START_TEST(test_progress_of_build)
+{
+    struct record *r = calloc(1, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    r->caller = pthread_self();
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_build_progress(&m, LLAMA3_V, 384, MODEL_DEFAULT_SEED,
+                                       &(struct model_progress){ record_progress, r }, &e) == 0,
+                  "%s", e.msg);
+    assert_progress(r, LLAMA3_V, "building the LM head (0.10 GB)");
+    ck_assert_int_le(r->n, 2 + 24);
+    ck_assert_uint_eq(fnv1a(m.w, m.bytes), DIGEST_384); /* telling changes nothing */
+    model_free(&m);
+    free(r);
+}
+END_TEST
+
+/* A source opening real-france passes the progress to its head's build,
+ * and a toy lesson (no head) tells nothing. */
+START_TEST(test_progress_through_source)
+{
+    struct record *r = calloc(1, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    r->caller = pthread_self();
+    struct catalog cat;
+    struct lesson L;
+    struct source src;
+    struct err e;
+    ck_assert_msg(catalog_open(&cat, TEST_LESSONS, &e) == 0, "%s", e.msg);
+    ck_assert_msg(catalog_load(&cat, "toy", &L, &e) == 0, "%s", e.msg);
+    const struct model_progress p = { record_progress, r };
+    ck_assert_msg(source_open_progress(&src, &L, NULL, 0, 0, &p, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(r->n, 0);
+    ck_assert_ptr_null(src.progress);
+    source_close(&src);
+    lesson_free(&L);
+    ck_assert_msg(catalog_load(&cat, "real-france", &L, &e) == 0, "%s", e.msg);
+    catalog_close(&cat);
+    ck_assert_msg(source_open_progress(&src, &L, NULL, TEST_HIDDEN, 64, &p, &e) == 0, "%s", e.msg);
+    assert_progress(r, LLAMA3_V, "building the LM head (0.10 GB)");
+    ck_assert_ptr_null(src.progress); /* borrowed for the build alone */
+    source_close(&src);
+    lesson_free(&L);
+    free(r);
+}
+END_TEST
+
+/* The app opening a full-size lesson (its first, and another by name, as
+ * ':lesson' and n do) tells the function of its options. */
+START_TEST(test_progress_through_app)
+{
+    struct record *r = calloc(1, sizeof *r);
+    struct app *a = malloc(sizeof *a);
+    ck_assert(r && a);
+    r->caller = pthread_self();
+    struct err e;
+    const struct model_progress p = { record_progress, r };
+    ck_assert_msg(
+        app_init_progress(a, TEST_LESSONS, "real-loop", 0, NULL, NULL, TEST_SOURCE, &p, &e) == 0,
+        "%s", e.msg);
+    assert_progress(r, LLAMA3_V, "building the LM head (0.10 GB)");
+    memset(r->done, 0, sizeof r->done);
+    r->n = 0;
+    ck_assert_msg(app_open_lesson(a, "real-france", -1, &e) == 0, "%s", e.msg);
+    assert_progress(r, LLAMA3_V, "building the LM head (0.10 GB)");
+    app_free(a);
+    free(a);
+    free(r);
+}
+END_TEST
+
+/* The line: the percent (rounded down), the time left guessed from what
+ * was done after 300 ms (elapsed x left / done), the time taken at the end. */
+START_TEST(test_progress_line)
+{
+    char buf[128];
+    const char *w = "building the LM head (1.05 GB)";
+    progress_line(w, 0, 128256, 0.0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "building the LM head (1.05 GB): 0%");
+    progress_line(w, 12825, 128256, 250.0, buf, sizeof buf); /* 9.99 %, too early to guess */
+    ck_assert_str_eq(buf, "building the LM head (1.05 GB): 9%");
+    /* 1 s for a quarter: 3 s for the other three quarters */
+    progress_line(w, 32064, 128256, 1000.0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "building the LM head (1.05 GB): 25%, about 3 s left");
+    /* 900 of 1,000 in 2 s: 2000 x 100 / 900 = 222 ms left */
+    progress_line("reading the weights", 900, 1000, 2000.0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "reading the weights: 90%, under a second left");
+    progress_line(w, 128256, 128256, 1234.0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "building the LM head (1.05 GB): 100%, in 1.2 s");
+    progress_line("mapping the file", 1, 1, 240.4, buf, sizeof buf);
+    ck_assert_str_eq(buf, "mapping the file: 100%, in 240 ms");
+}
+END_TEST
+
+Suite *suite_headbuild(void)
+{
+    Suite *s = suite_create("headbuild");
+    TCase *small = tcase_create("weights-384");
+    tcase_set_timeout(small, 60);
+    tcase_add_test(small, test_whole_head_384);
+    suite_add_tcase(s, small);
+    TCase *full = tcase_create("weights-4096");
+    tcase_set_timeout(full, 60);
+    tcase_add_test(full, test_rows_4096);
+    suite_add_tcase(s, full);
+    TCase *tc = tcase_create("progress");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_progress_of_build);
+    tcase_add_test(tc, test_progress_through_source);
+    tcase_add_test(tc, test_progress_through_app);
+    tcase_add_test(tc, test_progress_line);
+    suite_add_tcase(s, tc);
+    return s;
+}
