@@ -124,6 +124,7 @@ test: deps
 # (tests/golden/model/, written by `make test-oracle`).
 test-model: $(SAN_BIN) $(BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/san/model_check
 	tests/model.sh $(SAN_BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/san/model_check
+	tests/readme.sh $(BIN) $(BUILD)/models/llama3-q8_0.gguf
 
 # llama.cpp as the oracle (fetched from npm, built under build/oracle: about
 # 10 minutes the first time) and the exact reference (numpy): regenerates the

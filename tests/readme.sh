@@ -1,0 +1,43 @@
+#!/bin/sh
+# Every command that README.md and doc/*.md show in their code blocks runs
+# as written and exits as its comment says (0, or 2 where it says "status
+# 2"), so the documentation cannot drift from the program. Synopsis lines
+# (placeholders such as LESSON, FILE, [OPTIONS]) are skipped; a model file
+# named in the text is the generated Llama 3 model of tests/model.sh; the
+# interactive view runs --headless (it has no terminal here). Files written
+# (-o, --save-logits) go to a temporary directory.
+# Usage: tests/readme.sh LOGITLAB MODEL.gguf     (from the top of the tree)
+set -u
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+MODEL=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+TOP=$(pwd)
+HERE=$(dirname "$0")
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+export LOGITLAB_LESSONS="$TOP/lessons"
+
+awk '/^```/ { block = !block; next } block && /^logitlab / { print FILENAME "\t" $0 }' \
+    README.md doc/*.md >"$TMP/commands"
+[ -s "$TMP/commands" ] || bad "no commands found in README.md and doc/"
+n=0
+while IFS="$(printf '\t')" read -r file line; do
+    case $line in *'['* | *LESSON* | *SETTINGS* | *FILE.*) continue ;; esac
+    want=0
+    case $line in *'status 2'*) want=2 ;; esac
+    # The command without its comment (two spaces or more, then #).
+    cmd=$(printf '%s\n' "$line" | sed -E 's/  +#.*$//; s/ +$//')
+    cmd=$(printf '%s\n' "$cmd" | sed -E "s#(Llama-3\\.2-1B-Instruct-Q8_0|MODEL)\\.gguf#$MODEL#g")
+    sub=$(printf '%s\n' "$cmd" | awk '{ print $2 }')
+    case $sub in show | generate | export | lessons) ;; *) cmd="$cmd --headless" ;; esac
+    n=$((n + 1))
+    (cd "$TMP" && eval "timeout 300 $(printf '%s\n' "$cmd" | sed "s#^logitlab#\"$BIN\"#")") \
+        >"$TMP/out" 2>"$TMP/err" </dev/null
+    status=$?
+    if [ "$status" -eq "$want" ]; then
+        ok
+    else
+        bad "$file: '$line': status $status, want $want: $(head -c 300 "$TMP/err")"
+    fi
+done <"$TMP/commands"
+printf 'readme: %d commands: %d passed, %d failed\n' "$n" "$pass" "$fail"
+[ "$fail" -eq 0 ]
