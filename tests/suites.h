@@ -29,6 +29,8 @@ Suite *suite_parsers(void);
 Suite *suite_exercise(void);
 Suite *suite_svg(void);
 Suite *suite_headbuild(void);
+Suite *suite_stop(void);
+Suite *suite_drawstoy(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +87,7 @@ static int work_reserve(struct draws_work *W, size_t V)
     W->order = malloc(V * sizeof *W->order);
     W->cum_p = malloc(V * sizeof *W->cum_p);
     W->cum_k = malloc(V * sizeof *W->cum_k);
-    W->hit = malloc(2 * V);
+    W->hit = malloc(2 * V * sizeof *W->hit);
     W->rank = malloc(V * sizeof *W->rank);
     if (!W->rank || !W->a || !W->b || !W->count || !W->order || !W->cum_p || !W->cum_k || !W->hit)
         return -1;
@@ -234,18 +235,20 @@ int draws_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row,
     return 0;
 }
 
-/* Counts one draw that landed on ranks rp (no filter) and rk (filters). */
-static void tally(const struct draws_work *W, struct draws *d, int top, int rp, int rk, int first)
+/* Counts one draw that landed on ranks rp (no filter) and rk (filters),
+ * tokens idp and idk. */
+static void tally(const struct draws_work *W, struct draws *d, int top, int rp, int rk, int idp,
+                  int idk, int first)
 {
-    unsigned char *hit = W->hit;
+    uint32_t *hp = &W->hit[2 * (size_t)idp], *hk = &W->hit[2 * (size_t)idk + 1];
     if (first)
-        d->first_kept = W->order[rk].id;
+        d->first_kept = idk;
     if (rp < top) {
         d->c_plain[rp]++;
     } else {
         d->tail_plain++;
-        if (!hit[2 * (size_t)W->order[rp].id] && d->n_examples < DRAWS_EXAMPLES) {
-            d->example[d->n_examples] = W->order[rp].id;
+        if (!*hp && d->n_examples < DRAWS_EXAMPLES) {
+            d->example[d->n_examples] = idp;
             d->example_rank[d->n_examples++] = rp;
         }
     }
@@ -253,11 +256,53 @@ static void tally(const struct draws_work *W, struct draws *d, int top, int rp, 
         d->c_kept[rk]++;
     else
         d->tail_kept++;
-    unsigned char *hp = &hit[2 * (size_t)W->order[rp].id],
-                  *hk = &hit[2 * (size_t)W->order[rk].id + 1];
     d->distinct_plain += !*hp;
     d->distinct_kept += !*hk;
-    *hp = *hk = 1;
+    ++*hp;
+    ++*hk;
+}
+
+/* The token of rank r as the lists of rarest tokens give it: from the
+ * trace's rows (by_row), else from the fast run's per-token state; its
+ * counts from the work area's hits. */
+static struct draws_token token_at(const struct trace *t, int r, int by_row)
+{
+    struct draws_token k = { .rank = r };
+    if (by_row) {
+        const struct trace_row *row = &t->rows[r];
+        k.id = row->id;
+        k.removed_by = row->removed_by;
+        k.prob = row->prob;
+        k.final = row->final;
+    } else {
+        k.id = t->dwork->order[r].id;
+        uint8_t mark = t->fmark[k.id];
+        k.removed_by = mark ? mark - 1 : TRACE_KEPT;
+        k.prob = t->fe[k.id] / t->sum_exp_shifted;
+        k.final = trace_final(t, k.id);
+    }
+    k.plain = t->dwork->hit[2 * (size_t)k.id];
+    k.kept = t->dwork->hit[2 * (size_t)k.id + 1];
+    return k;
+}
+
+/* The drawn tokens of lowest probability: up the m ranks from the least
+ * likely, the first DRAWS_RAREST that came up, without and with the
+ * filters (the hit counts of the work area say which did). */
+static void rarest(const struct trace *t, int m, int by_row, struct draws *d)
+{
+    const uint32_t *hit = t->dwork->hit;
+    for (int r = m - 1; r >= 0; r--) {
+        if (d->n_rarest_plain == DRAWS_RAREST && d->n_rarest_kept == DRAWS_RAREST)
+            break;
+        int id = by_row ? t->rows[r].id : t->dwork->order[r].id;
+        int plain = hit[2 * (size_t)id] && d->n_rarest_plain < DRAWS_RAREST;
+        int kept = hit[2 * (size_t)id + 1] && d->n_rarest_kept < DRAWS_RAREST;
+        if (plain)
+            d->rarest_plain[d->n_rarest_plain++] = token_at(t, r, by_row);
+        if (kept)
+            d->rarest_kept[d->n_rarest_kept++] = token_at(t, r, by_row);
+    }
 }
 
 /* Everything but the counts: the rows, their probabilities and the tails. */
@@ -282,7 +327,7 @@ static void draws_head(const struct trace *t, int n, int rows, int m, struct dra
         d->tail_p_plain = 0;
     if (d->tail_p_kept < 0)
         d->tail_p_kept = 0;
-    memset(W->hit, 0, 2 * (size_t)t->vocab_size);
+    memset(W->hit, 0, 2 * (size_t)t->vocab_size * sizeof *W->hit);
 }
 
 /* What both ways of counting draws start with: the checks, the rank order
@@ -297,9 +342,12 @@ static int draws_begin(const struct trace *t, int n, int rows, struct draws *d, 
     return 0;
 }
 
-static void draws_tail(struct draws *d)
+/* What every way of counting ends with: the chi-squares and the rarest
+ * tokens among the m ranks (from the rows, or the fast run's order). */
+static void draws_tail(const struct trace *t, int m, int by_row, struct draws *d)
 {
     int n = d->n, top = d->rows;
+    rarest(t, m, by_row, d);
     d->chi2_plain =
         chi2(d->c_plain, d->p_plain, top, d->tail_plain, d->tail_p_plain, n, &d->df_plain);
     d->chi2_kept = chi2(d->c_kept, d->p_kept, top, d->tail_kept, d->tail_p_kept, n, &d->df_kept);
@@ -314,9 +362,70 @@ int draws_run(const struct trace *t, uint64_t seed, uint32_t step, int n, int ro
     for (int i = 0; i < n; i++) {
         int rp, rk;
         draw_ranks(t, sampler_u(seed, step, 0, (uint32_t)i), m, last_kept, &rp, &rk);
-        tally(t->dwork, d, d->rows, rp, rk, i == 0);
+        tally(t->dwork, d, d->rows, rp, rk, t->dwork->order[rp].id, t->dwork->order[rk].id, i == 0);
     }
-    draws_tail(d);
+    draws_tail(t, m, 0, d);
+    return 0;
+}
+
+/* The row a draw without the filters lands on: the first whose running
+ * sum of prob exceeds u, or, when rounding leaves the total a hair under
+ * u, the last row that can be drawn. */
+static int plain_row(const struct trace *t, double u)
+{
+    int last = 0;
+    for (int r = 0; r < t->vocab_size; r++) {
+        if (t->rows[r].prob <= 0.0)
+            continue;
+        if (t->rows[r].cum > u)
+            return r;
+        last = r;
+    }
+    return last;
+}
+
+/* The rows counted one by one and what the rest hold, from a trace that
+ * has every row. */
+static void rows_head(const struct trace *t, int n, int rows, struct draws *d)
+{
+    int V = t->vocab_size, top = rows < DRAWS_ROWS ? rows : DRAWS_ROWS;
+    if (top > V)
+        top = V;
+    d->n = n;
+    d->rows = top;
+    for (int r = 0; r < V; r++) {
+        const struct trace_row *row = &t->rows[r];
+        if (r < top) {
+            d->id[r] = row->id;
+            d->p_plain[r] = row->prob;
+            d->p_kept[r] = row->final;
+        } else {
+            d->tail_p_plain += row->prob;
+            d->tail_p_kept += row->final;
+        }
+    }
+    memset(t->dwork->hit, 0, 2 * (size_t)V * sizeof *t->dwork->hit);
+}
+
+int draws_run_rows(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows,
+                   struct draws *d, struct err *e)
+{
+    memset(d, 0, sizeof *d);
+    int V = t->vocab_size;
+    if (V < 1 || t->n_rows != V)
+        return err_set(e, ERR_USAGE, "many draws over the rows need a step with all %d rows", V);
+    if (n < 1 || n > DRAWS_MAX)
+        return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, DRAWS_MAX);
+    if (work_reserve(t->dwork, (size_t)V) < 0)
+        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
+    rows_head(t, n, rows, d);
+    for (int i = 0; i < n; i++) {
+        double u = sampler_u(seed, step, 0, (uint32_t)i);
+        struct choice c;
+        int rk = sampler_draw(t, u, &c), rp = plain_row(t, u);
+        tally(t->dwork, d, d->rows, rp, rk, t->rows[rp].id, t->rows[rk].id, i == 0);
+    }
+    draws_tail(t, V, 1, d);
     return 0;
 }
 
@@ -338,18 +447,40 @@ int draws_tally(const struct trace *t, const int *kept_ids, const int *plain_ids
         if (t->fmark[k] != 0)
             return err_set(e, ERR_SYSTEM,
                            "draw %d came back with token %d, which the chain removed", i, k);
-        tally(W, d, d->rows, rank[p], rank[k], i == 0);
+        tally(W, d, d->rows, rank[p], rank[k], p, k, i == 0);
     }
-    draws_tail(d);
+    draws_tail(t, m, 0, d);
     return 0;
+}
+
+void draws_count_text(long n, char *buf, size_t size)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%ld", n < 0 ? -n : n), k = 0;
+    char out[48];
+    if (n < 0)
+        out[k++] = '-';
+    for (int i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            out[k++] = ',';
+        out[k++] = digits[i];
+    }
+    out[k] = '\0';
+    snprintf(buf, size, "%s", out);
+}
+
+double draws_chi2_point(int df, double z)
+{
+    if (df <= 0)
+        return 0.0;
+    /* Wilson-Hilferty: (X/df)^(1/3) is about normal with mean 1 - 2/(9 df)
+     * and variance 2/(9 df). */
+    double k = df, a = 2.0 / (9.0 * k);
+    double c = 1.0 - a + z * sqrt(a);
+    return k * c * c * c;
 }
 
 double draws_chi2_limit(int df)
 {
-    if (df <= 0)
-        return 0.0;
-    /* Wilson-Hilferty: (X/df)^(1/3) is about normal; z = 3.0902 at 0.1 %. */
-    double k = df, a = 2.0 / (9.0 * k), z = 3.0902;
-    double c = 1.0 - a + z * sqrt(a);
-    return k * c * c * c;
+    return draws_chi2_point(df, DRAWS_Z_0_1PCT);
 }

@@ -1,12 +1,16 @@
-/* draws.[ch] - what a full-size step shows beyond its top rows: a histogram
- * of every z', and many draws counted against the probabilities.
+/* draws.[ch] - what a step shows beyond its rows: a histogram of every z'
+ * (full size), and many draws counted against the probabilities (every
+ * step).
  *
- * Both read the per-token state a fast sampler run leaves in the trace
- * (sampler_run_fast), so they see exactly the distribution of the step.
+ * At full size both read the per-token state a fast sampler run leaves in
+ * the trace (sampler_run_fast); on a toy step the draws read the trace's
+ * rows (sampler_run). Either way they see exactly the distribution of the
+ * step, and draw i uses the same u on both.
  */
 #ifndef LOGITLAB_DRAWS_H
 #define LOGITLAB_DRAWS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -16,6 +20,7 @@
 #define DRAWS_HIST_BINS_MAX 64
 #define DRAWS_ROWS          32 /* top tokens counted one by one */
 #define DRAWS_EXAMPLES      8  /* tail tokens drawn, listed as examples */
+#define DRAWS_RAREST        8  /* the drawn tokens of lowest probability, listed */
 #define DRAWS_DEFAULT       10000
 #define DRAWS_MAX           10000000
 
@@ -27,7 +32,7 @@ struct draws_work {
     unsigned *count;
     struct zid *order;
     double *cum_p, *cum_k;
-    unsigned char *hit;
+    uint32_t *hit; /* 2 V: how often each id came up, without and with the filters */
     int *rank;
 };
 
@@ -53,6 +58,16 @@ int draws_histogram(const struct trace *t, int bins, struct draws_hist *h);
  * defined, however narrow the range. */
 int draws_bin(const struct draws_hist *h, double z);
 
+/* A token that came up in the draws: its rank in the step (0 = the most
+ * likely), its probability without (prob) and with (final) the filters,
+ * the stage that removes it (TRACE_KEPT when the filters keep it), and how
+ * many draws came up with it without (plain) and with (kept) the filters. */
+struct draws_token {
+    int id, rank, removed_by;
+    double prob, final;
+    long plain, kept;
+};
+
 /* One set of many draws: u_i = sampler_u(seed, step, 0, i) for i < n, each
  * turned into a token twice: with the filters (the kept tokens, by the draw
  * rule) and without them (every token, by its softmax probability). Draw 0
@@ -74,6 +89,11 @@ struct draws {
     double chi2_plain, chi2_kept;
     int df_plain, df_kept;
     int first_kept; /* the token of draw 0 with the filters */
+    /* The strangest tokens that came up: the drawn tokens of lowest
+     * probability (highest rank), the least likely first, each once; without
+     * the filters, and with them. */
+    int n_rarest_plain, n_rarest_kept;
+    struct draws_token rarest_plain[DRAWS_RAREST], rarest_kept[DRAWS_RAREST];
 };
 
 /* Makes n draws (1 to 10,000,000) on the distribution of t. Returns 0, or -1
@@ -81,6 +101,14 @@ struct draws {
  * 0.1 microsecond a draw. */
 int draws_run(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows, struct draws *d,
               struct err *e);
+
+/* The same n draws on a step whose trace holds every row (sampler_run: a
+ * toy lesson's table, the toy head): draw i with the filters is
+ * sampler_draw(t, u_i), without them the first row whose cum exceeds u_i.
+ * Fills d as draws_run does (rows by rank, tails, chi-square, rarest).
+ * Returns 0, or -1 (t holds only some rows, n out of range, out of memory). */
+int draws_run_rows(const struct trace *t, uint64_t seed, uint32_t step, int n, int rows,
+                   struct draws *d, struct err *e);
 
 /* The tokens of n draws on t's distribution, u_i = sampler_u(seed, step,
  * row, i): kept_ids[i] by the draw rule over the kept tokens, plain_ids[i]
@@ -96,8 +124,21 @@ int draws_ids(const struct trace *t, uint64_t seed, uint32_t step, uint32_t row,
 int draws_tally(const struct trace *t, const int *kept_ids, const int *plain_ids, int n, int rows,
                 struct draws *d, struct err *e);
 
+/* n as the views write a count in words: digits in groups of three,
+ * "10,000". */
+void draws_count_text(long n, char *buf, size_t size);
+
 /* The upper 0.1 % point of chi-square with df degrees of freedom (Wilson-
  * Hilferty), for tests and for saying whether counts fit. */
 double draws_chi2_limit(int df);
+
+/* The normal points of an upper tail of 1 % and of 0.1 %. */
+#define DRAWS_Z_1PCT   2.3263
+#define DRAWS_Z_0_1PCT 3.0902
+
+/* The point chi-square with df degrees of freedom exceeds with the upper
+ * tail whose normal point is z (DRAWS_Z_1PCT: the 99 % point), by Wilson-
+ * Hilferty; 0 for df <= 0. draws_chi2_limit is this at DRAWS_Z_0_1PCT. */
+double draws_chi2_point(int df, double z);
 
 #endif

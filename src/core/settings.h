@@ -15,11 +15,18 @@
 #define STOP_MAX 8  /* stop strings at once */
 #define STOP_LEN 64 /* bytes in one stop string */
 
+/* What the shown text does with a stop string that matched (stop-text). */
+enum stop_text {
+    STOP_TEXT_STRIP, /* the text ends where it begins, as the engines return it */
+    STOP_TEXT_KEEP   /* the text ends after it: vLLM's include_stop_str_in_output */
+};
+
 struct settings {
     struct sampler_settings sampler;
     int max_tokens; /* stop after this many generated tokens; 0 = no limit */
     int n_stop;
     char stop[STOP_MAX][STOP_LEN + 1]; /* stop strings, matched across token boundaries */
+    int stop_text;                     /* an enum stop_text */
 };
 
 /* What a setting's value is (sampling.def's kind). */

@@ -249,6 +249,17 @@ static void json_stages(FILE *out, const struct trace *t)
     fprintf(out, "],\n");
 }
 
+/* After a stop string, the string itself and whether the text shows it
+ * (stop-text): ", \"string\": \"on mat\", \"shown\": false". */
+static void json_stop_string(FILE *out, const struct stop_result *r, const struct settings *s)
+{
+    if (r->rule != STOP_STRING)
+        return;
+    fprintf(out, ", \"string\": ");
+    json_string(out, s->stop[r->which]);
+    fprintf(out, ", \"shown\": %s", s->stop_text == STOP_TEXT_KEEP ? "true" : "false");
+}
+
 /* The token drawn, how (u, or greedy), then the stop rule that fired. */
 static void json_choice(FILE *out, const struct report *r)
 {
@@ -276,6 +287,7 @@ static void json_choice(FILE *out, const struct report *r)
     stop_describe(&r->stop, r->settings, &L->vocab, desc, sizeof desc);
     fprintf(out, ", \"detail\": ");
     json_string(out, desc);
+    json_stop_string(out, &r->stop, r->settings);
     fprintf(out, "}");
 }
 
@@ -348,10 +360,9 @@ void report_gen_json(FILE *out, const struct gen_report *g)
     json_ids(out, g, 0, gn->prompt_len, 0);
     fprintf(out, ", \"tokens\": ");
     json_ids(out, g, gn->prompt_len, gn->len, 1);
-    size_t need = gen_text(gn, NULL, 0) + 1;
-    char *text = malloc(need);
+    size_t len;
+    char *text = gen_shown_text(gn, 0, &len); /* cut where a stop string says */
     if (text) {
-        gen_text(gn, text, need);
         fprintf(out, ", \"text\": ");
         json_string(out, text);
         free(text);
@@ -362,5 +373,6 @@ void report_gen_json(FILE *out, const struct gen_report *g)
     json_string(out, stop_rule_name(gn->stop.rule));
     fprintf(out, ", \"detail\": ");
     json_string(out, why);
+    json_stop_string(out, &gn->stop, g->settings);
     fprintf(out, "}}\n");
 }

@@ -233,8 +233,11 @@ static void md_drawn(FILE *out, const struct report *r)
     char stop[160];
     stop_describe(&r->stop, r->settings, &L->vocab, stop, sizeof stop);
     if (r->stop.rule != STOP_NONE) {
+        const char *shown = stop_shown(&r->stop, r->settings);
         fprintf(out, " Then it stops: ");
         md_text(out, stop);
+        if (shown)
+            fprintf(out, ", %s", shown);
         fputc('.', out);
     }
     fprintf(out, "\n\n");
@@ -282,13 +285,21 @@ void report_gen_markdown(FILE *out, const struct gen_report *g)
 {
     const struct gen *gn = g->gen;
     md_title(out, g->lesson, 0);
-    size_t need = vocab_detok(gn->v, gn->ids, gn->len, NULL, 0) + 1;
-    char *text = malloc(need), *esc = malloc(4 * need);
+    size_t need;
+    char *text = gen_shown_text(gn, 1, &need); /* cut where a stop string says */
+    char *esc = malloc(4 * need + 1);
     if (text && esc) {
-        vocab_detok(gn->v, gn->ids, gn->len, text, need);
-        utf8_escape(text, esc, 4 * need);
+        utf8_escape(text, esc, 4 * need + 1);
         fprintf(out, "**Text:** ");
         md_text(out, esc);
+        const char *shown = stop_shown(&gn->stop, g->settings);
+        if (shown) { /* the string beside the text, which may not show it */
+            char why[160];
+            report_gen_why(g, why, sizeof why);
+            fprintf(out, " *(stopped by ");
+            md_text(out, why);
+            fprintf(out, ", %s)*", shown);
+        }
         fprintf(out, "\n\n");
     }
     free(text);

@@ -124,6 +124,8 @@ static void text_settings(FILE *out, const struct settings *s)
             utf8_escape(s->stop[i], esc, sizeof esc);
             fprintf(out, ", stop \"%s\"", esc);
         }
+        if (s->n_stop && s->stop_text == STOP_TEXT_KEEP)
+            fputs(" (kept in the text)", out);
         fputc('\n', out);
     }
 }
@@ -507,6 +509,9 @@ static void text_choice(FILE *out, const struct report *r)
     stop_describe(&r->stop, r->settings, &L->vocab, stop, sizeof stop);
     fputs("stop: ", out);
     put(out, r->stop.rule == STOP_NONE ? "no rule fires; the loop goes on" : stop);
+    const char *shown = stop_shown(&r->stop, r->settings);
+    if (shown)
+        fprintf(out, ", %s", shown);
     fputc('\n', out);
 }
 
@@ -548,8 +553,8 @@ int report_write_text(FILE *out, const struct report *r)
     return 0;
 }
 
-/* The line that closes a streamed generation: how many tokens, and why it
- * stopped. */
+/* The line that closes a streamed generation: how many tokens, why it
+ * stopped, and whether the stop string that ended it is in the text. */
 void report_gen_text(FILE *out, const struct gen_report *g)
 {
     char why[160];
@@ -558,5 +563,8 @@ void report_gen_text(FILE *out, const struct gen_report *g)
     fprintf(out, "\n[%d token%s; %s", n, n == 1 ? "" : "s",
             g->gen->stop.rule == STOP_NONE ? "" : "stopped by ");
     put(out, why);
+    const char *shown = stop_shown(&g->gen->stop, g->settings);
+    if (shown)
+        fprintf(out, ", %s", shown);
     fputs("]\n", out);
 }

@@ -9,35 +9,108 @@
 
 #include "base/utf8.h"
 
-/* Whether needle occurs in the generated text. Matching the joined text, not
- * token by token, is what lets a stop string span two tokens. */
-static int text_contains(const struct vocab *v, const int *ids, int n, const char *needle)
+/* The text of ids[0..n) in a buffer the caller frees (NULL when out of
+ * memory), its length in *len. */
+static char *detok_alloc(const struct vocab *v, const int *ids, int n, size_t *len)
 {
     size_t need = vocab_detok(v, ids, n, NULL, 0);
     char *buf = malloc(need + 1);
-    if (!buf)
-        return 0;
-    vocab_detok(v, ids, n, buf, need + 1);
-    int found = strstr(buf, needle) != NULL;
-    free(buf);
-    return found;
+    if (buf)
+        vocab_detok(v, ids, n, buf, need + 1);
+    *len = need;
+    return buf;
+}
+
+size_t stop_decided(const struct settings *s, const char *text, size_t len)
+{
+    if (s->stop_text == STOP_TEXT_KEEP)
+        return len; /* a kept string may show while it grows */
+    size_t decided = len;
+    for (int k = 0; k < s->n_stop; k++) {
+        size_t sl = strlen(s->stop[k]);
+        /* The longest tail of the text that the string begins with, shorter
+         * than the string: a whole one would have matched. */
+        for (size_t i = len >= sl ? len - sl + 1 : 0; i < len && i < decided; i++)
+            if (memcmp(text + i, s->stop[k], len - i) == 0) {
+                decided = i;
+                break;
+            }
+    }
+    return decided;
+}
+
+/* Where needle (nl bytes) first occurs in text (len bytes), or len: a
+ * byte-level token may hold a NUL, which strstr would stop at. */
+static size_t find(const char *text, size_t len, const char *needle, size_t nl)
+{
+    for (size_t i = 0; nl <= len && i <= len - nl; i++)
+        if (memcmp(text + i, needle, nl) == 0)
+            return i;
+    return len;
+}
+
+/* The stop strings on the generated text (len bytes): the first of s's
+ * list found ends it, cut at its first occurrence. Matching the joined
+ * text, not token by token, is what lets a stop string span two tokens. */
+static struct stop_result stop_in_text(const struct settings *s, const char *text, size_t len)
+{
+    for (int i = 0; i < s->n_stop; i++) {
+        size_t sl = strlen(s->stop[i]), at = find(text, len, s->stop[i], sl);
+        if (at < len)
+            return (struct stop_result){ STOP_STRING, i,
+                                         s->stop_text == STOP_TEXT_KEEP ? at + sl : at };
+    }
+    return (struct stop_result){ STOP_NONE, -1, 0 };
+}
+
+/* stop_check, and how much of the generated text is decided (*decided,
+ * when not NULL). */
+static struct stop_result check(const struct settings *s, const struct vocab *v, const int *ctx,
+                                int len, int prompt_len, size_t *decided)
+{
+    struct stop_result r = { STOP_NONE, -1, 0 };
+    if (decided)
+        *decided = 0;
+    if (len <= prompt_len)
+        return r;
+    int last = ctx[len - 1];
+    if (vocab_is_eos(v, last))
+        return (struct stop_result){ STOP_EOS, last, 0 };
+    if (s->n_stop > 0) {
+        size_t tl;
+        char *text = detok_alloc(v, ctx + prompt_len, len - prompt_len, &tl);
+        if (text) {
+            r = stop_in_text(s, text, tl);
+            if (decided)
+                *decided = r.rule == STOP_NONE ? stop_decided(s, text, tl) : tl;
+        }
+        free(text);
+        if (r.rule != STOP_NONE)
+            return r;
+    } else if (decided) {
+        *decided = vocab_detok(v, ctx + prompt_len, len - prompt_len, NULL, 0);
+    }
+    if (s->max_tokens > 0 && len - prompt_len >= s->max_tokens)
+        return (struct stop_result){ STOP_MAX_TOKENS, s->max_tokens, 0 };
+    return r;
 }
 
 struct stop_result stop_check(const struct settings *s, const struct vocab *v, const int *ctx,
                               int len, int prompt_len)
 {
-    struct stop_result r = { STOP_NONE, -1 };
-    if (len <= prompt_len)
-        return r;
-    int last = ctx[len - 1];
-    if (vocab_is_eos(v, last))
-        return (struct stop_result){ STOP_EOS, last };
-    for (int i = 0; i < s->n_stop; i++)
-        if (text_contains(v, ctx + prompt_len, len - prompt_len, s->stop[i]))
-            return (struct stop_result){ STOP_STRING, i };
-    if (s->max_tokens > 0 && len - prompt_len >= s->max_tokens)
-        return (struct stop_result){ STOP_MAX_TOKENS, s->max_tokens };
-    return r;
+    return check(s, v, ctx, len, prompt_len, NULL);
+}
+
+size_t stop_text_end(const struct stop_result *r, size_t len)
+{
+    return r->rule == STOP_STRING && r->text_end < len ? r->text_end : len;
+}
+
+const char *stop_shown(const struct stop_result *r, const struct settings *s)
+{
+    if (r->rule != STOP_STRING)
+        return NULL;
+    return s->stop_text == STOP_TEXT_KEEP ? "kept in the text" : "not shown";
 }
 
 int stop_after(const struct settings *s, const struct vocab *v, const int *ctx, int len,
@@ -121,8 +194,9 @@ int gen_restart(struct gen *g, const int *ctx, int len, struct err *e)
     if (len)
         memmove(g->ids, ctx, (size_t)len * sizeof *ctx);
     g->len = len;
-    g->stop = (struct stop_result){ STOP_NONE, -1 };
+    g->stop = (struct stop_result){ STOP_NONE, -1, 0 };
     g->streamed = 0;
+    g->decided = 0; /* checked at the next append */
     return 0;
 }
 
@@ -131,7 +205,7 @@ int gen_append(struct gen *g, int id, const struct settings *s, struct err *e)
     if (reserve(g, g->len + 2, e) < 0)
         return -1;
     g->ids[g->len++] = id;
-    g->stop = stop_check(s, g->v, g->ids, g->len, g->prompt_len);
+    g->stop = check(s, g->v, g->ids, g->len, g->prompt_len, &g->decided);
     return 0;
 }
 
@@ -139,7 +213,8 @@ void gen_undo(struct gen *g)
 {
     if (g->len > g->prompt_len)
         g->len--;
-    g->stop = (struct stop_result){ STOP_NONE, -1 };
+    g->stop = (struct stop_result){ STOP_NONE, -1, 0 };
+    g->decided = 0; /* the shorter text waits for the next append's check */
 }
 
 int gen_count(const struct gen *g)
@@ -147,9 +222,53 @@ int gen_count(const struct gen *g)
     return g->len > g->prompt_len ? g->len - g->prompt_len : 0;
 }
 
+/* The shown text (see gen_shown_text) and its parts: the prompt's text is
+ * [0, *prompt), the generated text shown [*from, *len). */
+static char *shown(const struct gen *g, int final, size_t *len, size_t *prompt, size_t *from)
+{
+    int plen = g->prompt_len < g->len ? g->prompt_len : g->len;
+    size_t total, gl;
+    char *text = detok_alloc(g->v, g->ids, g->len, &total);
+    *prompt = vocab_detok(g->v, g->ids, plen, NULL, 0);
+    gl = vocab_detok(g->v, g->ids + plen, g->len - plen, NULL, 0);
+    /* The generated text is the tail of the whole (a join-space vocabulary
+     * puts a space before it, which belongs to it). */
+    *from = total - gl;
+    size_t keep = final || g->stop.rule != STOP_NONE ? stop_text_end(&g->stop, gl)
+                  : g->decided < gl                  ? g->decided
+                                                     : gl;
+    *len = keep ? *from + keep : *prompt;
+    if (text)
+        text[*len] = '\0';
+    return text;
+}
+
+char *gen_shown_text(const struct gen *g, int whole, size_t *len)
+{
+    size_t all, prompt, from;
+    char *text = shown(g, 1, &all, &prompt, &from);
+    if (!text || whole) {
+        *len = all;
+        return text;
+    }
+    size_t gl = all > from ? all - from : 0;
+    memmove(text, text + all - gl, gl + 1);
+    *len = gl;
+    return text;
+}
+
 size_t gen_text(const struct gen *g, char *buf, size_t n)
 {
-    return vocab_detok(g->v, g->ids + g->len - gen_count(g), gen_count(g), buf, n);
+    size_t len;
+    char *text = gen_shown_text(g, 0, &len);
+    if (n) {
+        size_t k = text ? (len < n - 1 ? len : n - 1) : 0;
+        if (k)
+            memcpy(buf, text, k);
+        buf[k] = '\0';
+    }
+    free(text);
+    return len;
 }
 
 /* Writes bytes [from, to) of text as utf8.c escapes it, newlines and tabs
@@ -161,11 +280,10 @@ static void write_escaped(FILE *out, const char *text, size_t from, size_t to)
 
 int gen_stream(struct gen *g, FILE *out, int final)
 {
-    size_t need = vocab_detok(g->v, g->ids, g->len, NULL, 0) + 1;
-    char *text = malloc(need);
+    size_t len, prompt, from;
+    char *text = shown(g, final, &len, &prompt, &from);
     if (!text)
         return -1;
-    size_t len = vocab_detok(g->v, g->ids, g->len, text, need);
     /* A character split across tokens waits for its last byte. */
     size_t ready = final ? len : vocab_complete_prefix(text, len);
     if (ready > g->streamed) {

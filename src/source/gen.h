@@ -18,6 +18,11 @@ enum stop_rule { STOP_NONE, STOP_EOS, STOP_MAX_TOKENS, STOP_STRING };
 struct stop_result {
     enum stop_rule rule;
     int which; /* the stop string's index for STOP_STRING, the token for STOP_EOS */
+    /* STOP_STRING: how many bytes of the generated text are shown. The
+     * engines cut the text where the matched string begins (stop-text
+     * strip, OpenAI's API, vLLM and llama.cpp's server) or right after it
+     * (keep, vLLM's include_stop_str_in_output); the tokens stay. */
+    size_t text_end;
 };
 
 /* A generation. */
@@ -28,6 +33,10 @@ struct gen {
     int prompt_len;
     struct stop_result stop; /* what ended it after its last token, or STOP_NONE */
     size_t streamed;         /* bytes of the context's text gen_stream has written */
+    /* Bytes of the generated text that are decided: what follows may be the
+     * start of a stop string, so a stream holds it back (0 until the first
+     * gen_append has checked the text). */
+    size_t decided;
 };
 
 /* Starts a generation from ctx[0..len) (copied), the first prompt_len of
@@ -54,17 +63,43 @@ int gen_count(const struct gen *g);
 /* Writes to out the text of the context (the prompt's, then the generated
  * tokens') not written yet, up to the last whole character (all of it when
  * final): characters, newlines and tabs as they are, any other control byte
- * and a byte that can never be part of a character as \xNN. Returns 0, or
- * -1 on a write error or out of memory. */
+ * and a byte that can never be part of a character as \xNN. Generated text
+ * that may be the start of a stop string waits until it is decided (when
+ * final, it is written unless a stop string matched); after a stop string
+ * the text ends as g->stop.text_end says. Returns 0, or -1 on a write error
+ * or out of memory. */
 int gen_stream(struct gen *g, FILE *out, int final);
 
-/* The text of the generated tokens into buf (like vocab_detok). */
+/* The text of the generated tokens as it is shown (cut as g->stop says)
+ * into buf, like vocab_detok: returns the length it needs. */
 size_t gen_text(const struct gen *g, char *buf, size_t n);
+
+/* The text as it is shown, in a buffer the caller frees (NULL when out of
+ * memory): with whole, the prompt's text and then the generated text, else
+ * the generated text alone; *len gets its length. A join-space vocabulary's
+ * space before the generated text goes when none of that text is shown. */
+char *gen_shown_text(const struct gen *g, int whole, size_t *len);
+
+/* The length of the generated text shown when the text is len bytes long
+ * and r ended it: len, or less after a stop string. */
+size_t stop_text_end(const struct stop_result *r, size_t len);
+
+/* How many bytes of text (len bytes of generated text) are decided under
+ * the stop strings of s: the rest is a proper prefix of one of them, which
+ * the next token could complete. All of them when the strings are kept
+ * (stop-text keep) or there are none. */
+size_t stop_decided(const struct settings *s, const char *text, size_t len);
+
+/* What happened to a matched stop string in the shown text: "not shown"
+ * (stop-text strip) or "kept in the text"; NULL for any other rule. */
+const char *stop_shown(const struct stop_result *r, const struct settings *s);
 
 /* Checks the stop rules after a token was appended: ctx[0..len) holds the
  * prompt (prompt_len tokens) and everything generated, the new token last.
  * End token first, then a stop string in the generated text (matched across
- * token boundaries), then the maximum number of generated tokens. */
+ * token boundaries; the first of s's list that occurs, as vLLM checks them,
+ * its first occurrence setting text_end), then the maximum number of
+ * generated tokens. */
 struct stop_result stop_check(const struct settings *s, const struct vocab *v, const int *ctx,
                               int len, int prompt_len);
 

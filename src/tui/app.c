@@ -66,15 +66,19 @@ const struct app_entry *app_shown_entry(const struct app *a)
     return a->pos < a->n_hist ? &a->hist[a->pos] : NULL;
 }
 
-/* The many draws of the step on screen: on the CPU straight from the trace;
- * on another backend the draws run there, on the step's logits, and only
- * the tokens come back to be counted. */
+/* The many draws of the step on screen: a toy step's from its rows; a
+ * full-size one's on the CPU straight from the trace, on another backend
+ * made there, on the step's logits, with only the tokens coming back to be
+ * counted. The same u_i everywhere, so the same seed gives the same counts. */
 static int many_draws(struct app *a, struct err *e)
 {
     uint32_t step = source_draw_step(&a->L, a->cur_len);
+    int n = a->draws_n > 0 ? a->draws_n : DRAWS_DEFAULT;
     struct backend *be = a->opt.backend;
+    if (!source_is_fast(&a->source))
+        return draws_run_rows(&a->t, a->cur.sampler.seed, step, n, DRAWS_ROWS, &a->draws, e);
     if (!be || be->ops == &backend_cpu_ops)
-        return draws_run(&a->t, a->cur.sampler.seed, step, DRAWS_DEFAULT, DRAWS_ROWS, &a->draws, e);
+        return draws_run(&a->t, a->cur.sampler.seed, step, n, DRAWS_ROWS, &a->draws, e);
     const float *z = source_last_logits_f(&a->source, a->cur_step);
     struct backend_req req = { .s = a->cur.sampler,
                                .context = a->cur_ctx,
@@ -83,15 +87,83 @@ static int many_draws(struct app *a, struct err *e)
                                .step = step };
     if (!z)
         return err_set(e, ERR_SYSTEM, "the step's logits are not floats");
-    int *kept = malloc(2 * DRAWS_DEFAULT * sizeof *kept), *plain = kept + DRAWS_DEFAULT;
+    int *kept = malloc(2 * (size_t)n * sizeof *kept), *plain = kept + n;
     if (!kept)
-        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", DRAWS_DEFAULT);
+        return err_set(e, ERR_SYSTEM, "out of memory for %d draws", n);
     int rc = backend_set_logits(be, z, 1, a->L.vocab.n, e) < 0 ||
-                     backend_draws(be, &req, DRAWS_DEFAULT, kept, plain, e) < 0
+                     backend_draws(be, &req, n, kept, plain, e) < 0
                  ? -1
-                 : draws_tally(&a->t, kept, plain, DRAWS_DEFAULT, DRAWS_ROWS, &a->draws, e);
+                 : draws_tally(&a->t, kept, plain, n, DRAWS_ROWS, &a->draws, e);
     free(kept);
     return rc;
+}
+
+/* The next count of D: on a toy step 100, 1,000 and 10,000, so that the
+ * counts are seen to close in on N x final, then off; at full size, where
+ * 100 draws of 128,256 tokens show little, 10,000, then off. */
+static int next_draws(const struct app *a)
+{
+    int n = a->draws_on ? (a->draws_n > 0 ? a->draws_n : DRAWS_DEFAULT) : 0;
+    if (source_is_fast(&a->source))
+        return n ? 0 : DRAWS_DEFAULT;
+    return n == 0 ? 100 : n < 1000 ? 1000 : n < 10000 ? 10000 : 0;
+}
+
+/* What D says: how many draws, and what D does next. */
+static void draws_message(struct app *a)
+{
+    char n[32], next[32] = "off";
+    draws_count_text(a->draws.n, n, sizeof n);
+    int more = next_draws(a);
+    if (more)
+        draws_count_text(more, next, sizeof next);
+    app_msg(a, 0, "%s draws with the step's seed, counted against the probabilities (D: %s)", n,
+            next);
+}
+
+int app_draws(struct app *a, const char *value)
+{
+    int n;
+    struct err e;
+    if (!value[0]) {
+        n = next_draws(a);
+    } else if (strcmp(value, "off") == 0) {
+        n = 0;
+    } else if (parse_int(value, 1, APP_DRAWS_MAX, &n, &e) < 0) {
+        app_msg(a, 1, "draws: %s (or off)", e.msg);
+        return APP_REDRAW;
+    }
+    a->draws_on = n > 0;
+    a->draws_n = n;
+    if (app_recompute(a) < 0)
+        return APP_REDRAW; /* the step was refused: the message says why */
+    if (!a->draws_on)
+        app_msg(a, 0, "the draws are hidden (D draws again)");
+    else if (a->draws_ok)
+        draws_message(a);
+    return APP_REDRAW;
+}
+
+int app_find(struct app *a, const char *text)
+{
+    const struct vocab *v = &a->L.vocab;
+    if (!text[0]) {
+        a->find_id = -1;
+        app_msg(a, 0, "find: cleared");
+        return APP_REDRAW;
+    }
+    int id = vocab_lookup(v, text);
+    if (id < 0) {
+        app_msg(a, 1, "no token '%s' (type its text, a leading space as a space, or #id)", text);
+        return APP_REDRAW;
+    }
+    a->find_id = id;
+    if (source_is_fast(&a->source))
+        app_msg(a, 0, "found %s (id %d): its row is under the table", vocab_token(v, id), id);
+    else
+        app_msg(a, 0, "found %s (id %d): its row is marked in every pane (w takes it)",
+                vocab_token(v, id), id);
+    return APP_REDRAW;
 }
 
 /* Recomputes the trace of the step on screen. */
@@ -119,7 +191,7 @@ int app_recompute(struct app *a)
         return -1;
     }
     a->step_ok = 1;
-    if (a->draws_on && source_is_fast(&a->source)) {
+    if (a->draws_on) {
         if (many_draws(a, &e) < 0)
             app_msg(a, 1, "%s", e.msg);
         else
@@ -191,6 +263,7 @@ int app_open_lesson(struct app *a, const char *what, int index, struct err *e)
     a->lesson_index = index >= 0 ? index : catalog_find(&a->cat, a->L.id);
     a->find_id = -1;
     a->draws_on = 0;
+    a->draws_n = 0;
     a->n_live = 0;
     app_start_at(a, 1);
     return 0;

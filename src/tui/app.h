@@ -31,7 +31,7 @@ enum app_mode {
     MODE_PROMPT, /* a ':' command is being typed */
     MODE_ANSWER, /* an exercise answer is being typed */
     MODE_TEXT,   /* the lesson text fills the screen; Up and Down scroll it */
-    MODE_FIND,   /* a token to find is being typed (full-size steps) */
+    MODE_FIND,   /* a token to find is being typed */
 };
 
 enum app_end {
@@ -131,8 +131,8 @@ struct app {
     struct model_progress progress; /* told how opening a lesson goes (fn NULL: nobody) */
     int keymap[128]; /* a key pressed -> 1 + the action bound to it (config.h); 0: its own */
 
-    /* Full-size steps (the O(V) sampler): a token found with '/', and many
-     * draws (D), recomputed with the step while they are on. */
+    /* A token found with '/', and many draws (D), recomputed with the step
+     * while they are on: on every step, toy or full size. */
     int find_id; /* -1: none */
     int draws_on;
     struct draws draws;
@@ -146,6 +146,10 @@ struct app {
     int batch_on;
     int batch_sel;
     struct batch batch;
+
+    /* How many draws D makes while draws_on (0: DRAWS_DEFAULT): on a toy
+     * step 100, 1,000 and 10,000 in turn, at full size 10,000. */
+    int draws_n;
 };
 
 /* Opens lesson what (an id, a lesson file, or a .npy file of captured
@@ -191,5 +195,18 @@ void app_bind_keys(struct app *a, const struct config *c);
  * that share its line, and those the configuration binds to them) in keys,
  * and what they do in *help. Returns 1, or 0 past the last line. */
 int app_help_line(const struct app *a, int line, char *keys, size_t n, const char **help);
+
+/* The most draws the view makes on one step (:draws N), recomputed with it. */
+#define APP_DRAWS_MAX 100000
+
+/* D and ':draws [N|off]' on any step: value "" takes the next count -- on
+ * a toy step 100, then 1,000, 10,000 and off; at full size 10,000, then
+ * off --, a number that many draws, "off" none. The draws are recomputed
+ * with the step while they are on. */
+int app_draws(struct app *a, const char *value);
+
+/* '/' and ':find TEXT' on any step: the token by its text or #id marked
+ * (a full-size step adds its row under the table); "" clears it. */
+int app_find(struct app *a, const char *text);
 
 #endif

@@ -196,25 +196,13 @@ int app_command(struct app *a, const char *line)
         return APP_REDRAW;
     }
     if (strcmp(name, "find") == 0)
-        return app_find_token(a, value);
+        return app_find(a, value);
     if (strcmp(name, "take") == 0)
         return take_command(a, value);
     if (strcmp(name, "prompt") == 0)
         return app_set_prompt(a, value);
-    if (strcmp(name, "draws") == 0) {
-        if (!source_is_fast(&a->source)) {
-            app_msg(a, 1, "many draws are for full-size steps (real-france, ...)");
-        } else {
-            a->draws_on = !a->draws_on;
-            app_recompute(a);
-            if (a->draws_ok)
-                app_msg(a, 0,
-                        "%d draws with this step's settings and seed, counted beside the "
-                        "probabilities (D hides them)",
-                        DRAWS_DEFAULT);
-        }
-        return APP_REDRAW;
-    }
+    if (strcmp(name, "draws") == 0)
+        return app_draws(a, value);
     if (strcmp(name, "batch") == 0)
         return app_toggle_batch(a);
     if (strcmp(name, "step") == 0) {
@@ -276,29 +264,6 @@ int app_key_input(struct app *a, int key, int (*submit)(struct app *))
     return APP_REDRAW;
 }
 
-/* Finds a token by its display text, its raw text, or its id. */
-int app_find_token(struct app *a, const char *text)
-{
-    const struct vocab *v = &a->L.vocab;
-    if (!source_is_fast(&a->source)) {
-        app_msg(a, 1, "every token of this lesson is on screen already");
-        return APP_REDRAW;
-    }
-    if (!text[0]) {
-        a->find_id = -1;
-        app_msg(a, 0, "find: cleared");
-        return APP_REDRAW;
-    }
-    int id = vocab_lookup(v, text);
-    if (id < 0) {
-        app_msg(a, 1, "no token '%s' (type its text, a leading space as a space, or #id)", text);
-        return APP_REDRAW;
-    }
-    a->find_id = id;
-    app_msg(a, 0, "found %s (id %d): its row is under the table", vocab_token(v, id), id);
-    return APP_REDRAW;
-}
-
 /* Closes the input line and hands what was typed to run. */
 static int submit_input(struct app *a, int (*run)(struct app *, const char *))
 {
@@ -307,11 +272,6 @@ static int submit_input(struct app *a, int (*run)(struct app *, const char *))
     a->mode = MODE_NORMAL;
     a->msg[0] = '\0';
     return run(a, line);
-}
-
-int app_submit_find(struct app *a)
-{
-    return submit_input(a, app_find_token);
 }
 
 int app_submit_command(struct app *a)

@@ -184,10 +184,12 @@ static void after_step(struct app *a, const struct app_entry *en)
     const struct lesson_step *nextS = k < a->L.n_steps ? &a->L.steps[k] : NULL;
     if (en->stop.rule != STOP_NONE) {
         stop_describe(&en->stop, &en->settings, &a->L.vocab, why, sizeof why);
+        const char *shown = stop_shown(&en->stop, &en->settings);
         a->end = END_STOP;
         a->resume_step = nextS && nextS->has_context ? k + 1 : 0;
         a->pos = a->n_hist - 1;
-        app_msg(a, 0, "step %d: \"%s\", then stop: %s.%s", k, tok, why,
+        app_msg(a, 0, "step %d: \"%s\", then stop: %s%s%s.%s", k, tok, why, shown ? ", " : "",
+                shown ? shown : "",
                 a->resume_step ? " Space goes on to the next step (a new text)." : "");
     } else if (!nextS) {
         a->end = END_LESSON;

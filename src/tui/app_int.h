@@ -75,12 +75,8 @@ int app_try(struct app *a);
 /* Drops the settings changed while running. */
 int app_reset(struct app *a);
 
-/* Finds a token by its text or id and shows its row (full-size steps). */
-int app_find_token(struct app *a, const char *text);
-
 /* Edits the input line with key; Enter hands it to submit. */
 int app_key_input(struct app *a, int key, int (*submit)(struct app *));
-int app_submit_find(struct app *a);
 int app_submit_command(struct app *a);
 
 /* Opens the ':' prompt with prefill typed. */

@@ -209,13 +209,10 @@ static int act_try(struct app *a, const struct action *act)
     return app_try(a);
 }
 
+/* /: a token to find, on every step (a toy one marks its row in the panes). */
 static int act_find(struct app *a, const struct action *act)
 {
     (void)act;
-    if (!source_is_fast(&a->source)) {
-        app_msg(a, 0, "/ finds a token in a full-size step; here every token is shown");
-        return APP_REDRAW;
-    }
     a->mode = MODE_FIND;
     a->input[0] = '\0';
     a->input_len = 0;
@@ -223,7 +220,14 @@ static int act_find(struct app *a, const struct action *act)
     return APP_REDRAW;
 }
 
-/* A key that runs a ':' command (D: draws, B: the batch view). */
+/* D: the next count of many draws, on every step (app_draws). */
+static int act_draws(struct app *a, const struct action *act)
+{
+    (void)act;
+    return app_draws(a, "");
+}
+
+/* A key that runs a ':' command (B: the batch view). */
 static int act_command(struct app *a, const struct action *act)
 {
     return app_command(a, act->arg);
@@ -427,6 +431,16 @@ void app_bind_keys(struct app *a, const struct config *c)
         a->keymap[c->bindings[i].key] = c->bindings[i].action + 1;
 }
 
+/* Enter on the '/' line: the token typed is found (app_find). */
+static int submit_find(struct app *a)
+{
+    char line[APP_INPUT_MAX];
+    snprintf(line, sizeof line, "%s", a->input);
+    a->mode = MODE_NORMAL;
+    a->msg[0] = '\0';
+    return app_find(a, line);
+}
+
 /* A key in a mode that takes keys for itself, or -1 when it is not in one. */
 static int key_in_mode(struct app *a, int key)
 {
@@ -445,7 +459,7 @@ static int key_in_mode(struct app *a, int key)
     case MODE_ANSWER:
         return app_key_input(a, key, app_submit_answer);
     case MODE_FIND:
-        return app_key_input(a, key, app_submit_find);
+        return app_key_input(a, key, submit_find);
     case MODE_NORMAL:
         break;
     }

@@ -3,27 +3,33 @@
  * next, and the end of its text.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui/view_int.h"
 #include "base/utf8.h"
 
-/* The end of the text a request has generated, escaped: its last tokens
- * (fewer when they are long), more than a line of the widest screen. */
-static void batch_text(const struct app *a, const struct batch_row *w, char *out, size_t n)
+/* The end of the text a request has generated, escaped, as it is shown
+ * (cut where a stop string says, gen_shown_text): more than a line of the
+ * widest screen. */
+static void batch_text(const struct batch_row *w, char *out, size_t n)
 {
     char raw[4096], esc[8192];
-    int plen = a->batch.prompt_len;
-    size_t len = 0;
-    for (int back = 256; back >= 1; back /= 2) {
-        int from = w->g.len - back > plen ? w->g.len - back : plen;
-        len = vocab_detok(&a->L.vocab, w->g.ids + from, w->g.len - from, raw, sizeof raw);
-        if (len < sizeof raw)
-            break;
-    }
-    if (len >= sizeof raw)
+    size_t len;
+    char *text = gen_shown_text(&w->g, 0, &len);
+    const char *from = text ? text : "";
+    if (!text)
+        len = 0;
+    if (len >= sizeof raw) { /* the end matters: from the start of a character */
+        from += len - (sizeof raw - 1);
         len = sizeof raw - 1;
-    raw[vocab_complete_prefix(raw, len)] = '\0';
+        while (len > 0 && (*from & 0xC0) == 0x80)
+            from++, len--;
+    }
+    memcpy(raw, from, len);
+    /* A running request's last character may wait for its next byte. */
+    raw[w->g.stop.rule == STOP_NONE ? vocab_complete_prefix(raw, len) : len] = '\0';
+    free(text);
     utf8_escape(raw, esc, sizeof esc);
     const char *t = esc;
     size_t el = strlen(esc);
@@ -41,8 +47,9 @@ static void batch_next(const struct app *a, const struct batch_row *row, char *n
 {
     if (row->g.stop.rule != STOP_NONE) {
         char why[160];
+        const char *shown = stop_shown(&row->g.stop, &row->set);
         stop_describe(&row->g.stop, &row->set, &a->L.vocab, why, sizeof why);
-        snprintf(next, n, "stopped: %s", why);
+        snprintf(next, n, "stopped: %s%s%s", why, shown ? ", " : "", shown ? shown : "");
         return;
     }
     char tok[96], pad[96];
@@ -66,7 +73,7 @@ static void batch_line(const struct app *a, const struct screen_ctx *c, int y, i
     int attr = sel ? ATTR_REVERSE : 0;
     char set[96], text[1024];
     batch_describe(row, set, sizeof set);
-    batch_text(a, row, text, sizeof text);
+    batch_text(row, text, sizeof text);
     ctx_fill(c, (struct rect){ 0, y, w, two_lines ? 2 : 1 }, ' ', COL_DEFAULT, attr);
     int col = ctx_printf(c, 0, y, w, sel ? COL_ACCENT : COL_DEFAULT, attr | ATTR_BOLD, "%c%d ",
                          sel ? '>' : ' ', r);

@@ -9,14 +9,19 @@
 #include "report/report.h"
 #include "base/utf8.h"
 
+/* What a table row is: one of the top rows, the token found with '/', or
+ * one of the rarest tokens drawn (its probabilities in powers of ten). */
+enum big_kind { ROW_TOP, ROW_FOUND, ROW_RARE };
+
 /* One table row: rank, token, logit, exp, prob, cum, kept, final -- or,
- * while the draws are on, rank, token, logit, prob, final, kept and the
- * share of draws that came up with this token without and with the filters
- * -- then a bar of prob where there is room. */
+ * while the draws are on, rank, token, logit, prob, final, kept and how many
+ * draws came up with this token without and with the filters (counts; NULL:
+ * not counted one by one) -- then a bar of prob where there is room. */
 static void big_row(const struct app *a, const struct screen_ctx *c, int y, int rank,
-                    const struct trace_row *row, double logit, int found)
+                    const struct trace_row *row, double logit, enum big_kind kind,
+                    const long *counts)
 {
-    int d = digits_of(a);
+    int d = digits_of(a), found = kind == ROW_FOUND;
     char tok[96], pad[96], lg[32], pr[32], cu[32], fi[32];
     utf8_escape(vocab_token(&a->L.vocab, row->id), tok, sizeof tok);
     utf8_pad(tok, 12, 0, pad, sizeof pad);
@@ -24,6 +29,10 @@ static void big_row(const struct app *a, const struct screen_ctx *c, int y, int 
     report_number(pr, sizeof pr, row->prob, d);
     report_number(cu, sizeof cu, row->cum, d);
     report_number(fi, sizeof fi, row->final, d);
+    if (kind == ROW_RARE) { /* rounded to 4 places every one would read 0.0000 */
+        snprintf(pr, sizeof pr, "%.1e", row->prob);
+        snprintf(fi, sizeof fi, row->final > 0 ? "%.1e" : "0", row->final);
+    }
     int kept = row->removed_by == TRACE_KEPT;
     const char *kc = kept ? "yes" : report_removed_name(row->removed_by);
     int col = kept ? COL_DEFAULT : COL_REMOVED, attr = kept ? 0 : ATTR_DIM;
@@ -33,13 +42,12 @@ static void big_row(const struct app *a, const struct screen_ctx *c, int y, int 
         col = COL_ACCENT, attr = ATTR_BOLD;
     char line[512];
     if (a->draws_ok) {
-        const struct draws *dr = &a->draws;
-        char c1[16] = "", c2[16] = "";
-        if (!found && rank < dr->rows) {
-            snprintf(c1, sizeof c1, "%.4f", (double)dr->c_plain[rank] / dr->n);
-            snprintf(c2, sizeof c2, "%.4f", (double)dr->c_kept[rank] / dr->n);
+        char c1[24] = "", c2[24] = "";
+        if (counts) {
+            snprintf(c1, sizeof c1, "%ld", counts[0]);
+            snprintf(c2, sizeof c2, "%ld", counts[1]);
         }
-        snprintf(line, sizeof line, "%7d %s %8s %7s %7s %-6s %7s %7s", rank + 1, pad, lg, pr, fi,
+        snprintf(line, sizeof line, "%7d %s %8s %7s %7s %-6s %7s %8s", rank + 1, pad, lg, pr, fi,
                  kc, c1, c2);
     } else {
         snprintf(line, sizeof line, "%7d %s %8s %9.3e %7s %7s %-6s %7s", rank + 1, pad, lg,
@@ -51,12 +59,50 @@ static void big_row(const struct app *a, const struct screen_ctx *c, int y, int 
         ctx_bar(c, used + 1, y, floor(row->prob * bar), kept ? COL_KEPT : COL_REMOVED, 0);
 }
 
+/* How many of the rarest tokens drawn get rows under a table of h rows
+ * whose top rows show ranks below top: those ranked at top or past it, a
+ * fifth of the table at most, and one at least. */
+static int rarest_rows(const struct app *a, int h, int top)
+{
+    const struct draws *dr = &a->draws;
+    int n = 0, most = (h - 2) / 5 > 1 ? (h - 2) / 5 : 1;
+    while (n < dr->n_rarest_plain && dr->rarest_plain[n].rank >= top && n < most)
+        n++;
+    return n;
+}
+
+/* The strangest tokens the draws came up with (draws.h's rarest, without
+ * the filters): the least likely first, each as a row of the table, under a
+ * line that says what they are. */
+static void big_rarest(const struct app *a, const struct screen_ctx *c, int y, int n)
+{
+    const struct draws *dr = &a->draws;
+    char line[128];
+    if (n == 1)
+        snprintf(line, sizeof line,
+                 "  the least likely of the %ld tokens drawn:", dr->distinct_plain);
+    else
+        snprintf(line, sizeof line, "  the %d least likely of the %ld tokens drawn:", n,
+                 dr->distinct_plain);
+    ctx_text(c, 0, y, c->r.w, line, COL_ACCENT, ATTR_BOLD);
+    for (int i = 0; i < n; i++) {
+        const struct draws_token *k = &dr->rarest_plain[i];
+        struct trace_row row;
+        int rank;
+        if (report_row_of(&a->t, k->id, &row, &rank) < 0)
+            continue;
+        long counts[2] = { k->plain, k->kept };
+        big_row(a, c, y + 1 + i, rank, &row, source_logit(&a->source, a->cur_step, row.id),
+                ROW_RARE, counts);
+    }
+}
+
 static void big_table(const struct app *a, const struct screen_ctx *c)
 {
     const struct trace *t = &a->t;
     pane_title(c,
-               a->draws_ok ? "   rank token           logit    prob   final kept     drawn  "
-                             "drawn/kept"
+               a->draws_ok ? "   rank token           logit    prob   final kept     drawn "
+                             "filtered"
                            : "   rank token           logit       exp    prob     cum kept     "
                              "final",
                "");
@@ -66,10 +112,18 @@ static void big_table(const struct app *a, const struct screen_ctx *c)
     int found = a->find_id >= 0;
     if (found)
         rows--;
+    /* While the draws are on, the rarest tokens drawn take rows at the end. */
+    int rare = a->draws_ok ? rarest_rows(a, c->r.h, rows - 1) : 0;
+    if (rare)
+        rows -= 1 + rare;
     if (rows > t->n_rows)
         rows = t->n_rows;
-    for (int k = 0; k < rows; k++)
-        big_row(a, c, 1 + k, k, &t->rows[k], t->rows[k].logit, 0);
+    const struct draws *dr = &a->draws;
+    for (int k = 0; k < rows; k++) {
+        long counts[2] = { k < dr->rows ? dr->c_plain[k] : 0, k < dr->rows ? dr->c_kept[k] : 0 };
+        big_row(a, c, 1 + k, k, &t->rows[k], t->rows[k].logit, ROW_TOP,
+                k < dr->rows ? counts : NULL);
+    }
     int y = 1 + (rows > 0 ? rows : 0);
     if (rows > 0 && rows < t->vocab_size) {
         int count, kept;
@@ -79,20 +133,23 @@ static void big_table(const struct app *a, const struct screen_ctx *c)
         int n =
             snprintf(line, sizeof line, "  ... %d more tokens: p %.4f, %d kept", count, mass, kept);
         if (a->draws_ok) {
-            const struct draws *dr = &a->draws;
             long tp = dr->tail_plain, tk = dr->tail_kept;
             for (int k = rows; k < dr->rows; k++)
                 tp += dr->c_plain[k], tk += dr->c_kept[k];
-            snprintf(line + n, sizeof line - (size_t)n, "; drawn %.4f, %.4f", (double)tp / dr->n,
-                     (double)tk / dr->n);
+            snprintf(line + n, sizeof line - (size_t)n, "; drawn %ld, filtered %ld", tp, tk);
         }
         ctx_text(c, 0, y, c->r.w, line, COL_ACCENT, ATTR_BOLD);
         y++;
     }
     struct trace_row row;
     int rank;
-    if (found && report_row_of(t, a->find_id, &row, &rank) == 0)
-        big_row(a, c, y, rank, &row, source_logit(&a->source, a->cur_step, row.id), 1);
+    if (found && report_row_of(t, a->find_id, &row, &rank) == 0) {
+        big_row(a, c, y, rank, &row, source_logit(&a->source, a->cur_step, row.id), ROW_FOUND,
+                NULL);
+        y++;
+    }
+    if (rare)
+        big_rarest(a, c, y, rarest_rows(a, c->r.h, rows));
 }
 
 /* The histogram of every z' in rows rows of eighth blocks, on a log scale

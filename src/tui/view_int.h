@@ -79,4 +79,23 @@ void add_line(struct lines *L, const char *text, int color, int attr);
 void add_wrapped(struct lines *L, const char *lead, const char *text, int width, int color,
                  int attr);
 
+/* ---- shared by the toy panes (view_panes.c) and the draws (view_draws.c) ---- */
+
+#define PANE_ROWS_MAX 512 /* rows a pane lists */
+
+/* The ids a pane of rows rows shows, in display order: by id when every
+ * token fits (as the lessons' tables are), else (or by_rank) by rank, the
+ * most likely ones, with the last row left for the "... more" line. */
+int pane_order(const struct app *a, int rows, int by_rank, int *ids);
+
+/* A token's name at (x, y), TOKEN_W - 1 columns: the drawn one reversed, a
+ * removed one dimmed where dim_removed, and the one found with '/' marked
+ * in the column before it. */
+void draw_token(const struct app *a, const struct screen_ctx *c, int x, int y,
+                const struct trace_row *row, int dim_removed);
+
+/* The many draws of a toy step (view_draws.c), in the cumulative pane's room
+ * while they are on: each token's count beside N x final. */
+void draw_draws(const struct app *a, const struct screen_ctx *c);
+
 #endif

@@ -204,8 +204,9 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
     char buf[512];
     if (en && en->stop.rule != STOP_NONE) {
         char why[160];
+        const char *shown = stop_shown(&en->stop, &en->settings);
         stop_describe(&en->stop, &en->settings, &a->L.vocab, why, sizeof why);
-        snprintf(buf, sizeof buf, "Stopped: %s.%s", why,
+        snprintf(buf, sizeof buf, "Stopped: %s%s%s.%s", why, shown ? ", " : "", shown ? shown : "",
                  a->pos < a->n_hist - 1 ? ""
                  : a->end == END_STOP && a->resume_step
                      ? " Space goes on to the next step."
@@ -258,6 +259,51 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
                     width, COL_WARN, 0);
 }
 
+/* After a stop string, what the text line says beside the text: the string
+ * and what became of it (` [stopped by "on mat", not shown]`); else "". */
+static void stop_note(const struct app_entry *en, char *buf, size_t n)
+{
+    const char *shown = en ? stop_shown(&en->stop, &en->settings) : NULL;
+    buf[0] = '\0';
+    if (!shown)
+        return;
+    char esc[4 * STOP_LEN + 1];
+    utf8_escape(en->settings.stop[en->stop.which], esc, sizeof esc);
+    snprintf(buf, n, " [stopped by \"%s\", %s]", esc, shown);
+}
+
+/* The generated text and the drawn token after a stop string, ending where
+ * the engines end it (en->stop.text_end): what is left of the text before
+ * the token bold, of the token marked. Returns the next column. */
+static int draw_cut_text(const struct app *a, const struct screen_ctx *c, int col, int y, int right,
+                         int plen, const struct app_entry *en, struct stream_bufs *b)
+{
+    const struct vocab *v = &a->L.vocab;
+    int n = 0, cap = (int)(sizeof b->ids / sizeof b->ids[0]) - 1;
+    for (int i = plen; i < a->cur_len && n < cap; i++)
+        b->ids[n++] = a->cur_ctx[i];
+    size_t before = vocab_detok(v, b->ids, n, NULL, 0);
+    b->ids[n++] = en->choice;
+    size_t all = vocab_detok(v, b->ids, n, b->gen, sizeof b->gen);
+    size_t tok = vocab_detok(v, &en->choice, 1, NULL, 0);
+    size_t mark = all - tok; /* the token's own text; before it, a join-space vocabulary's space */
+    if (all >= sizeof b->gen)
+        all = mark = before = sizeof b->gen - 1;
+    size_t end = stop_text_end(&en->stop, all);
+    size_t cut[4] = { 0, before < end ? before : end, mark < end ? mark : end, end };
+    int attr[3] = { ATTR_BOLD, 0, ATTR_BOLD | ATTR_REVERSE };
+    if (end > 0 && plen > 0 && v->join_space)
+        col += ctx_text(c, col, y, right - col, " ", COL_DEFAULT, 0);
+    for (int k = 0; k < 3; k++) {
+        char keep = b->gen[cut[k + 1]];
+        b->gen[cut[k + 1]] = '\0';
+        utf8_escape(b->gen + cut[k], b->e1, sizeof b->e1);
+        b->gen[cut[k + 1]] = keep;
+        col += ctx_text(c, col, y, right - col, b->e1, k == 2 ? COL_CHOSEN : COL_DEFAULT, attr[k]);
+    }
+    return col;
+}
+
 /* The text line of a byte-level vocabulary, streamed: a character whose
  * bytes are split across tokens shows once its last byte has come (until
  * then "+N bytes" says what waits), the newest token's text is marked, and
@@ -285,9 +331,12 @@ static int draw_stream_line(const struct app *a, const struct screen_ctx *c, int
     if (lb >= sizeof b->gen)
         lb = sizeof b->gen - 1;
     size_t rb = vocab_complete_prefix(gen, lb);
+    if (en && en->stop.rule == STOP_STRING) /* the text is over: it ends where the engines end it */
+        lb = rb = stop_text_end(&en->stop, lb);
     if (ra > rb)
         ra = rb;
-    char pend[32] = "";
+    char pend[32] = "", note[4 * STOP_LEN + 64];
+    stop_note(en, note, sizeof note);
     if (lb > rb)
         snprintf(pend, sizeof pend, " +%zu byte%s", lb - rb, lb - rb == 1 ? "" : "s");
     char keep = gen[rb];
@@ -299,7 +348,8 @@ static int draw_stream_line(const struct app *a, const struct screen_ctx *c, int
     utf8_escape(b->prompt, b->e3, sizeof b->e3);
     const char *p = b->e3, *g = b->e1, *e2 = b->e2;
     int room = x + w - col, ell = utf8_width("\u2026");
-    int total = utf8_width(p) + utf8_width(g) + utf8_width(e2) + utf8_width(pend);
+    int total =
+        utf8_width(p) + utf8_width(g) + utf8_width(e2) + utf8_width(pend) + utf8_width(note);
     if (total > room) {
         /* Cut the oldest text first: the prompt, then the generated part. */
         int over = total - room + ell;
@@ -313,6 +363,7 @@ static int draw_stream_line(const struct app *a, const struct screen_ctx *c, int
     col += ctx_text(c, col, y, x + w - col, g, COL_DEFAULT, ATTR_BOLD);
     col += ctx_text(c, col, y, x + w - col, e2, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
     col += ctx_text(c, col, y, x + w - col, pend, COL_REMOVED, ATTR_DIM);
+    col += ctx_text(c, col, y, x + w - col, note, COL_REMOVED, ATTR_DIM);
     return col;
 }
 
@@ -336,6 +387,12 @@ static int draw_text_line(const struct app *a, const struct screen_ctx *c, int x
     char esc[1024];
     utf8_escape(buf, esc, sizeof esc);
     col += ctx_text(c, col, y, x + w - col, esc, COL_DEFAULT, ATTR_DIM);
+    if (en && en->stop.rule == STOP_STRING) {
+        col = draw_cut_text(a, c, col, y, x + w, plen, en, &vs->stream);
+        char note[4 * STOP_LEN + 64];
+        stop_note(en, note, sizeof note);
+        return col + ctx_text(c, col, y, x + w - col, note, COL_REMOVED, ATTR_DIM);
+    }
     if (a->cur_len > plen) {
         vocab_detok(&a->L.vocab, a->cur_ctx + plen, a->cur_len - plen, buf, sizeof buf);
         utf8_escape(buf, esc, sizeof esc);

@@ -14,12 +14,9 @@
 #include "report/report.h"
 #include "base/utf8.h"
 
-#define ROWS_MAX 512
+#define ROWS_MAX PANE_ROWS_MAX
 
-/* The rows a pane shows, in display order: by id when every token fits (as
- * the lessons' tables are), else the most likely ones by rank, with the last
- * row left for the "... more" line. */
-static int pane_order(const struct app *a, int rows, int by_rank, int *ids)
+int pane_order(const struct app *a, int rows, int by_rank, int *ids)
 {
     const struct trace *t = &a->t;
     int V = t->vocab_size;
@@ -55,15 +52,22 @@ static void more_line(const struct app *a, const struct screen_ctx *c, int shown
     ctx_printf(c, 1, y, c->r.w - 2, COL_REMOVED, 0, "... %d more tokens, p %.4f", count, mass);
 }
 
-/* The token's name; in the panes of what stages removed, a removed token is dimmed. */
-static void draw_token(const struct app *a, const struct screen_ctx *c, int x, int y,
-                       const struct trace_row *row, int dim_removed)
+/* The token's name; in the panes of what stages removed, a removed token
+ * is dimmed. The found token (/) is marked in every pane, so that its row
+ * can be followed from the logits to the draws. */
+void draw_token(const struct app *a, const struct screen_ctx *c, int x, int y,
+                const struct trace_row *row, int dim_removed)
 {
     char esc[96], pad[96];
-    int attr = 0, col = COL_DEFAULT;
+    int attr = 0, col = COL_DEFAULT, found = row->id == a->find_id;
+    if (found && x > 0)
+        ctx_put(c, x - 1, y, ctx_glyph(c, 0x25B8, '>'), COL_ACCENT, ATTR_BOLD);
     if (is_chosen(a, row->id)) {
         col = COL_CHOSEN;
         attr = ATTR_BOLD | ATTR_REVERSE;
+    } else if (found) {
+        col = COL_ACCENT;
+        attr = ATTR_BOLD | ATTR_UNDERLINE;
     } else if (dim_removed && row->removed_by != TRACE_KEPT) {
         col = COL_REMOVED;
         attr = ATTR_DIM;
@@ -380,6 +384,10 @@ static void cum_row(const struct app *a, const struct screen_ctx *c, int y,
 
 void draw_cum(const struct app *a, const struct screen_ctx *c)
 {
+    if (a->draws_ok) { /* D: the draws take the staircase's room */
+        draw_draws(a, c);
+        return;
+    }
     const struct trace *t = &a->t;
     int hidden = app_hidden(a);
     struct cum_marks mk;
