@@ -150,6 +150,10 @@ struct app {
     /* How many draws D makes while draws_on (0: DRAWS_DEFAULT): on a toy
      * step 100, 1,000 and 10,000 in turn, at full size 10,000. */
     int draws_n;
+
+    /* Big mode (b, --big): two panes at a time at double height, for a
+     * projector; which two is the view's choice (view_layout.c). */
+    int big;
 };
 
 /* Opens lesson what (an id, a lesson file, or a .npy file of captured
