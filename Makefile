@@ -154,6 +154,8 @@ test-cli: $(SAN_BIN) $(BIN)
 	tests/draws_tmux.sh $(BIN)
 	tests/headbuild_tmux.sh $(SAN_BIN)
 	tests/headbuild_tmux.sh $(BIN)
+	tests/big_tmux.sh $(SAN_BIN)
+	tests/big_tmux.sh $(BIN)
 	tests/backend.sh $(SAN_BIN)
 	tests/backend.sh $(BIN)
 

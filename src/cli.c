@@ -95,6 +95,8 @@ static void usage_model(FILE *out)
                  "  --ascii              draw with ASCII only (also when the locale is not UTF-8)\n"
                  "  --no-color           no colours (also when NO_COLOR is set)\n"
                  "  --theme NAME         default, projector (high contrast) or mono\n"
+                 "  --big                big mode: two panes at a time at the whole height, for\n"
+                 "                       a projector (the key b goes on to the next two)\n"
                  "  --config FILE        read defaults from FILE (default:\n"
                  "                       $XDG_CONFIG_HOME/logitlab/config.ini)\n"
                  "  --no-config          read no configuration file\n"
@@ -312,6 +314,7 @@ static const struct cli_option {
     { "config", required_argument, NULL, VALUE(config), 0, IN_RUNS, A_FILE },
     { "no-config", no_argument, NULL, FLAG(no_config), 0, IN_RUNS, ANY_TEXT },
     { "theme", required_argument, opt_theme, 0, 0, 0, IN_DRAWN, ANY_TEXT },
+    { "big", no_argument, NULL, FLAG(big), 0, IN_DRAWN, ANY_TEXT },
     { "backend", required_argument, opt_backend, 0, 0, 0, IN_RUNS, ANY_TEXT },
     { "model", required_argument, NULL, VALUE(model), 'm', IN_RUNS, A_FILE },
     { "prompt", required_argument, NULL, VALUE(prompt), 'p', IN_RUNS, ANY_TEXT },

@@ -34,6 +34,7 @@ struct options {
     const char *keys;  /* --keys, for --headless */
     int ascii;         /* draw with ASCII only */
     int no_color;
+    int big;    /* --big: the view opens in big mode */
     int hidden; /* --hidden-size of a model lesson's head; 0: the lesson's */
     int draws;  /* --draws N: many draws with the step's settings; 0: none */
     int n_find; /* --find TOKEN: rows of these tokens (text or id) */

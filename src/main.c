@@ -402,6 +402,7 @@ static int open_app(struct session *ss, struct app *a, struct err *e)
         app_free(a);
         return -1;
     }
+    a->big = o->big;             /* the first two panes; b goes on */
     if (ss->config_warning[0]) { /* the first thing on the screen says what was wrong */
         memcpy(a->msg, ss->config_warning, sizeof a->msg);
         a->msg_warn = 1;

@@ -191,7 +191,7 @@ START_TEST(test_toy_draws_pane_shows_counts)
     ck_assert_int_eq(screen_init(&s, 80, 24, 1), 0);
     view_render(&A, &s, VS);
     struct layout l;
-    layout_compute(80, 24, TOY_V, &l);
+    layout_compute(80, 24, TOY_V, 0, &l);
     struct rect r = l.pane[PANE_CUM];
     char line[128], want[64];
     cells(&s, r.x, r.y, r.w, line);
@@ -218,7 +218,7 @@ START_TEST(test_toy_find_marks_the_row)
     ck_assert_int_eq(screen_init(&s, 80, 24, 1), 0);
     view_render(&A, &s, VS);
     struct layout l;
-    layout_compute(80, 24, TOY_V, &l);
+    layout_compute(80, 24, TOY_V, 0, &l);
     for (int p = 0; p < PANE_COUNT; p++) {
         struct rect r = l.pane[p];
         /* Logits, exp and prob list by id; the staircase by rank ("on" first). */

@@ -28,6 +28,7 @@ int main(void)
     srunner_add_suite(sr, suite_parsers());
     srunner_add_suite(sr, suite_exercise());
     srunner_add_suite(sr, suite_svg());
+    srunner_add_suite(sr, suite_layout());
     srunner_add_suite(sr, suite_headbuild());
     srunner_add_suite(sr, suite_stop());
     srunner_add_suite(sr, suite_drawstoy());

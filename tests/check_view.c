@@ -20,61 +20,88 @@ static int overlap(struct rect a, struct rect b)
 
 static const int VOCABS[] = { 3, 7, 8, 50, 1000, 128256 };
 
+/* One layout: every part inside the screen, none over another, the panes
+ * big enough to draw (in big mode: the two it shows), and in the stacked
+ * layout every row belongs to some part. */
+static void check_layout_at(int w, int h, int v, int big)
+{
+    struct layout l;
+    layout_compute(w, h, v, big, &l);
+    ck_assert_msg(l.ok, "%dx%d refused", w, h);
+    struct rect parts[] = { l.title,          l.lesson,          l.pane[PANE_LOGITS],
+                            l.pane[PANE_EXP], l.pane[PANE_PROB], l.pane[PANE_CUM],
+                            l.status,         l.bottom };
+    int n = (int)(sizeof parts / sizeof parts[0]);
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(inside(parts[i], w, h), "%dx%d V=%d big %d: part %d leaves the screen", w, h,
+                      v, big, i);
+        for (int j = i + 1; j < n; j++)
+            ck_assert_msg(!overlap(parts[i], parts[j]),
+                          "%dx%d V=%d big %d: parts %d and %d overlap", w, h, v, big, i, j);
+    }
+    int shown = 0, rows = 0;
+    for (int p = 0; p < PANE_COUNT; p++) {
+        if (big && l.pane[p].w == 0)
+            continue;
+        shown++;
+        ck_assert_int_ge(l.pane[p].w, 38);
+        ck_assert_int_ge(l.pane[p].h, 2); /* a title and at least one row */
+    }
+    ck_assert_int_eq(shown, big ? 2 : 4);
+    ck_assert_int_eq(l.side, !big && w >= VIEW_SIDE_W);
+    if (!l.side)
+        ck_assert_int_ge(l.lesson.h, 2); /* the text line and one of text */
+    else
+        ck_assert_int_ge(l.lesson.w, 40);
+    if (!l.side) {
+        for (int i = 0; i < n; i++)
+            if (parts[i].x == 0 && parts[i].w > 0)
+                rows += parts[i].h;
+        ck_assert_int_eq(rows, h);
+    }
+}
+
 START_TEST(test_layout_fits_every_size)
 {
     int sizes = 0;
     for (size_t v = 0; v < sizeof VOCABS / sizeof VOCABS[0]; v++)
         for (int w = VIEW_MIN_W; w <= 320; w += 7)
-            for (int h = VIEW_MIN_H; h <= 120; h += 5) {
-                struct layout l;
-                layout_compute(w, h, VOCABS[v], &l);
-                ck_assert_msg(l.ok, "%dx%d refused", w, h);
-                struct rect parts[] = { l.title,          l.lesson,          l.pane[PANE_LOGITS],
-                                        l.pane[PANE_EXP], l.pane[PANE_PROB], l.pane[PANE_CUM],
-                                        l.status,         l.bottom };
-                int n = (int)(sizeof parts / sizeof parts[0]);
-                for (int i = 0; i < n; i++) {
-                    ck_assert_msg(inside(parts[i], w, h), "%dx%d V=%d: part %d leaves the screen",
-                                  w, h, VOCABS[v], i);
-                    for (int j = i + 1; j < n; j++)
-                        ck_assert_msg(!overlap(parts[i], parts[j]),
-                                      "%dx%d V=%d: parts %d and %d overlap", w, h, VOCABS[v], i, j);
+            for (int h = VIEW_MIN_H; h <= 120; h += 5)
+                for (int big = 0; big <= 2; big++) {
+                    check_layout_at(w, h, VOCABS[v], big);
+                    sizes++;
                 }
-                for (int p = 0; p < PANE_COUNT; p++) {
-                    ck_assert_int_ge(l.pane[p].w, 38);
-                    ck_assert_int_ge(l.pane[p].h, 2); /* a title and at least one row */
-                }
-                ck_assert_int_eq(l.side, w >= VIEW_SIDE_W);
-                if (!l.side)
-                    ck_assert_int_ge(l.lesson.h, 2); /* the text line and one of text */
-                else
-                    ck_assert_int_ge(l.lesson.w, 40);
-                /* Every row of the screen belongs to some part: nothing is wasted
-                 * between them in the stacked layout. */
-                if (!l.side) {
-                    int rows = 0;
-                    for (int i = 0; i < n; i++)
-                        if (parts[i].x == 0)
-                            rows += parts[i].h;
-                    ck_assert_int_eq(rows, h);
-                }
-                sizes++;
-            }
-    ck_assert_int_gt(sizes, 1000);
+    ck_assert_int_gt(sizes, 3000);
 }
 END_TEST
 
 START_TEST(test_layout_uses_room_for_rows)
 {
     struct layout small, big;
-    layout_compute(80, 24, 7, &small);
-    layout_compute(80, 60, 128256, &big);
+    layout_compute(80, 24, 7, 0, &small);
+    layout_compute(80, 60, 128256, 0, &big);
     /* 7 tokens at 80x24: each pane has its title and all 7 rows. */
     ck_assert_int_eq(small.pane[PANE_PROB].h, 8);
     ck_assert_int_gt(big.pane[PANE_PROB].h, small.pane[PANE_PROB].h);
-    layout_compute(132, 43, 7, &big);
+    layout_compute(132, 43, 7, 0, &big);
     ck_assert(big.side);
     ck_assert_int_gt(big.pane[PANE_EXP].w, small.pane[PANE_EXP].w); /* wider bars */
+    /* Beside the text the panes take the height: at 120x40, 40 rows less the
+     * title, two status lines and the bottom line are 36, 18 a pane. */
+    layout_compute(120, 40, 7, 0, &big);
+    ck_assert_int_eq(big.pane[PANE_LOGITS].h, 18);
+    ck_assert_int_eq(big.pane[PANE_CUM].h, 18);
+    /* Stacked at 80x60 (56 rows under the title): two rows per token, 1 + 14
+     * a pane, leave 26 rows to the text, more than a third of 56. */
+    layout_compute(80, 60, 7, 0, &big);
+    ck_assert_int_eq(big.pane[PANE_PROB].h, 15);
+    ck_assert_int_eq(big.lesson.h, 26);
+    /* Big mode at 100x30: two panes side by side under the text line and one
+     * line of text, 26 - 2 = 24 rows each. */
+    layout_compute(100, 30, 7, 2, &big);
+    ck_assert_int_eq(big.pane[PANE_PROB].h, 24);
+    ck_assert_int_eq(big.pane[PANE_CUM].w, 50);
+    ck_assert_int_eq(big.pane[PANE_LOGITS].w, 0);
 }
 END_TEST
 
@@ -83,7 +110,7 @@ START_TEST(test_layout_too_small)
     struct layout l;
     int sizes[][2] = { { 79, 24 }, { 80, 23 }, { 40, 10 }, { 1, 1 } };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        layout_compute(sizes[i][0], sizes[i][1], 7, &l);
+        layout_compute(sizes[i][0], sizes[i][1], 7, 0, &l);
         ck_assert(!l.ok);
     }
 }
@@ -168,7 +195,7 @@ static void check_parts_stay_inside(const char *lesson, const char *keys)
     for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
         int w = SIZES[i][0], h = SIZES[i][1];
         struct layout l;
-        layout_compute(w, h, A.t.vocab_size, &l);
+        layout_compute(w, h, A.t.vocab_size, 0, &l);
         for (int utf8 = 0; utf8 <= 1; utf8++) {
             struct screen s;
             ck_assert_int_eq(screen_init(&s, w, h, utf8), 0);

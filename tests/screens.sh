@@ -1,6 +1,6 @@
 #!/bin/sh
 # Golden screens: the interactive view of every lesson, drawn headless at
-# 80x24 and 132x43, and a few scenes after keys, compared with the files in
+# 80x24, 100x30, 120x40 and 200x60, and a few scenes after keys, compared with the files in
 # tests/golden/screens/. The recompute time on the status line varies from run
 # to run (and with it the width of the line's end), so it is masked. GOLDEN_UPDATE=1 rewrites the files (review the diff).
 # Usage: tests/screens.sh BINARY
@@ -41,10 +41,12 @@ scene() {
 SMALL="--hidden-size 384"
 for id in $("$BIN" lessons | awk '{print $1}'); do
     case $id in real-*) opts=$SMALL ;; *) opts= ;; esac
-    # shellcheck disable=SC2086 # $opts is two words or none
-    scene "$id-80x24" 80x24 "" "$id" $opts
-    # shellcheck disable=SC2086
-    scene "$id-132x43" 132x43 "" "$id" $opts
+    # The sizes a classroom gives: a small terminal, a projector's, the
+    # size README recommends, a large screen.
+    for size in 80x24 100x30 120x40 200x60; do
+        # shellcheck disable=SC2086 # $opts is two words or none
+        scene "$id-$size" $size "" "$id" $opts
+    done
 done
 
 scene toy-t05 80x24 ":temperature 0.5<Enter>" toy
@@ -52,6 +54,8 @@ scene toy-topk3 80x24 ":temperature 1<Enter>:top-k 3<Enter>u" toy
 scene toy-steps 132x43 ":temperature 1<Enter>:seed 3<Enter><Space><Space>" toy
 scene toy-back 80x24 "<Space><Space><Left>" toy
 scene help 80x24 "?" toy
+scene big-scores 100x30 "" toy --big
+scene big-probabilities 120x40 ":temperature 1<Enter>:top-p 0.9<Enter>bu" toy --big
 scene prompt 80x24 ":top-p 0.9" toy
 scene small 60x20 "" toy
 scene resized 80x24 "<resize 132x43>" top-p

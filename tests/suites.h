@@ -28,6 +28,7 @@ Suite *suite_writes(void);
 Suite *suite_parsers(void);
 Suite *suite_exercise(void);
 Suite *suite_svg(void);
+Suite *suite_layout(void);
 Suite *suite_headbuild(void);
 Suite *suite_stop(void);
 Suite *suite_drawstoy(void);

@@ -33,6 +33,7 @@ void screen_clear(struct screen *s)
 {
     for (int i = 0; i < s->w * s->h; i++)
         s->cells[i] = (struct cell){ ' ', COL_DEFAULT, 0 };
+    s->cut_digits = 0;
 }
 
 const struct cell *screen_at(const struct screen *s, int x, int y)
@@ -66,6 +67,20 @@ static void put_in(struct screen *s, struct rect clip, int x, int y, uint32_t cp
     if (x < clip.x || y < clip.y || x >= clip.x + clip.w || y >= clip.y + clip.h)
         return;
     s->cells[y * s->w + x] = (struct cell){ cp, (uint8_t)color, (uint8_t)attr };
+}
+
+/* Counts a write cut at (x, y) whose rest (n bytes) holds a digit. */
+static void note_cut(struct screen *s, int x, int y, const char *rest, size_t n)
+{
+    size_t i = 0;
+    while (i < n && !(rest[i] >= '0' && rest[i] <= '9'))
+        i++;
+    if (i == n)
+        return;
+    if (s->cut_digits++ == 0) {
+        s->cut_x = x;
+        s->cut_y = y;
+    }
 }
 
 static int text_in(struct screen *s, struct rect clip, int x, int y, int max, const char *text,
@@ -107,6 +122,7 @@ static int text_in(struct screen *s, struct rect clip, int x, int y, int max, co
         text += len;
         n -= (size_t)len;
     }
+    note_cut(s, x + used, y, text, n);
     return used;
 }
 

@@ -45,6 +45,12 @@ struct screen {
     int w, h;
     int utf8; /* 1: block characters and box drawing; 0: ASCII only */
     struct cell *cells;
+    /* Writes cut by their clip or their width where the text left out holds
+     * a digit -- a number cut or lost -- since the last screen_clear, and
+     * where the first one was cut: the tests' check that no number is
+     * clipped (a layout must make room, or shorten by words). */
+    int cut_digits;
+    int cut_x, cut_y;
 };
 
 struct rect {

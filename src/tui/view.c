@@ -99,9 +99,12 @@ static void draw_title(const struct app *a, const struct screen_ctx *c)
     snprintf(left, sizeof left, " logitlab  %s: %s", a->L.id, a->L.title);
     int rw = utf8_width(right), room = c->r.w - rw;
     if (utf8_width(left) > room) {
-        /* Cut the title where it must, and say so. */
+        /* Shorten the title by whole words, and say so. */
         char cut[512];
         utf8_pad(left, room - 1, 0, cut, sizeof cut);
+        char *sp = strrchr(cut, ' ');
+        if (sp && sp - cut > (long)strlen(a->L.id) + 12) /* keep "logitlab  id:" and a word */
+            *sp = '\0';
         utf8_append(cut, sizeof cut, glyph(c, "\u2026", "~"));
         utf8_copy(left, sizeof left, cut);
     }
@@ -376,10 +379,17 @@ enum part { PART_TITLE, PART_LESSON, PART_STEP, PART_STATUS, PART_BOTTOM, PART_C
  * together, the bottom line's takes in the status lines above it. */
 static void part_areas(const struct layout *l, struct rect area[PART_COUNT])
 {
-    struct rect a0 = l->pane[PANE_LOGITS], a3 = l->pane[PANE_CUM];
+    int x0 = INT_MAX, y0 = INT_MAX, x1 = 0, y1 = 0;
+    for (int p = 0; p < PANE_COUNT; p++) {
+        struct rect r = l->pane[p];
+        if (r.w == 0 || r.h == 0) /* a pane big mode leaves out */
+            continue;
+        x0 = r.x < x0 ? r.x : x0, y0 = r.y < y0 ? r.y : y0;
+        x1 = r.x + r.w > x1 ? r.x + r.w : x1, y1 = r.y + r.h > y1 ? r.y + r.h : y1;
+    }
     area[PART_TITLE] = l->title;
     area[PART_LESSON] = l->lesson;
-    area[PART_STEP] = (struct rect){ a0.x, a0.y, a3.x + a3.w - a0.x, a3.y + a3.h - a0.y };
+    area[PART_STEP] = (struct rect){ x0, y0, x1 - x0, y1 - y0 };
     area[PART_STATUS] = l->status;
     area[PART_BOTTOM] =
         (struct rect){ l->bottom.x, l->status.y, l->bottom.w, l->status.h + l->bottom.h };
@@ -423,6 +433,8 @@ static void part_step(const struct app *a, const struct layout *l, struct view_s
     }
     for (int p = 0; p < PANE_COUNT; p++) {
         struct rect r = l->pane[p];
+        if (r.w == 0 || r.h == 0)
+            continue;
         struct screen_ctx pc = ctx_sub(c, (struct rect){ r.x - c->r.x, r.y - c->r.y, r.w, r.h });
         PANE_DRAW[p](a, &pc);
     }
@@ -452,7 +464,7 @@ void view_render(const struct app *a, struct screen *s, struct view_scratch *vs)
     screen_clear(s);
     struct screen_ctx all = screen_ctx(s, (struct rect){ 0, 0, s->w, s->h });
     struct layout l;
-    layout_compute(s->w, s->h, a->t.vocab_size, &l);
+    layout_compute(s->w, s->h, a->t.vocab_size, a->big, &l);
     if (!l.ok) {
         ctx_printf(&all, 0, 0, s->w, COL_WARN, ATTR_BOLD,
                    "logitlab needs a terminal of at least %dx%d.", VIEW_MIN_W, VIEW_MIN_H);

@@ -25,8 +25,11 @@ struct layout {
 };
 
 /* Lays out a w x h screen for a vocabulary of vocab_size tokens: panes take
- * the rows they can use, the lesson text the rest. Pure: no drawing. */
-void layout_compute(int w, int h, int vocab_size, struct layout *l);
+ * the rows they can use, the lesson text the rest; in big mode (big 1: the
+ * logits and exponentials, 2: the probabilities and the cumulative sums)
+ * two panes take the height, the others are empty rectangles. Pure: no
+ * drawing. */
+void layout_compute(int w, int h, int vocab_size, int big, struct layout *l);
 
 /* The buffers the drawing works in (the lesson text wrapped into lines,
  * the streamed text line's pieces: some 240 KB), owned by the caller so

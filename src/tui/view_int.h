@@ -23,11 +23,17 @@ struct lines {
     int attr[TEXT_LINES_MAX];
 };
 
-/* The pieces of the streamed text line (view_lesson.c): the prompt and the
- * generated text, decoded and escaped, and the generated ids. */
+/* The pieces of the text line (view_lesson.c): the prompt and the
+ * generated text, decoded, the generated ids, and the line's spans --
+ * escaped text each in its own colour -- drawn whole, or without their
+ * start when the line is too long (its end, the newest text, stays). */
+#define SPANS_MAX 6
 struct stream_bufs {
-    char prompt[2048], gen[4096], e1[4096], e2[4096], e3[8192];
+    char prompt[2048], gen[4096];
     int ids[APP_MAX_HISTORY + LESSON_MAX_CONTEXT + 1];
+    int n_spans;
+    char span[SPANS_MAX][8192];
+    int span_color[SPANS_MAX], span_attr[SPANS_MAX];
 };
 
 struct view_scratch {

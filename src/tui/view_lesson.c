@@ -12,6 +12,10 @@
 #include "report/report.h"
 #include "base/utf8.h"
 
+/* A space the wrapping does not break at: the program's own lines use it,
+ * a lesson's text cannot hold it (control characters are refused there). */
+#define GLUE "\x1f"
+
 void add_line(struct lines *L, const char *text, int color, int attr)
 {
     if (L->n == TEXT_LINES_MAX)
@@ -22,7 +26,8 @@ void add_line(struct lines *L, const char *text, int color, int attr)
     L->n++;
 }
 
-/* Fills width columns per line with the words of one paragraph. */
+/* Fills width columns per line with the words of one paragraph; words
+ * joined by GLUE stay on one line ("= -3.2" with the row it ends). */
 void add_wrapped(struct lines *L, const char *lead, const char *text, int width, int color,
                  int attr)
 {
@@ -43,6 +48,8 @@ void add_wrapped(struct lines *L, const char *lead, const char *text, int width,
         size_t wl = (size_t)(e - p) < sizeof word - 1 ? (size_t)(e - p) : sizeof word - 1;
         memcpy(word, p, wl);
         word[wl] = '\0';
+        for (char *g = word; (g = strchr(g, GLUE[0])) != NULL;)
+            *g = ' '; /* glued words: one word to the wrapping, a space on screen */
         int ww = utf8_width(word);
         if (col > lead_w && col + 1 + ww > width) {
             add_line(L, line, color, attr);
@@ -92,26 +99,28 @@ static void head_lines(const struct app *a, struct lines *L, int width)
         k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? ", " : "", num);
     }
     report_logit(num, sizeof num, sqrt(ss / d + H->eps), 4);
-    snprintf(buf + k, sizeof buf - (size_t)k, "], rms %s", num);
-    add_line(L, buf, COL_ACCENT, ATTR_BOLD);
+    snprintf(buf + k, sizeof buf - (size_t)k, "], rms" GLUE "%s", num);
+    add_wrapped(L, "", buf, width, COL_ACCENT, ATTR_BOLD);
     k = snprintf(buf, sizeof buf, "h / rms = [");
     for (int i = 0; i < d && k < (int)sizeof buf - 16; i++) {
         report_logit(num, sizeof num, S->normed[i], 4);
         k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? ", " : "", num);
     }
     snprintf(buf + k, sizeof buf - (size_t)k, "]");
-    add_line(L, buf, COL_ACCENT, ATTR_BOLD);
+    add_wrapped(L, "", buf, width, COL_ACCENT, ATTR_BOLD);
     for (int v = 0; v < a->L.vocab.n; v++) {
         char esc[64];
         utf8_escape(vocab_token(&a->L.vocab, v), esc, sizeof esc);
-        k = snprintf(buf, sizeof buf, "%-6s row [", esc);
+        char lead[80];
+        snprintf(lead, sizeof lead, "%-6s ", esc);
+        k = snprintf(buf, sizeof buf, "row [");
         for (int i = 0; i < d && k < (int)sizeof buf - 24; i++) {
             report_logit(num, sizeof num, H->w[(size_t)v * (size_t)d + (size_t)i], 4);
             k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%s", i ? " " : "", num);
         }
         report_logit(num, sizeof num, source_logit(&a->source, a->cur_step, v), 4);
-        snprintf(buf + k, sizeof buf - (size_t)k, "] . h/rms = %s", num);
-        add_line(L, buf, COL_DEFAULT, 0);
+        snprintf(buf + k, sizeof buf - (size_t)k, "] ." GLUE "h/rms" GLUE "=" GLUE "%s", num);
+        add_wrapped(L, lead, buf, width, COL_DEFAULT, 0);
     }
     if (H->real_vocab && H->real_hidden) {
         snprintf(buf, sizeof buf,
@@ -272,11 +281,61 @@ static void stop_note(const struct app_entry *en, char *buf, size_t n)
     snprintf(buf, n, " [stopped by \"%s\", %s]", esc, shown);
 }
 
+/* Adds a span of raw text (escaped here) to the text line. */
+static void span_raw(struct stream_bufs *b, const char *raw, int color, int attr)
+{
+    if (b->n_spans == SPANS_MAX || !raw[0])
+        return;
+    utf8_escape(raw, b->span[b->n_spans], sizeof b->span[0]);
+    b->span_color[b->n_spans] = color;
+    b->span_attr[b->n_spans] = attr;
+    b->n_spans++;
+}
+
+/* Adds bytes [from, to) of b->gen as a span. */
+static void span_gen(struct stream_bufs *b, size_t from, size_t to, int color, int attr)
+{
+    char keep = b->gen[to];
+    b->gen[to] = '\0';
+    span_raw(b, b->gen + from, color, attr);
+    b->gen[to] = keep;
+}
+
+static int spans_width(const struct stream_bufs *b)
+{
+    int w = 0;
+    for (int i = 0; i < b->n_spans; i++)
+        w += utf8_width(b->span[i]);
+    return w;
+}
+
+/* Draws the spans at (x, y) in w columns: whole when they fit, else an
+ * ellipsis and their last columns -- the oldest text gives way, so the
+ * newest token is always on screen. Returns the next column. */
+static int spans_draw(const struct screen_ctx *c, int x, int y, int w, const struct stream_bufs *b)
+{
+    int col = x, over = spans_width(b) - w;
+    if (over > 0) {
+        over += 1; /* the ellipsis' column */
+        col += ctx_text(c, col, y, 1, glyph(c, "\u2026", "~"), COL_REMOVED, 0);
+    }
+    for (int i = 0; i < b->n_spans; i++) {
+        const char *t = b->span[i];
+        if (over > 0) {
+            int tw = utf8_width(t);
+            t = skip_cols(t, over);
+            over -= tw;
+        }
+        col += ctx_text(c, col, y, x + w - col, t, b->span_color[i], b->span_attr[i]);
+    }
+    return col;
+}
+
 /* The generated text and the drawn token after a stop string, ending where
  * the engines end it (en->stop.text_end): what is left of the text before
- * the token bold, of the token marked. Returns the next column. */
-static int draw_cut_text(const struct app *a, const struct screen_ctx *c, int col, int y, int right,
-                         int plen, const struct app_entry *en, struct stream_bufs *b)
+ * the token bold, of the token marked. */
+static void cut_spans(const struct app *a, int plen, const struct app_entry *en,
+                      struct stream_bufs *b)
 {
     const struct vocab *v = &a->L.vocab;
     int n = 0, cap = (int)(sizeof b->ids / sizeof b->ids[0]) - 1;
@@ -293,28 +352,19 @@ static int draw_cut_text(const struct app *a, const struct screen_ctx *c, int co
     size_t cut[4] = { 0, before < end ? before : end, mark < end ? mark : end, end };
     int attr[3] = { ATTR_BOLD, 0, ATTR_BOLD | ATTR_REVERSE };
     if (end > 0 && plen > 0 && v->join_space)
-        col += ctx_text(c, col, y, right - col, " ", COL_DEFAULT, 0);
-    for (int k = 0; k < 3; k++) {
-        char keep = b->gen[cut[k + 1]];
-        b->gen[cut[k + 1]] = '\0';
-        utf8_escape(b->gen + cut[k], b->e1, sizeof b->e1);
-        b->gen[cut[k + 1]] = keep;
-        col += ctx_text(c, col, y, right - col, b->e1, k == 2 ? COL_CHOSEN : COL_DEFAULT, attr[k]);
-    }
-    return col;
+        span_raw(b, " ", COL_DEFAULT, 0);
+    for (int k = 0; k < 3; k++)
+        span_gen(b, cut[k], cut[k + 1], k == 2 ? COL_CHOSEN : COL_DEFAULT, attr[k]);
 }
 
 /* The text line of a byte-level vocabulary, streamed: a character whose
  * bytes are split across tokens shows once its last byte has come (until
- * then "+N bytes" says what waits), the newest token's text is marked, and
- * when the line is too long its start gives way to the end. */
-static int draw_stream_line(const struct app *a, const struct screen_ctx *c, int x, int y, int w,
-                            struct stream_bufs *b)
+ * then "+N bytes" says what waits), and the newest token's text is marked. */
+static void stream_spans(const struct app *a, struct stream_bufs *b)
 {
     const struct app_entry *en = app_shown_entry(a);
     const struct vocab *v = &a->L.vocab;
     int plen = source_prompt_len(&a->L, a->cur_len);
-    int col = x + ctx_text(c, x, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
     char *gen = b->gen;
     int *ids = b->ids;
     vocab_detok(v, a->cur_ctx, plen, b->prompt, sizeof b->prompt);
@@ -335,82 +385,65 @@ static int draw_stream_line(const struct app *a, const struct screen_ctx *c, int
         lb = rb = stop_text_end(&en->stop, lb);
     if (ra > rb)
         ra = rb;
-    char pend[32] = "", note[4 * STOP_LEN + 64];
-    stop_note(en, note, sizeof note);
+    char pend[32] = "";
     if (lb > rb)
         snprintf(pend, sizeof pend, " +%zu byte%s", lb - rb, lb - rb == 1 ? "" : "s");
-    char keep = gen[rb];
-    gen[rb] = '\0';
-    utf8_escape(gen + ra, b->e2, sizeof b->e2);
-    gen[ra] = '\0';
-    utf8_escape(gen, b->e1, sizeof b->e1);
-    gen[rb] = keep;
-    utf8_escape(b->prompt, b->e3, sizeof b->e3);
-    const char *p = b->e3, *g = b->e1, *e2 = b->e2;
-    int room = x + w - col, ell = utf8_width("\u2026");
-    int total =
-        utf8_width(p) + utf8_width(g) + utf8_width(e2) + utf8_width(pend) + utf8_width(note);
-    if (total > room) {
-        /* Cut the oldest text first: the prompt, then the generated part. */
-        int over = total - room + ell;
-        int wp = utf8_width(p);
-        p = skip_cols(p, over);
-        if (over > wp)
-            g = skip_cols(g, over - wp);
-        col += ctx_text(c, col, y, ell, glyph(c, "\u2026", "~"), COL_REMOVED, 0);
-    }
-    col += ctx_text(c, col, y, x + w - col, p, COL_DEFAULT, ATTR_DIM);
-    col += ctx_text(c, col, y, x + w - col, g, COL_DEFAULT, ATTR_BOLD);
-    col += ctx_text(c, col, y, x + w - col, e2, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
-    col += ctx_text(c, col, y, x + w - col, pend, COL_REMOVED, ATTR_DIM);
-    col += ctx_text(c, col, y, x + w - col, note, COL_REMOVED, ATTR_DIM);
-    return col;
+    span_raw(b, b->prompt, COL_DEFAULT, ATTR_DIM);
+    span_gen(b, 0, ra, COL_DEFAULT, ATTR_BOLD);
+    span_gen(b, ra, rb, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
+    span_raw(b, pend, COL_REMOVED, ATTR_DIM);
 }
 
-/* The first line of the lesson pane: the text so far (the prompt dimmed,
- * the generated text bold, the token drawn marked). */
+/* The text so far as spans: the prompt dimmed, the generated text bold,
+ * the token drawn marked, and after a stop string what became of it. */
+static void text_spans(const struct app *a, struct stream_bufs *b)
+{
+    const struct app_entry *en = app_shown_entry(a);
+    b->n_spans = 0;
+    if (a->L.vocab.byte_level) {
+        stream_spans(a, b);
+    } else {
+        int plen = source_prompt_len(&a->L, a->cur_len);
+        char *buf = b->gen;
+        vocab_detok(&a->L.vocab, a->cur_ctx, plen, buf, sizeof b->gen);
+        if (plen == 0 && a->L.prompt_text)
+            utf8_copy(buf, sizeof b->gen, a->L.prompt_text);
+        if (a->cur_len == 0 && !a->L.prompt_text)
+            utf8_copy(buf, sizeof b->gen, "(none: this step has no context)");
+        span_raw(b, buf, COL_DEFAULT, ATTR_DIM);
+        if (en && en->stop.rule == STOP_STRING) {
+            cut_spans(a, plen, en, b);
+        } else {
+            const char *sep = plen && a->L.vocab.join_space ? " " : "";
+            if (a->cur_len > plen) {
+                span_raw(b, sep, COL_DEFAULT, 0);
+                vocab_detok(&a->L.vocab, a->cur_ctx + plen, a->cur_len - plen, buf, sizeof b->gen);
+                span_raw(b, buf, COL_DEFAULT, ATTR_BOLD);
+            }
+            if (en) {
+                int one[1] = { en->choice };
+                vocab_detok(&a->L.vocab, one, 1, buf, sizeof b->gen);
+                int join = a->L.vocab.join_space && buf[0] && (a->cur_len > 0 || a->L.prompt_text);
+                span_raw(b, join ? " " : "", COL_DEFAULT, 0);
+                span_raw(b, buf, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
+            }
+        }
+    }
+    char note[4 * STOP_LEN + 64];
+    stop_note(en, note, sizeof note);
+    span_raw(b, note, COL_REMOVED, ATTR_DIM);
+}
+
+#define TEXT_LABEL "Text: "
+
+/* The first line of the lesson pane, in w columns from x: the label and
+ * the text so far, its start giving way when it is too long. */
 static int draw_text_line(const struct app *a, const struct screen_ctx *c, int x, int y, int w,
                           struct view_scratch *vs)
 {
-    if (a->L.vocab.byte_level)
-        return draw_stream_line(a, c, x, y, w, &vs->stream);
-    const struct app_entry *en = app_shown_entry(a);
-    int plen = source_prompt_len(&a->L, a->cur_len);
-    int col = x;
-    col += ctx_text(c, col, y, w, "Text: ", COL_ACCENT, ATTR_BOLD);
-    char buf[1024];
-    vocab_detok(&a->L.vocab, a->cur_ctx, plen, buf, sizeof buf);
-    if (plen == 0 && a->L.prompt_text)
-        utf8_copy(buf, sizeof buf, a->L.prompt_text);
-    if (a->cur_len == 0 && !a->L.prompt_text)
-        utf8_copy(buf, sizeof buf, "(none: this step has no context)");
-    char esc[1024];
-    utf8_escape(buf, esc, sizeof esc);
-    col += ctx_text(c, col, y, x + w - col, esc, COL_DEFAULT, ATTR_DIM);
-    if (en && en->stop.rule == STOP_STRING) {
-        col = draw_cut_text(a, c, col, y, x + w, plen, en, &vs->stream);
-        char note[4 * STOP_LEN + 64];
-        stop_note(en, note, sizeof note);
-        return col + ctx_text(c, col, y, x + w - col, note, COL_REMOVED, ATTR_DIM);
-    }
-    if (a->cur_len > plen) {
-        vocab_detok(&a->L.vocab, a->cur_ctx + plen, a->cur_len - plen, buf, sizeof buf);
-        utf8_escape(buf, esc, sizeof esc);
-        col += ctx_text(c, col, y, x + w - col, plen && a->L.vocab.join_space ? " " : "",
-                        COL_DEFAULT, 0);
-        col += ctx_text(c, col, y, x + w - col, esc, COL_DEFAULT, ATTR_BOLD);
-    }
-    if (en) {
-        int one[1] = { en->choice };
-        vocab_detok(&a->L.vocab, one, 1, buf, sizeof buf);
-        utf8_escape(buf, esc, sizeof esc);
-        if (esc[0]) {
-            int sep = a->L.vocab.join_space && (a->cur_len > 0 || a->L.prompt_text);
-            col += ctx_text(c, col, y, x + w - col, sep ? " " : "", COL_DEFAULT, 0);
-            col += ctx_text(c, col, y, x + w - col, esc, COL_CHOSEN, ATTR_BOLD | ATTR_REVERSE);
-        }
-    }
-    return col;
+    int col = x + ctx_text(c, x, y, w, TEXT_LABEL, COL_ACCENT, ATTR_BOLD);
+    text_spans(a, &vs->stream);
+    return spans_draw(c, col, y, x + w - col, &vs->stream);
 }
 
 static void lesson_text(const struct app *a, struct lines *L, int width)
@@ -419,45 +452,61 @@ static void lesson_text(const struct app *a, struct lines *L, int width)
     lesson_lines(a, L, width);
 }
 
+/* The ids of the context, and the drawn token's, for the first line. */
+static void ids_text(const struct app *a, char *ids, size_t n)
+{
+    const struct app_entry *en = app_shown_entry(a);
+    int k = snprintf(ids, n, "ids [");
+    for (int i = 0; i < a->cur_len && k < (int)n - 24; i++)
+        k += snprintf(ids + k, n - (size_t)k, "%s%d", i ? ", " : "", a->cur_ctx[i]);
+    if (en)
+        snprintf(ids + k, n - (size_t)k, "] + %d", en->choice);
+    else
+        snprintf(ids + k, n - (size_t)k, "]");
+}
+
+/* The first line: the text so far, then at the right whether more lesson
+ * text lies below (always) and the ids (when the whole text fits beside
+ * them): the text's end is never pushed off. */
+static void first_line(const struct app *a, const struct screen_ctx *c, int x, int w, int more,
+                       struct view_scratch *vs)
+{
+    char ids[512], down[32] = "";
+    ids_text(a, ids, sizeof ids);
+    if (more)
+        snprintf(down, sizeof down, "  %s more (l)", glyph(c, "\u2193", "v"));
+    int mw = utf8_width(down), iw = utf8_width(ids), lw = utf8_width(TEXT_LABEL);
+    text_spans(a, &vs->stream);
+    int tw = spans_width(&vs->stream), room = w - mw;
+    int with_ids = lw + tw + 2 + iw <= room;
+    ctx_text(c, x, 0, w, TEXT_LABEL, COL_ACCENT, ATTR_BOLD);
+    spans_draw(c, x + lw, 0, room - lw, &vs->stream);
+    if (with_ids)
+        ctx_text(c, x + room - iw, 0, iw, ids, COL_REMOVED, 0);
+    if (mw)
+        ctx_text(c, x + w - mw, 0, mw, down, COL_ACCENT, ATTR_BOLD);
+}
+
 void draw_lesson(const struct app *a, const struct screen_ctx *c, int side, struct view_scratch *vs)
 {
     if (c->r.h <= 0)
         return;
     int x = side ? 2 : 1, w = c->r.w - (side ? 3 : 2);
-    int y = 0;
     if (side)
         for (int i = 0; i < c->r.h; i++)
             ctx_put(c, 0, i, ctx_glyph(c, 0x2502, '|'), COL_REMOVED, 0);
-    int col = draw_text_line(a, c, x, y, w, vs);
-    const struct app_entry *en = app_shown_entry(a);
     const struct lines *lines = &vs->text;
     lesson_text(a, &vs->text, w);
-    int room = c->r.h - y - 1;
+    int room = c->r.h - 1;
     int first = a->scroll;
     if (first > lines->n - room)
         first = lines->n - room;
     if (first < 0)
         first = 0;
-    /* The ids, and whether more text lies below, go at the right of the first line. */
-    char ids[512], more[32] = "";
-    int k = snprintf(ids, sizeof ids, "ids [");
-    for (int i = 0; i < a->cur_len && k < (int)sizeof ids - 24; i++)
-        k += snprintf(ids + k, sizeof ids - (size_t)k, "%s%d", i ? ", " : "", a->cur_ctx[i]);
-    if (en)
-        snprintf(ids + k, sizeof ids - (size_t)k, "] + %d", en->choice);
-    else
-        snprintf(ids + k, sizeof ids - (size_t)k, "]");
-    if (first + room < lines->n)
-        snprintf(more, sizeof more, "  %s more (l)", glyph(c, "\u2193", "v"));
-    int mw = utf8_width(more), iw = utf8_width(ids);
-    if (col + 2 + iw + mw <= x + w)
-        ctx_text(c, x + w - iw - mw, y, iw, ids, COL_REMOVED, 0);
-    if (mw)
-        ctx_text(c, x + w - mw, y, mw, more, COL_ACCENT, ATTR_BOLD);
-    y++;
+    first_line(a, c, x, w, first + room < lines->n, vs);
     for (int i = 0; i < room && first + i < lines->n; i++) {
         int li = first + i;
-        ctx_text(c, x, y + i, w, lines->text[li], lines->color[li], lines->attr[li]);
+        ctx_text(c, x, 1 + i, w, lines->text[li], lines->color[li], lines->attr[li]);
     }
 }
 
@@ -478,7 +527,7 @@ void view_measure(const struct app *a, int w, int h, int *page, int *max_scroll,
         room = h - 3;
     } else {
         struct layout l;
-        layout_compute(w, h, a->t.vocab_size, &l);
+        layout_compute(w, h, a->t.vocab_size, a->big, &l);
         width = l.lesson.w - (l.side ? 3 : 2);
         room = l.lesson.h - 1;
     }
