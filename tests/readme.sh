@@ -4,8 +4,11 @@
 # 2"), so the documentation cannot drift from the program. Synopsis lines
 # (placeholders such as LESSON, FILE, [OPTIONS]) are skipped; a model file
 # named in the text is the generated Llama 3 model of tests/model.sh; the
-# interactive view runs --headless (it has no terminal here). Files written
-# (-o, --save-logits) go to a temporary directory.
+# interactive view runs --headless (it has no terminal here). Each command
+# runs in a directory of its own, so files it writes (-o, --save-logits) are
+# new whichever page showed the same command first. The lesson example of
+# doc/lessons.md must be a valid lesson, and tests/readme_keys.sh checks the
+# key table and the man page against the code.
 # Usage: tests/readme.sh LOGITLAB MODEL.gguf     (from the top of the tree)
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -30,7 +33,8 @@ while IFS="$(printf '\t')" read -r file line; do
     sub=$(printf '%s\n' "$cmd" | awk '{ print $2 }')
     case $sub in show | generate | export | lessons) ;; *) cmd="$cmd --headless" ;; esac
     n=$((n + 1))
-    (cd "$TMP" && eval "timeout 300 $(printf '%s\n' "$cmd" | sed "s#^logitlab#\"$BIN\"#")") \
+    mkdir "$TMP/run$n"
+    (cd "$TMP/run$n" && eval "timeout 300 $(printf '%s\n' "$cmd" | sed "s#^logitlab#\"$BIN\"#")") \
         >"$TMP/out" 2>"$TMP/err" </dev/null
     status=$?
     if [ "$status" -eq "$want" ]; then
@@ -39,5 +43,17 @@ while IFS="$(printf '\t')" read -r file line; do
         bad "$file: '$line': status $status, want $want: $(head -c 300 "$TMP/err")"
     fi
 done <"$TMP/commands"
-printf 'readme: %d commands: %d passed, %d failed\n' "$n" "$pass" "$fail"
-[ "$fail" -eq 0 ]
+
+# The lesson example of the file format is a lesson that computes top-k's
+# renormalized mat, 0.1327 / 0.7526 = 0.1764 (seed 002's table).
+awk '/^```ini/ { f = 1; next } /^```/ { f = 0 } f' doc/lessons.md >"$TMP/example.ini"
+if "$BIN" show "$TMP/example.ini" >"$TMP/out" 2>"$TMP/err" &&
+    grep -q '^   3      6  mat .* 0.1764$' "$TMP/out"; then
+    ok
+else
+    bad "doc/lessons.md's lesson example: $(head -c 300 "$TMP/err")"
+fi
+printf 'readme: %d commands and the lesson example: %d passed, %d failed\n' "$n" "$pass" "$fail"
+keys=0
+"$HERE/readme_keys.sh" || keys=1
+[ "$fail" -eq 0 ] && [ "$keys" -eq 0 ]
