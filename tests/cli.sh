@@ -199,12 +199,12 @@ expect 2 "logitlab: $TMP/x.ini:9: unknown key 'temprature' in [step.1]" show "$T
 printf '[lesson]\nid = x\ntitle = X\n[vocab]\n0 = a\n1 = b\n[step.1]\nlogits = 1 nan\n' >"$TMP/nan.ini"
 expect 2 "logitlab: $TMP/nan.ini:8: logits: value 2 ('nan') is NaN" show "$TMP/nan.ini"
 
-# The lesson example in README.md is a valid lesson.
-awk '/^```ini/{f=1;next} /^```/{f=0} f' "$HERE/../README.md" >"$TMP/readme.ini"
+# The lesson example of doc/lessons.md is a valid lesson.
+awk '/^```ini/{f=1;next} /^```/{f=0} f' "$HERE/../doc/lessons.md" >"$TMP/readme.ini"
 if "$BIN" show "$TMP/readme.ini" >"$TMP/out" 2>"$TMP/err" && grep -q '^   3      6  mat .* 0.1764$' "$TMP/out"; then
     ok
 else
-    bad "the README's lesson example: $(cat "$TMP/err")"
+    bad "the lesson example of doc/lessons.md: $(cat "$TMP/err")"
 fi
 
 # Handouts: Markdown, and output files that are never clobbered.

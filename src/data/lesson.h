@@ -4,7 +4,7 @@
  * optional toy LM head, and numbered steps. Each step gives one row of logits
  * (directly, as probabilities, or as a hidden vector for the head), the text a
  * learner reads, its own settings, and for exercises the values asked for.
- * The format is described in README.md ("Lesson files").
+ * The format is described in doc/lessons.md.
  *
  * Every error names the file and line: "lessons/x.ini:12: unknown key
  * 'temprature' in [step.1]". A loaded lesson has been checked completely:

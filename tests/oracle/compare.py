@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 # What llama.cpp's rounding explains, as a multiple of the row's sd: about twice the largest
-# distance measured on the test models (README.md gives the measurements and the reasons).
+# distance measured on the test models (doc/model.md gives the measurements and the reasons).
 LLAMA_TOL = {"F32": 2e-5, "F16": 0.02, "BF16": 0.08, "Q8_0": 0.25, "Q4_0": 0.25,
              "Q4_K": 0.3, "Q5_K": 0.3, "Q6_K": 0.3}
 

@@ -314,7 +314,7 @@ int main(int argc, char **argv)
     llama_backend_init();
     llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = 0;
-    /* No repacked or AMX weight layouts: the plain CPU kernels, whose rounding README.md states
+    /* No repacked or AMX weight layouts: the plain CPU kernels, whose rounding doc/model.md states
      * (and ggml's AMX path crashes on this machine's small test shapes). */
     mp.use_extra_bufts = false;
     llama_model *model = llama_model_load_from_file(o.model, mp);
@@ -330,7 +330,7 @@ int main(int argc, char **argv)
     cp.n_threads = o.threads;
     cp.n_threads_batch = o.threads;
     /* An F32 cache and no flash attention: the attention itself then rounds nothing, so what
-     * differs from the exact reference is the weights' products alone (see README.md). */
+     * differs from the exact reference is the weights' products alone (see doc/model.md). */
     cp.type_k = o.kv_f16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
     cp.type_v = cp.type_k;
     cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
