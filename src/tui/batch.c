@@ -401,9 +401,9 @@ static void explain_row(const struct batch *b, int r, const struct vocab *v, cha
     if (w->g.stop.rule != STOP_NONE)
         snprintf(buf, n, "%c has stopped", batch_label(r));
     else if (!w->res.sampled)
-        snprintf(buf, n, "%c takes the argmax %s", batch_label(r), tok);
+        snprintf(buf, n, "%c takes the argmax \"%s\"", batch_label(r), tok);
     else
-        snprintf(buf, n, "%c keeps %d, u %.4f draws %s", batch_label(r), w->res.kept_count,
+        snprintf(buf, n, "%c keeps %d, u %.4f draws \"%s\"", batch_label(r), w->res.kept_count,
                  w->res.u, tok);
 }
 
@@ -426,6 +426,7 @@ void batch_explain(const struct batch *b, const struct vocab *v, char *buf, size
         utf8_append(buf, n, r + 1 < b->n ? "; " : ". ");
     }
     utf8_append(buf, n,
-                "A setting key changes the chosen request's row alone; Space appends every "
-                "token and samples again.");
+                batch_running(b) ? "A setting key changes the chosen request's row alone; "
+                                   "Space appends every token and samples again."
+                                 : "Home starts the batch again.");
 }
