@@ -57,8 +57,8 @@ static int valid_section(const char *name, size_t len)
     return ini_numbered_section(name, len, "step.");
 }
 
-static const char *const SECTION_KEYS_LESSON[] = { "id",     "title",       "text", "source",
-                                                   "prompt", "prompt-text", NULL };
+static const char *const SECTION_KEYS_LESSON[] = { "id",     "title",       "text",    "source",
+                                                   "prompt", "prompt-text", "request", NULL };
 static const char *const SECTION_KEYS_STEP[] = { "logits", "probs", "hidden",   "context",
                                                  "text",   "note",  "solution", "ask",
                                                  "digits", "try",   NULL };
@@ -336,7 +336,7 @@ static int interpret(struct loader *ld, struct lesson *L)
     struct settings check;
     settings_defaults(&check);
     if (ld_read_settings(ld, "settings", &check, &L->settings, &L->n_settings) < 0 ||
-        ld_read_head(ld, L) < 0)
+        ld_read_requests(ld, L, &check) < 0 || ld_read_head(ld, L) < 0)
         return -1;
     return ld_read_steps(ld, L, &check);
 }
@@ -451,6 +451,8 @@ void lesson_free(struct lesson *L)
         free(L->model.scenario);
     }
     lesson_gguf_free(L->model.gguf);
+    for (int i = 0; i < L->n_request; i++)
+        free(L->requests[i].text);
     for (int k = 0; k < L->n_steps; k++) {
         struct lesson_step *S = &L->steps[k];
         free(S->logits);

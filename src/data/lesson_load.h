@@ -69,6 +69,16 @@ int ld_read_id_list(struct loader *ld, const struct lesson *L, int line, const c
 int ld_read_settings(struct loader *ld, const char *section, struct settings *check,
                      struct lesson_setting **out, int *count);
 
+/* Checks text, settings as typed at the ':' prompt separated by '|'
+ * ("temperature 0.8 | seed 2"), against base: every name a setting, every
+ * value in range. what names the key in the message ("try: ..."). */
+int ld_check_setting_list(struct loader *ld, int line, const char *what,
+                          const struct settings *base, const char *text);
+
+/* The [lesson] section's requests (lesson_step.c), each checked against
+ * the lesson-wide settings. */
+int ld_read_requests(struct loader *ld, struct lesson *L, const struct settings *lesson_set);
+
 /* The sections before the steps (lesson_sections.c). */
 int ld_read_lesson_section(struct loader *ld, struct lesson *L);
 int ld_read_vocab(struct loader *ld, struct lesson *L);

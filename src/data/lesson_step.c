@@ -110,50 +110,61 @@ static int parse_ask(struct loader *ld, const struct lesson *L, int line, const 
     return 0;
 }
 
-static int parse_tries(struct loader *ld, const struct settings *base, struct lesson_step *S,
-                       const char *section)
+int ld_check_setting_list(struct loader *ld, int line, const char *what,
+                          const struct settings *base, const char *text)
+{
+    /* Check every part: "name value | name value". An empty part
+     * ("try = |") is refused, which strtok would have skipped. */
+    struct settings check = *base;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *part = buf, *bar; part; part = bar ? bar + 1 : NULL) {
+        if ((bar = strchr(part, '|')) != NULL)
+            *bar = '\0';
+        char name[48] = "";
+        int off = 0;
+        if (sscanf(part, " %47s %n", name, &off) < 1) {
+            ld_error(ld, line, "%s: an empty setting", what);
+            return -1;
+        }
+        char *value = part + off;
+        size_t vl = strlen(value);
+        while (vl > 0 && isspace((unsigned char)value[vl - 1]))
+            value[--vl] = '\0';
+        struct err e;
+        if (!settings_known(name)) {
+            ld_error(ld, line, "%s: '%s' is not a setting", what, name);
+            return -1;
+        }
+        if (settings_set(&check, name, value, &e) < 0) {
+            ld_error(ld, line, "%s: %s: %s", what, name, e.msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The entries named key of section, one line each (no continuation), each
+ * checked as a list of settings, into list (max of them, *count so far). */
+static int read_setting_lists(struct loader *ld, const struct settings *base, const char *section,
+                              const char *key, const char *many, struct lesson_try *list, int max,
+                              int *count)
 {
     for (int i = 0; i < ld->n; i++) {
         struct ini_entry *en = &ld->entries[i];
-        if (strcmp(en->section, section) || strcmp(en->name, "try"))
+        if (strcmp(en->section, section) || strcmp(en->name, key))
             continue;
         if (en->cont) {
-            ld_error(ld, en->line, "a try cannot continue on the next line");
+            ld_error(ld, en->line, "a %s cannot continue on the next line", key);
             return -1;
         }
-        if (S->n_try == LESSON_MAX_TRY) {
-            ld_error(ld, en->line, "more than %d tries in one step", LESSON_MAX_TRY);
+        if (*count == max) {
+            ld_error(ld, en->line, "more than %d %s", max, many);
             return -1;
         }
-        /* Check every part: "name value | name value". An empty part
-         * ("try = |") is refused, which strtok would have skipped. */
-        struct settings check = *base;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", en->value);
-        for (char *part = buf, *bar; part; part = bar ? bar + 1 : NULL) {
-            if ((bar = strchr(part, '|')) != NULL)
-                *bar = '\0';
-            char name[48] = "";
-            int off = 0;
-            if (sscanf(part, " %47s %n", name, &off) < 1) {
-                ld_error(ld, en->line, "try: an empty setting");
-                return -1;
-            }
-            char *value = part + off;
-            size_t vl = strlen(value);
-            while (vl > 0 && isspace((unsigned char)value[vl - 1]))
-                value[--vl] = '\0';
-            struct err e;
-            if (!settings_known(name)) {
-                ld_error(ld, en->line, "try: '%s' is not a setting", name);
-                return -1;
-            }
-            if (settings_set(&check, name, value, &e) < 0) {
-                ld_error(ld, en->line, "try: %s: %s", name, e.msg);
-                return -1;
-            }
-        }
-        struct lesson_try *t = &S->tries[S->n_try++];
+        if (ld_check_setting_list(ld, en->line, key, base, en->value) < 0)
+            return -1;
+        struct lesson_try *t = &list[(*count)++];
         t->line = en->line;
         t->text = strdup(en->value);
         if (!t->text) {
@@ -162,6 +173,19 @@ static int parse_tries(struct loader *ld, const struct settings *base, struct le
         }
     }
     return 0;
+}
+
+static int parse_tries(struct loader *ld, const struct settings *base, struct lesson_step *S,
+                       const char *section)
+{
+    return read_setting_lists(ld, base, section, "try", "tries in one step", S->tries,
+                              LESSON_MAX_TRY, &S->n_try);
+}
+
+int ld_read_requests(struct loader *ld, struct lesson *L, const struct settings *lesson_set)
+{
+    return read_setting_lists(ld, lesson_set, "lesson", "request", "requests in one lesson",
+                              L->requests, LESSON_MAX_REQUESTS, &L->n_request);
 }
 
 static int starts_with(const int *a, int na, const int *prefix, int np)

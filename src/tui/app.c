@@ -266,6 +266,9 @@ int app_open_lesson(struct app *a, const char *what, int index, struct err *e)
     a->draws_n = 0;
     a->n_live = 0;
     app_start_at(a, 1);
+    /* A lesson that declares its requests opens on them (its message says why not). */
+    if (a->L.n_request)
+        app_toggle_batch(a);
     return 0;
 }
 

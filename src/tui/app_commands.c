@@ -37,7 +37,8 @@ static int apply_batch_setting(struct app *a, const char *name, const char *valu
     }
     char v[STOP_LEN * 2 + 16];
     settings_value(&a->batch.row[a->batch_sel].set, name, v, sizeof v);
-    app_msg(a, 0, "request %d: %s %s (the other requests keep theirs)", a->batch_sel, name, v);
+    app_msg(a, 0, "request %c: %s %s (the other requests keep theirs)", batch_label(a->batch_sel),
+            name, v);
     return APP_REDRAW;
 }
 
@@ -299,7 +300,36 @@ int app_batch_reset_row(struct app *a)
         app_msg(a, 1, "%s", e.msg);
         return APP_REDRAW;
     }
-    app_msg(a, 0, "request %d: its preset settings again", a->batch_sel);
+    app_msg(a, 0, "request %c: its %s settings again", batch_label(a->batch_sel),
+            a->L.n_request ? "lesson's" : "preset");
+    return APP_REDRAW;
+}
+
+/* Opens the batch view of the open lesson; says why not in the message
+ * line. An exercise keeps its numbers hidden, so it has no batch. */
+static int open_batch(struct app *a)
+{
+    struct err e;
+    if (app_hidden(a)) {
+        app_msg(a, 1, "the batch view would show the answer: answer first (a), or v");
+        return APP_REDRAW;
+    }
+    if (batch_open(&a->batch, &a->source, a->opt.backend, &e) < 0) {
+        app_msg(a, 1, "%s", e.msg);
+        return APP_REDRAW;
+    }
+    a->batch_on = 1;
+    a->batch_sel = 0;
+    if (a->batch.toy)
+        app_msg(a, 0,
+                "%d requests on these logits, one sampler call: Up, Down choose one, the "
+                "setting keys change only it, Space steps them all, B the single step",
+                a->batch.n);
+    else
+        app_msg(a, 0,
+                "%d requests, one LM-head call and one sampler call a step: Up, Down choose "
+                "one, the setting keys change only it, Space steps them all",
+                a->batch.n);
     return APP_REDRAW;
 }
 
@@ -312,20 +342,5 @@ int app_toggle_batch(struct app *a)
         app_msg(a, 0, "back to the single step");
         return APP_REDRAW;
     }
-    struct err e;
-    if (!a->opt.backend) {
-        app_msg(a, 1, "the batch view needs a backend");
-        return APP_REDRAW;
-    }
-    if (batch_open(&a->batch, &a->source, a->opt.backend, &e) < 0) {
-        app_msg(a, 1, "%s", e.msg);
-        return APP_REDRAW;
-    }
-    a->batch_on = 1;
-    a->batch_sel = 0;
-    app_msg(a, 0,
-            "%d requests, one LM-head call and one sampler call a step: Up, Down choose one, "
-            "the setting keys change only it, Space steps them all",
-            a->batch.n);
-    return APP_REDRAW;
+    return open_batch(a);
 }

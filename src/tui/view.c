@@ -118,8 +118,9 @@ static void draw_title(const struct app *a, const struct screen_ctx *c)
 static const char *backend_name(const struct app *a)
 {
     const struct backend *b = a->opt.backend;
-    return b && b->ops && (a->batch_on || source_follows_context(&a->source)) ? b->ops->name
-                                                                              : "CPU";
+    return b && b->ops && ((a->batch_on && !a->batch.toy) || source_follows_context(&a->source))
+               ? b->ops->name
+               : "CPU";
 }
 
 /* The right end of the status line: the backend and what the last
@@ -129,9 +130,9 @@ static const char *backend_name(const struct app *a)
 static void status_right(const struct app *a, const struct screen_ctx *c, int room, char *buf,
                          size_t n)
 {
-    if (!a->batch_on) {
-        snprintf(buf, n, " %s %.0f %s ", backend_name(a), a->recompute_us,
-                 glyph(c, "\u00b5s", "us"));
+    if (!a->batch_on || a->batch.toy) { /* a toy batch: the CPU's time, as a single step */
+        snprintf(buf, n, " %s %.0f %s ", backend_name(a),
+                 a->batch_on ? a->batch.step_ms * 1e3 : a->recompute_us, glyph(c, "\u00b5s", "us"));
         return;
     }
     const struct batch *b = &a->batch;
@@ -247,7 +248,7 @@ static void draw_status(const struct app *a, const struct screen_ctx *c)
      * the CPU (only a fallback has a reason), in the room the settings leave. */
     const struct backend *be = a->opt.backend;
     int room = w - used - 2;
-    if (a->batch_on && be && be->why[0] && room >= 16) {
+    if (a->batch_on && !a->batch.toy && be && be->why[0] && room >= 16) {
         char why[BACKEND_WHY_MAX + 4];
         snprintf(why, sizeof why, " %s ", be->why);
         int ww = utf8_width(why) < room ? utf8_width(why) : room;
@@ -424,11 +425,12 @@ static void part_step(const struct app *a, const struct layout *l, struct view_s
                    "says why). Change the setting, or press x for the lesson's own.");
         return;
     }
+    if (a->batch_on) { /* a toy lesson's batch too */
+        draw_batch(a, c);
+        return;
+    }
     if (source_is_fast(&a->source)) {
-        if (a->batch_on)
-            draw_batch(a, c);
-        else
-            draw_big(a, c);
+        draw_big(a, c);
         return;
     }
     for (int p = 0; p < PANE_COUNT; p++) {
