@@ -456,7 +456,7 @@ START_TEST(test_batch_of_requests)
 }
 END_TEST
 
-START_TEST(test_batch_needs_a_model)
+START_TEST(test_batch_on_toy_logits)
 {
     struct catalog cat;
     struct err e;
@@ -467,9 +467,15 @@ START_TEST(test_batch_needs_a_model)
     catalog_close(&cat);
     ck_assert_int_eq(source_open(&SRC, &L, NULL, 0, 0, &e), 0);
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
-    ck_assert_int_eq(batch_open(&bt, &SRC, &b, &e), -1);
-    ck_assert_str_eq(e.msg,
-                     "the batch view needs a lesson with a model (real-...): 'toy' has none");
+    /* A toy lesson batches its own logits on the CPU: the four toy presets
+     * (greedy; T 0.7 top-k 3; T 1.2 top-p 0.9; T 1 min-p 0.1), as batch.c
+     * lists them, since the lesson names no requests. */
+    ck_assert_msg(batch_open(&bt, &SRC, &b, &e) == 0, "%s", e.msg);
+    ck_assert(bt.toy);
+    ck_assert_int_eq(bt.n, 4);
+    ck_assert(bt.row[0].set.sampler.temperature == 0.0);
+    ck_assert(bt.row[1].set.sampler.temperature == 0.7);
+    batch_free(&bt);
     backend_close(&b);
     source_close(&SRC);
     lesson_free(&L);
@@ -495,14 +501,14 @@ START_TEST(test_app_batch_view)
     app_key(&a, 't'); /* 0.8 -> the next step down */
     ck_assert(a.batch.row[2].set.sampler.temperature < 0.8);
     ck_assert(a.batch.row[1].set.sampler.temperature == t1);
-    ck_assert_msg(strncmp(a.msg, "request 2: temperature", 22) == 0, "%s", a.msg);
+    ck_assert_msg(strncmp(a.msg, "request C: temperature", 22) == 0, "%s", a.msg);
     /* The single step's settings are untouched. */
     ck_assert(a.cur.sampler.temperature == 0.0);
     /* x gives the request its preset back; the single step's commands say
      * they are not for this view and change nothing. */
     app_key(&a, 'x');
     ck_assert(a.batch.row[2].set.sampler.temperature == 0.8);
-    ck_assert_str_eq(a.msg, "request 2: its preset settings again");
+    ck_assert_str_eq(a.msg, "request C: its preset settings again");
     app_key(&a, 't');
     app_command(&a, "reset");
     ck_assert(a.batch.row[2].set.sampler.temperature == 0.8);
@@ -547,11 +553,11 @@ START_TEST(test_app_batch_view)
     view_scratch_free(vs);
     app_key(&a, 'B');
     ck_assert(!a.batch_on);
-    /* A toy lesson has no model to batch. */
+    /* A toy lesson batches its own logits: four requests. */
     app_command(&a, "lesson toy");
     app_key(&a, 'B');
-    ck_assert(!a.batch_on);
-    ck_assert_msg(strstr(a.msg, "needs a lesson with a model") != NULL, "%s", a.msg);
+    ck_assert(a.batch_on);
+    ck_assert_int_eq(a.batch.n, 4);
     app_free(&a);
     backend_close(&b);
 }
@@ -605,7 +611,7 @@ Suite *suite_backend(void)
     tcase_add_checked_fixture(errors, setup_batch, teardown_batch);
     tcase_add_test(errors, test_bad_requests);
     tcase_add_test(errors, test_stages_a_backend_lacks);
-    tcase_add_test(errors, test_batch_needs_a_model);
+    tcase_add_test(errors, test_batch_on_toy_logits);
     suite_add_tcase(s, errors);
     TCase *batch = tcase_create("batch");
     tcase_set_timeout(batch, 120);

@@ -104,7 +104,7 @@ check "real-loop opens" "real-loop"
 keys B
 check "B opens the batch view" "Batch of 8"
 keys Down t
-check "t changes request 1 alone" "request 1: temperature 0.7 (the other requests keep theirs)"
+check "t changes request B alone" "request B: temperature 0.7 (the other requests keep theirs)"
 keys Space
 check "Space steps every request" "batch of 8: step 1, "
 keys B
