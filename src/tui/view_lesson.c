@@ -225,6 +225,15 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
         add_wrapped(L, "", "End of the lesson: n opens the next one, Home starts again.", width,
                     COL_ACCENT, ATTR_BOLD);
     }
+    if (a->batch_on && !a->batch.toy) {
+        /* At full size the lesson's text is about the single step: first
+         * what the batch on screen shows (a toy batch's lesson says it). */
+        char text[4096] = "Batch view: ";
+        size_t k = strlen(text);
+        batch_explain(&a->batch, &a->L.vocab, text + k, sizeof text - k);
+        add_wrapped(L, "", text, width, COL_ACCENT, 0);
+        add_line(L, "", COL_DEFAULT, 0);
+    }
     if (!en && a->off_script) {
         snprintf(buf, sizeof buf, "Off the lesson's path: these logits were written for \"%s\".",
                  a->script_text);
