@@ -334,7 +334,7 @@ svg: $(BIN)
 	@mkdir -p doc/pictures
 	$(SVG_VIEW) toy >doc/pictures/toy.svg.tmp
 	$(SVG_VIEW) top-p --keys u >doc/pictures/top-p.svg.tmp
-	$(SVG_VIEW) real-story --hidden-size 384 --keys D >doc/pictures/real-story-draws.svg.tmp
+	$(SVG_VIEW) real-story --hidden-size 512 --keys D >doc/pictures/real-story-draws.svg.tmp
 	@for f in toy top-p real-story-draws; do mv doc/pictures/$$f.svg.tmp doc/pictures/$$f.svg; done
 
 # Fuzzing (libFuzzer, clang): each harness for FUZZ_TIME seconds.

@@ -9,7 +9,7 @@ BIN=${1:?usage: tests/backend.sh BINARY}
 HERE=$(dirname "$0")
 # shellcheck source=tests/lib.sh
 . "$HERE/lib.sh"
-SMALL="--hidden-size 384"
+SMALL="--hidden-size 512"
 
 "$BIN" --backend gpu show toy >"$TMP/out" 2>"$TMP/err"
 if [ $? -eq 2 ] && [ "$(cat "$TMP/err")" = "logitlab: --backend: 'gpu' is not a backend (auto, cpu or cuda)" ]; then

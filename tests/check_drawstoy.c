@@ -306,7 +306,7 @@ static void check_rarest(const int *ids, int n, const struct draws_token *list, 
     free(seen);
 }
 
-/* At full size (real-story at hidden size 384, a flat distribution, with
+/* At full size (real-story at hidden size 512, a flat distribution, with
  * top-p 0.95; 10,000 draws with seed 1): the lists of the strangest tokens
  * drawn are the drawn tokens of lowest probability, worked out here from
  * the draws themselves (draws_ids, the same u_i), without and with the

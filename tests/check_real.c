@@ -266,13 +266,54 @@ START_TEST(test_real_france_step_one)
 }
 END_TEST
 
+/* The script's step 1 (data/scenarios/france.ini, read through the lesson,
+ * so the file is the source): twenty tokens, " Paris" and its plausible
+ * runners-up, and at the tests' hidden size they are the top 20 rows, in
+ * the file's order by logit, each with its logit up to float rounding (the
+ * head is bf16, the hidden vector float). The file's logits differ by at
+ * least 0.1, so rounding cannot swap two rows; the bulk begins below them. */
+START_TEST(test_real_france_runners_up)
+{
+    open_real("real-france");
+    const struct blend *b = &L.model.scenario->steps[0];
+    ck_assert_int_eq(b->n, 20);
+    int order[SCENARIO_MAX_BLEND];
+    for (int i = 0; i < b->n; i++) { /* by logit, descending (insertion sort) */
+        int j = i;
+        for (; j > 0 && b->logit[order[j - 1]] < b->logit[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    struct settings s;
+    source_step_settings(&SRC, 1, &s);
+    struct trace t;
+    struct err e;
+    ck_assert_int_eq(trace_init(&t, L.vocab.n, &e), 0);
+    ck_assert_int_eq(source_run_step(&SRC, 1, &s, L.prompt, L.prompt_len, &t, &e), 0);
+    ck_assert_int_eq(b->id[order[0]], 12366); /* " Paris" */
+    for (int r = 0; r < b->n; r++) {
+        const int k = order[r];
+        if (r + 1 < b->n)
+            ck_assert_double_gt(b->logit[k] - b->logit[order[r + 1]], 4e-3);
+        ck_assert_msg(t.rows[r].id == b->id[k], "rank %d: token %d, the script's is %d", r + 1,
+                      t.rows[r].id, b->id[k]);
+        ck_assert_double_eq_tol(t.rows[r].logit, b->logit[k], 2e-3);
+    }
+    ck_assert_double_lt(t.rows[b->n].logit, b->logit[order[b->n - 1]]);
+    trace_free(&t);
+    source_close(&SRC);
+    lesson_free(&L);
+}
+END_TEST
+
 START_TEST(test_hidden_size_too_small)
 {
-    /* The France script asks for 19.5, 15.6, ... from nine rows whose
-     * logits spread 2.5: the sum of (logit / 2.5)^2 alone is 293, and with
-     * the rows' overlaps the smallest head that fits them all is 336 wide
-     * (kind_scenario.c tries the sizes). 256 is refused when the lesson
-     * opens, not half way in. */
+    /* The France script's step 1 asks for 19.5, 15.6, ... from twenty rows
+     * whose logits spread 2.5: the sum of (logit / 2.5)^2 is 540 at any
+     * size, but the rows' overlaps, which depend on the size, make the part
+     * along them smaller at some (443.5 at 512), and the smallest head that
+     * fits every blend of the file is 440 wide (kind_scenario.c tries the
+     * sizes). 256 is refused when the lesson opens, not half way in. */
     struct catalog cat;
     struct err e;
     ck_assert_int_eq(catalog_open(&cat, TEST_LESSONS, &e), 0);
@@ -281,7 +322,7 @@ START_TEST(test_hidden_size_too_small)
     ck_assert_int_eq(source_open(&SRC, &L, NULL, 256, 64, &e), -1);
     ck_assert_str_eq(
         e.msg,
-        "scenario france: its logits need a hidden size of at least 336 (this head has 256)");
+        "scenario france: its logits need a hidden size of at least 440 (this head has 256)");
     source_close(&SRC);
     lesson_free(&L);
 }
@@ -572,6 +613,7 @@ Suite *suite_real(void)
     tcase_set_timeout(run, 120);
     tcase_add_test(run, test_lm_head_against_double_reference);
     tcase_add_test(run, test_real_france_step_one);
+    tcase_add_test(run, test_real_france_runners_up);
     tcase_add_test(run, test_hidden_size_too_small);
     tcase_add_test(run, test_real_runs_repeat_with_a_seed);
     tcase_add_test(run, test_loop_and_its_escape);

@@ -4,17 +4,17 @@
 # view keeps the old value; before, these printed -nan, drew the last
 # token, or died with SIGSEGV in the full-size histogram.
 T307="logitlab: temperature 1e-307: token 0's z' / T becomes -3.85e+307, past the sampler's limit |z'| <= 1e+30; the smallest temperature for this step is 1.95e-29 (0 is greedy)"
-expect 2 "$T307" show real-france --hidden-size 384 --temperature 1e-307
-expect 2 "$T307" show real-france --hidden-size 384 --temperature 1e-307 --draws 1000
-expect 2 "$T307" show real-france --hidden-size 384 --temperature 1e-307 --format json
-expect 2 "$T307" generate real-france --hidden-size 384 --temperature 1e-307
+expect 2 "$T307" show real-france --hidden-size 512 --temperature 1e-307
+expect 2 "$T307" show real-france --hidden-size 512 --temperature 1e-307 --draws 1000
+expect 2 "$T307" show real-france --hidden-size 512 --temperature 1e-307 --format json
+expect 2 "$T307" generate real-france --hidden-size 512 --temperature 1e-307
 T303="logitlab: temperature 1e-303: token 0's z' / T overflows, past the sampler's limit |z'| <= 1e+30; the smallest temperature for this step is 1.01e-24 (0 is greedy)"
 for fmt in text csv json; do
     expect 2 "$T303" show toy --shift 1e6 --temperature 1e-303 --format "$fmt"
 done
 expect 2 "$T303" generate toy --shift 1e6 --temperature 1e-303
 # The temperature the message names works, and greedy's " Paris" comes first.
-if "$BIN" show real-france --hidden-size 384 --temperature 1.95e-29 --format csv >"$TMP/out" 2>"$TMP/err" &&
+if "$BIN" show real-france --hidden-size 512 --temperature 1.95e-29 --format csv >"$TMP/out" 2>"$TMP/err" &&
     sed -n 2p "$TMP/out" | grep -q '^1,[0-9]*,␣Paris,' && ! grep -qi nan "$TMP/out"; then
     ok
 else
@@ -24,7 +24,7 @@ fi
 expect 2 "logitlab: repetition-penalty 1e-300: token 1's z' becomes 8e+299, past the sampler's limit |z'| <= 1e+30" \
     show toy --repetition-penalty 1e-300 --penalty-scope all
 # The view: the value is not applied, the step stays on screen, no crash.
-if "$BIN" real-france --hidden-size 384 --headless --size 100x30 \
+if "$BIN" real-france --hidden-size 512 --headless --size 100x30 \
     --keys ':temperature 1e-307<Enter>' >"$TMP/out" 2>"$TMP/err" &&
     grep -q '(not applied)' "$TMP/out" && grep -q ' T 1 ' "$TMP/out"; then
     ok

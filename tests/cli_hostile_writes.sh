@@ -22,7 +22,7 @@ fi
 for sig in $signals; do
     d="$TMP/killed-$sig"
     mkdir "$d"
-    env --default-signal=INT,TERM,HUP "$BIN" export real-story --hidden-size 384 -o "$d/out.md" \
+    env --default-signal=INT,TERM,HUP "$BIN" export real-story --hidden-size 512 -o "$d/out.md" \
         2>"$TMP/err" &
     pid=$!
     n=0
@@ -50,7 +50,7 @@ d="$TMP/too-large"
 mkdir "$d"
 # (an inner shell waits for it, so that its "File size limit exceeded" line
 # goes to /dev/null)
-ERR="$TMP/err" sh -c 'ulimit -f 8; "$@" 2>"$ERR"' sh "$BIN" export real-story --hidden-size 384 \
+ERR="$TMP/err" sh -c 'ulimit -f 8; "$@" 2>"$ERR"' sh "$BIN" export real-story --hidden-size 512 \
     -o "$d/out.md" 2>/dev/null
 status=$?
 left=$(ls -A "$d")
@@ -62,7 +62,7 @@ fi
 (
     trap '' XFSZ
     ulimit -f 8
-    exec "$BIN" export real-story --hidden-size 384 -o "$d/out.md"
+    exec "$BIN" export real-story --hidden-size 512 -o "$d/out.md"
 ) 2>"$TMP/err"
 status=$?
 left=$(ls -A "$d")
@@ -130,15 +130,15 @@ expect 0 "" export toy --top 3
 
 # --find '': once found " "; refused. --find ' ' is the space token.
 expect 2 "logitlab: --find: an empty token (give its text, or #ID for an id)" \
-    show real-france --hidden-size 384 --find ''
+    show real-france --hidden-size 512 --find ''
 
 # --top above the rows a step ranks (4,096: once cut there without a word,
 # CSV without a tail row): refused with the limit; at the limit, every row.
 expect 2 "logitlab: --top: 200000 is more than 4096, the most rows a step ranks" \
-    show real-france --hidden-size 384 --top 200000
+    show real-france --hidden-size 512 --top 200000
 expect 2 "logitlab: --top: 4097 is more than 4096, the most rows a step ranks" \
     export toy --top 4097
-n=$("$BIN" show real-france --hidden-size 384 --top 4096 --format csv 2>"$TMP/err" | wc -l)
+n=$("$BIN" show real-france --hidden-size 512 --top 4096 --format csv 2>"$TMP/err" | wc -l)
 if [ "$n" -eq 4097 ]; then
     ok
 else
@@ -163,14 +163,14 @@ expect 2 "logitlab: toy: cannot open: No such file or directory" show --logits t
 
 # ---- class 9: the hidden size a full-size lesson needs, said once ----
 
-for h in 8 136 320; do
-    expect 2 "logitlab: scenario france: its logits need a hidden size of at least 336 (this head has $h)" \
+for h in 8 136 432; do
+    expect 2 "logitlab: scenario france: its logits need a hidden size of at least 440 (this head has $h)" \
         show real-france --hidden-size "$h"
 done
-expect 0 "" show real-france --hidden-size 336 --top 1
-expect 2 "logitlab: scenario story: its logits need a hidden size of at least 328 (this head has 320)" \
-    export real-story --hidden-size 320
-expect 0 "" show real-story --hidden-size 328 --top 1
+expect 0 "" show real-france --hidden-size 440 --top 1
+expect 2 "logitlab: scenario story: its logits need a hidden size of at least 440 (this head has 432)" \
+    export real-story --hidden-size 432
+expect 0 "" show real-story --hidden-size 440 --top 1
 # A directory as the output is named as such, with or without --force.
 mkdir -p "$TMP/outdir"
 expect 2 "logitlab: $TMP/outdir is not a regular file: not replaced" show toy -o "$TMP/outdir"

@@ -37,8 +37,8 @@ scene() {
     fi
 }
 
-# Full-size lessons at hidden size 384: the same screens, a smaller head.
-SMALL="--hidden-size 384"
+# Full-size lessons at hidden size 512: the same screens, a smaller head.
+SMALL="--hidden-size 512"
 for id in $("$BIN" lessons | awk '{print $1}'); do
     case $id in real-*) opts=$SMALL ;; *) opts= ;; esac
     # The sizes a classroom gives: a small terminal, a projector's, the

@@ -110,8 +110,8 @@ picture top-p-u 120x40 top-p --keys u
 picture min-p-projector 80x24 min-p --keys u --theme projector
 picture toy-help-ascii 100x30 toy --keys '?' --ascii
 picture toy-mono 132x43 toy --keys '<Space>' --no-color
-picture real-story-draws 120x40 real-story --hidden-size 384 --keys D
-picture real-france-find 132x43 real-france --hidden-size 384 --keys 'D/Paris<Enter>'
+picture real-story-draws 120x40 real-story --hidden-size 512 --keys D
+picture real-france-find 132x43 real-france --hidden-size 512 --keys 'D/Paris<Enter>'
 
 # The default size of a picture is 120x40 (a text screen's stays 80x24).
 "$BIN" toy --headless --format svg >"$TMP/default.svg" 2>"$TMP/err"

@@ -99,7 +99,7 @@ fi
 
 # 7b. The batch view of a full-size lesson: 8 requests, one changed alone,
 # a step for all, and back to the single step.
-start real-loop --hidden-size 384
+start real-loop --hidden-size 512
 check "real-loop opens" "real-loop"
 keys B
 check "B opens the batch view" "Batch of 8"

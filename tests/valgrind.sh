@@ -29,15 +29,15 @@ run() { # run NAME ARGS...
 
 for id in $("$BIN" lessons | awk '{print $1}'); do
     case $id in
-    real-*) run "show-$id" show "$id" --hidden-size 384 --draws 1000 --find 13 ;;
+    real-*) run "show-$id" show "$id" --hidden-size 512 --draws 1000 --find 13 ;;
     *) run "show-$id" show "$id" --format json ;;
     esac
 done
 run export export exercise-3
-run generate generate real-loop --hidden-size 384 --repetition-penalty 1.3
+run generate generate real-loop --hidden-size 512 --repetition-penalty 1.3
 run headless-toy --headless --size 132x43 --keys \
     ":temperature 0.8<Enter>ttTkkKpPmMrRfgos<Space><Space><Left><Right>u.x?<Esc>l<Down><Esc>:top-k 3<Enter><Home>n" toy
-run headless-real --headless --size 100x30 --hidden-size 384 --keys "D/Paris<Enter><Space><Space>pD" real-france
+run headless-real --headless --size 100x30 --hidden-size 512 --keys "D/Paris<Enter><Space><Space>pD" real-france
 
 # A session in a real terminal, ncurses included.
 $T new-session -d -s t -x 100 -y 30 "env PS1='$ ' LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$XDG_CONFIG_HOME sh"

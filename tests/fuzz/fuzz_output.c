@@ -29,7 +29,7 @@
  * An error must be one line without a control character. A failed check
  * aborts: that is the finding.
  *
- * A full-size lesson builds its head once a process, at hidden size 384
+ * A full-size lesson builds its head once a process, at hidden size 512
  * (tests/suites.h's TEST_HIDDEN), and each new context costs a product of
  * the head (about a second under the sanitizers): on those the loop and the
  * path stop after their first step, whose logits the source keeps. */
@@ -45,7 +45,7 @@
 #include "report/report.h"
 #include "source/path.h"
 
-#define FUZZ_HIDDEN  384 /* tests/suites.h's TEST_HIDDEN */
+#define FUZZ_HIDDEN  512 /* tests/suites.h's TEST_HIDDEN */
 #define FUZZ_LESSONS 32
 #define FUZZ_SETS    16 /* settings on the line */
 #define FUZZ_DRAWS   64 /* many draws: a few, to keep a run short */
