@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "tui/view_int.h"
+#include "report/report.h"
 #include "base/utf8.h"
 
 /* The columns: a count (" 10000", wider past 99,999 draws) and N x final
@@ -40,24 +41,16 @@ static int draws_row(const struct draws *d, int id)
     return -1;
 }
 
-/* The first of the k wordings that fits room columns, else the last. */
-static void longest_fit(char *buf, size_t n, int room, char words[][128], int k)
-{
-    int i = 0;
-    while (i < k - 1 && utf8_width(words[i]) > room)
-        i++;
-    utf8_copy(buf, n, words[i]);
-}
-
-/* What the counts say about the sampler, in as many words as room allows:
- * whether they fit the probabilities by Pearson's chi-square, or why there
- * is no test (one outcome, too few draws). */
+/* What the counts say about the sampler, in as many words as room allows
+ * (report_fit): whether they agree with the probabilities by Pearson's
+ * chi-square against its 99.9 % point (report_chi2_words), or why there is
+ * no test (one outcome, too few draws). */
 static void draws_verdict(const struct app *a, const struct screen_ctx *c, int room, char *buf,
                           size_t n)
 {
     const struct draws *d = &a->draws;
     const char *chi = glyph(c, "\u03c7\u00b2", "chi2");
-    char w[4][128];
+    char w[REPORT_CHI2_BREVITIES][192];
     int k = 0;
     if (app_hidden(a)) {
         snprintf(w[k++], sizeof w[0], "counts with the solution");
@@ -71,19 +64,13 @@ static void draws_verdict(const struct app *a, const struct screen_ctx *c, int r
         snprintf(w[k++], sizeof w[0], "too few draws for a %s test", chi);
         snprintf(w[k++], sizeof w[0], "no %s test", chi);
     } else {
-        double lim = draws_chi2_limit(d->df_kept), x = d->chi2_kept;
-        int fits = x <= lim;
-        snprintf(w[k++], sizeof w[0],
-                 "the counts %s: %s %.1f, %s the %.1f a fair sampler stays under 99.9 %% of "
-                 "the time",
-                 fits ? "fit" : "do not fit", chi, x, fits ? "below" : "above", lim);
-        snprintf(w[k++], sizeof w[0], "%s: %s %.1f %s %.1f (99.9 %%)",
-                 fits ? "fits" : "does not fit", chi, x, fits ? "under" : "over", lim);
-        snprintf(w[k++], sizeof w[0], "%s: %s %.1f %s %.1f", fits ? "fits" : "no fit", chi, x,
-                 fits ? "under" : "over", lim);
-        snprintf(w[k++], sizeof w[0], "%s %.1f %s %.1f", chi, x, fits ? "<" : ">", lim);
+        for (; k < REPORT_CHI2_BREVITIES; k++)
+            report_chi2_words(d->chi2_kept, d->df_kept, chi, k, w[k], sizeof w[k]);
     }
-    longest_fit(buf, n, room, w, k);
+    const char *words[REPORT_CHI2_BREVITIES];
+    for (int i = 0; i < k; i++)
+        words[i] = w[i];
+    utf8_copy(buf, n, report_fit(room, k, words));
 }
 
 static void draws_title(const struct app *a, const struct screen_ctx *c)
