@@ -228,6 +228,34 @@ START_TEST(test_status_penalty_words)
 }
 END_TEST
 
+START_TEST(test_toy_draws_verdict_below)
+{
+    /* toy step 1 at T = 1 (the table's p: on 0.4407, ...), 10,000 draws: a
+     * pane taller than its 7 rows says the verdict in full under them,
+     * against the 99.9 % point of 6 df (Wilson-Hilferty: 22.7). */
+    struct app A;
+    struct err e;
+    const char *names[] = { "temperature" }, *values[] = { "1" };
+    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 1, names, values, TEST_SOURCE, &e) == 0, "%s",
+                  e.msg);
+    for (int i = 0; i < 3; i++)
+        app_key(&A, 'D'); /* 100, 1,000, 10,000 draws */
+    ck_assert_int_eq(A.draws.n, 10000);
+    ck_assert_int_eq(A.draws.df_kept, 6);
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 60, 16, 1), 0);
+    view_draw_pane(&A, &s, PANE_CUM, (struct rect){ 0, 0, 60, 16 });
+    char want[256];
+    snprintf(want, sizeof want, "the draws agree with the probabilities: \u03c7\u00b2 %.1f,",
+             A.draws.chi2_kept);
+    ck_assert_msg(screen_has(&s, want), "no '%s'", want);
+    /* broken at a space into the pane's 58 columns: */
+    ck_assert(screen_has(&s, " 22.7 a fair sampler stays under 99.9 % of the time"));
+    screen_free(&s);
+    app_free(&A);
+}
+END_TEST
+
 Suite *suite_words(void)
 {
     Suite *s = suite_create("words");
@@ -241,6 +269,7 @@ Suite *suite_words(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, test_france_top_p_line);
     tcase_add_test(t, test_status_penalty_words);
+    tcase_add_test(t, test_toy_draws_verdict_below);
     suite_add_tcase(s, t);
     return s;
 }
