@@ -333,7 +333,10 @@ START_TEST(test_full_size_rarest_are_the_least_likely_drawn)
     view_render(&A, &s, VS);
     char row1[1024], wantc[64], wantr[64], all[64 * 1024] = "";
     screen_row_text(&s, 2, row1, sizeof row1);
-    snprintf(wantc, sizeof wantc, " %ld %8ld ", A.draws.c_plain[0], A.draws.c_kept[0]);
+    char cp[24], ck[24]; /* counts written with thousands separators */
+    draws_count_text(A.draws.c_plain[0], cp, sizeof cp);
+    draws_count_text(A.draws.c_kept[0], ck, sizeof ck);
+    snprintf(wantc, sizeof wantc, " %s %8s ", cp, ck);
     ck_assert_msg(strstr(row1, wantc), "'%s' lacks '%s'", row1, wantc);
     for (int y = 0; y < s.h; y++) {
         char line[1024];

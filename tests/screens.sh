@@ -24,7 +24,7 @@ scene() {
         printf 'FAIL: %s: %s\n' "$name" "$(cat "$TMP/err")"
         return
     fi
-    sed -E 's/ +CPU [0-9]+ (µs|us) *$/  CPU N \1/' "$TMP/raw" >"$TMP/out"
+    sed -E 's/ +CPU [0-9.]+ (µs|us|ms|s) *$/  CPU N/' "$TMP/raw" >"$TMP/out"
     if [ "${GOLDEN_UPDATE:-0}" = 1 ]; then
         cp "$TMP/out" "$DIR/$name.txt"
         pass=$((pass + 1))

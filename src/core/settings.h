@@ -83,7 +83,7 @@ extern const struct setting_info SETTINGS_INFO[];
 const struct setting_info *setting_find(const char *name);
 
 /* The first setting that turns stage on (sampling.def's order): the one
- * its name goes with ("top-k 40", "rep 1.2"), or NULL. */
+ * its name goes with ("top-k 40", "penalty 1.2"), or NULL. */
 const struct setting_info *setting_of_stage(int stage);
 
 /* A numeric setting's value in s (DOUBLE, INT, ENUM; 0 for the others). */

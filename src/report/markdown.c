@@ -4,6 +4,7 @@
  */
 #include "report/report.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,12 +141,13 @@ static void md_table(FILE *out, const struct report *r, int hide)
     fprintf(out, "| rank | id | token | logit | z' | e^z' | p | cum | kept | final |\n");
     fprintf(out, "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n");
     int shown = report_rows_shown(r);
+    enum report_style exp = report_exp_style(r, INT_MAX); /* cells have no fixed width */
     for (int k = 0; k < shown; k++) {
         /* A worksheet lists the tokens by id, so that rank gives nothing away. */
         const struct trace_row *row = hide ? &t->rows[t->rank_of[k]] : &t->rows[k];
         struct row_cells c;
         char rank[16];
-        report_row_cells(row, row->logit, d, &c);
+        report_row_cells(row, row->logit, d, exp, &c);
         fprintf(out, "| %s | %d | ", hide ? "" : (snprintf(rank, sizeof rank, "%d", k + 1), rank),
                 row->id);
         md_token(out, L, row->id);

@@ -6,6 +6,7 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -143,15 +144,36 @@ void report_print_ids(FILE *out, const int *ids, int n)
     fputc(']', out);
 }
 
-void report_row_cells(const struct trace_row *row, double logit, int d, struct row_cells *c)
+void report_row_cells(const struct trace_row *row, double logit, int d, enum report_style exp,
+                      struct row_cells *c)
 {
     report_logit(c->logit, sizeof c->logit, logit, d);
     report_logit(c->adjusted, sizeof c->adjusted, row->adjusted, d);
-    report_number(c->exp, sizeof c->exp, row->exp, d);
+    report_number_as(c->exp, sizeof c->exp, row->exp, d, exp);
     report_number(c->prob, sizeof c->prob, row->prob, d);
     report_number(c->cum, sizeof c->cum, row->cum, d);
     report_number(c->final, sizeof c->final, row->final, d);
     c->kept = row->removed_by == TRACE_KEPT ? "yes" : report_removed_name(row->removed_by);
+}
+
+enum report_style report_exp_style(const struct report *r, int width)
+{
+    const struct trace *t = r->trace;
+    int shown = report_rows_shown(r), n = 0;
+    double *v = malloc(((size_t)shown + (size_t)r->n_find + 1) * sizeof *v);
+    if (!v) /* no room to look: the style that fits every value */
+        return REPORT_EXPONENT;
+    for (int k = 0; k < shown; k++)
+        v[n++] = t->rows[k].exp;
+    for (int i = 0; i < r->n_find; i++) {
+        struct trace_row row;
+        int rank;
+        if (report_row_of(t, r->find[i], &row, &rank) == 0)
+            v[n++] = row.exp;
+    }
+    enum report_style s = report_column_style(v, n, r->lesson->steps[r->step - 1].digits, width);
+    free(v);
+    return s;
 }
 
 void report_gen_why(const struct gen_report *g, char *buf, size_t n)

@@ -91,6 +91,62 @@ void report_number(char *buf, size_t n, double v, int digits);
 /* The shortest of v with at most digits decimals ("2.1", "-0.24", "0.1667"). */
 void report_logit(char *buf, size_t n, double v, int digits);
 
+/* A time for a reader, us in microseconds: "999 µs" below a millisecond,
+ * "160.8 ms" below ten seconds, then "12.3 s" (utf8 0: "us" for "µs").
+ * The view's status line and the reports write every time through it. */
+void report_duration(char *buf, size_t n, double us, int utf8);
+
+/* A probability p as a percent, with digits - 2 decimals so that it keeps
+ * the digits of p at digits decimals ("4.77 %" at 4); a nonzero p that would
+ * read 0 is "< 0.01 %", one short of 1 that would read 100 "> 99.99 %". */
+void report_percent(char *buf, size_t n, double p, int digits);
+
+/* One format for every number of a column. */
+enum report_style {
+    REPORT_FIXED,   /* "%.*f": 24343.0094 */
+    REPORT_EXPONENT /* "%.*e", digits significant: 2.434e+04 */
+};
+
+/* The style of a column of the n values v shown with digits decimals in a
+ * column width characters wide: fixed when every finite value is below
+ * REPORT_LARGE and its fixed text fits width, else exponent for all (so a
+ * 3.269e+06 never sits above a 24343.0094). inf and NaN do not choose. Call
+ * it on the values the column shows (its rows, a found row), then write
+ * each with report_number_as. */
+enum report_style report_column_style(const double *v, int n, int digits, int width);
+
+/* v as report_number writes it, in the given style (inf as "inf"). */
+void report_number_as(char *buf, size_t n, double v, int digits, enum report_style style);
+
+/* words.c: the summary lines, in wordings from long (brevity 0) to short. */
+
+/* The first of the k wordings whose width is at most room, else the last. */
+const char *report_fit(int room, int k, const char *const *words);
+
+/* How the repetition penalty works (its formula, which tokens count as
+ * seen, how many): brevity 0 "lesson formula, generated tokens, all of
+ * them", 1 "lesson formula, generated tokens", 2 "lesson, generated"; with
+ * scope all "prompt and generated tokens" .. "prompt too", with last-n N
+ * "the last N" .. "last N". */
+void report_penalty_how(const struct sampler_settings *m, int brevity, char *buf, size_t n);
+
+/* What a truncating stage removed, its mass as a percent (report_percent
+ * at digits): brevity 0 "top-p removed 128,255 tokens holding 4.77 %", 1
+ * "top-p removed 128,255 holding 4.77 %", 2 "top-p -128,255 (4.77 %)". */
+void report_removed_words(const char *stage, int removed, double mass, int digits, int brevity,
+                          char *buf, size_t n);
+
+/* What Pearson's chi-square x on df degrees of freedom (df > 0) says of
+ * many draws, against draws_chi2_limit(df), the 99.9 % point: brevity 0
+ * "the draws agree with the probabilities: χ² 11.1, below the 26.3 a fair
+ * sampler stays under 99.9 % of the time" (or "do not agree with", "above"),
+ * 1 "the draws agree: χ² 11.1, below the 26.3 fair draws pass 0.1 % of the
+ * time", 2 "the draws agree: χ² 11.1, below the fair limit 26.3", down to 4,
+ * "χ² 11.1 < 26.3"
+ * (REPORT_CHI2_BREVITIES wordings). chi names the statistic ("χ²", "chi2"). */
+#define REPORT_CHI2_BREVITIES 5
+void report_chi2_words(double x, int df, const char *chi, int brevity, char *buf, size_t n);
+
 /* The row and rank (0-based) of token id, from the rows of t or, after a
  * fast run, looked up among all tokens. Returns 0, or -1. */
 int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank);

@@ -48,7 +48,14 @@ struct row_cells {
     const char *kept; /* "yes", or the stage that removed the token */
 };
 
-/* Fills c from row with d decimals (the text table and Markdown's). */
-void report_row_cells(const struct trace_row *row, double logit, int d, struct row_cells *c);
+/* Fills c from row with d decimals, exp in the style of its column (the
+ * text table and Markdown's). */
+void report_row_cells(const struct trace_row *row, double logit, int d, enum report_style exp,
+                      struct row_cells *c);
+
+/* The one style of the exp column over the rows r writes (the shown rows
+ * and the --find rows), for a column width characters wide
+ * (report_column_style). */
+enum report_style report_exp_style(const struct report *r, int width);
 
 #endif

@@ -15,6 +15,7 @@
 
 #define TEXT_WIDTH  78
 #define TOKEN_COLS  12
+#define TEXT_EXP_W  9    /* the exp column: one style for all its rows */
 #define LARGE_LOGIT 30.0 /* above this, say that softmax subtracts the max */
 
 /* A setting's value for a summary: as typed back, and " (greedy)" after a
@@ -85,7 +86,7 @@ static void wrap(FILE *out, const char *first, const char *indent, const char *t
 static void text_settings(FILE *out, const struct settings *s)
 {
     fprintf(out, "settings:");
-    char v[64];
+    char v[128];
     int k = 0;
     for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
         if (report_in_summary(s, i)) {
@@ -98,14 +99,20 @@ static void text_settings(FILE *out, const struct settings *s)
         if (!stage_active(m, (enum stage)st, INT_MAX))
             continue;
         int n = 0;
+        if (st == STAGE_PENALTY) { /* its modifiers in words, as the view says them */
+            report_penalty_how(m, 0, v, sizeof v);
+            fprintf(out, "%s: %s", STAGES[st].name, v);
+            n++;
+        }
         for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
-            if (i->stage != st || report_in_summary(s, i))
+            if (i->stage != st || report_in_summary(s, i) ||
+                (st == STAGE_PENALTY && (i->flags & SET_MODIFIER)))
                 continue;
             setting_value(s, i, v, sizeof v);
             if (n++ == 0)
                 fprintf(out, "%s: ", STAGES[st].name);
             else
-                fputs(", ", out);
+                fputs(n == 2 && st == STAGE_PENALTY ? "; " : ", ", out);
             fprintf(out, "%s %s", i->label, v);
         }
         if (n)
@@ -219,11 +226,12 @@ struct stage_line {
     const struct report *r;
     const struct stage_report *st;
     char p_max[32], cut[32], mass[32];
+    char in[32], removed[48]; /* "128,256", "128,255 tokens" */
 };
 
 static void describe_cut(FILE *out, const struct stage_line *l)
 {
-    fprintf(out, "%d in, removed %d (mass %s)", l->st->in, l->st->removed, l->mass);
+    fprintf(out, "%s in, removed %s holding %s", l->in, l->removed, l->mass);
     const char *cut = STAGES[l->st->stage].cut;
     if (cut) {
         fputs("; ", out);
@@ -236,28 +244,28 @@ static void describe_penalty(FILE *out, const struct stage_line *l)
 {
     const struct sampler_settings *m = &l->r->settings->sampler;
     int n = l->r->trace->penalized;
-    fprintf(out,
-            "repetition %g (%s formula, %s tokens, last-n %d), presence %g, frequency %g: %d "
-            "token%s changed\n",
-            m->repetition_penalty, penalty_formula_name(m->penalty_formula),
-            penalty_scope_name(m->penalty_scope), m->penalty_last_n, m->presence_penalty,
-            m->frequency_penalty, n, n == 1 ? "" : "s");
+    char how[128], count[32];
+    report_penalty_how(m, 0, how, sizeof how);
+    draws_count_text(n, count, sizeof count);
+    fprintf(out, "repetition %g (%s), presence %g, frequency %g: %s token%s changed\n",
+            m->repetition_penalty, how, m->presence_penalty, m->frequency_penalty, count,
+            n == 1 ? "" : "s");
 }
 
 static void describe_temperature(FILE *out, const struct stage_line *l)
 {
     double T = l->r->settings->sampler.temperature;
     if (T == 0.0)
-        fprintf(out, "greedy: %d in, kept the argmax, removed %d (mass %s)\n", l->st->in,
-                l->st->removed, l->mass);
+        fprintf(out, "greedy: %s in, kept the argmax, removed %s holding %s\n", l->in, l->removed,
+                l->mass);
     else
         fprintf(out, "every logit divided by %g\n", T);
 }
 
 static void describe_min_p(FILE *out, const struct stage_line *l)
 {
-    fprintf(out, "%d in, removed %d (mass %s); bar %g x p_max %s = %s here\n", l->st->in,
-            l->st->removed, l->mass, l->r->settings->sampler.min_p, l->p_max, l->cut);
+    fprintf(out, "%s in, removed %s holding %s; bar %g x p_max %s = %s here\n", l->in, l->removed,
+            l->mass, l->r->settings->sampler.min_p, l->p_max, l->cut);
 }
 
 /* The stages whose line is their own; every other one is describe_cut's. */
@@ -301,7 +309,10 @@ static void text_stages(FILE *out, const struct report *r)
         }
         report_number(l.p_max, sizeof l.p_max, l.st->p_max, d);
         report_number(l.cut, sizeof l.cut, l.st->cut, d);
-        report_number(l.mass, sizeof l.mass, l.st->removed_mass, d);
+        report_percent(l.mass, sizeof l.mass, l.st->removed_mass, d);
+        draws_count_text(l.st->in, l.in, sizeof l.in);
+        draws_count_text(l.st->removed, l.removed, sizeof l.removed);
+        utf8_append(l.removed, sizeof l.removed, l.st->removed == 1 ? " token" : " tokens");
         (DESCRIBE[l.st->stage] ? DESCRIBE[l.st->stage] : describe_cut)(out, &l);
     }
 }
@@ -312,7 +323,9 @@ static void text_hist(FILE *out, const struct draws_hist *h)
     for (int b = 0; b < h->bins; b++)
         most = h->count[b] > most ? h->count[b] : most;
     double width = (h->hi - h->lo) / h->bins;
-    fprintf(out, "histogram of z' over %ld tokens (mean %.3f, sd %.3f%s):\n", h->n, h->mean, h->sd,
+    char all[32];
+    draws_count_text(h->n, all, sizeof all);
+    fprintf(out, "histogram of z' over %s tokens (mean %.3f, sd %.3f%s):\n", all, h->mean, h->sd,
             h->masked ? ", masked ones left out" : "");
     for (int b = 0; b < h->bins; b++) {
         int len = (int)((double)h->count[b] * 50.0 / (double)most + 0.5);
@@ -326,11 +339,26 @@ static void text_hist(FILE *out, const struct draws_hist *h)
     }
 }
 
+/* What the chi-square of one set of counts says, in the view's words,
+ * with its degrees of freedom. */
+static void text_chi2(FILE *out, const char *which, double x, int df)
+{
+    if (df <= 0) {
+        fprintf(out, "%s: too few outcomes for a chi-square test\n", which);
+        return;
+    }
+    char words[256];
+    report_chi2_words(x, df, "chi-square", 0, words, sizeof words);
+    fprintf(out, "%s %s (%d degrees of freedom)\n", which, words, df);
+}
+
 static void text_draws(FILE *out, const struct report *r)
 {
     const struct draws *d = r->draws;
     const struct lesson *L = r->lesson;
-    fprintf(out, "\n%d draws with seed %llu (u_i from Philox counter (step, 0, i, 0)):\n", d->n,
+    char dn[32];
+    draws_count_text(d->n, dn, sizeof dn);
+    fprintf(out, "\n%s draws with seed %llu (u_i from Philox counter (step, 0, i, 0)):\n", dn,
             (unsigned long long)r->settings->sampler.seed);
     fprintf(
         out,
@@ -344,12 +372,19 @@ static void text_draws(FILE *out, const struct report *r)
     }
     fprintf(out, "      %-12s %25ld %9.1f %20ld %9.1f\n", "(the tail)", d->tail_plain,
             d->tail_p_plain * d->n, d->tail_kept, d->tail_p_kept * d->n);
+    char n[32], tp[32], tk[32], dp[32], dk[32];
+    draws_count_text(d->n, n, sizeof n);
+    draws_count_text(d->tail_plain, tp, sizeof tp);
+    draws_count_text(d->tail_kept, tk, sizeof tk);
+    draws_count_text(d->distinct_plain, dp, sizeof dp);
+    draws_count_text(d->distinct_kept, dk, sizeof dk);
     fprintf(out,
-            "different tokens drawn: %ld without filters, %ld with them\n"
-            "chi-square against the probabilities: %.2f on %d df without filters, %.2f on %d df "
-            "with them (0.1%% limits %.1f, %.1f)\n",
-            d->distinct_plain, d->distinct_kept, d->chi2_plain, d->df_plain, d->chi2_kept,
-            d->df_kept, draws_chi2_limit(d->df_plain), draws_chi2_limit(d->df_kept));
+            "%s of %s draws came from the tail (the tokens past rank %d), %s with the "
+            "filters\n"
+            "different tokens drawn: %s without the filters, %s with them\n",
+            tp, n, d->rows, tk, dp, dk);
+    text_chi2(out, "without the filters", d->chi2_plain, d->df_plain);
+    text_chi2(out, "with the filters", d->chi2_kept, d->df_kept);
     if (d->n_examples) {
         fprintf(out, "tail tokens drawn without filters, first ones:");
         for (int i = 0; i < d->n_examples; i++) {
@@ -363,11 +398,12 @@ static void text_draws(FILE *out, const struct report *r)
 
 /* One row of the text table; rank_w columns for the rank (0-based rank). */
 static void text_row(FILE *out, const struct lesson *L, int rank_w, int rank,
-                     const struct trace_row *row, double logit, int d, const char *suffix)
+                     const struct trace_row *row, double logit, int d, enum report_style exp,
+                     const char *suffix)
 {
     char esc[128], col[64], kept[24];
     struct row_cells c;
-    report_row_cells(row, logit, d, &c);
+    report_row_cells(row, logit, d, exp, &c);
     utf8_escape(vocab_token(&L->vocab, row->id), esc, sizeof esc);
     utf8_pad(esc, TOKEN_COLS, 0, col, sizeof col);
     snprintf(kept, sizeof kept, "%s%s", row->removed_by == TRACE_KEPT ? "" : "no:", c.kept);
@@ -422,6 +458,7 @@ static void text_table(FILE *out, const struct report *r)
     const struct trace *t = r->trace;
     int d = S->digits;
     int shown = report_rows_shown(r);
+    enum report_style exp = report_exp_style(r, TEXT_EXP_W);
     int prob_given = S->given == GIVEN_PROBS;
     if (prob_given)
         fprintf(out, "this step gives probabilities: its logits are ln p, so e^logit = p\n\n");
@@ -430,13 +467,17 @@ static void text_table(FILE *out, const struct report *r)
             (utf8_pad("token", TOKEN_COLS, 0, tok, sizeof tok), tok), "logit", "adjusted",
             prob_given ? "exp (=p)" : "exp", "prob", "cum", "kept", "final");
     for (int k = 0; k < shown; k++)
-        text_row(out, L, 4, k, &t->rows[k], t->rows[k].logit, d, "");
+        text_row(out, L, 4, k, &t->rows[k], t->rows[k].logit, d, exp, "");
     if (shown < t->vocab_size) {
         int count, kept;
         double mass;
         report_tail(t, shown, &count, &mass, &kept);
-        fprintf(out, "     ... %d more tokens hold %.6f of the probability (%d of them kept)\n",
-                count, mass, kept);
+        char cn[32], kn[32], pct[32];
+        draws_count_text(count, cn, sizeof cn);
+        draws_count_text(kept, kn, sizeof kn);
+        report_percent(pct, sizeof pct, mass, d + 2);
+        fprintf(out, "     ... %s more tokens hold %s of the probability (%s of them kept)\n", cn,
+                pct, kn);
     }
     for (int i = 0; i < r->n_find; i++) {
         struct trace_row row;
@@ -445,7 +486,8 @@ static void text_table(FILE *out, const struct report *r)
             continue;
         if (i == 0)
             fputc('\n', out);
-        text_row(out, L, 6, rank, &row, source_logit(r->source, r->step, row.id), d, "   (found)");
+        text_row(out, L, 6, rank, &row, source_logit(r->source, r->step, row.id), d, exp,
+                 "   (found)");
     }
     fputc('\n', out);
 }
@@ -460,7 +502,7 @@ static void text_sums(FILE *out, const struct report *r)
     report_number(se, sizeof se, t->sum_exp, d);
     report_number(ss, sizeof ss, t->sum_exp_shifted, d);
     report_logit(mx, sizeof mx, t->max_adjusted, d);
-    report_number(km, sizeof km, t->kept_mass, d);
+    report_percent(km, sizeof km, t->kept_mass, d);
     fprintf(out,
             "sum of exp: %s   (softmax uses e^(z' - max) with max z' = %s: their sum is %s, "
             "the probabilities the same)\n",
@@ -470,7 +512,10 @@ static void text_sums(FILE *out, const struct report *r)
     if (r->hist)
         text_hist(out, r->hist);
     text_stages(out, r);
-    fprintf(out, "kept: %d of %d tokens, mass %s\n", t->kept_count, t->vocab_size, km);
+    char kc[32], vc[32];
+    draws_count_text(t->kept_count, kc, sizeof kc);
+    draws_count_text(t->vocab_size, vc, sizeof vc);
+    fprintf(out, "kept: %s of %s tokens, holding %s\n", kc, vc, km);
 }
 
 /* The token drawn and how, its row after a fast run, the many draws of a
@@ -499,9 +544,12 @@ static void text_choice(FILE *out, const struct report *r)
     if (t->fmax_valid) {
         struct trace_row row;
         int rank;
-        if (report_row_of(t, t->choice.id, &row, &rank) == 0)
-            fprintf(out, "chosen token: rank %d of %d, prob %.6f, final %.6f\n", rank + 1,
-                    t->vocab_size, row.prob, row.final);
+        if (report_row_of(t, t->choice.id, &row, &rank) == 0) {
+            char vc[32];
+            draws_count_text(t->vocab_size, vc, sizeof vc);
+            fprintf(out, "chosen token: rank %d of %s, prob %.6f, final %.6f\n", rank + 1, vc,
+                    row.prob, row.final);
+        }
     }
     if (r->draws)
         text_draws(out, r);

@@ -20,6 +20,7 @@
 
 #include "tui/view_int.h"
 #include "base/utf8.h"
+#include "report/report.h"
 
 #define HELP_MAX_W 100
 
@@ -130,9 +131,16 @@ static const char *backend_name(const struct app *a)
 static void status_right(const struct app *a, const struct screen_ctx *c, int room, char *buf,
                          size_t n)
 {
+<<<<<<< HEAD
     if (!a->batch_on || a->batch.toy) { /* a toy batch: the CPU's time, as a single step */
         snprintf(buf, n, " %s %.0f %s ", backend_name(a),
                  a->batch_on ? a->batch.step_ms * 1e3 : a->recompute_us, glyph(c, "\u00b5s", "us"));
+=======
+    if (!a->batch_on) {
+        char t[32];
+        report_duration(t, sizeof t, a->recompute_us, c->s->utf8);
+        snprintf(buf, n, " %s %s ", backend_name(a), t);
+>>>>>>> h-words
         return;
     }
     const struct batch *b = &a->batch;
@@ -174,15 +182,34 @@ static void status_value(const struct settings *st, const struct setting_info *i
     }
 }
 
+/* Whether setting i is a stage's first setting, on, with settings that
+ * say how its stage works (the repetition penalty: its formula, scope,
+ * last-n): what gets report_penalty_how's words. */
+static int status_has_how(const struct settings *st, const struct setting_info *i)
+{
+    if (i->stage != STAGE_PENALTY || setting_of_stage(i->stage) != i ||
+        !setting_is_on(i, &st->sampler, INT_MAX))
+        return 0;
+    for (const struct setting_info *j = SETTINGS_INFO; j->name; j++)
+        if (j->stage == i->stage && (j->flags & SET_MODIFIER))
+            return 1;
+    return 0;
+}
+
+/* How many wordings of a stage's way of working the status line tries
+ * (report_penalty_how's three, then none). */
+#define STATUS_HOW 4
+
 /* One setting of the status line: "label value", then what a reader must
  * know -- that the chain leaves its stage out, that it makes the step
- * greedy -- and, when on, the settings that say how its stage works
- * ("rep 1.2 engine/generated/all"). */
+ * greedy -- and, when on, how its stage works in words at brevity how
+ * ("penalty 1.2 (lesson formula, generated tokens)"; STATUS_HOW - 1: not
+ * at all). */
 static void status_item(const struct app *a, const struct settings *st,
-                        const struct setting_info *i, char *buf, size_t n)
+                        const struct setting_info *i, int how, char *buf, size_t n)
 {
     const struct sampler_settings *m = &st->sampler;
-    char v[96];
+    char v[160];
     status_value(st, i, v, sizeof v);
     snprintf(buf, n, "%s%s%s", i->status, i->status[0] ? " " : "", v);
     if (i->stage == STAGE_NONE || !(i->flags & SET_ACTIVATES))
@@ -192,26 +219,20 @@ static void status_item(const struct app *a, const struct settings *st,
         utf8_append(buf, n, " (unused)");
     if ((STAGES[sg].flags & SF_ZERO_CUTS) && stage_cuts(m, sg))
         utf8_append(buf, n, " (greedy)");
-    if (setting_of_stage(i->stage) != i || !setting_is_on(i, m, INT_MAX))
+    if (!status_has_how(st, i) || how >= STATUS_HOW - 1)
         return;
-    int k = 0;
-    for (const struct setting_info *j = SETTINGS_INFO; j->name; j++)
-        if (j->stage == i->stage && (j->flags & SET_MODIFIER) && j->status) {
-            char mv[64];
-            status_value(st, j, mv, sizeof mv);
-            utf8_append(buf, n, k++ ? "/" : " ");
-            if (j->status[0] && !(j->status_off && setting_get(st, j) == j->def)) {
-                utf8_append(buf, n, j->status);
-                utf8_append(buf, n, " ");
-            }
-            utf8_append(buf, n, mv);
-        }
+    char words[128];
+    report_penalty_how(m, how, words, sizeof words);
+    utf8_append(buf, n, " (");
+    utf8_append(buf, n, words);
+    utf8_append(buf, n, ")");
 }
 
 /* A line of the status bar: the settings always shown there, then those
- * shown when on, each "label value", two spaces apart. */
-static void status_line(const struct app *a, const struct settings *st, int second, char *buf,
-                        size_t n)
+ * shown when on, each "label value", two spaces apart, how the penalty
+ * works at brevity how. */
+static void status_items(const struct app *a, const struct settings *st, int second, int how,
+                         char *buf, size_t n)
 {
     snprintf(buf, n, " ");
     int k = 0;
@@ -221,12 +242,53 @@ static void status_line(const struct app *a, const struct settings *st, int seco
             if (!i->status || (i->flags & SET_MODIFIER) || !(i->flags & SET_LINE2) != !second ||
                 always != (pass == 0) || (!always && !(setting_get(st, i) != i->def)))
                 continue;
-            char item[160];
-            status_item(a, st, i, item, sizeof item);
+            char item[224];
+            status_item(a, st, i, how, item, sizeof item);
             if (k++)
                 utf8_append(buf, n, "  ");
             utf8_append(buf, n, item);
         }
+}
+
+/* The longest wording of the first line that leaves STATUS_RIGHT_W of
+ * w for the backend and time at its right end (how many words say how the
+ * penalty works; at 80 columns with top-p and the penalty on, none). */
+#define STATUS_RIGHT_W 16
+static int status_how_fits(const struct app *a, const struct settings *st, int w, char *buf,
+                           size_t n)
+{
+    int how = 0;
+    for (; how < STATUS_HOW - 1; how++) {
+        status_items(a, st, 0, how, buf, n);
+        if (utf8_width(buf) <= w - STATUS_RIGHT_W)
+            return how;
+    }
+    status_items(a, st, 0, how, buf, n);
+    return how;
+}
+
+/* A line of the status bar at width w. When the first line has no room
+ * for how the penalty works, the second says it in the room it has left
+ * ("  penalty: lesson formula, generated tokens"), else the words go. */
+static void status_line(const struct app *a, const struct settings *st, int second, int w,
+                        char *buf, size_t n)
+{
+    const struct setting_info *main = setting_of_stage(STAGE_PENALTY);
+    int how = status_how_fits(a, st, w, buf, n);
+    if (!second)
+        return;
+    status_items(a, st, 1, STATUS_HOW - 1, buf, n);
+    if (how < STATUS_HOW - 1 || !main || !status_has_how(st, main))
+        return;
+    for (int b = 0; b < STATUS_HOW - 1; b++) {
+        char words[128], more[160];
+        report_penalty_how(&st->sampler, b, words, sizeof words);
+        snprintf(more, sizeof more, "  %s: %s", main->status, words);
+        if (utf8_width(buf) + utf8_width(more) <= w - 1) {
+            utf8_append(buf, n, more);
+            return;
+        }
+    }
 }
 
 static void draw_status(const struct app *a, const struct screen_ctx *c)
@@ -235,14 +297,14 @@ static void draw_status(const struct app *a, const struct screen_ctx *c)
     int w = c->r.w;
     ctx_fill(c, (struct rect){ 0, 0, w, c->r.h }, ' ', COL_STATUS, 0);
     char left[320];
-    status_line(a, st, 0, left, sizeof left);
+    status_line(a, st, 0, w, left, sizeof left);
     char right[96];
     status_right(a, c, w - utf8_width(left), right, sizeof right);
     int rw = utf8_width(right);
     ctx_text(c, 0, 0, w - rw, left, COL_STATUS, ATTR_BOLD);
     ctx_text(c, w - rw, 0, rw, right, COL_STATUS, ATTR_REVERSE);
     char line2[512];
-    status_line(a, st, 1, line2, sizeof line2);
+    status_line(a, st, 1, w, line2, sizeof line2);
     int used = ctx_text(c, 0, 1, w, line2, COL_STATUS, 0);
     /* In the batch view, where the backend does the work: why auto chose
      * the CPU (only a fallback has a reason), in the room the settings leave. */

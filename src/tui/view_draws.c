@@ -7,8 +7,10 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tui/view_int.h"
+#include "report/report.h"
 #include "base/utf8.h"
 
 /* The columns: a count (" 10000", wider past 99,999 draws) and N x final
@@ -40,24 +42,15 @@ static int draws_row(const struct draws *d, int id)
     return -1;
 }
 
-/* The first of the k wordings that fits room columns, else the last. */
-static void longest_fit(char *buf, size_t n, int room, char words[][128], int k)
-{
-    int i = 0;
-    while (i < k - 1 && utf8_width(words[i]) > room)
-        i++;
-    utf8_copy(buf, n, words[i]);
-}
-
-/* What the counts say about the sampler, in as many words as room allows:
- * whether they fit the probabilities by Pearson's chi-square, or why there
- * is no test (one outcome, too few draws). */
-static void draws_verdict(const struct app *a, const struct screen_ctx *c, int room, char *buf,
-                          size_t n)
+/* What the counts say about the sampler, from long to short: whether they
+ * agree with the probabilities by Pearson's chi-square against its 99.9 %
+ * point (report_chi2_words), or why there is no test (one outcome, too few
+ * draws). Returns how many wordings w holds. */
+static int draws_verdicts(const struct app *a, const struct screen_ctx *c,
+                          char w[REPORT_CHI2_BREVITIES][192])
 {
     const struct draws *d = &a->draws;
     const char *chi = glyph(c, "\u03c7\u00b2", "chi2");
-    char w[4][128];
     int k = 0;
     if (app_hidden(a)) {
         snprintf(w[k++], sizeof w[0], "counts with the solution");
@@ -71,19 +64,60 @@ static void draws_verdict(const struct app *a, const struct screen_ctx *c, int r
         snprintf(w[k++], sizeof w[0], "too few draws for a %s test", chi);
         snprintf(w[k++], sizeof w[0], "no %s test", chi);
     } else {
-        double lim = draws_chi2_limit(d->df_kept), x = d->chi2_kept;
-        int fits = x <= lim;
-        snprintf(w[k++], sizeof w[0],
-                 "the counts %s: %s %.1f, %s the %.1f a fair sampler stays under 99.9 %% of "
-                 "the time",
-                 fits ? "fit" : "do not fit", chi, x, fits ? "below" : "above", lim);
-        snprintf(w[k++], sizeof w[0], "%s: %s %.1f %s %.1f (99.9 %%)",
-                 fits ? "fits" : "does not fit", chi, x, fits ? "under" : "over", lim);
-        snprintf(w[k++], sizeof w[0], "%s: %s %.1f %s %.1f", fits ? "fits" : "no fit", chi, x,
-                 fits ? "under" : "over", lim);
-        snprintf(w[k++], sizeof w[0], "%s %.1f %s %.1f", chi, x, fits ? "<" : ">", lim);
+        for (; k < REPORT_CHI2_BREVITIES; k++)
+            report_chi2_words(d->chi2_kept, d->df_kept, chi, k, w[k], sizeof w[k]);
     }
-    longest_fit(buf, n, room, w, k);
+    return k;
+}
+
+/* The verdict in as many words as room allows (report_fit). */
+static void draws_verdict(const struct app *a, const struct screen_ctx *c, int room, char *buf,
+                          size_t n)
+{
+    char w[REPORT_CHI2_BREVITIES][192];
+    int k = draws_verdicts(a, c, w);
+    const char *words[REPORT_CHI2_BREVITIES];
+    for (int i = 0; i < k; i++)
+        words[i] = w[i];
+    utf8_copy(buf, n, report_fit(room, k, words));
+}
+
+/* Draws text from row y on, broken at spaces into lines of width w, if it
+ * fits in rows rows; returns whether it did (nothing drawn if not). */
+static int draws_wrapped(const struct screen_ctx *c, int y, int rows, int w, const char *text)
+{
+    char lines[8][192];
+    int n = 0;
+    lines[0][0] = '\0';
+    for (const char *p = text; *p && n < 8;) {
+        size_t len = strcspn(p, " ");
+        char word[192];
+        snprintf(word, sizeof word, "%.*s", (int)len, p);
+        p += len + (p[len] == ' ');
+        if (lines[n][0] && utf8_width(lines[n]) + 1 + utf8_width(word) > w && ++n < 8)
+            lines[n][0] = '\0';
+        if (n < 8) {
+            if (lines[n][0])
+                utf8_append(lines[n], sizeof lines[n], " ");
+            utf8_append(lines[n], sizeof lines[n], word);
+        }
+    }
+    if (n >= rows || n >= 8)
+        return 0;
+    for (int i = 0; i <= n; i++)
+        ctx_text(c, 1, y + i, w, lines[i], COL_ACCENT, 0);
+    return 1;
+}
+
+/* The verdict under the rows, in its longest wording that fits the rows
+ * left (the title holds a short one). */
+static void draws_verdict_below(const struct app *a, const struct screen_ctx *c, int y)
+{
+    char w[REPORT_CHI2_BREVITIES][192];
+    int k = draws_verdicts(a, c, w);
+    for (int i = 0; i < k && i < REPORT_CHI2_BREVITIES - 2; i++)
+        if (draws_wrapped(c, y, c->r.h - y, c->r.w - 2, w[i]))
+            return;
 }
 
 static void draws_title(const struct app *a, const struct screen_ctx *c)
@@ -151,5 +185,8 @@ void draw_draws(const struct app *a, const struct screen_ctx *c)
         draws_count_text(d->n - shown, rest, sizeof rest);
         ctx_printf(c, 1, 1 + n, c->r.w - 2, COL_REMOVED, 0, "... %d more tokens: %s draws",
                    t->vocab_size - n, rest);
+        n++;
     }
+    if (!hidden && 1 + n + 1 < c->r.h)
+        draws_verdict_below(a, c, 1 + n + 1); /* a blank row between */
 }
