@@ -131,16 +131,11 @@ static const char *backend_name(const struct app *a)
 static void status_right(const struct app *a, const struct screen_ctx *c, int room, char *buf,
                          size_t n)
 {
-<<<<<<< HEAD
     if (!a->batch_on || a->batch.toy) { /* a toy batch: the CPU's time, as a single step */
-        snprintf(buf, n, " %s %.0f %s ", backend_name(a),
-                 a->batch_on ? a->batch.step_ms * 1e3 : a->recompute_us, glyph(c, "\u00b5s", "us"));
-=======
-    if (!a->batch_on) {
         char t[32];
-        report_duration(t, sizeof t, a->recompute_us, c->s->utf8);
+        report_duration(t, sizeof t, a->batch_on ? a->batch.step_ms * 1e3 : a->recompute_us,
+                        c->s->utf8);
         snprintf(buf, n, " %s %s ", backend_name(a), t);
->>>>>>> h-words
         return;
     }
     const struct batch *b = &a->batch;
