@@ -31,6 +31,7 @@ int main(void)
     srunner_add_suite(sr, suite_headbuild());
     srunner_add_suite(sr, suite_stop());
     srunner_add_suite(sr, suite_drawstoy());
+    srunner_add_suite(sr, suite_marks());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

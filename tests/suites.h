@@ -31,6 +31,7 @@ Suite *suite_svg(void);
 Suite *suite_headbuild(void);
 Suite *suite_stop(void);
 Suite *suite_drawstoy(void);
+Suite *suite_marks(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

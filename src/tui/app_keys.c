@@ -320,6 +320,26 @@ static int act_help(struct app *a, const struct action *act)
     return APP_REDRAW;
 }
 
+/* The legend of the marks (view_legend.c), a page of its own. */
+static int act_legend(struct app *a, const struct action *act)
+{
+    (void)act;
+    a->mode = MODE_LEGEND;
+    return APP_REDRAW;
+}
+
+/* Big mode: the view lays out two panes at a time, twice as tall
+ * (view_layout.c); pressed again, the usual four. */
+static int act_big(struct app *a, const struct action *act)
+{
+    (void)act;
+    a->big = !a->big;
+    app_msg(a, 0,
+            a->big ? "big mode: two panes at a time (b again: all four)"
+                   : "big mode off: all four panes");
+    return APP_REDRAW;
+}
+
 static int act_quit(struct app *a, const struct action *act)
 {
     (void)act;
@@ -445,8 +465,11 @@ static int submit_find(struct app *a)
 static int key_in_mode(struct app *a, int key)
 {
     switch (a->mode) {
-    case MODE_HELP:
-        a->mode = MODE_NORMAL;
+    case MODE_HELP: /* its second page is the legend */
+        a->mode = key == '?' || key == ' ' || key == AK_PGDN ? MODE_LEGEND : MODE_NORMAL;
+        return APP_REDRAW;
+    case MODE_LEGEND: /* ? goes back to the keys */
+        a->mode = key == '?' || key == AK_PGUP ? MODE_HELP : MODE_NORMAL;
         return APP_REDRAW;
     case MODE_TEXT:
         if (key == AK_UP || key == AK_DOWN || key == AK_PGUP || key == AK_PGDN)
