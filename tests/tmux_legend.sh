@@ -30,7 +30,7 @@ $T new-session -d -s t -x 120 -y 40 "env PS1='$ ' LC_ALL=C.UTF-8 XDG_CONFIG_HOME
 wait_prompt || bad "no shell prompt"
 
 keys "$BIN toy --temperature 1 --min-p 0.1" Enter
-check "toy opens with min-p" "min-p bar 0.0441, kept 5/7"
+check "toy opens with min-p" "min-p 0.0441 kept 5/7"
 keys u
 check "u is shown" "u 0.6720"
 # 1. The marks on screen: a threshold beside the bars, the u on a step.
@@ -46,20 +46,20 @@ check "the ghost's line" "a ghost: the value before the filters"
 lacks "the legend covers the panes" "Probabilities p  min-p"
 # 3. Any key closes it, and does nothing else (x would reset the settings).
 keys x
-check "any key closes the legend" "min-p bar 0.0441, kept 5/7"
+check "any key closes the legend" "min-p 0.0441 kept 5/7"
 lacks "the legend is gone" "Marks and colours"
 # 4. ? shows the keys; ? again their second page, the legend; Space too.
 keys '?'
-check "? shows the keys" "the legend: what each mark and colour on screen means"
-check "big mode's key is listed" "big mode: two panes at a time"
+check "? shows the keys" "? again or L: the legend of the marks and colours"
+check "big mode's key is listed" "big mode: two panes at double height"
 keys '?'
 check "? again shows the legend" "Marks and colours"
 keys '?'
-check "? on the legend goes back to the keys" "Keys (?, Space or PgDn: the legend"
+check "? on the legend goes back to the keys" "Keys (? or Space: the legend"
 keys Space
 check "Space on the keys shows the legend" "Marks and colours"
 keys Escape
-check "Esc closes it" "min-p bar 0.0441, kept 5/7"
+check "Esc closes it" "min-p 0.0441 kept 5/7"
 # 5. b toggles big mode, and b again turns it off.
 keys b
 check "b turns big mode on" "big mode: two panes at a time (b again: all four)"

@@ -344,8 +344,8 @@ static void draw_help(const struct app *a, struct screen *s)
     struct rect r = { (s->w - w) / 2, (s->h - h) / 2, w, h };
     screen_clear(s);
     screen_text(s, r.x + 2, r.y, w - 4,
-                "Keys (?, Space or PgDn: the legend of the marks; any other key closes this)",
-                COL_ACCENT, ATTR_BOLD);
+                "Keys (? or Space: the legend of the marks; other keys close this)", COL_ACCENT,
+                ATTR_BOLD);
     for (int i = 0; i < n && i + 1 < h; i++)
         screen_text(s, r.x + 2, r.y + 1 + i, w - 4, lines[i], COL_DEFAULT, 0);
 }
