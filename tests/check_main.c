@@ -34,6 +34,7 @@ int main(void)
     srunner_add_suite(sr, suite_drawstoy());
     srunner_add_suite(sr, suite_toybatch());
     srunner_add_suite(sr, suite_words());
+    srunner_add_suite(sr, suite_marks());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

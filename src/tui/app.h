@@ -27,11 +27,13 @@ enum app_flag {
 
 enum app_mode {
     MODE_NORMAL,
-    MODE_HELP,   /* the key list covers the screen; any key closes it */
+    MODE_HELP,   /* the key list covers the screen; ?, Space, PgDn: the legend; any other key closes
+                    it */
     MODE_PROMPT, /* a ':' command is being typed */
     MODE_ANSWER, /* an exercise answer is being typed */
     MODE_TEXT,   /* the lesson text fills the screen; Up and Down scroll it */
     MODE_FIND,   /* a token to find is being typed */
+    MODE_LEGEND, /* the marks and colours explained (L, or ? twice); any key closes it */
 };
 
 enum app_end {

@@ -320,6 +320,32 @@ static int act_help(struct app *a, const struct action *act)
     return APP_REDRAW;
 }
 
+/* The legend of the marks (view_legend.c), a page of its own. */
+static int act_legend(struct app *a, const struct action *act)
+{
+    (void)act;
+    a->mode = MODE_LEGEND;
+    return APP_REDRAW;
+}
+
+/* What b says of each big mode it goes to. */
+static const char *const BIG_SAYS[] = {
+    "big mode off: all four panes",
+    "big mode: the logits and the exponentials (b: the probabilities)",
+    "big mode: the probabilities and the cumulative sums (b: all four panes)",
+};
+
+/* Big mode: the view lays out two panes at a time at the whole height
+ * (view_layout.c): the scores, then the probabilities, then the usual
+ * four again. */
+static int act_big(struct app *a, const struct action *act)
+{
+    (void)act;
+    a->big = (a->big + 1) % 3;
+    app_msg(a, 0, "%s", BIG_SAYS[a->big]);
+    return APP_REDRAW;
+}
+
 static int act_quit(struct app *a, const struct action *act)
 {
     (void)act;
@@ -445,8 +471,11 @@ static int submit_find(struct app *a)
 static int key_in_mode(struct app *a, int key)
 {
     switch (a->mode) {
-    case MODE_HELP:
-        a->mode = MODE_NORMAL;
+    case MODE_HELP: /* its second page is the legend */
+        a->mode = key == '?' || key == ' ' || key == AK_PGDN ? MODE_LEGEND : MODE_NORMAL;
+        return APP_REDRAW;
+    case MODE_LEGEND: /* ? goes back to the keys */
+        a->mode = key == '?' || key == AK_PGUP ? MODE_HELP : MODE_NORMAL;
         return APP_REDRAW;
     case MODE_TEXT:
         if (key == AK_UP || key == AK_DOWN || key == AK_PGUP || key == AK_PGDN)

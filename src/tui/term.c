@@ -26,8 +26,10 @@ int term_locale_utf8(void)
 
 /* Colours by role (screen.h), readable on light and dark backgrounds and
  * told apart without red/green: blue for kept, vermillion for negative,
- * orange for the drawn token, reddish purple for u (after Okabe and Ito).
- * The 256-colour tables are also the pictures' colours (term_palette). */
+ * orange for the draw (the drawn token and the seeded u that drew it),
+ * reddish purple for the thresholds, the role screen.h calls COL_U (after
+ * Okabe and Ito; the marks themselves are in marks.def). The 256-colour
+ * tables are also the pictures' colours (term_palette). */
 static const short RICH[COL_COUNT] = {
     [COL_DEFAULT] = -1,  [COL_TITLE] = 25,   [COL_KEPT] = 32,   [COL_NEG] = 166,
     [COL_REMOVED] = 244, [COL_CHOSEN] = 214, [COL_U] = 162,     [COL_ACCENT] = 30,
@@ -44,6 +46,12 @@ static const short BRIGHT[COL_COUNT] = {
  * own colours, needs some: black on white, which prints and projects. */
 #define PAGE_INK   16  /* xterm's black */
 #define PAGE_PAPER 231 /* xterm's white */
+/* A pane's title is drawn in reverse video: its text takes the pair's
+ * background, which on a terminal's own (dark) background would be black
+ * on dark blue. The default theme gives the title its own white, as the
+ * pictures have it (their reverse text is the white page). */
+#define TITLE_PAPER_RICH  PAGE_PAPER
+#define TITLE_PAPER_BASIC COLOR_WHITE
 
 /* The colour xterm's default palette gives 256-colour index n: sixteen
  * system colours, a 6 x 6 x 6 cube from 16 (levels 0, 95, 135, ..., 255),
@@ -107,6 +115,8 @@ static void init_colors(const struct term *t)
     }
     for (int c = 1; c < COL_COUNT; c++)
         init_pair((short)c, fg[c], bg);
+    if (!t->projector)
+        init_pair((short)COL_TITLE, fg[COL_TITLE], rich ? TITLE_PAPER_RICH : TITLE_PAPER_BASIC);
 }
 
 /* What both ways of opening share once curses has a screen. */

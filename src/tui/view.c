@@ -404,7 +404,9 @@ static void draw_help(const struct app *a, struct screen *s)
     int h = n + 2 < s->h ? n + 2 : s->h;
     struct rect r = { (s->w - w) / 2, (s->h - h) / 2, w, h };
     screen_clear(s);
-    screen_text(s, r.x + 2, r.y, w - 4, "Keys (any key closes this)", COL_ACCENT, ATTR_BOLD);
+    screen_text(s, r.x + 2, r.y, w - 4,
+                "Keys (? or Space: the legend of the marks; other keys close this)", COL_ACCENT,
+                ATTR_BOLD);
     for (int i = 0; i < n && i + 1 < h; i++)
         screen_text(s, r.x + 2, r.y + 1 + i, w - 4, lines[i], COL_DEFAULT, 0);
 }
@@ -543,4 +545,6 @@ void view_render(const struct app *a, struct screen *s, struct view_scratch *vs)
     }
     if (a->mode == MODE_HELP)
         draw_help(a, s);
+    else if (a->mode == MODE_LEGEND)
+        draw_legend(a, s);
 }

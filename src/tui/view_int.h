@@ -104,4 +104,32 @@ void draw_token(const struct app *a, const struct screen_ctx *c, int x, int y,
  * while they are on: each token's count beside N x final. */
 void draw_draws(const struct app *a, const struct screen_ctx *c);
 
+/* ---- the marks and the legend (marks.def, view_legend.c) ---- */
+
+/* Every mark the toy panes draw, and the colours they say things with. */
+enum mark_id {
+#define MARK(id, cp, ascii, sample, color, attr, meaning) MARK_##id,
+#include "tui/marks.def"
+#undef MARK
+    MARK_COUNT
+};
+
+struct mark {
+    const char *name; /* the id, for tests and messages ("THRESHOLD") */
+    uint32_t cp;      /* its glyph, or 0 for a text mark */
+    char ascii;       /* its glyph on a screen without UTF-8 */
+    const char *sample, *meaning;
+    int color, attr;
+};
+
+/* Mark m's row of marks.def. */
+const struct mark *mark_of(enum mark_id m);
+
+/* Mark m's glyph at (x, y) in its colour and attributes. */
+void mark_put(const struct screen_ctx *c, int x, int y, enum mark_id m);
+
+/* The legend screen (L, and ? from the help screen): every mark of
+ * marks.def in its own glyph, colour and attributes, with its meaning. */
+void draw_legend(const struct app *a, struct screen *s);
+
 #endif

@@ -6,15 +6,26 @@
  * value stage. Where a cutting stage looked at the same numbers (no stage
  * after it changes z') its threshold is drawn on them: the top-p line and
  * the min-p bar. Otherwise the title says what that stage saw instead.
+ *
+ * Each pane keeps one scale whatever the filters do: its bar column starts
+ * after the widest text the pane can show beside it (not the text shown
+ * now) and runs to the pane's right edge; probabilities and the cumulative
+ * take 0..1 across it, the logits and exponentials the step's own values,
+ * which no filter changes. A bar the filters renormalized draws over its
+ * ghost, the value before them (marks.def says how each mark looks).
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tui/view_int.h"
 #include "report/report.h"
 #include "base/utf8.h"
 
 #define ROWS_MAX PANE_ROWS_MAX
+#define NUM_W    7 /* a number column: " 0.4407" */
+#define FINAL_W  9 /* the value after the settings: "→ 0.5856" or "×top-k" */
+#define EXP_W    10
 
 int pane_order(const struct app *a, int rows, int by_rank, int *ids)
 {
@@ -38,18 +49,59 @@ static const struct trace_row *row_of(const struct app *a, int id)
     return &a->t.rows[a->t.rank_of[id]];
 }
 
+/* Where a pane's rows and bars go. A pane with room for two rows a token
+ * draws each bar two rows tall (three or more: with a blank row between
+ * tokens), the name and numbers on the first; the bar column is fixed by
+ * numw, the widest text the pane can show beside its bars, and leaves the
+ * last column for a mark past a bar's end. */
+struct pane_geom {
+    int n;      /* tokens shown */
+    int step;   /* rows from one token to the next */
+    int bar_h;  /* rows each bar takes */
+    int bx, bw; /* the bar column */
+};
+
+static void pane_geom(const struct app *a, const struct screen_ctx *c, int numw, int by_rank,
+                      int *ids, struct pane_geom *g)
+{
+    int rows = c->r.h - 1, V = a->t.vocab_size;
+    int per = V > 0 && V <= ROWS_MAX ? rows / V : 1;
+    g->step = per >= 3 ? 3 : per >= 2 ? 2 : 1;
+    g->bar_h = g->step >= 2 ? 2 : 1;
+    g->n = pane_order(a, g->step > 1 ? V : rows, by_rank, ids);
+    g->bx = 2 + TOKEN_W + numw;
+    g->bw = c->r.w - 2 - g->bx;
+}
+
 /* When a pane cannot show every token it shows the most likely ones; this
  * says how many are left out and how much probability they hold. */
-static void more_line(const struct app *a, const struct screen_ctx *c, int shown)
+static void more_line(const struct app *a, const struct screen_ctx *c, const struct pane_geom *g)
 {
     const struct trace *t = &a->t;
-    int y = 1 + shown;
-    if (shown >= t->vocab_size || shown <= 0 || y >= c->r.h || app_hidden(a))
+    int y = 1 + g->n * g->step;
+    if (g->n >= t->vocab_size || g->n <= 0 || y >= c->r.h || app_hidden(a))
         return;
     int count, kept;
     double mass;
-    report_tail(t, shown, &count, &mass, &kept);
+    report_tail(t, g->n, &count, &mass, &kept);
     ctx_printf(c, 1, y, c->r.w - 2, COL_REMOVED, 0, "... %d more tokens, p %.4f", count, mass);
+}
+
+/* The title with the first right-hand text of right[] that fits whole (the
+ * most words first) beside left, else beside short_left: a title drops
+ * words, never cuts a number. */
+static void fit_title(const struct screen_ctx *c, const char *left, const char *short_left,
+                      const char *const *right, int n)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const char *l = pass ? short_left : left;
+        for (int i = 0; i < n; i++)
+            if (utf8_width(right[i]) <= c->r.w - utf8_width(l) - 4) {
+                pane_title(c, l, right[i]);
+                return;
+            }
+    }
+    pane_title(c, short_left, "");
 }
 
 /* The token's name; in the panes of what stages removed, a removed token
@@ -61,16 +113,16 @@ void draw_token(const struct app *a, const struct screen_ctx *c, int x, int y,
     char esc[96], pad[96];
     int attr = 0, col = COL_DEFAULT, found = row->id == a->find_id;
     if (found && x > 0)
-        ctx_put(c, x - 1, y, ctx_glyph(c, 0x25B8, '>'), COL_ACCENT, ATTR_BOLD);
+        mark_put(c, x - 1, y, MARK_FOUND);
     if (is_chosen(a, row->id)) {
-        col = COL_CHOSEN;
-        attr = ATTR_BOLD | ATTR_REVERSE;
+        col = mark_of(MARK_CHOSEN)->color;
+        attr = mark_of(MARK_CHOSEN)->attr;
     } else if (found) {
-        col = COL_ACCENT;
+        col = mark_of(MARK_FOUND)->color;
         attr = ATTR_BOLD | ATTR_UNDERLINE;
     } else if (dim_removed && row->removed_by != TRACE_KEPT) {
-        col = COL_REMOVED;
-        attr = ATTR_DIM;
+        col = mark_of(MARK_REMOVED)->color;
+        attr = mark_of(MARK_REMOVED)->attr;
     }
     utf8_escape(vocab_token(&a->L.vocab, row->id), esc, sizeof esc);
     utf8_pad(esc, TOKEN_W - 1, 0, pad, sizeof pad);
@@ -105,36 +157,129 @@ static double mass_entering(const struct app *a, int k)
     return m;
 }
 
+/* ---- bars and their marks --------------------------------------------------------- */
+
+/* The cells a bar of len cells covers (screen_bar: whole cells, then one
+ * for the eighths that round to at least one). */
+static int bar_cells(double len)
+{
+    if (!(len > 0.0))
+        return 0;
+    int full = (int)len;
+    return full + ((int)((len - full) * 8 + 0.5) > 0 ? 1 : 0);
+}
+
+/* A bar of after cells from x over its ghost of before cells, the value
+ * before the filters: the part they share in the bar's colour, the part the
+ * bar gained in the gain's, and what it lost (all of it for a token a filter
+ * removed) as the ghost's shade. */
+static void ghost_bar(const struct screen_ctx *c, int x, int y, double before, double after)
+{
+    const struct mark *bar = mark_of(MARK_BAR), *gain = mark_of(MARK_GAIN);
+    int shared = (int)lround(fmin(before, after));
+    if (after >= before + 0.5 && shared > 0) {
+        for (int i = 0; i < shared; i++)
+            mark_put(c, x + i, y, MARK_BAR);
+        ctx_bar(c, x + shared, y, after - shared, gain->color, gain->attr);
+    } else {
+        ctx_bar(c, x, y, after, bar->color, bar->attr);
+    }
+    for (int i = bar_cells(after); i < (int)lround(before); i++)
+        mark_put(c, x + i, y, MARK_GHOST);
+}
+
+/* Mark m at (x, y) only where that cell is empty: a threshold stands beside
+ * the bars, never through one (a bar that reaches it covers it). */
+static void mark_beside(const struct screen_ctx *c, int x, int y, enum mark_id m)
+{
+    const struct cell *cell = screen_at(c->s, c->r.x + x, c->r.y + y);
+    if (x >= 0 && x < c->r.w && cell && cell->cp == ' ')
+        mark_put(c, x, y, m);
+}
+
+/* Numbers of one column in one format: if any of them needs an exponent
+ * (3.269e+06 beside 24343.0094), all of them are written with one. */
+static int column_needs_exp(const double *v, int n, int digits)
+{
+    for (int i = 0; i < n; i++) {
+        char buf[48];
+        report_number(buf, sizeof buf, v[i], digits);
+        if (strchr(buf, 'e') && isfinite(v[i]))
+            return 1;
+    }
+    return 0;
+}
+
+static void column_number(char *buf, size_t n, double v, int digits, int with_exp)
+{
+    if (with_exp && isfinite(v))
+        snprintf(buf, n, "%.*e", digits > 1 ? digits - 1 : 0, v);
+    else
+        report_number(buf, n, v, digits);
+}
+
 /* ---- logits ----------------------------------------------------------------------- */
 
 /* The bar of z' on a scale of span, from the axis at x = axis, half cells
  * to either side. */
 static void logit_bar(const struct screen_ctx *c, int axis, int y, int half, double z, double span)
 {
-    ctx_put(c, axis, y, ctx_glyph(c, 0x2502, '|'), COL_REMOVED, 0);
+    mark_put(c, axis, y, MARK_AXIS);
     double len = fabs(z) / span * half;
     int clipped = len > half;
     if (clipped)
         len = half;
+    const struct mark *k = mark_of(z >= 0 ? MARK_BAR : MARK_NEG);
     if (z >= 0)
-        ctx_bar(c, axis, y, len, COL_KEPT, 0);
+        ctx_bar(c, axis, y, len, k->color, k->attr);
     else
-        ctx_bar_left(c, axis, y, len, COL_NEG, 0);
+        ctx_bar_left(c, axis, y, len, k->color, k->attr);
     if (clipped) /* z' beyond the scale: the bar's end says so */
-        ctx_put(c, z >= 0 ? axis + half - 1 : axis - half, y,
-                ctx_glyph(c, z >= 0 ? 0x25B8 : 0x25C2, z >= 0 ? '>' : '<'),
-                z >= 0 ? COL_KEPT : COL_NEG, ATTR_BOLD | ATTR_REVERSE);
+        mark_put(c, z >= 0 ? axis + half - 1 : axis - half, y,
+                 z >= 0 ? MARK_CLIP_POS : MARK_CLIP_NEG);
+}
+
+/* The logits' title: what changed z (the words dropped first when narrow). */
+static void logit_title(const struct app *a, const struct screen_ctx *c, int changed)
+{
+    const struct sampler_settings *m = &a->cur.sampler;
+    char why[64] = "", words[48] = "";
+    if (changed) {
+        snprintf(words, sizeof words, "%s%s%s", m->shift != 0.0 ? " shift" : "",
+                 a->t.penalized ? " penalty" : "",
+                 m->temperature != 1.0 && m->temperature != 0.0 ? " T" : "");
+        snprintf(why, sizeof why, "z' after%s", words);
+    }
+    const char *right[] = { why, words[0] ? words + 1 : "", "" };
+    fit_title(c, changed ? "Logits z -> z'" : "Logits z", "Logits", right, 3);
+}
+
+/* One row of the logits: z, then (when the settings changed some) z'. */
+static void logit_numbers(const struct app *a, const struct screen_ctx *c, int y,
+                          const struct trace_row *row, int changed)
+{
+    int d = digits_of(a);
+    char z[32], adj[32];
+    report_logit(z, sizeof z, row->logit, d);
+    ctx_printf(c, 1 + TOKEN_W, y, NUM_W, COL_DEFAULT, 0, "%6s", z);
+    if (!changed)
+        return;
+    report_logit(adj, sizeof adj, row->adjusted, d);
+    int differs = row->adjusted != row->logit;
+    const struct mark *to = mark_of(MARK_FINAL);
+    ctx_put(c, 1 + TOKEN_W + NUM_W, y, ctx_glyph(c, to->cp, to->ascii), to->color, to->attr);
+    ctx_printf(c, 2 + TOKEN_W + NUM_W, y, FINAL_W - 1, differs ? to->color : COL_DEFAULT,
+               differs ? to->attr : 0, "%8s", adj);
 }
 
 void draw_logits(const struct app *a, const struct screen_ctx *c)
 {
-    const struct trace *t = &a->t;
-    int d = digits_of(a);
     int ids[ROWS_MAX];
-    int n = pane_order(a, c->r.h - 1, 0, ids);
+    struct pane_geom g;
+    pane_geom(a, c, NUM_W + FINAL_W, 0, ids, &g);
     int changed = 0;
     double span = 0.0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < g.n; i++) {
         const struct trace_row *row = row_of(a, ids[i]);
         if (isfinite(row->logit))
             span = fmax(span, fabs(row->logit));
@@ -143,130 +288,134 @@ void draw_logits(const struct app *a, const struct screen_ctx *c)
     /* Bars show z' on a scale of twice the largest |z|: at T = 1 they use
      * half the room, T = 0.5 fills it, T = 2 halves them again. */
     span = span > 0 ? 2.0 * span : 1.0;
-    const struct sampler_settings *m = &a->cur.sampler;
-    char why[64] = "";
-    if (changed) {
-        snprintf(why, sizeof why, "z' after%s%s%s", m->shift != 0.0 ? " shift" : "",
-                 t->penalized ? " penalty" : "",
-                 m->temperature != 1.0 && m->temperature != 0.0 ? " T" : "");
-    }
-    pane_title(c, changed ? "Logits z -> z'" : "Logits z", why);
-    int numw = changed ? 7 + 9 : 7;
-    int bx = 2 + TOKEN_W + numw, bw = c->r.w - 1 - bx;
-    int half = bw / 2;
-    int axis = bx + half;
-    for (int i = 0; i < n; i++) {
-        int y = 1 + i;
+    logit_title(a, c, changed);
+    int half = g.bw / 2, axis = g.bx + half;
+    for (int i = 0; i < g.n; i++) {
+        int y = 1 + i * g.step;
         const struct trace_row *row = row_of(a, ids[i]);
         draw_token(a, c, 1, y, row, 0);
-        char z[32], adj[32];
-        report_logit(z, sizeof z, row->logit, d);
-        ctx_printf(c, 1 + TOKEN_W, y, 7, COL_DEFAULT, 0, "%6s", z);
-        if (changed) {
-            report_logit(adj, sizeof adj, row->adjusted, d);
-            int differs = row->adjusted != row->logit;
-            ctx_printf(c, 1 + TOKEN_W + 7, y, 9, differs ? COL_ACCENT : COL_DEFAULT,
-                       differs ? ATTR_BOLD : 0, "%s%8s", glyph(c, "\u2192", ">"), adj);
-        }
-        if (bw >= 4 && isfinite(row->adjusted))
-            logit_bar(c, axis, y, half, row->adjusted, span);
+        logit_numbers(a, c, y, row, changed);
+        for (int r = 0; r < g.bar_h && g.bw >= 4 && isfinite(row->adjusted); r++)
+            logit_bar(c, axis, y + r, half, row->adjusted, span);
     }
-    more_line(a, c, n);
+    more_line(a, c, &g);
 }
 
 /* ---- exponentials ----------------------------------------------------------------- */
 
-void draw_exp(const struct app *a, const struct screen_ctx *c)
+static void exp_title(const struct app *a, const struct screen_ctx *c, int given)
 {
     const struct trace *t = &a->t;
-    int d = digits_of(a), hidden = app_hidden(a);
-    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
-    int given = S->given == GIVEN_PROBS; /* e^(ln p) = p: the data of the exercise */
     char sum[48], title[64];
-    if (hidden && !given)
+    if (app_hidden(a) && !given)
         snprintf(sum, sizeof sum, "?");
     else if (isinf(t->sum_exp))
         snprintf(sum, sizeof sum, "overflows: see e^(z'-max)");
     else
-        report_number(sum, sizeof sum, t->sum_exp, d);
+        report_number(sum, sizeof sum, t->sum_exp, digits_of(a));
     snprintf(title, sizeof title, "sum %s", sum);
-    pane_title(c, given ? "Exponentials e^z' = p" : "Exponentials e^z'", title);
+    const char *right[] = { title, sum };
+    fit_title(c, given ? "Exponentials e^z' = p" : "Exponentials e^z'", "e^z'", right, 2);
+}
+
+void draw_exp(const struct app *a, const struct screen_ctx *c)
+{
+    int d = digits_of(a), hidden = app_hidden(a);
+    const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
+    int given = S->given == GIVEN_PROBS; /* e^(ln p) = p: the data of the exercise */
+    exp_title(a, c, given);
     int ids[ROWS_MAX];
-    int n = pane_order(a, c->r.h - 1, 0, ids);
-    double max = 0.0;
-    for (int i = 0; i < n; i++)
-        max = fmax(max, row_of(a, ids[i])->exp);
-    int bx = 2 + TOKEN_W + 10, bw = c->r.w - 1 - bx;
-    for (int i = 0; i < n; i++) {
-        int y = 1 + i;
-        const struct trace_row *row = row_of(a, ids[i]);
-        draw_token(a, c, 1, y, row, 0);
+    double v[ROWS_MAX], max = 0.0;
+    struct pane_geom g;
+    pane_geom(a, c, EXP_W, 0, ids, &g);
+    for (int i = 0; i < g.n; i++) {
+        v[i] = row_of(a, ids[i])->exp;
+        max = fmax(max, v[i]);
+    }
+    int with_exp = column_needs_exp(v, g.n, d);
+    const struct mark *bar = mark_of(MARK_BAR);
+    for (int i = 0; i < g.n; i++) {
+        int y = 1 + i * g.step;
+        draw_token(a, c, 1, y, row_of(a, ids[i]), 0);
         if (hidden && !given) {
-            ctx_text(c, 1 + TOKEN_W, y, 10, "         ?", COL_DEFAULT, 0);
+            ctx_text(c, 1 + TOKEN_W, y, EXP_W, "         ?", COL_DEFAULT, 0);
             continue;
         }
-        char v[32];
-        report_number(v, sizeof v, row->exp, d);
-        ctx_printf(c, 1 + TOKEN_W, y, 10, COL_DEFAULT, 0, "%10s", v);
-        if (bw > 2 && max > 0 && isfinite(max))
-            ctx_bar(c, bx, y, row->exp / max * bw, COL_KEPT, 0);
+        char num[48];
+        column_number(num, sizeof num, v[i], d, with_exp);
+        ctx_printf(c, 1 + TOKEN_W, y, EXP_W, COL_DEFAULT, 0, "%10s", num);
+        for (int r = 0; r < g.bar_h && g.bw > 2 && max > 0 && isfinite(max); r++)
+            ctx_bar(c, g.bx, y + r, v[i] / max * g.bw, bar->color, bar->attr);
     }
-    more_line(a, c, n);
+    more_line(a, c, &g);
 }
 
 /* ---- probabilities ---------------------------------------------------------------- */
 
 /* The title of the probabilities: the min-p bar at bar (when >= 0), why
  * there is none, or what was kept. */
-static void prob_title(const struct app *a, const struct screen_ctx *c, double bar, int bar_other,
-                       char *title, size_t n)
+static void prob_title(const struct app *a, const struct screen_ctx *c, double bar, int bar_other)
 {
     const struct trace *t = &a->t;
-    int d = digits_of(a);
-    if (app_hidden(a))
-        snprintf(title, n, "kept ?");
-    else if (bar_other) /* the bar was drawn on numbers a later stage changed */
-        snprintf(title, n, "min-p cut before T");
-    else if (bar >= 0)
-        snprintf(title, n, "min-p bar %.*f %s kept %d/%d", d, bar, glyph(c, "\u250a", "|"),
-                 t->kept_count, t->vocab_size);
-    else
-        snprintf(title, n, "kept %d/%d, mass %.*f", t->kept_count, t->vocab_size, d, t->kept_mass);
+    int d = digits_of(a), k = t->kept_count, V = t->vocab_size, n = 0;
+    char r[3][80];
+    if (app_hidden(a)) {
+        snprintf(r[n++], sizeof r[0], "kept ?");
+    } else if (bar_other) { /* the bar was drawn on numbers a later stage changed */
+        snprintf(r[n++], sizeof r[0], "min-p cut before T");
+        snprintf(r[n++], sizeof r[0], "min-p before T");
+    } else if (bar >= 0) {
+        snprintf(r[n++], sizeof r[0], "min-p bar %.*f, kept %d/%d", d, bar, k, V);
+        snprintf(r[n++], sizeof r[0], "min-p %.*f kept %d/%d", d, bar, k, V);
+        snprintf(r[n++], sizeof r[0], "min-p %.*f", d, bar);
+    } else {
+        snprintf(r[n++], sizeof r[0], "kept %d/%d, mass %.*f", k, V, d, t->kept_mass);
+        snprintf(r[n++], sizeof r[0], "kept %d/%d", k, V);
+    }
+    const char *right[3] = { r[0], r[1], r[2] };
+    fit_title(c, "Probabilities p", "p", right, n);
 }
 
-/* One row of the probabilities: p, then (when a stage cut) the final
- * probability or the stage that removed the token, then its bar. */
-static void prob_row(const struct app *a, const struct screen_ctx *c, int y,
-                     const struct trace_row *row, int bx, int bw, double bar)
+/* The numbers of one row of the probabilities: p, then (when a stage cut)
+ * the final probability or the stage that removed the token. */
+static void prob_numbers(const struct app *a, const struct screen_ctx *c, int y,
+                         const struct trace_row *row)
 {
     int d = digits_of(a), hidden = app_hidden(a);
-    int trunc = a->t.kept_count < a->t.vocab_size;
-    char p[32], f[32];
     int kept = row->removed_by == TRACE_KEPT;
+    const struct mark *gone = mark_of(MARK_REMOVED), *to = mark_of(MARK_FINAL);
+    char p[32], f[32];
     report_number(p, sizeof p, row->prob, d);
-    ctx_printf(c, 1 + TOKEN_W, y, 7, kept || hidden ? COL_DEFAULT : COL_REMOVED,
-               kept || hidden ? 0 : ATTR_DIM, "%6s", p);
-    if (trunc && !hidden) {
-        if (kept) {
-            report_number(f, sizeof f, row->final, d);
-            ctx_printf(c, 1 + TOKEN_W + 7, y, 9, COL_ACCENT, ATTR_BOLD, "%s%7s",
-                       glyph(c, "\u2192", ">"), f);
-        } else {
-            ctx_printf(c, 1 + TOKEN_W + 7, y, 9, COL_REMOVED, ATTR_DIM, "%s%-7s",
-                       glyph(c, "\u00d7", "-"), report_removed_name(row->removed_by));
-        }
-    }
-    if (bw < 3 || hidden)
+    ctx_printf(c, 1 + TOKEN_W, y, NUM_W, kept || hidden ? COL_DEFAULT : gone->color,
+               kept || hidden ? 0 : gone->attr, "%6s", p);
+    if (a->t.kept_count == a->t.vocab_size || hidden)
         return;
-    if (kept)
-        ctx_bar(c, bx, y, (trunc ? row->final : row->prob) * bw, COL_KEPT, 0);
-    else
-        for (int x = 0; x < (int)lround(row->prob * bw); x++)
-            ctx_put(c, bx + x, y, ctx_glyph(c, 0x2591, '.'), COL_REMOVED, ATTR_DIM);
-    if (bar >= 0) {
-        int x = bx + (int)lround(bar * bw);
-        if (x < bx + bw)
-            ctx_put(c, x, y, ctx_glyph(c, 0x250a, '|'), COL_U, ATTR_BOLD);
+    const struct mark *k = kept ? to : gone;
+    ctx_put(c, 1 + TOKEN_W + NUM_W, y, ctx_glyph(c, k->cp, k->ascii), k->color, k->attr);
+    if (kept) {
+        report_number(f, sizeof f, row->final, d);
+        ctx_printf(c, 2 + TOKEN_W + NUM_W, y, FINAL_W - 1, k->color, k->attr, "%7s", f);
+    } else {
+        ctx_printf(c, 2 + TOKEN_W + NUM_W, y, FINAL_W - 1, k->color, k->attr, "%-7s",
+                   report_removed_name(row->removed_by));
+    }
+}
+
+/* One row of the probabilities: its numbers, then on 0..1 across the bar
+ * column the final p over its ghost, the p before the filters, and the
+ * min-p bar (bar >= 0) beside them. */
+static void prob_row(const struct app *a, const struct screen_ctx *c, int y,
+                     const struct trace_row *row, const struct pane_geom *g, double bar)
+{
+    prob_numbers(a, c, y, row);
+    if (g->bw < 3 || app_hidden(a))
+        return;
+    int trunc = a->t.kept_count < a->t.vocab_size;
+    double after = row->removed_by != TRACE_KEPT ? 0.0 : trunc ? row->final : row->prob;
+    for (int r = 0; r < g->bar_h; r++) {
+        ghost_bar(c, g->bx, y + r, row->prob * g->bw, after * g->bw);
+        if (bar >= 0)
+            mark_beside(c, g->bx + (int)lround(bar * g->bw), y + r, MARK_THRESHOLD);
     }
 }
 
@@ -282,25 +431,21 @@ void draw_prob(const struct app *a, const struct screen_ctx *c)
     double bar = -1.0;
     if (mc >= 0 && t->stages[mc].active && !value_change_after(a, mc) && t->n_rows > 0)
         bar = a->cur.sampler.min_p * t->rows[0].prob;
-    char title[80];
     int bar_other = mc >= 0 && t->stages[mc].active && value_change_after(a, mc);
-    prob_title(a, c, bar, bar_other, title, sizeof title);
-    pane_title(c, "Probabilities p", title);
+    prob_title(a, c, bar, bar_other);
     int ids[ROWS_MAX];
-    int n = pane_order(a, c->r.h - 1, 0, ids);
-    int trunc = t->kept_count < t->vocab_size;
-    int numw = 7 + (trunc ? 9 : 0);
-    int bx = 2 + TOKEN_W + numw, bw = c->r.w - 1 - bx;
-    for (int i = 0; i < n; i++) {
-        int y = 1 + i;
+    struct pane_geom g;
+    pane_geom(a, c, NUM_W + FINAL_W, 0, ids, &g);
+    for (int i = 0; i < g.n; i++) {
+        int y = 1 + i * g.step;
         const struct trace_row *row = row_of(a, ids[i]);
         draw_token(a, c, 1, y, row, !hidden);
         if (hidden && !given)
-            ctx_text(c, 1 + TOKEN_W, y, 7, "     ?", COL_DEFAULT, 0);
+            ctx_text(c, 1 + TOKEN_W, y, NUM_W, "     ?", COL_DEFAULT, 0);
         else
-            prob_row(a, c, y, row, bx, bw, bar);
+            prob_row(a, c, y, row, &g, bar);
     }
-    more_line(a, c, n);
+    more_line(a, c, &g);
 }
 
 /* ---- the cumulative staircase ----------------------------------------------------- */
@@ -313,72 +458,76 @@ struct cum_marks {
 };
 
 /* The title of the cumulative pane, and the marks it announces. */
-static void cum_title(const struct app *a, const struct screen_ctx *c, struct cum_marks *mk,
-                      char *title, size_t n)
+static void cum_title(const struct app *a, const struct screen_ctx *c, struct cum_marks *mk)
 {
     const struct trace *t = &a->t;
-    int d = digits_of(a);
+    int d = digits_of(a), n = 0;
     const struct app_entry *en = app_shown_entry(a);
     mk->show_u = ((en && en->sampled) || (!en && a->show_u && t->choice.sampled)) && !app_hidden(a);
     /* The top-p line: top-p's running sum reached p over the tokens it saw.
      * On these numbers that is p times the mass still kept when it ran --
      * unless z' changed after it, when its numbers were others. */
     int pc = stage_index(a, STAGE_TOP_P);
-    double p = a->cur.sampler.top_p;
     int p_other = 0;
     mk->line = -1.0;
     if (pc >= 0 && t->stages[pc].active) {
         if (value_change_after(a, pc))
             p_other = 1;
         else
-            mk->line = p * mass_entering(a, pc);
+            mk->line = a->cur.sampler.top_p * mass_entering(a, pc);
     }
     /* The draw compares u with the renormalized cumulative; on this scale
      * (when the kept tokens lead the ranking, as every cut leaves them) that
      * point is u times the kept mass. */
     mk->u_at = t->choice.u * t->kept_mass;
-    title[0] = '\0';
+    char r[3][96];
     if (mk->show_u && t->kept_mass < 1.0)
-        snprintf(title, n, "u %.4f%s%.4f=%.4f%s", t->choice.u, glyph(c, "\u00d7", "x"),
-                 t->kept_mass, mk->u_at, glyph(c, "\u25c6", "*"));
-    else if (mk->show_u)
-        snprintf(title, n, "u %.4f %s", t->choice.u, glyph(c, "\u25c6", "*"));
-    else if (mk->line >= 0)
-        snprintf(title, n, "top-p %s %.*f", glyph(c, "\u250a", "|"), d, mk->line);
-    else if (p_other)
-        snprintf(title, n, "top-p cut before T");
+        snprintf(r[n++], sizeof r[0], "u %.4f%s%.4f=%.4f", t->choice.u, glyph(c, "\u00d7", "x"),
+                 t->kept_mass, mk->u_at);
+    if (mk->show_u)
+        snprintf(r[n++], sizeof r[0], "u %.4f", t->choice.u);
+    else if (mk->line >= 0) {
+        snprintf(r[n++], sizeof r[0], "top-p line %.*f", d, mk->line);
+        snprintf(r[n++], sizeof r[0], "top-p %.*f", d, mk->line);
+    } else if (p_other) {
+        snprintf(r[n++], sizeof r[0], "top-p cut before T");
+        snprintf(r[n++], sizeof r[0], "top-p before T");
+    }
+    snprintf(r[n++], sizeof r[0], "%s", "");
+    const char *right[3] = { r[0], r[1], n > 2 ? r[2] : "" };
+    fit_title(c, "Cumulative", "Cum.", right, n);
 }
 
-/* One step of the staircase: the running sum, the token's share of it, the
- * top-p line and, on the drawn token, the u marker. */
+/* One step of the staircase: the running sum, the token's share of it (a
+ * ghost where a filter removed it), the top-p line beside it and, on the
+ * drawn token, the u marker on its first row. */
 static void cum_row(const struct app *a, const struct screen_ctx *c, int y,
-                    const struct trace_row *row, int bx, int bw, const struct cum_marks *mk)
+                    const struct trace_row *row, const struct pane_geom *g,
+                    const struct cum_marks *mk)
 {
     char cu[32];
     report_number(cu, sizeof cu, row->cum, digits_of(a));
-    int kept = row->removed_by == TRACE_KEPT;
-    ctx_printf(c, 1 + TOKEN_W, y, 7, kept ? COL_DEFAULT : COL_REMOVED, kept ? 0 : ATTR_DIM, "%6s",
-               cu);
+    int kept = row->removed_by == TRACE_KEPT, bx = g->bx, bw = g->bw;
+    const struct mark *gone = mark_of(MARK_REMOVED), *bar = mark_of(MARK_BAR);
+    ctx_printf(c, 1 + TOKEN_W, y, NUM_W, kept ? COL_DEFAULT : gone->color, kept ? 0 : gone->attr,
+               "%6s", cu);
     if (bw < 4)
         return;
     double from = row->cum - row->prob;
     int x0 = bx + (int)floor(from * bw);
     double len = row->prob * bw - (x0 - bx - from * bw);
-    if (kept)
-        ctx_bar(c, x0, y, len < 0.2 ? 0.2 : len, COL_KEPT, 0);
-    else
-        for (int x = x0; x < bx + (int)lround(row->cum * bw) && x < bx + bw; x++)
-            ctx_put(c, x, y, ctx_glyph(c, 0x2591, '.'), COL_REMOVED, ATTR_DIM);
-    if (mk->line >= 0) {
-        int px = bx + (int)lround(mk->line * bw);
-        if (px < bx + bw)
-            ctx_put(c, px, y, ctx_glyph(c, 0x250a, '|'), COL_U, ATTR_BOLD);
+    for (int r = 0; r < g->bar_h; r++) {
+        if (kept)
+            ctx_bar(c, x0, y + r, len < 0.2 ? 0.2 : len, bar->color, bar->attr);
+        else
+            for (int x = x0; x < bx + (int)lround(row->cum * bw) && x < bx + bw; x++)
+                mark_put(c, x, y + r, MARK_GHOST);
+        if (mk->line >= 0)
+            mark_beside(c, bx + (int)lround(mk->line * bw), y + r, MARK_THRESHOLD);
     }
     if (mk->show_u && row->id == a->t.choice.id) {
         int ux = bx + (int)floor(mk->u_at * bw);
-        if (ux >= bx + bw)
-            ux = bx + bw - 1;
-        ctx_put(c, ux, y, ctx_glyph(c, 0x25c6, '*'), COL_U, ATTR_BOLD | ATTR_REVERSE);
+        mark_put(c, ux >= bx + bw ? bx + bw - 1 : ux, y, MARK_U);
     }
 }
 
@@ -391,20 +540,18 @@ void draw_cum(const struct app *a, const struct screen_ctx *c)
     const struct trace *t = &a->t;
     int hidden = app_hidden(a);
     struct cum_marks mk;
-    char title[128];
-    cum_title(a, c, &mk, title, sizeof title);
-    pane_title(c, "Cumulative", title);
+    cum_title(a, c, &mk);
     int ids[ROWS_MAX];
-    int n = pane_order(a, c->r.h - 1, 1, ids);
-    int bx = 2 + TOKEN_W + 7, bw = c->r.w - 1 - bx;
-    for (int i = 0; i < n; i++) {
-        int y = 1 + i;
+    struct pane_geom g;
+    pane_geom(a, c, NUM_W, 1, ids, &g);
+    for (int i = 0; i < g.n; i++) {
+        int y = 1 + i * g.step;
         const struct trace_row *row = &t->rows[i];
         draw_token(a, c, 1, y, row, !hidden);
         if (hidden)
-            ctx_text(c, 1 + TOKEN_W, y, 7, "     ?", COL_DEFAULT, 0);
+            ctx_text(c, 1 + TOKEN_W, y, NUM_W, "     ?", COL_DEFAULT, 0);
         else
-            cum_row(a, c, y, row, bx, bw, &mk);
+            cum_row(a, c, y, row, &g, &mk);
     }
-    more_line(a, c, n);
+    more_line(a, c, &g);
 }
