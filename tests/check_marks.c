@@ -263,7 +263,7 @@ START_TEST(test_marks_in_legend)
         ck_assert_int_eq(screen_init(&s, 120, 40, 1), 0);
         view_render(&A, &s, VS);
         struct layout l;
-        layout_compute(120, 40, A.t.vocab_size, &l);
+        layout_compute(120, 40, A.t.vocab_size, 0, &l);
         for (int p = 0; p < PANE_COUNT; p++) {
             struct rect r = l.pane[p];
             for (int y = r.y + 1; y < r.y + r.h; y++)
@@ -327,13 +327,18 @@ START_TEST(test_legend_screen)
 }
 END_TEST
 
+/* b goes through big mode's two pairs of panes, then back to the four. */
 START_TEST(test_big_toggles)
 {
     ck_assert_int_eq(A.big, 0);
     type("b");
     ck_assert_int_eq(A.big, 1);
+    ck_assert_str_eq(A.msg, "big mode: the logits and the exponentials (b: the probabilities)");
+    type("b");
+    ck_assert_int_eq(A.big, 2);
     type("b");
     ck_assert_int_eq(A.big, 0);
+    ck_assert_str_eq(A.msg, "big mode off: all four panes");
 }
 END_TEST
 

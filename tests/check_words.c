@@ -174,8 +174,9 @@ static int screen_has(const struct screen *s, const char *text)
 
 START_TEST(test_france_top_p_line)
 {
-    /* real-france step 1: " Paris" has p 0.9523 >= 0.95, so top-p 0.95 keeps
-     * it alone and removes the other 128,255 tokens, which hold 1 - 0.9523. */
+    /* real-france step 1: " Paris" has p 0.9519 >= 0.95 (the lesson's text
+     * quotes it), so top-p 0.95 keeps it alone and removes the other 128,255
+     * tokens, which hold 1 - 0.9519. */
     struct app A;
     struct screen s;
     const char *names[] = { "top-p" }, *values[] = { "0.95" };
@@ -189,17 +190,17 @@ START_TEST(test_france_top_p_line)
     ck_assert_ptr_nonnull(st);
     ck_assert_int_eq(st->removed, 128255);
     ck_assert_double_eq_tol(st->removed_mass, 1.0 - A.t.kept_mass, 1e-9);
-    ck_assert_msg(st->removed_mass >= 0.04765 && st->removed_mass < 0.04775, "mass %.6f",
-                  st->removed_mass); /* so it reads 4.77 % */
-    ck_assert_msg(screen_has(&s, " top-p removed 128,255 tokens holding 4.77 %; kept 1 token "
-                                 "holding 95.23 %"),
+    ck_assert_msg(st->removed_mass >= 0.04805 && st->removed_mass < 0.04815, "mass %.6f",
+                  st->removed_mass); /* so it reads 4.81 % */
+    ck_assert_msg(screen_has(&s, " top-p removed 128,255 tokens holding 4.81 %; kept 1 token "
+                                 "holding 95.19 %"),
                   "no filter line in words");
-    ck_assert(screen_has(&s, "the seeded draw picked \u2423Paris (rank 1, p 0.9523, final "
+    ck_assert(screen_has(&s, "the seeded draw picked \u2423Paris (rank 1, p 0.9519, final "
                              "1.0000)"));
     /* The exp column: 2.943e+08 for " Paris" and every row below in the
-     * same style (e^10.5372 = 37690.8 would not fit fixed in 9). */
-    ck_assert(screen_has(&s, " 10.5372 3.769e+04  0.0001 "));
-    ck_assert(!screen_has(&s, "37690.7"));
+     * same style (e^11.6 = 109097.8 would not fit fixed in 9). */
+    ck_assert(screen_has(&s, " 11.6000 1.091e+05  0.0004 "));
+    ck_assert(!screen_has(&s, "109097"));
     screen_free(&s);
     app_free(&A);
 }

@@ -20,7 +20,7 @@ enum color {
     COL_NEG,     /* negative logits */
     COL_REMOVED, /* tokens a stage removed */
     COL_CHOSEN,  /* the drawn token */
-    COL_U,       /* the u marker and the top-p line */
+    COL_U,       /* the thresholds: the top-p and min-p cut (the u marker is COL_CHOSEN) */
     COL_ACCENT,  /* numbers to look at: sums, the changed logit */
     COL_WARN,    /* warnings and wrong answers */
     COL_GOOD,    /* right answers */

@@ -50,8 +50,8 @@ static const struct trace_row *row_of(const struct app *a, int id)
 }
 
 /* Where a pane's rows and bars go. A pane with room for two rows a token
- * draws each bar two rows tall (three or more: with a blank row between
- * tokens), the name and numbers on the first; the bar column is fixed by
+ * or more uses them all: each bar as tall as its rows (from three, less a
+ * blank row between tokens), so big mode's bars are tall, the name and numbers on the first; the bar column is fixed by
  * numw, the widest text the pane can show beside its bars, and leaves the
  * last column for a mark past a bar's end. */
 struct pane_geom {
@@ -66,8 +66,8 @@ static void pane_geom(const struct app *a, const struct screen_ctx *c, int numw,
 {
     int rows = c->r.h - 1, V = a->t.vocab_size;
     int per = V > 0 && V <= ROWS_MAX ? rows / V : 1;
-    g->step = per >= 3 ? 3 : per >= 2 ? 2 : 1;
-    g->bar_h = g->step >= 2 ? 2 : 1;
+    g->step = per >= 1 ? per : 1;
+    g->bar_h = g->step >= 3 ? g->step - 1 : g->step; /* from three rows, one blank between */
     g->n = pane_order(a, g->step > 1 ? V : rows, by_rank, ids);
     g->bx = 2 + TOKEN_W + numw;
     g->bw = c->r.w - 2 - g->bx;

@@ -5,7 +5,7 @@
 # keys and ? again (or Space) their second page, the legend; b toggles big
 # mode and says so. It waits for screen content with a deadline, never for
 # a fixed time.
-# Usage: tests/tmux_legend.sh BINARY
+# Usage: tests/legend_tmux.sh BINARY
 #
 # The marks and their lines are src/tui/marks.def's; the glyphs checked
 # here are those the toy panes draw at temperature 1 with min-p 0.1 and u

@@ -7,7 +7,7 @@
 # change: its final probability of "on" goes from 0.5319 to 0.5833 (the
 # reference at T 0.7, worked out in tests/check_toybatch.c) while the lines
 # of A, C and D stay byte for byte. Then Space steps all four, B leaves.
-# Usage: tests/tmux_batch_toy.sh BINARY
+# Usage: tests/batch_toy_tmux.sh BINARY
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
