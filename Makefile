@@ -294,8 +294,10 @@ $(BUILD)/gpu/%: gpu/%.cu src/core/philox.h tests/philox_kat.h
 	@echo "  NVCC    $@"
 	@$(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
 
-bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_model
+bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/bench_model
 	@$(BUILD)/bench_sampler
+	@echo
+	@$(BUILD)/bench_fast
 	@echo
 	@$(BUILD)/bench_model
 	@echo

@@ -38,6 +38,8 @@ struct fast {
     size_t sorted_cap;
     double e_max;
     double e_sum, e_offset; /* sum of e, and sum of e (z - e_max), with e */
+    int sum_valid;          /* e_max and e_sum hold for the z' of now (e need not) */
+    int kept_e_valid;       /* e holds for the listed kept tokens (all_alive 0) */
     double *block_max;      /* the largest z of each VM_BLOCK tokens, while block_valid */
     int block_valid;
     int e_valid;
@@ -46,6 +48,14 @@ struct fast {
      * each cut adds up the mass it removes (so no pass over marks later). */
     int e_final;
     double removed_mass[STAGE_COUNT + 2];
+    /* Otherwise the first cut's stage is remembered (1 + stage, 0: none
+     * yet), and the tokens later cuts remove are listed in dropped (room
+     * for every token the first cut kept), so that the final masses of the
+     * removed tokens come from the kept list, the dropped list and a
+     * subtraction, not from a pass over the vocabulary. */
+    int first_cut;
+    int *dropped;
+    int n_dropped;
     /* The radix descent's level-0 histograms, HIST_COPIES of them (the trace's). */
     uint32_t (*hist_count)[RADIX_BUCKETS];
     struct rule_mass (*hist_mass)[RADIX_BUCKETS];
@@ -75,13 +85,35 @@ int fast_reserve_sorted(struct fast *f, size_t n);
 void fast_build_alive(struct fast *f);
 
 /* The order keys, the blocks' maxima and the exponentials of z', each
- * computed when first needed after z' changed (fast_values_changed). */
+ * computed when first needed after z' changed (fast_values_changed):
+ * fast_exps fills e for every token (and e_sum, e_offset), fast_sum only
+ * e_max and e_sum (one pass that stores nothing), fast_exps_kept e for the
+ * kept tokens (for every token while nothing is cut). */
 void fast_keys(struct fast *f);
 void fast_blocks(struct fast *f);
 void fast_exps(struct fast *f);
+void fast_sum(struct fast *f);
+void fast_exps_kept(struct fast *f);
 void fast_values_changed(struct fast *f);
 
-/* The most likely kept token (ties to the lower id), and the kept mass. */
+/* e^(z'_i - e_max) of a kept token, from e when it holds, else computed
+ * (the same bits; e_max must be set: fast_sum). */
+double fast_e(const struct fast *f, int i);
+
+/* z' /= T (T > 0), keeping the blocks' maxima, and with the exponentials
+ * in the same pass when no later stage rewrites z'. Returns the largest
+ * |z'| before, over the tokens not masked (vm_divide's). */
+double fast_divide(struct fast *f, double T);
+
+/* After the penalties changed the z' of the window's tokens (from start). */
+void fast_penalized_blocks(struct fast *f, int start);
+
+/* What each cut removed, at the final z' (S all, K kept), when z' changed
+ * after the first cut. */
+void fast_removed_masses(struct fast *f, double S, double K);
+
+/* The most likely kept token (ties to the lower id), and the kept mass
+ * (fast_sum while nothing is cut, else fast_exps_kept, first). */
 int fast_alive_best(struct fast *f);
 double fast_alive_mass(const struct fast *f);
 

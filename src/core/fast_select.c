@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "core/fast_int.h"
+#include "core/fast_vec.h"
+#include "core/fastexp.h"
 #include "core/vecmath.h"
 
 /* The blocks of VM_BLOCK tokens that block_max describes: how many, and
@@ -62,24 +64,137 @@ void fast_blocks(struct fast *f)
     }
 }
 
+/* The shift of the exponentials: the largest z' of all. */
+static void set_e_max(struct fast *f)
+{
+    fast_blocks(f);
+    double max = -INFINITY;
+    for (int b = 0; b < fast_n_blocks(f); b++)
+        max = f->block_max[b] > max ? f->block_max[b] : max;
+    f->e_max = max;
+}
+
 void fast_exps(struct fast *f)
 {
     if (!f->e_valid) {
-        fast_blocks(f);
-        double max = -INFINITY;
-        for (int b = 0; b < fast_n_blocks(f); b++)
-            max = f->block_max[b] > max ? f->block_max[b] : max;
-        f->e_max = max;
-        f->e_sum = vm_exp_stats(f->z, max, f->e, f->V, &f->e_offset);
-        f->e_valid = 1;
+        set_e_max(f);
+        f->e_sum = fv_exp_stats(f->z, f->e_max, f->e, f->V, &f->e_offset);
+        f->e_valid = f->sum_valid = f->kept_e_valid = 1;
     }
+}
+
+void fast_sum(struct fast *f)
+{
+    if (!f->sum_valid) {
+        set_e_max(f);
+        f->e_sum = fv_exp_sum(f->z, f->e_max, f->V);
+        f->sum_valid = 1;
+    }
+}
+
+void fast_exps_kept(struct fast *f)
+{
+    if (f->all_alive) {
+        fast_exps(f);
+    } else if (!f->kept_e_valid) {
+        set_e_max(f);
+        for (int j = 0; j < f->n_alive; j++)
+            f->e[f->alive[j]] = fast_exp(f->z[f->alive[j]] - f->e_max);
+        f->kept_e_valid = 1;
+    }
+}
+
+double fast_e(const struct fast *f, int i)
+{
+    return f->e_valid || (f->kept_e_valid && !f->all_alive) ? f->e[i]
+                                                            : fast_exp(f->z[i] - f->e_max);
 }
 
 void fast_values_changed(struct fast *f)
 {
     f->e_valid = 0;
+    f->sum_valid = 0;
+    f->kept_e_valid = 0;
     f->keys_valid = 0;
     f->block_valid = 0;
+}
+
+/* Whether an active stage after st in the chain rewrites z'. */
+static int rewritten_after(const struct fast *f, enum stage st)
+{
+    const struct sampler_settings *s = f->s;
+    int after = 0;
+    for (int j = 0; j < s->chain.n; j++) {
+        enum stage x = s->chain.stage[j];
+        if (after && stage_rewrites(s, x) && stage_active(s, x, f->V))
+            return 1;
+        after |= x == st;
+    }
+    return 0;
+}
+
+/* z' /= T (T > 0); returns the largest |z'| before, over the tokens not
+ * masked. Division by T keeps the order, so each block's largest quotient
+ * is its largest z' divided by T. When z' is final after it, the
+ * exponentials come in the same pass: every step needs them. */
+double fast_divide(struct fast *f, double T)
+{
+    int blocks = f->block_valid;
+    double zmax;
+    fast_values_changed(f);
+    for (int b = 0; blocks && b < fast_n_blocks(f); b++)
+        f->block_max[b] /= T;
+    f->block_valid = blocks;
+    if (!blocks || rewritten_after(f, STAGE_TEMPERATURE))
+        return vm_divide(f->z, T, f->V);
+    double max = -INFINITY;
+    for (int b = 0; b < fast_n_blocks(f); b++)
+        max = f->block_max[b] > max ? f->block_max[b] : max;
+    f->e_max = max;
+    f->e_sum = fv_divide_exp_stats(f->z, T, max, f->e, f->V, &f->e_offset, &zmax);
+    f->e_valid = f->sum_valid = f->kept_e_valid = 1;
+    return zmax;
+}
+
+/* After the penalties changed z' of the window's tokens: what depends on
+ * z' is stale, but for the blocks' maxima, which are taken again only for
+ * the blocks that hold a seen token (all of them, for a window that is
+ * long against the vocabulary). */
+void fast_penalized_blocks(struct fast *f, int start)
+{
+    int blocks = f->block_valid;
+    fast_values_changed(f);
+    const struct sampler_input *in = f->in;
+    if (!blocks || (in->context_len - start) * VM_BLOCK > f->V)
+        return;
+    for (int j = start; j < in->context_len; j++) {
+        int b = in->context[j] / VM_BLOCK, hi = fast_block_end(f, b);
+        double m = -INFINITY;
+        for (int i = b * VM_BLOCK; i < hi; i++)
+            m = f->z[i] > m ? f->z[i] : m;
+        f->block_max[b] = m;
+    }
+    f->block_valid = 1;
+}
+
+/* Some stage changed z' after a cut: what each cut removed, at the final
+ * z'. The later cuts' tokens are listed; the first cut removed the rest
+ * (masked tokens weigh 0), so its mass is what the others leave of S. */
+void fast_removed_masses(struct fast *f, double S, double K)
+{
+    if (!f->dropped) { /* no room for the list: a pass over the marks */
+        for (int i = 0; i < f->V; i++)
+            if (f->mark[i] != MARK_KEPT)
+                f->removed_mass[f->mark[i]] += f->e[i];
+        return;
+    }
+    double later = 0.0;
+    for (int j = 0; j < f->n_dropped; j++) {
+        int i = f->dropped[j];
+        f->removed_mass[f->mark[i]] += f->e[i];
+        later += f->e[i];
+    }
+    f->removed_mass[f->first_cut] += S - K - later;
 }
 
 /* The most likely kept token (ties to the lower id). */

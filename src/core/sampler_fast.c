@@ -28,25 +28,37 @@
 #include <string.h>
 
 #include "core/fast_int.h"
+#include "core/fast_vec.h"
+#include "core/fastexp.h"
 #include "core/philox.h"
 #include "core/vecmath.h"
 
-/* A kept token removed by stage st (with its mass, once z' is final). */
+/* A kept token removed by stage st: its mass added now, once z' is final,
+ * else the token listed for the end (statistics). */
 static void drop(struct fast *f, int i, int st)
 {
     f->mark[i] = (uint8_t)(1 + st);
     if (f->e_final)
         f->removed_mass[1 + st] += f->e[i];
+    else if (f->dropped)
+        f->dropped[f->n_dropped++] = i;
 }
 
 /* After a first cut made in a dense pass: k survivors listed, and the mass
- * the cut removed is what the kept total lost (before: that total). */
+ * the cut removed is what the kept total lost (before: that total). When z'
+ * changes later, the stage is remembered instead, with room to list what
+ * later cuts remove (without it, statistics falls back to a pass). */
 static void first_cut_done(struct fast *f, int k, double before, int st)
 {
     f->n_alive = k;
     f->all_alive = 0;
-    if (f->e_final)
+    if (f->e_final) {
+        fast_exps_kept(f);
         f->removed_mass[1 + st] += before - fast_alive_mass(f);
+    } else {
+        f->first_cut = 1 + st;
+        f->dropped = malloc(((size_t)k + 1) * sizeof *f->dropped);
+    }
 }
 
 /* Removes every kept token ranked after (zc, idc), or with keep_ties every
@@ -88,10 +100,17 @@ static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
     if (T == 0.0) {
         f->t->greedy = 1;
         int best = fast_alive_best(f);
-        cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
+        if (f->all_alive) {
+            /* Everything but the argmax goes: a pass over the marks alone. */
+            double before = f->e_final ? f->e_sum : 0.0;
+            fv_cut_all_but(f->mark, f->V, best, MARK_KEPT, 1 + STAGE_TEMPERATURE);
+            f->alive[0] = best;
+            first_cut_done(f, 1, before, STAGE_TEMPERATURE);
+        } else {
+            cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
+        }
     } else if (T != 1.0) {
-        double zmax = vm_divide(f->z, T, f->V);
-        fast_values_changed(f);
+        double zmax = fast_divide(f, T);
         /* The largest quotient is zmax / T rounded, as the reference's is. */
         if (zmax / T > RULE_Z_LIMIT)
             for (int i = 0; i < f->V; i++)
@@ -133,7 +152,10 @@ static int fast_TOP_P(struct fast *f, struct stage_report *rep)
     double p = f->s->top_p;
     if (p >= 1.0)
         return 0;
-    fast_exps(f);
+    if (f->all_alive)
+        fast_sum(f); /* the probe computes its own exponentials */
+    else
+        fast_exps_kept(f);
     double sum = fast_alive_mass(f), target = p * sum;
     /* The cumulative probability reaches p where the running mass reaches
      * p * sum. A confident row gets there within its best few tokens: look
@@ -144,13 +166,15 @@ static int fast_TOP_P(struct fast *f, struct stage_report *rep)
     double run = 0.0;
     for (int r = 0; r < n; r++) {
         int i = f->sorted[r].id;
-        if (run + f->e[i] >= target) {
-            rep->cut = (run + f->e[i]) / sum;
+        double e = fast_e(f, i);
+        if (run + e >= target) {
+            rep->cut = (run + e) / sum;
             cut_after(f, f->z[i], i, 0, STAGE_TOP_P);
             return 0;
         }
-        run += f->e[i];
+        run += e;
     }
+    fast_exps_kept(f); /* the descent weighs every kept token */
     struct pick pk = fast_radix_pick(f, f->e, target, 0);
     if (pk.id == -2)
         return -1;
@@ -275,7 +299,8 @@ static int fast_PENALTY(struct fast *f, struct stage_report *rep)
         if (!rule_z_in_range(f->z[id]) && f->mark[id] != MARK_MASKED && (bad < 0 || id < bad))
             bad = id;
     }
-    fast_values_changed(f);
+    if (t->penalized)
+        fast_penalized_blocks(f, start);
     if (bad >= 0) {
         f->range_error = 1;
         sampler_range_error(s, STAGE_PENALTY, bad, 0.0, f->z[bad], 0.0, f->err);
@@ -329,7 +354,7 @@ static int fast_TYPICAL_P(struct fast *f, struct stage_report *rep)
     double p = f->s->typical_p;
     if (p >= 1.0)
         return 0;
-    fast_exps(f);
+    fast_exps_kept(f);
     fast_build_alive(f);
     int n = f->n_alive;
     double K = fast_alive_mass(f), off = 0.0;
@@ -433,7 +458,10 @@ static int run_chain(struct fast *f)
             f->e_final = 1;
         }
         if (rep->active && cutting && (STAGES[st].flags & SF_CUT)) {
-            fast_exps(f);
+            if (f->all_alive)
+                fast_sum(f); /* the softmax's sum is all p_max needs */
+            else
+                fast_exps_kept(f);
             double best = f->z[fast_alive_best(f)];
             rep->p_max = exp(best - f->e_max) / fast_alive_mass(f);
         }
@@ -467,8 +495,12 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
                         .hist_mass = mass,
                         .hist_count = (uint32_t(*)[RADIX_BUCKETS])(mass + HIST_COPIES),
                         .err = e };
-    int bad = in->logits ? vm_load_d(in->logits, s->shift, f->z, V)
-                         : vm_load_f(in->logits_f, s->shift, f->z, V);
+    /* One pass: z', the marks and the blocks' maxima. */
+    int kept;
+    int bad = in->logits ? fv_load_d(in->logits, s->shift, f->z, f->mark, f->block_max, V,
+                                     MARK_KEPT, MARK_MASKED, &kept)
+                         : fv_load_f(in->logits_f, s->shift, f->z, f->mark, f->block_max, V,
+                                     MARK_KEPT, MARK_MASKED, &kept);
     for (int i = 0; bad && i < V; i++) {
         double z = f->z[i], logit = in->logits ? in->logits[i] : (double)in->logits_f[i];
         if (isnan(z) || z == INFINITY)
@@ -476,7 +508,8 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
         if (z != -INFINITY && !rule_z_in_range(z))
             return sampler_range_error(s, SAMPLER_AT_START, i, logit, z, 0.0, e);
     }
-    f->n_alive = vm_marks_init(f->z, f->mark, V, MARK_KEPT, MARK_MASKED);
+    f->block_valid = 1;
+    f->n_alive = kept;
     if (!f->n_alive)
         return err_set(e, ERR_USAGE, "no token has a finite logit");
     return 0;
@@ -489,12 +522,8 @@ static void statistics(struct fast *f, struct trace *t, double *S, double *K)
     fast_exps(f);
     *S = f->e_sum;
     *K = fast_alive_mass(f);
-    if (!f->e_final && !f->all_alive) {
-        /* Some stage changed z' after a cut: add up what each cut removed now. */
-        for (int i = 0; i < f->V; i++)
-            if (f->mark[i] != MARK_KEPT)
-                f->removed_mass[f->mark[i]] += f->e[i];
-    }
+    if (!f->e_final && !f->all_alive)
+        fast_removed_masses(f, *S, *K);
     t->max_adjusted = f->e_max;
     t->sum_exp_shifted = *S;
     t->sum_exp = *S * exp(f->e_max);
@@ -563,6 +592,16 @@ static int draw(struct fast *f, struct trace *t, double K, struct choice *ch)
     return 0;
 }
 
+/* The rank of token id among all: its row when it is on one (the rows are
+ * the best of all tokens, in rank order), else counted. */
+static int choice_rank(const struct fast *f, const struct trace *t, int id)
+{
+    for (int r = 0; r < t->n_rows; r++)
+        if (t->rows[r].id == id)
+            return r;
+    return vm_count_before(f->z, f->V, f->z[id], id);
+}
+
 int sampler_run_fast(const struct sampler_input *in, const struct sampler_settings *s,
                      struct trace *t, int n_rows, struct err *e)
 {
@@ -575,6 +614,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     }
     if (run_chain(&f) < 0) {
         free(f.sorted);
+        free(f.dropped);
         trace_invalidate(t);
         return f.range_error ? -1 : err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
     }
@@ -588,7 +628,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     else if (rc == 0)
         rc = draw(&f, t, K, &ch);
     if (rc == 0) {
-        ch.rank = vm_count_before(f.z, V, f.z[ch.id], ch.id);
+        ch.rank = choice_rank(&f, t, ch.id);
         t->choice = ch;
     }
     t->fmax_valid = 1;
@@ -596,6 +636,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     for (int j = window_start(in, s); j < in->context_len; j++)
         t->fcount[in->context[j]] = 0;
     free(f.sorted);
+    free(f.dropped);
     if (rc < 0)
         return err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
     return 0;
