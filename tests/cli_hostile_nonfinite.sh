@@ -3,7 +3,7 @@
 # the step with one line naming it, in every command and format, and the
 # view keeps the old value; before, these printed -nan, drew the last
 # token, or died with SIGSEGV in the full-size histogram.
-T307="logitlab: temperature 1e-307: token 0's z' / T becomes -3.85e+307, past the sampler's limit |z'| <= 1e+30; the smallest temperature for this step is 1.95e-29 (0 is greedy)"
+T307="logitlab: temperature 1e-307: token 0's z' / T becomes -4.12e+307, past the sampler's limit |z'| <= 1e+30; the smallest temperature for this step is 1.95e-29 (0 is greedy)"
 expect 2 "$T307" show real-france --hidden-size 512 --temperature 1e-307
 expect 2 "$T307" show real-france --hidden-size 512 --temperature 1e-307 --draws 1000
 expect 2 "$T307" show real-france --hidden-size 512 --temperature 1e-307 --format json

@@ -51,8 +51,8 @@ static const struct trace_row *row_of(const struct app *a, int id)
 
 /* Where a pane's rows and bars go. A pane with room for two rows a token
  * or more uses them all: each bar as tall as its rows (from three, less a
- * blank row between tokens), so big mode's bars are tall, the name and numbers on the first; the bar column is fixed by
- * numw, the widest text the pane can show beside its bars, and leaves the
+ * blank row between tokens), so big mode's bars are tall, the name and numbers on the first; the
+ * bar column is fixed by numw, the widest text the pane can show beside its bars, and leaves the
  * last column for a mark past a bar's end. */
 struct pane_geom {
     int n;      /* tokens shown */
