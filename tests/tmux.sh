@@ -64,9 +64,9 @@ keys o
 check "o cycles the order" "order hf "
 # 4. Help, and any key closes it.
 keys "?"
-check "help opens" "Keys (any key closes this)"
+check "help opens" "Keys (? or Space: the legend of the marks; other keys close this)"
 keys x
-if wait_gone "Keys (any key closes this)"; then ok; else bad "help does not close"; fi
+if wait_gone "Keys (? or Space: the legend"; then ok; else bad "help does not close"; fi
 # 5. Resize: the side layout, too small, and back.
 $T resize-window -t t -x 132 -y 43
 check "resize to 132x43" "│ Text: The cat sat"
