@@ -91,11 +91,14 @@ START_TEST(test_layout_uses_room_for_rows)
     layout_compute(120, 40, 7, 0, &big);
     ck_assert_int_eq(big.pane[PANE_LOGITS].h, 18);
     ck_assert_int_eq(big.pane[PANE_CUM].h, 18);
-    /* Stacked at 80x60 (56 rows under the title): two rows per token, 1 + 14
-     * a pane, leave 26 rows to the text, more than a third of 56. */
-    layout_compute(80, 60, 7, 0, &big);
+    /* Stacked at 80x70 (66 rows under the title): two rows per token, 1 + 14
+     * a pane, leave 36 rows to the text, at least half of 66; at 80x60 (56
+     * rows) they would leave 26, less than half: one row a token. */
+    layout_compute(80, 70, 7, 0, &big);
     ck_assert_int_eq(big.pane[PANE_PROB].h, 15);
-    ck_assert_int_eq(big.lesson.h, 26);
+    ck_assert_int_eq(big.lesson.h, 36);
+    layout_compute(80, 60, 7, 0, &big);
+    ck_assert_int_eq(big.pane[PANE_PROB].h, 8);
     /* Big mode at 100x30: two panes side by side under the text line and one
      * line of text, 26 - 2 = 24 rows each. */
     layout_compute(100, 30, 7, 2, &big);

@@ -5,7 +5,7 @@
  * VIEW_SIDE_W columns) they fill the height, so that a pane taller than its
  * tokens draws each token on more rows; above them (narrower screens) the
  * lesson text keeps LESSON_MIN_ROWS and the panes take one row per token
- * -- two when a third of the height is still left for the text. Big mode
+ * -- two when half of the height is still left for the text. Big mode
  * shows two panes side by side at the whole height, for a projector, with
  * the text line and one line of the lesson above them.
  */
@@ -48,14 +48,14 @@ static void big_layout(struct layout *l, int w, int top, int body, int which)
 }
 
 /* Panes above each other under the lesson text: one row per token, two
- * when the text keeps a third of the height, never more than leaves the
- * text LESSON_MIN_ROWS. */
+ * when the text keeps half the height, never more than leaves the text
+ * LESSON_MIN_ROWS. */
 static void stacked_layout(struct layout *l, int w, int top, int body, int vocab_size)
 {
     int most = (body - LESSON_MIN_ROWS) / 2;
     long one = 1L + vocab_size, two = 1L + 2L * vocab_size;
     int pane_h = one < most ? (int)one : most;
-    if (2 * two <= body - body / 3)
+    if (2 * two <= body / 2) /* the text, the teaching, keeps half */
         pane_h = (int)two;
     int lesson_h = body - 2 * pane_h;
     l->lesson = (struct rect){ 0, top, w, lesson_h };
