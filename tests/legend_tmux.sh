@@ -51,7 +51,7 @@ lacks "the legend is gone" "Marks and colours"
 # 4. ? shows the keys; ? again their second page, the legend; Space too.
 keys '?'
 check "? shows the keys" "? again or L: the legend of the marks and colours"
-check "big mode's key is listed" "big mode: two panes at double height"
+check "big mode's key is listed" "big mode: the scores, then the probabilities"
 keys '?'
 check "? again shows the legend" "Marks and colours"
 keys '?'
@@ -60,11 +60,13 @@ keys Space
 check "Space on the keys shows the legend" "Marks and colours"
 keys Escape
 check "Esc closes it" "min-p 0.0441 kept 5/7"
-# 5. b toggles big mode, and b again turns it off.
+# 5. b goes through big mode's two pairs of panes, then turns it off.
 keys b
-check "b turns big mode on" "big mode: two panes at a time (b again: all four)"
+check "b turns big mode on" "big mode: the logits and the exponentials (b: the probabilities)"
 keys b
-check "b again turns it off" "big mode off: all four panes"
+check "b again: the probabilities" "big mode: the probabilities and the cumulative sums"
+keys b
+check "b once more turns it off" "big mode off: all four panes"
 keys q
 wait_prompt || bad "no prompt after toy"
 

@@ -142,7 +142,7 @@ else
     keys Right t T k K p P m M r R y Y z Z f g o s u
     check "the setting keys" "seed 2"
     keys x D
-    check "D counts draws" "10000 draws"
+    check "D counts draws" "10,000 draws"
     keys D ":find #12366" Enter
     check "find a token" "found ␣Paris (id 12366)"
     keys w
