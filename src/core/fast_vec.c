@@ -136,21 +136,6 @@ VEC_PASS double fv_exp_sum(const double *x, double shift, int n)
     return s;
 }
 
-/* The largest of one full block: vm_block_max's. */
-static inline double block_max_of(const double *x)
-{
-    double m[LANES];
-    for (int k = 0; k < LANES; k++)
-        m[k] = x[k];
-    for (int i = LANES; i < VM_BLOCK; i += LANES)
-        for (int k = 0; k < LANES; k++)
-            m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
-    double best = m[0];
-    for (int k = 1; k < LANES; k++)
-        best = m[k] > best ? m[k] : best;
-    return best;
-}
-
 /* z[lo..hi) loaded: their marks, the blocks' maxima (a short last block
  * scalar, as vm_block_max), and the counts of vm_load_f and vm_marks_init. */
 static inline void marks_chunk(const double *z, uint8_t *mark, double *block_max, int lo, int hi,
@@ -168,7 +153,7 @@ static inline void marks_chunk(const double *z, uint8_t *mark, double *block_max
     }
     int at = lo;
     for (; at + VM_BLOCK <= hi; at += VM_BLOCK)
-        block_max[at / VM_BLOCK] = block_max_of(z + at);
+        block_max[at / VM_BLOCK] = vm_block_max_of(z + at);
     if (at < hi) {
         double m = -INFINITY;
         for (int i = at; i < hi; i++)

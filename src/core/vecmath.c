@@ -154,26 +154,11 @@ double vm_exp_stats(const double *x, double shift, double *out, int n, double *o
     return vm_sum(out, n);
 }
 
-/* The largest of one full block. */
-static inline double block_max_of(const double *x)
-{
-    double m[LANES];
-    for (int k = 0; k < LANES; k++)
-        m[k] = x[k];
-    for (int i = LANES; i < VM_BLOCK; i += LANES)
-        for (int k = 0; k < LANES; k++)
-            m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
-    double best = m[0];
-    for (int k = 1; k < LANES; k++)
-        best = m[k] > best ? m[k] : best;
-    return best;
-}
-
 VEC_CLONES void vm_block_max(const double *x, int n, double *block_max)
 {
     int full = n / VM_BLOCK;
     for (int b = 0; b < full; b++)
-        block_max[b] = block_max_of(x + b * VM_BLOCK);
+        block_max[b] = vm_block_max_of(x + b * VM_BLOCK);
     if (full * VM_BLOCK < n) {
         double m = -INFINITY;
         for (int i = full * VM_BLOCK; i < n; i++)

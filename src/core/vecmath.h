@@ -34,6 +34,23 @@ double vm_exp_stats(const double *x, double shift, double *out, int n, double *o
 /* The largest x in each block of VM_BLOCK values (the last block may be
  * short): lets a search skip whole blocks that cannot hold a candidate. */
 #define VM_BLOCK 64
+
+/* The largest of one full block of VM_BLOCK values, in 8 lanes: the loop
+ * vm_block_max runs per block, shared with the fast path's fused load pass
+ * (fast_vec.c) so both give the same maxima. */
+static inline double vm_block_max_of(const double *x)
+{
+    double m[8];
+    for (int k = 0; k < 8; k++)
+        m[k] = x[k];
+    for (int i = 8; i < VM_BLOCK; i += 8)
+        for (int k = 0; k < 8; k++)
+            m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
+    double best = m[0];
+    for (int k = 1; k < 8; k++)
+        best = m[k] > best ? m[k] : best;
+    return best;
+}
 void vm_block_max(const double *x, int n, double *block_max);
 
 /* The sum of x[0..n) in the fixed order above. */
