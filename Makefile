@@ -260,7 +260,7 @@ $(TEST_BIN): $(SAN_CORE) $(SAN_TEST)
 # The dense loops of the sampler: vectorized, for the CPU found at load time.
 # -fno-trapping-math only lets the compiler turn comparisons into selects.
 VEC_CFLAGS := -O3 -fno-trapping-math
-VEC_OBJ := core/vecmath.o model/head_vec.o model/quant.o model/llama.o
+VEC_OBJ := core/vecmath.o core/fast_vec.o model/head_vec.o model/quant.o model/llama.o
 $(VEC_OBJ:%=$(BUILD)/%): CFLAGS += $(VEC_CFLAGS)
 $(VEC_OBJ:%=$(BUILD)/san/%): SAN_EXTRA := $(VEC_CFLAGS)
 

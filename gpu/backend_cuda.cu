@@ -33,7 +33,7 @@ extern "C" {
 #include "model/model.h"
 #include "core/sampler.h"
 }
-#include "core/fastexp.h"     // the constants of fast_exp (the function itself is host-only)
+#include "core/fastexp.h"     // the constants and table of fast_exp (the function itself is host-only)
 #include "model/lmhead_gen.h"  // HOSTDEV
 #include "core/philox.h"      // HOSTDEV
 #include "core/sampler_rules.h" // HOSTDEV
@@ -90,30 +90,24 @@ struct RowOut {
 
 // fast_exp of fastexp.h. The CPU builds it without contraction; here every
 // product is an explicit round-to-nearest multiply so that no FMA forms.
+__constant__ double DEV_FASTEXP_T[16] = FASTEXP_TABLE;
+
 __device__ double dev_fast_exp(double x)
 {
     double xc = x < FASTEXP_LOW ? FASTEXP_LOW : x > FASTEXP_HIGH ? FASTEXP_HIGH : x;
-    double kd = __dadd_rn(__dmul_rn(xc, FASTEXP_LOG2E), FASTEXP_ROUND);
+    double kd = __dadd_rn(__dmul_rn(xc, FASTEXP_K_PER_LN2), FASTEXP_ROUND);
     uint64_t kbits = (uint64_t)__double_as_longlong(kd);
     kd = __dsub_rn(kd, FASTEXP_ROUND);
-    double r = __dsub_rn(__dsub_rn(xc, __dmul_rn(kd, FASTEXP_LN2_HI)), __dmul_rn(kd, FASTEXP_LN2_LO));
-    double p = 1.0 / 6227020800.0;
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 479001600.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 39916800.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 3628800.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 362880.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 40320.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 5040.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 720.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 120.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 24.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0 / 6.0);
-    p = __dadd_rn(__dmul_rn(p, r), 0.5);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0);
-    p = __dadd_rn(__dmul_rn(p, r), 1.0);
-    int64_t n = (int64_t)(kbits & 0xFFFFFFFFu) - (int64_t)0x80000000;
-    uint64_t sbits = (uint64_t)(n + 1023) << 52;
-    double y = __dmul_rn(p, __longlong_as_double((long long)sbits));
+    double r = __dsub_rn(__dsub_rn(xc, __dmul_rn(kd, FASTEXP_STEP_HI)), __dmul_rn(kd, FASTEXP_STEP_LO));
+    double q = __dadd_rn(__dmul_rn(FASTEXP_Q4, r), FASTEXP_Q3);
+    q = __dadd_rn(__dmul_rn(q, r), FASTEXP_Q2);
+    q = __dadd_rn(__dmul_rn(q, r), FASTEXP_Q1);
+    q = __dadd_rn(__dmul_rn(q, r), FASTEXP_Q0);
+    double p = __dadd_rn(__dmul_rn(__dmul_rn(r, r), q), r);
+    uint64_t u = kbits & 0xFFFFFFFFu;
+    uint64_t tbits = (uint64_t)__double_as_longlong(DEV_FASTEXP_T[u & 15]) + ((u >> 4) << 52);
+    double t = __longlong_as_double((long long)tbits);
+    double y = __dadd_rn(t, __dmul_rn(t, p));
     return x < FASTEXP_LOW ? 0.0 : y;
 }
 

@@ -172,7 +172,7 @@ static int prepare(const struct trace *t, int *m_out, int *last_kept)
     *last_kept = -1;
     for (int r = 0; r < m; r++) {
         int id = W->order[r].id;
-        double ev = t->fe[id];
+        double ev = trace_e(t, id);
         cp += ev / S;
         if (t->fmark[id] == 0 && K > 0) {
             ck += ev / K;
@@ -278,7 +278,7 @@ static struct draws_token token_at(const struct trace *t, int r, int by_row)
         k.id = t->dwork->order[r].id;
         uint8_t mark = t->fmark[k.id];
         k.removed_by = mark ? mark - 1 : TRACE_KEPT;
-        k.prob = t->fe[k.id] / t->sum_exp_shifted;
+        k.prob = trace_e(t, k.id) / t->sum_exp_shifted;
         k.final = trace_final(t, k.id);
     }
     k.plain = t->dwork->hit[2 * (size_t)k.id];
@@ -318,7 +318,7 @@ static void draws_head(const struct trace *t, int n, int rows, int m, struct dra
     for (int r = 0; r < top; r++) {
         int id = W->order[r].id;
         d->id[r] = id;
-        d->p_plain[r] = t->fe[id] / S;
+        d->p_plain[r] = trace_e(t, id) / S;
         d->p_kept[r] = trace_final(t, id);
     }
     d->tail_p_plain = top > 0 ? 1.0 - W->cum_p[top - 1] : 1.0;

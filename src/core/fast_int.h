@@ -20,6 +20,7 @@
 #define MARK_MASKED   (TRACE_MASKED + 1)
 #define MARK_UNSURE   0xFF /* min-p: too near the bar to tell without the exact test */
 #define HIST_COPIES   4    /* separate level-0 histograms: adds to one bucket do not queue */
+#define KEPT_DENSE    8    /* more than V / KEPT_DENSE kept: their e in one dense pass */
 
 struct fast {
     const struct sampler_input *in;
@@ -27,7 +28,7 @@ struct fast {
     struct trace *t;
     int V;
     double *z;
-    double *e; /* e^(z - e_max) of every token, valid while e_valid */
+    double *e; /* e^(z - e_max): of every token while e_valid, of the kept while kept_e_valid */
     uint8_t *mark;
     uint32_t *key;
     int *alive; /* the kept ids, n_alive of them, once all_alive is 0 */
@@ -38,12 +39,14 @@ struct fast {
     size_t sorted_cap;
     double e_max;
     double e_sum, e_offset; /* sum of e, and sum of e (z - e_max), with e */
-    int sum_valid;          /* e_max and e_sum hold for the z' of now (e need not) */
+    int sum_valid;          /* e_max, e_sum and e_offset hold for the z' of now (e need not) */
     int kept_e_valid;       /* e holds for the listed kept tokens (all_alive 0) */
     double *block_max;      /* the largest z of each VM_BLOCK tokens, while block_valid */
     int block_valid;
     int e_valid;
     int keys_valid;
+    int t_loaded; /* the load divided by the temperature already */
+    int best_all; /* the best token of all while nothing is cut and z' holds; -1: not known */
     /* When no stage after a cut changes z', e is already final there, and
      * each cut adds up the mass it removes (so no pass over marks later). */
     int e_final;
@@ -73,6 +76,12 @@ struct pick {
 
 /* ---- fast_select.c ---- */
 
+/* z' loaded from the row (f->in) into f->z with the marks and the blocks'
+ * maxima, the temperature applied and the sums taken in the same pass where
+ * the chain allows it. Returns how many z' are out of range (then loaded
+ * without the temperature, so that the error names the right place). */
+int fast_load(struct fast *f);
+
 /* The blocks of VM_BLOCK tokens that block_max describes: how many, and
  * where block b ends. */
 int fast_n_blocks(const struct fast *f);
@@ -87,8 +96,9 @@ void fast_build_alive(struct fast *f);
 /* The order keys, the blocks' maxima and the exponentials of z', each
  * computed when first needed after z' changed (fast_values_changed):
  * fast_exps fills e for every token (and e_sum, e_offset), fast_sum only
- * e_max and e_sum (one pass that stores nothing), fast_exps_kept e for the
- * kept tokens (for every token while nothing is cut). */
+ * e_max, e_sum and e_offset (one pass that stores nothing), fast_exps_kept
+ * e for the kept tokens (for every token while nothing is cut, or when
+ * most are kept). */
 void fast_keys(struct fast *f);
 void fast_blocks(struct fast *f);
 void fast_exps(struct fast *f);
@@ -96,7 +106,7 @@ void fast_sum(struct fast *f);
 void fast_exps_kept(struct fast *f);
 void fast_values_changed(struct fast *f);
 
-/* e^(z'_i - e_max) of a kept token, from e when it holds, else computed
+/* e^(z'_i - e_max) of any token, from e when it holds there, else computed
  * (the same bits; e_max must be set: fast_sum). */
 double fast_e(const struct fast *f, int i);
 

@@ -12,6 +12,58 @@
 #include "core/fastexp.h"
 #include "core/vecmath.h"
 
+/* What the load can do besides z' = logit + shift, so that the row is
+ * read once: divide by the temperature when that is the first stage of the
+ * chain to act, and add up the exponentials when z' then stays as loaded
+ * until a stage cuts (or to the end), where they are needed next. */
+static void load_plan(const struct sampler_settings *s, int V, int *divide, int *sums)
+{
+    int c = 0, n = s->chain.n;
+    while (c < n && !stage_active(s, s->chain.stage[c], V))
+        c++;
+    *divide =
+        c < n && s->chain.stage[c] == STAGE_TEMPERATURE && stage_rewrites(s, STAGE_TEMPERATURE);
+    for (c += *divide; c < n && !stage_active(s, s->chain.stage[c], V);)
+        c++;
+    *sums = c == n || stage_cuts(s, s->chain.stage[c]);
+}
+
+/* The load of fv_load_*, with the temperature and the sums as load_plan
+ * says. Returns the count of z' out of range. */
+static int load_with(struct fast *f, int divide, int sums)
+{
+    const struct sampler_input *in = f->in;
+    struct fv_load ld = { .n = f->V,
+                          .shift = f->s->shift,
+                          .t = divide ? f->s->temperature : 1.0,
+                          .mark = f->mark,
+                          .block_max = f->block_max,
+                          .kept = MARK_KEPT,
+                          .masked = MARK_MASKED,
+                          .sums = sums };
+    int bad = in->logits ? fv_load_d(in->logits, f->z, &ld) : fv_load_f(in->logits_f, f->z, &ld);
+    f->n_alive = ld.n_kept;
+    f->block_valid = 1;
+    f->t_loaded = divide;
+    if (sums && !bad) {
+        f->e_max = ld.max;
+        f->e_sum = ld.sum;
+        f->e_offset = ld.offset;
+        f->sum_valid = 1;
+    }
+    return bad;
+}
+
+int fast_load(struct fast *f)
+{
+    int divide, sums;
+    load_plan(f->s, f->V, &divide, &sums);
+    /* A bad value found after a division may be the temperature's fault:
+     * load again without it, so that the right stage is named. */
+    int bad = load_with(f, divide, sums);
+    return bad && divide ? load_with(f, 0, 0) : bad;
+}
+
 /* The blocks of VM_BLOCK tokens that block_max describes: how many, and
  * where block b ends. */
 int fast_n_blocks(const struct fast *f)
@@ -87,7 +139,7 @@ void fast_sum(struct fast *f)
 {
     if (!f->sum_valid) {
         set_e_max(f);
-        f->e_sum = fv_exp_sum(f->z, f->e_max, f->V);
+        f->e_sum = fv_exp_stats(f->z, f->e_max, NULL, f->V, &f->e_offset);
         f->sum_valid = 1;
     }
 }
@@ -96,6 +148,8 @@ void fast_exps_kept(struct fast *f)
 {
     if (f->all_alive) {
         fast_exps(f);
+    } else if (!f->kept_e_valid && f->n_alive > f->V / KEPT_DENSE) {
+        fast_exps(f); /* one vector pass beats so many lookups */
     } else if (!f->kept_e_valid) {
         set_e_max(f);
         for (int j = 0; j < f->n_alive; j++)
@@ -106,12 +160,13 @@ void fast_exps_kept(struct fast *f)
 
 double fast_e(const struct fast *f, int i)
 {
-    return f->e_valid || (f->kept_e_valid && !f->all_alive) ? f->e[i]
-                                                            : fast_exp(f->z[i] - f->e_max);
+    int stored = f->e_valid || (f->kept_e_valid && !f->all_alive && f->mark[i] == MARK_KEPT);
+    return stored ? f->e[i] : fast_exp(f->z[i] - f->e_max);
 }
 
 void fast_values_changed(struct fast *f)
 {
+    f->best_all = -1;
     f->e_valid = 0;
     f->sum_valid = 0;
     f->kept_e_valid = 0;
@@ -151,8 +206,8 @@ double fast_divide(struct fast *f, double T)
     for (int b = 0; b < fast_n_blocks(f); b++)
         max = f->block_max[b] > max ? f->block_max[b] : max;
     f->e_max = max;
-    f->e_sum = fv_divide_exp_stats(f->z, T, max, f->e, f->V, &f->e_offset, &zmax);
-    f->e_valid = f->sum_valid = f->kept_e_valid = 1;
+    f->e_sum = fv_divide_exp_stats(f->z, T, max, NULL, f->V, &f->e_offset, &zmax);
+    f->sum_valid = 1;
     return zmax;
 }
 
@@ -185,14 +240,15 @@ void fast_removed_masses(struct fast *f, double S, double K)
     if (!f->dropped) { /* no room for the list: a pass over the marks */
         for (int i = 0; i < f->V; i++)
             if (f->mark[i] != MARK_KEPT)
-                f->removed_mass[f->mark[i]] += f->e[i];
+                f->removed_mass[f->mark[i]] += fast_e(f, i);
         return;
     }
     double later = 0.0;
     for (int j = 0; j < f->n_dropped; j++) {
         int i = f->dropped[j];
-        f->removed_mass[f->mark[i]] += f->e[i];
-        later += f->e[i];
+        double e = fast_e(f, i);
+        f->removed_mass[f->mark[i]] += e;
+        later += e;
     }
     f->removed_mass[f->first_cut] += S - K - later;
 }
@@ -202,7 +258,10 @@ int fast_alive_best(struct fast *f)
 {
     int best = -1;
     if (f->all_alive) {
-        /* The first block holding the largest z, then the first such token in it. */
+        /* The first block holding the largest z, then the first such token
+         * in it; kept until z' changes (several stages ask). */
+        if (f->best_all >= 0)
+            return f->best_all;
         fast_blocks(f);
         int blocks = fast_n_blocks(f), bb = 0;
         for (int b = 1; b < blocks; b++)
@@ -210,7 +269,7 @@ int fast_alive_best(struct fast *f)
                 bb = b;
         for (int i = bb * VM_BLOCK; i < f->V; i++)
             if (f->z[i] == f->block_max[bb])
-                return i;
+                return f->best_all = i;
         return -1;
     }
     for (int j = 0; j < f->n_alive; j++) {

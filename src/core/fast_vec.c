@@ -1,17 +1,12 @@
-/* fast_vec.c - the fused passes of fast_vec.h, written as vecmath.c's loops
- * are (element-wise work, eight running totals added in vm_sum's tree) so
- * that the vectorizer can build them for each clone without changing a bit.
- * The Makefile builds vecmath.c at -O3 without trapping math; this file gets
- * the same through the pragma below (before the headers, so that their
- * inline functions, fast_exp, get it too and stay inlined), as it is built
- * with the core's flags. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3", "no-trapping-math")
-#endif
-
+/* fast_vec.c - the fused passes of fast_vec.h: element-wise work, eight
+ * running totals added in one fixed tree, so that the vectorizer can build
+ * them for each clone without changing a bit; the exponentials through
+ * fast_exp8 (the table lookup as a permutation). The Makefile builds this
+ * file, as vecmath.c, at -O3 without trapping math. */
 #include "core/fast_vec.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "base/vec_clones.h"
 #include "core/fastexp.h"
@@ -22,62 +17,101 @@
 
 #define VEC_PASS VEC_CLONES
 
+/* The helpers of the passes: always inlined, so that each is built for
+ * the vector units of the clone that calls it. */
+#define PASS_HELPER static inline __attribute__((always_inline))
+
 /* Tokens per chunk: a chunk's z' and e stay in the first-level cache
  * between the simple loops that make one pass (a multiple of VM_BLOCK). */
 #define CHUNK 512
 
-/* The eight running totals added as vm_sum adds them. */
-static inline double tree(const double *a)
+/* The eight running totals added in one fixed tree. */
+PASS_HELPER double tree(const double *a)
 {
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
-/* out[lo..hi) = fast_exp(x - shift): vm_exp_shift's loop. */
-static inline void exp_chunk(const double *x, double shift, double *out, int lo, int hi)
-{
-    for (int i = lo; i < hi; i++)
-        out[i] = fast_exp(x[i] - shift);
-}
+/* The two sums of a pass, lane by lane: e, and the entropy's term
+ * e (x - shift) over the e > 0. */
+struct lanes {
+    double s[LANES], o[LANES];
+};
 
-/* Adds w[lo..hi) (hi - lo a multiple of LANES) into the lanes: vm_sum's loop. */
-static inline void sum_chunk(const double *w, int lo, int hi, double *a)
+/* The sums of fast_exp(x - shift) over n tokens (a multiple of LANES),
+ * added into the lanes; each e also stored into out[0..n) when there is
+ * one. Lane k adds the tokens k, k + LANES, ... in order, whether the
+ * compiler has vector types or not. */
+PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, struct lanes *l)
 {
-    for (int i = lo; i < hi; i += LANES)
-        for (int k = 0; k < LANES; k++)
-            a[k] += w[i + k];
-}
-
-/* The entropy's term into the lanes: vm_weighted_offset's loop. */
-static inline void offset_chunk(const double *w, const double *x, double shift, int lo, int hi,
-                                double *a)
-{
-    for (int i = lo; i < hi; i += LANES)
-        for (int k = 0; k < LANES; k++)
-            a[k] += w[i + k] > 0.0 ? w[i + k] * (x[i + k] - shift) : 0.0;
-}
-
-VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset)
-{
-    double s8[LANES] = { 0 }, o8[LANES] = { 0 };
-    int body = n - n % LANES;
-    for (int lo = 0; lo < body; lo += CHUNK) {
-        int hi = lo + CHUNK < body ? lo + CHUNK : body;
-        exp_chunk(x, shift, out, lo, hi);
-        sum_chunk(out, lo, hi, s8);
-        offset_chunk(out, x, shift, lo, hi, o8);
+#ifdef FASTEXP_HAS_VEC
+    fastexp_v8d sv, ov;
+    memcpy(&sv, l->s, sizeof sv);
+    memcpy(&ov, l->o, sizeof ov);
+    for (int i = 0; i < n; i += LANES) {
+        double e8[LANES];
+        fast_exp8(x + i, shift, e8);
+        fastexp_v8d w, d;
+        memcpy(&w, e8, sizeof w);
+        memcpy(&d, x + i, sizeof d);
+        if (out)
+            memcpy(out + i, e8, sizeof e8);
+        sv += w;
+        /* w (x - shift) where w > 0, else +0 (a masked token's 0 * -inf
+         * is NaN, and the mask drops it). */
+        d = w * (d - shift);
+        ov += (fastexp_v8d)((fastexp_v8i)d & (w > 0.0));
     }
-    exp_chunk(x, shift, out, body, n);
-    double s = tree(s8), o = tree(o8);
-    for (int i = body; i < n; i++) {
-        s += out[i];
-        o += out[i] > 0.0 ? out[i] * (x[i] - shift) : 0.0;
+    memcpy(l->s, &sv, sizeof sv);
+    memcpy(l->o, &ov, sizeof ov);
+#else
+    for (int i = 0; i < n; i += LANES)
+        for (int k = 0; k < LANES; k++) {
+            double w = fast_exp(x[i + k] - shift);
+            if (out)
+                out[i + k] = w;
+            l->s[k] += w;
+            l->o[k] += w > 0.0 ? w * (x[i + k] - shift) : 0.0;
+        }
+#endif
+}
+
+/* The lanes' totals, then the last n % LANES tokens from lo on, one by one
+ * (stored into out when there is one): the pass's two sums. */
+PASS_HELPER double stats_end(const struct lanes *l, const double *x, double shift, double *out,
+                             int lo, int n, double *offset)
+{
+    double s = tree(l->s), o = tree(l->o);
+    for (int i = lo; i < n; i++) {
+        double w = fast_exp(x[i] - shift);
+        if (out)
+            out[i] = w;
+        s += w;
+        o += w > 0.0 ? w * (x[i] - shift) : 0.0;
     }
     *offset = o;
     return s;
 }
 
-/* The largest |z| of z[lo..hi) that is not -inf, from m up: vm_divide's. */
-static inline double magnitude_chunk(const double *z, int lo, int hi, double m)
+/* The sums of the exponentials of z[lo..hi) (hi - lo a multiple of
+ * LANES), each stored into out when there is one. */
+PASS_HELPER void stats_range(const double *z, double shift, double *out, int lo, int hi,
+                             struct lanes *l)
+{
+    stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l);
+}
+
+VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset)
+{
+    struct lanes l = { { 0 }, { 0 } };
+    int body = n - n % LANES;
+    for (int lo = 0; lo < body; lo += CHUNK)
+        stats_range(x, shift, out, lo, lo + CHUNK < body ? lo + CHUNK : body, &l);
+    return stats_end(&l, x, shift, out, body, n, offset);
+}
+
+/* The largest |z| of z[lo..hi) that is not -inf, from m up: the range
+ * check of the temperature needs it. */
+PASS_HELPER double magnitude_chunk(const double *z, int lo, int hi, double m)
 {
     for (int i = lo; i < hi; i++) {
         double a = fabs(z[i]);
@@ -86,110 +120,154 @@ static inline double magnitude_chunk(const double *z, int lo, int hi, double m)
     return m;
 }
 
-/* z[lo..hi) /= t and out = fast_exp(z - shift), in one loop, so that the
- * divisions run beside the exponentials' arithmetic. */
-static inline void divide_exp_chunk(double *z, double t, double shift, double *out, int lo, int hi)
-{
-    for (int i = lo; i < hi; i++) {
-        double q = z[i] / t;
-        z[i] = q;
-        out[i] = fast_exp(q - shift);
-    }
-}
-
 VEC_PASS double fv_divide_exp_stats(double *z, double t, double shift, double *out, int n,
                                     double *offset, double *zmax)
 {
-    double s8[LANES] = { 0 }, o8[LANES] = { 0 }, m = 0.0;
+    struct lanes l = { { 0 }, { 0 } };
+    double m = 0.0;
     int body = n - n % LANES;
-    for (int lo = 0; lo < body; lo += CHUNK) {
-        int hi = lo + CHUNK < body ? lo + CHUNK : body;
+    for (int lo = 0; lo < n; lo += CHUNK) {
+        int hi = lo + CHUNK < n ? lo + CHUNK : n;
         m = magnitude_chunk(z, lo, hi, m);
-        divide_exp_chunk(z, t, shift, out, lo, hi);
-        sum_chunk(out, lo, hi, s8);
-        offset_chunk(out, z, shift, lo, hi, o8);
+        for (int i = lo; i < hi; i++)
+            z[i] = z[i] / t;
+        if (lo < body)
+            stats_range(z, shift, out, lo, hi < body ? hi : body, &l);
     }
-    m = magnitude_chunk(z, body, n, m);
-    divide_exp_chunk(z, t, shift, out, body, n);
-    double s = tree(s8), o = tree(o8);
-    for (int i = body; i < n; i++) {
-        s += out[i];
-        o += out[i] > 0.0 ? out[i] * (z[i] - shift) : 0.0;
-    }
-    *offset = o;
     *zmax = m;
-    return s;
+    return stats_end(&l, z, shift, out, body, n, offset);
 }
 
-VEC_PASS double fv_exp_sum(const double *x, double shift, int n)
+/* Whether every z[lo..hi) is within RULE_Z_LIMIT's range (finite, and
+ * not masked): the common chunk, whose marks need no look at each token. */
+PASS_HELPER int all_in_range(const double *z, int lo, int hi)
 {
-    double s8[LANES] = { 0 }, e[CHUNK];
-    int body = n - n % LANES;
-    for (int lo = 0; lo < body; lo += CHUNK) {
-        int hi = lo + CHUNK < body ? lo + CHUNK : body;
-        exp_chunk(x + lo, shift, e, 0, hi - lo);
-        sum_chunk(e, 0, hi - lo, s8);
-    }
-    double s = tree(s8);
-    for (int i = body; i < n; i++)
-        s += fast_exp(x[i] - shift);
-    return s;
+    int out = 0;
+    for (int i = lo; i < hi; i++)
+        out |= !((z[i] >= -RULE_Z_LIMIT) & (z[i] <= RULE_Z_LIMIT));
+    return !out;
 }
 
 /* z[lo..hi) loaded: their marks, the blocks' maxima (a short last block
- * scalar, as vm_block_max), and the counts of vm_load_f and vm_marks_init. */
-static inline void marks_chunk(const double *z, uint8_t *mark, double *block_max, int lo, int hi,
-                               uint8_t kept, uint8_t masked, int *bad, int *n_masked)
+ * scalar), and the counts: out of range without being -inf (NaN and +inf
+ * included), and masked. Returns the chunk's largest z. */
+PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int hi, int *bad,
+                               int *n_masked)
 {
-    int b = 0, nm = 0;
-    for (int i = lo; i < hi; i++) {
-        double v = z[i];
-        b += !((v >= -RULE_Z_LIMIT) & (v <= RULE_Z_LIMIT)) & (v != -INFINITY);
+    if (all_in_range(z, lo, hi)) {
+        memset(ld->mark + lo, ld->kept, (size_t)(hi - lo));
+    } else {
+        int b = 0, nm = 0;
+        for (int i = lo; i < hi; i++) {
+            double v = z[i];
+            int m = v == -INFINITY;
+            b += !((v >= -RULE_Z_LIMIT) & (v <= RULE_Z_LIMIT)) & !m;
+            ld->mark[i] = m ? ld->masked : ld->kept;
+            nm += m;
+        }
+        *bad += b;
+        *n_masked += nm;
     }
-    for (int i = lo; i < hi; i++) {
-        int m = z[i] == -INFINITY;
-        mark[i] = m ? masked : kept;
-        nm += m;
-    }
-    int at = lo;
-    for (; at + VM_BLOCK <= hi; at += VM_BLOCK)
-        block_max[at / VM_BLOCK] = vm_block_max_of(z + at);
-    if (at < hi) {
+    double cmax = -INFINITY;
+    for (int at = lo; at < hi; at += VM_BLOCK) {
         double m = -INFINITY;
-        for (int i = at; i < hi; i++)
-            m = z[i] > m ? z[i] : m;
-        block_max[at / VM_BLOCK] = m;
+        if (at + VM_BLOCK <= hi)
+            m = vm_block_max_of(z + at);
+        else
+            for (int i = at; i < hi; i++)
+                m = z[i] > m ? z[i] : m;
+        ld->block_max[at / VM_BLOCK] = m;
+        cmax = m > cmax ? m : cmax;
     }
-    *bad += b;
-    *n_masked += nm;
+    return cmax;
 }
 
-VEC_PASS int fv_load_f(const float *in, double shift, double *z, uint8_t *mark, double *block_max,
-                       int n, uint8_t kept, uint8_t masked, int *n_kept)
+/* The running sums of a load: the largest z' so far, and the exponentials'
+ * two sums at it. */
+struct run_sums {
+    double max, sum, offset;
+};
+
+/* Folds a chunk's sums (sc, oc, at its own largest z' mc) into the run:
+ * e^(z - M) = w e^(z - mc) with w = e^(mc - M), and z - M = (z - mc) +
+ * (mc - M); a larger mc moves the run to it the same way. */
+PASS_HELPER void fold(struct run_sums *r, double mc, double sc, double oc)
 {
-    int bad = 0, n_masked = 0;
-    for (int lo = 0; lo < n; lo += CHUNK) {
-        int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        for (int i = lo; i < hi; i++)
-            z[i] = (double)in[i] + shift;
-        marks_chunk(z, mark, block_max, lo, hi, kept, masked, &bad, &n_masked);
+    if (mc == -INFINITY) /* every token of the chunk masked */
+        return;
+    if (r->max == -INFINITY) {
+        *r = (struct run_sums){ mc, sc, oc };
+    } else if (mc <= r->max) {
+        double w = fast_exp(mc - r->max);
+        r->sum += w * sc;
+        r->offset += w * (oc + (mc - r->max) * sc);
+    } else {
+        double w = fast_exp(r->max - mc);
+        r->offset = w * (r->offset + (r->max - mc) * r->sum) + oc;
+        r->sum = w * r->sum + sc;
+        r->max = mc;
     }
-    *n_kept = n - n_masked;
+}
+
+/* After z[lo..hi) of a load is written: its marks and blocks, and, when
+ * asked for, its exponentials at its own largest z' folded into the run. */
+PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int hi,
+                                struct run_sums *r, int *bad, int *n_masked)
+{
+    double cmax = marks_chunk(z, ld, lo, hi, bad, n_masked);
+    if (!ld->sums || cmax == -INFINITY)
+        return;
+    struct lanes l = { { 0 }, { 0 } };
+    int body = lo + (hi - lo) / LANES * LANES;
+    stats_range(z, cmax, NULL, lo, body, &l);
+    double oc, sc = stats_end(&l, z, cmax, NULL, body, hi, &oc);
+    fold(r, cmax, sc, oc);
+}
+
+/* The end of a load: the sums, the kept count. */
+PASS_HELPER int load_end(struct fv_load *ld, const struct run_sums *r, int bad, int n_masked)
+{
+    ld->max = r->max;
+    ld->sum = r->sum;
+    ld->offset = r->offset;
+    ld->n_kept = ld->n - n_masked;
     return bad;
 }
 
-VEC_PASS int fv_load_d(const double *in, double shift, double *z, uint8_t *mark, double *block_max,
-                       int n, uint8_t kept, uint8_t masked, int *n_kept)
+VEC_PASS int fv_load_f(const float *in, double *z, struct fv_load *ld)
 {
-    int bad = 0, n_masked = 0;
+    struct run_sums r = { -INFINITY, 0.0, 0.0 };
+    int bad = 0, n_masked = 0, n = ld->n;
+    double shift = ld->shift, t = ld->t;
     for (int lo = 0; lo < n; lo += CHUNK) {
         int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        for (int i = lo; i < hi; i++)
-            z[i] = in[i] + shift;
-        marks_chunk(z, mark, block_max, lo, hi, kept, masked, &bad, &n_masked);
+        if (t == 1.0)
+            for (int i = lo; i < hi; i++)
+                z[i] = (double)in[i] + shift;
+        else
+            for (int i = lo; i < hi; i++)
+                z[i] = ((double)in[i] + shift) / t;
+        load_chunk_end(z, ld, lo, hi, &r, &bad, &n_masked);
     }
-    *n_kept = n - n_masked;
-    return bad;
+    return load_end(ld, &r, bad, n_masked);
+}
+
+VEC_PASS int fv_load_d(const double *in, double *z, struct fv_load *ld)
+{
+    struct run_sums r = { -INFINITY, 0.0, 0.0 };
+    int bad = 0, n_masked = 0, n = ld->n;
+    double shift = ld->shift, t = ld->t;
+    for (int lo = 0; lo < n; lo += CHUNK) {
+        int hi = lo + CHUNK < n ? lo + CHUNK : n;
+        if (t == 1.0)
+            for (int i = lo; i < hi; i++)
+                z[i] = in[i] + shift;
+        else
+            for (int i = lo; i < hi; i++)
+                z[i] = (in[i] + shift) / t;
+        load_chunk_end(z, ld, lo, hi, &r, &bad, &n_masked);
+    }
+    return load_end(ld, &r, bad, n_masked);
 }
 
 VEC_PASS void fv_cut_all_but(uint8_t *mark, int n, int keep, uint8_t kept, uint8_t cut)

@@ -155,7 +155,7 @@ struct trace {
     /* The fast path's per-token state, kept after a run so that any token's
      * row can be looked up (sampler_fast_row); allocated on first use. */
     double *fz;     /* final z' of every token */
-    double *fe;     /* e^(z' - max) of every token */
+    double *fe;     /* work area: e^(z' - max) where a run needed it (read trace_e) */
     uint8_t *fmark; /* 0 kept, else 1 + the stage that removed it (TRACE_MASKED + 1: masked) */
     uint32_t *fkey; /* order-preserving keys, for radix selection */
     int *fcand;     /* candidate lists */
@@ -211,6 +211,11 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
  * logit left 0 for the caller) and its rank (0 = the most likely), found in
  * O(V). Returns 0, or -1 for an id out of range. */
 int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *rank);
+
+/* After sampler_run_fast: e^(z' - max) of token id (in range), the bits the
+ * run used (fastexp.h), computed on the spot: the run stores them only
+ * where a stage needed them. */
+double trace_e(const struct trace *t, int id);
 
 /* After sampler_run_fast: the final probability of token id (in range), as
  * its row has it: e^(z' - max) / (kept_mass * sum_exp_shifted) for a kept

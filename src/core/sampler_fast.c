@@ -37,11 +37,11 @@
  * else the token listed for the end (statistics). */
 static void drop(struct fast *f, int i, int st)
 {
-    f->mark[i] = (uint8_t)(1 + st);
     if (f->e_final)
-        f->removed_mass[1 + st] += f->e[i];
+        f->removed_mass[1 + st] += fast_e(f, i); /* while i is still marked kept */
     else if (f->dropped)
         f->dropped[f->n_dropped++] = i;
+    f->mark[i] = (uint8_t)(1 + st);
 }
 
 /* After a first cut made in a dense pass: k survivors listed, and the mass
@@ -66,8 +66,13 @@ static void first_cut_done(struct fast *f, int k, double before, int st)
 static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum stage st)
 {
     if (f->all_alive) {
-        /* The first cut: mark in one dense pass, then list what is left. */
-        vm_cut_marks(f->z, f->mark, f->V, zc, idc, keep_ties, MARK_KEPT, (uint8_t)(1 + st));
+        /* The first cut. With nothing masked every mark but the survivors'
+         * becomes the stage's at once; else one dense pass keeps the masks. */
+        int none_masked = f->n_alive == f->V;
+        if (none_masked)
+            memset(f->mark, 1 + st, (size_t)f->V);
+        else
+            vm_cut_marks(f->z, f->mark, f->V, zc, idc, keep_ties, MARK_KEPT, (uint8_t)(1 + st));
         double before = f->e_final ? f->e_sum : 0.0;
         /* List the survivors: a block whose largest z is below the cut holds none. */
         fast_blocks(f);
@@ -76,7 +81,15 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
             if (f->block_max[b] < zc)
                 continue;
             int hi = fast_block_end(f, b);
-            k += vm_collect(f->mark, b * VM_BLOCK, hi, MARK_KEPT, f->alive + k);
+            if (!none_masked) {
+                k += vm_collect(f->mark, b * VM_BLOCK, hi, MARK_KEPT, f->alive + k);
+                continue;
+            }
+            for (int i = b * VM_BLOCK; i < hi; i++)
+                if (keep_ties ? f->z[i] >= zc : !rule_ranks_before(zc, idc, f->z[i], i)) {
+                    f->mark[i] = MARK_KEPT;
+                    f->alive[k++] = i;
+                }
         }
         first_cut_done(f, k, before, st);
         return;
@@ -103,13 +116,18 @@ static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
         if (f->all_alive) {
             /* Everything but the argmax goes: a pass over the marks alone. */
             double before = f->e_final ? f->e_sum : 0.0;
-            fv_cut_all_but(f->mark, f->V, best, MARK_KEPT, 1 + STAGE_TEMPERATURE);
+            if (f->n_alive == f->V) { /* nothing masked: every mark at once */
+                memset(f->mark, 1 + STAGE_TEMPERATURE, (size_t)f->V);
+                f->mark[best] = MARK_KEPT;
+            } else {
+                fv_cut_all_but(f->mark, f->V, best, MARK_KEPT, 1 + STAGE_TEMPERATURE);
+            }
             f->alive[0] = best;
             first_cut_done(f, 1, before, STAGE_TEMPERATURE);
         } else {
             cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
         }
-    } else if (T != 1.0) {
+    } else if (T != 1.0 && !f->t_loaded) {
         double zmax = fast_divide(f, T);
         /* The largest quotient is zmax / T rounded, as the reference's is. */
         if (zmax / T > RULE_Z_LIMIT)
@@ -187,6 +205,45 @@ static int fast_TOP_P(struct fast *f, struct stage_report *rep)
     return 0;
 }
 
+/* Whether min-p keeps token i: far from the bar the logarithm decides;
+ * near it, the exact test of sampler.c. */
+static int min_p_keeps(const struct fast *f, int i, double max, double bar, double min_p)
+{
+    double d = f->z[i] - max;
+    return d > bar + MIN_P_MARGIN   ? 1
+           : d < bar - MIN_P_MARGIN ? 0
+                                    : rule_min_p_keeps(f->z[i], max, min_p);
+}
+
+/* Min-p's first cut: only blocks that reach the bar can hold survivors.
+ * With nothing masked every mark becomes min-p's at once and the blocks
+ * near the top are looked at token by token; else one dense pass marks the
+ * sure cases (keeping the masks) and the unsure ones take the exact test. */
+static void min_p_first_cut(struct fast *f, double max, double bar, double min_p)
+{
+    int none_masked = f->n_alive == f->V;
+    if (none_masked)
+        memset(f->mark, 1 + STAGE_MIN_P, (size_t)f->V);
+    else
+        vm_bar_marks(f->z, f->mark, f->V, max, bar - MIN_P_MARGIN, bar + MIN_P_MARGIN, MARK_KEPT,
+                     1 + STAGE_MIN_P, MARK_UNSURE);
+    double before = f->e_final ? f->e_sum : 0.0;
+    fast_blocks(f);
+    int k = 0;
+    for (int b = 0; b < fast_n_blocks(f); b++) {
+        if (f->block_max[b] - max < bar - MIN_P_MARGIN)
+            continue;
+        int hi = fast_block_end(f, b);
+        for (int i = b * VM_BLOCK; i < hi; i++) {
+            if (none_masked || f->mark[i] == MARK_UNSURE)
+                f->mark[i] = min_p_keeps(f, i, max, bar, min_p) ? MARK_KEPT : 1 + STAGE_MIN_P;
+            if (f->mark[i] == MARK_KEPT)
+                f->alive[k++] = i;
+        }
+    }
+    first_cut_done(f, k, before, STAGE_MIN_P);
+}
+
 static int fast_MIN_P(struct fast *f, struct stage_report *rep)
 {
     double min_p = f->s->min_p;
@@ -196,38 +253,13 @@ static int fast_MIN_P(struct fast *f, struct stage_report *rep)
     rep->cut = min_p * rep->p_max;
     double bar = log(min_p);
     if (f->all_alive) {
-        /* Far from the bar the logarithm decides in one dense pass; the few
-         * tokens near it take the exact test of sampler.c. */
-        vm_bar_marks(f->z, f->mark, f->V, max, bar - MIN_P_MARGIN, bar + MIN_P_MARGIN, MARK_KEPT,
-                     1 + STAGE_MIN_P, MARK_UNSURE);
-        double before = f->e_final ? f->e_sum : 0.0;
-        /* Only blocks that reach the bar can hold survivors or unsure tokens. */
-        fast_blocks(f);
-        int k = 0;
-        for (int b = 0; b < fast_n_blocks(f); b++) {
-            if (f->block_max[b] - max < bar - MIN_P_MARGIN)
-                continue;
-            int hi = fast_block_end(f, b);
-            for (int i = b * VM_BLOCK; i < hi; i++) {
-                if (f->mark[i] == MARK_UNSURE)
-                    f->mark[i] =
-                        rule_min_p_keeps(f->z[i], max, min_p) ? MARK_KEPT : 1 + STAGE_MIN_P;
-                if (f->mark[i] == MARK_KEPT)
-                    f->alive[k++] = i;
-            }
-        }
-        first_cut_done(f, k, before, STAGE_MIN_P);
+        min_p_first_cut(f, max, bar, min_p);
         return 0;
     }
     int k = 0;
     for (int j = 0; j < f->n_alive; j++) {
         int i = f->alive[j];
-        double d = f->z[i] - max;
-        /* Far from the bar the logarithm decides; near it, the exact test of sampler.c. */
-        int keep = d > bar + MIN_P_MARGIN   ? 1
-                   : d < bar - MIN_P_MARGIN ? 0
-                                            : rule_min_p_keeps(f->z[i], max, min_p);
-        if (keep)
+        if (min_p_keeps(f, i, max, bar, min_p))
             f->alive[k++] = i;
         else
             drop(f, i, STAGE_MIN_P);
@@ -329,12 +361,13 @@ static int fill_rows(struct fast *f, struct trace *t, const struct sampler_input
         row.logit = in->logits ? in->logits[id] : (double)in->logits_f[id];
         row.adjusted = f->z[id];
         row.exp = exp(f->z[id]);
-        row.prob = f->e[id] / S;
+        double e = fast_e(f, id);
+        row.prob = e / S;
         cum += row.prob;
         row.cum = cum;
         uint8_t m = f->mark[id];
         row.removed_by = m == MARK_KEPT ? TRACE_KEPT : m - 1;
-        row.final = m == MARK_KEPT && K > 0 ? f->e[id] / K : 0.0;
+        row.final = m == MARK_KEPT && K > 0 ? e / K : 0.0;
         cum_final += row.final;
         row.cum_final = cum_final;
         row.seen = count[id] < 0 ? -count[id] : count[id];
@@ -453,8 +486,8 @@ static int run_chain(struct fast *f)
                                       .in = f->n_alive };
         int cutting = stage_cuts(s, st);
         if (cutting && rep->active && !f->e_final && !value_stage_after(s, c, V)) {
-            /* From here on z' is final: the exponentials serve every later stage. */
-            fast_exps(f);
+            /* From here on z' is final: its sums serve every later stage. */
+            fast_sum(f);
             f->e_final = 1;
         }
         if (rep->active && cutting && (STAGES[st].flags & SF_CUT)) {
@@ -471,9 +504,9 @@ static int run_chain(struct fast *f)
     return 0;
 }
 
-/* The run's state on the trace's work areas, z' = logit + shift loaded,
- * every finite token kept. Returns 0, or -1 for a NaN or +inf logit or no
- * finite one. */
+/* The run's state on the trace's work areas, z' loaded (load_plan), every
+ * finite token kept. Returns 0, or -1 for a NaN or +inf logit or no finite
+ * one, or a z' out of range. */
 static int start(struct fast *f, const struct sampler_input *in, const struct sampler_settings *s,
                  struct trace *t, struct err *e)
 {
@@ -491,16 +524,12 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
                         .alive = t->fcand,
                         .cand = t->fcand + V,
                         .all_alive = 1,
+                        .best_all = -1,
                         .block_max = t->fblock,
                         .hist_mass = mass,
                         .hist_count = (uint32_t(*)[RADIX_BUCKETS])(mass + HIST_COPIES),
                         .err = e };
-    /* One pass: z', the marks and the blocks' maxima. */
-    int kept;
-    int bad = in->logits ? fv_load_d(in->logits, s->shift, f->z, f->mark, f->block_max, V,
-                                     MARK_KEPT, MARK_MASKED, &kept)
-                         : fv_load_f(in->logits_f, s->shift, f->z, f->mark, f->block_max, V,
-                                     MARK_KEPT, MARK_MASKED, &kept);
+    int bad = fast_load(f);
     for (int i = 0; bad && i < V; i++) {
         double z = f->z[i], logit = in->logits ? in->logits[i] : (double)in->logits_f[i];
         if (isnan(z) || z == INFINITY)
@@ -508,8 +537,6 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
         if (z != -INFINITY && !rule_z_in_range(z))
             return sampler_range_error(s, SAMPLER_AT_START, i, logit, z, 0.0, e);
     }
-    f->block_valid = 1;
-    f->n_alive = kept;
     if (!f->n_alive)
         return err_set(e, ERR_USAGE, "no token has a finite logit");
     return 0;
@@ -519,7 +546,9 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
  * its entropy, the kept tokens' mass and entropy, what each stage removed. */
 static void statistics(struct fast *f, struct trace *t, double *S, double *K)
 {
-    fast_exps(f);
+    fast_sum(f);
+    if (!f->all_alive)
+        fast_exps_kept(f);
     *S = f->e_sum;
     *K = fast_alive_mass(f);
     if (!f->e_final && !f->all_alive)
@@ -566,12 +595,15 @@ static int draw(struct fast *f, struct trace *t, double K, struct choice *ch)
         if (f->mark[i] != MARK_KEPT)
             continue;
         kept_rows++;
-        if (run + f->e[i] > u * K)
+        double e = fast_e(f, i);
+        if (run + e > u * K)
             p = (struct pick){ i, 0, run };
-        run += f->e[i];
+        run += e;
     }
-    if (p.id < 0 && kept_rows < f->n_alive)
+    if (p.id < 0 && kept_rows < f->n_alive) {
+        fast_exps_kept(f); /* the descent weighs every kept token */
         p = fast_radix_pick(f, f->e, u * K, 1);
+    }
     if (p.id == -2)
         return -1;
     if (p.id < 0) {
@@ -582,13 +614,13 @@ static int draw(struct fast *f, struct trace *t, double K, struct choice *ch)
             if (rule_ranks_before(f->z[last], last, f->z[f->alive[j]], f->alive[j]))
                 last = f->alive[j];
         p.id = last;
-        p.weight_before = K - f->e[last];
+        p.weight_before = K - fast_e(f, last);
     }
     *ch = (struct choice){ .id = p.id,
                            .sampled = 1,
                            .u = u,
                            .lo = p.weight_before / K,
-                           .hi = (p.weight_before + f->e[p.id]) / K };
+                           .hi = (p.weight_before + fast_e(f, p.id)) / K };
     return 0;
 }
 
@@ -639,41 +671,5 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     free(f.dropped);
     if (rc < 0)
         return err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
-    return 0;
-}
-
-double trace_final(const struct trace *t, int id)
-{
-    double K = t->kept_mass * t->sum_exp_shifted;
-    return t->fmark[id] == MARK_KEPT && K > 0 ? t->fe[id] / K : 0.0;
-}
-
-int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *rank_out)
-{
-    if (!t->fz || !t->fmax_valid || id < 0 || id >= t->vocab_size)
-        return -1;
-    const double *z = t->fz, *ev = t->fe;
-    double S = t->sum_exp_shifted, K = t->kept_mass * S;
-    double above = 0.0, above_kept = 0.0;
-    int rank = 0;
-    for (int i = 0; i < t->vocab_size; i++)
-        if (z[i] != -INFINITY && rule_ranks_before(z[i], i, z[id], id)) {
-            rank++;
-            above += ev[i];
-            if (t->fmark[i] == MARK_KEPT)
-                above_kept += ev[i];
-        }
-    uint8_t m = t->fmark[id];
-    *out = (struct trace_row){
-        .id = id,
-        .removed_by = m == MARK_KEPT ? TRACE_KEPT : m - 1,
-        .adjusted = z[id],
-        .exp = exp(z[id]),
-        .prob = ev[id] / S,
-        .cum = (above + ev[id]) / S,
-        .final = trace_final(t, id),
-        .cum_final = K > 0 ? (above_kept + (m == MARK_KEPT ? ev[id] : 0.0)) / K : 0.0,
-    };
-    *rank_out = rank;
     return 0;
 }
