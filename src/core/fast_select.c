@@ -41,7 +41,7 @@ static int load_with(struct fast *f, int divide, int sums)
                           .kept = MARK_KEPT,
                           .masked = MARK_MASKED,
                           .sums = sums };
-    int bad = in->logits ? fv_load_d(in->logits, f->z, &ld) : fv_load_f(in->logits_f, f->z, &ld);
+    int bad = fv_load(in->logits ? NULL : in->logits_f, in->logits, f->z, &ld);
     f->n_alive = ld.n_kept;
     f->block_valid = 1;
     f->t_loaded = divide;
@@ -191,7 +191,7 @@ static int rewritten_after(const struct fast *f, enum stage st)
 /* z' /= T (T > 0); returns the largest |z'| before, over the tokens not
  * masked. Division by T keeps the order, so each block's largest quotient
  * is its largest z' divided by T. When z' is final after it, the
- * exponentials come in the same pass: every step needs them. */
+ * exponentials' sums come in the same pass: every step needs them. */
 double fast_divide(struct fast *f, double T)
 {
     int blocks = f->block_valid;

@@ -224,50 +224,39 @@ PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int
     fold(r, cmax, sc, oc);
 }
 
-/* The end of a load: the sums, the kept count. */
-PASS_HELPER int load_end(struct fv_load *ld, const struct run_sums *r, int bad, int n_masked)
+/* z[lo..hi) = (in + shift) / t from the float row or the double one; no
+ * division when t is 1 (the same bits). Only one of the rows is given. */
+PASS_HELPER void convert_chunk(const float *in_f, const double *in_d, double shift, double t,
+                               double *z, int lo, int hi)
 {
-    ld->max = r->max;
-    ld->sum = r->sum;
-    ld->offset = r->offset;
-    ld->n_kept = ld->n - n_masked;
+    if (in_d && t == 1.0)
+        for (int i = lo; i < hi; i++)
+            z[i] = in_d[i] + shift;
+    else if (in_d)
+        for (int i = lo; i < hi; i++)
+            z[i] = (in_d[i] + shift) / t;
+    else if (t == 1.0)
+        for (int i = lo; i < hi; i++)
+            z[i] = (double)in_f[i] + shift;
+    else
+        for (int i = lo; i < hi; i++)
+            z[i] = ((double)in_f[i] + shift) / t;
+}
+
+VEC_PASS int fv_load(const float *in_f, const double *in_d, double *z, struct fv_load *ld)
+{
+    struct run_sums r = { -INFINITY, 0.0, 0.0 };
+    int bad = 0, n_masked = 0, n = ld->n;
+    for (int lo = 0; lo < n; lo += CHUNK) {
+        int hi = lo + CHUNK < n ? lo + CHUNK : n;
+        convert_chunk(in_f, in_d, ld->shift, ld->t, z, lo, hi);
+        load_chunk_end(z, ld, lo, hi, &r, &bad, &n_masked);
+    }
+    ld->max = r.max;
+    ld->sum = r.sum;
+    ld->offset = r.offset;
+    ld->n_kept = n - n_masked;
     return bad;
-}
-
-VEC_PASS int fv_load_f(const float *in, double *z, struct fv_load *ld)
-{
-    struct run_sums r = { -INFINITY, 0.0, 0.0 };
-    int bad = 0, n_masked = 0, n = ld->n;
-    double shift = ld->shift, t = ld->t;
-    for (int lo = 0; lo < n; lo += CHUNK) {
-        int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        if (t == 1.0)
-            for (int i = lo; i < hi; i++)
-                z[i] = (double)in[i] + shift;
-        else
-            for (int i = lo; i < hi; i++)
-                z[i] = ((double)in[i] + shift) / t;
-        load_chunk_end(z, ld, lo, hi, &r, &bad, &n_masked);
-    }
-    return load_end(ld, &r, bad, n_masked);
-}
-
-VEC_PASS int fv_load_d(const double *in, double *z, struct fv_load *ld)
-{
-    struct run_sums r = { -INFINITY, 0.0, 0.0 };
-    int bad = 0, n_masked = 0, n = ld->n;
-    double shift = ld->shift, t = ld->t;
-    for (int lo = 0; lo < n; lo += CHUNK) {
-        int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        if (t == 1.0)
-            for (int i = lo; i < hi; i++)
-                z[i] = in[i] + shift;
-        else
-            for (int i = lo; i < hi; i++)
-                z[i] = (in[i] + shift) / t;
-        load_chunk_end(z, ld, lo, hi, &r, &bad, &n_masked);
-    }
-    return load_end(ld, &r, bad, n_masked);
 }
 
 VEC_PASS void fv_cut_all_but(uint8_t *mark, int n, int keep, uint8_t kept, uint8_t cut)

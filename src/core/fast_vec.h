@@ -30,10 +30,10 @@ struct fv_load {
     int n_kept; /* the tokens not masked */
 };
 
-/* Both return how many z[i] are out of RULE_Z_LIMIT's range without being
- * -inf (NaN and +inf among them); the sums are then meaningless. */
-int fv_load_f(const float *in, double *z, struct fv_load *ld);
-int fv_load_d(const double *in, double *z, struct fv_load *ld);
+/* The load from the float row in_f or the double one in_d (the other
+ * NULL). Returns how many z[i] are out of RULE_Z_LIMIT's range without
+ * being -inf (NaN and +inf among them); the sums are then meaningless. */
+int fv_load(const float *in_f, const double *in_d, double *z, struct fv_load *ld);
 
 /* out[i] = fast_exp(x[i] - shift) when out is not NULL; returns the sum of
  * those exponentials and *offset the sum of each times (x[i] - shift) over

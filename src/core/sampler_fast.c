@@ -21,7 +21,10 @@
  *
  * The kept tokens are a list of ids, built at the first cut, so that once a
  * stage has cut the vocabulary to a few tokens the later ones touch only
- * those. The exponentials are computed once where possible (vecmath.c).
+ * those. The row is read once (fast_vec.c: z', marks, blocks and, where the
+ * chain allows, the temperature and the exponentials' sums), and per-token
+ * exponentials are stored only where a stage needs them all (trace_e gives
+ * any token's after the run).
  */
 #include <math.h>
 #include <stdlib.h>

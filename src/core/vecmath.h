@@ -9,27 +9,10 @@
 
 #include <stdint.h>
 
-/* z[i] = in[i] + shift (float in, double out). Returns how many z[i] are
- * out of RULE_Z_LIMIT's range (NaN and +inf included) without being -inf (a
- * masked token): the sampler refuses those. */
-int vm_load_f(const float *in, double shift, double *z, int n);
-int vm_load_d(const double *in, double shift, double *z, int n);
-
 /* z[i] /= t for every i. Returns the largest |z[i]| before the division
  * over the z[i] that are not -inf (0 when none): what the quotients' range
  * check needs, in the same pass. */
 double vm_divide(double *z, double t, int n);
-
-/* The largest of x[0..n) (-inf when n is 0). */
-double vm_max(const double *x, int n);
-
-/* out[i] = e^(x[i] - shift) (fastexp.h; 0 for -inf). */
-void vm_exp_shift(const double *x, double shift, double *out, int n);
-
-/* out[i] = e^(x[i] - shift) as above, in the same pass as two sums: the
- * return value is sum out[i], and *offset gets sum out[i] * (x[i] - shift)
- * over the i with out[i] > 0 (the entropy's term). */
-double vm_exp_stats(const double *x, double shift, double *out, int n, double *offset);
 
 /* The largest x in each block of VM_BLOCK values (the last block may be
  * short): lets a search skip whole blocks that cannot hold a candidate. */
@@ -53,21 +36,11 @@ static inline double vm_block_max_of(const double *x)
 }
 void vm_block_max(const double *x, int n, double *block_max);
 
-/* The sum of x[0..n) in the fixed order above. */
-double vm_sum(const double *x, int n);
-
-/* The sum of w[i] * (x[i] - shift) over the i with w[i] > 0: the entropy's
- * term, without a logarithm per token. */
-double vm_weighted_offset(const double *w, const double *x, double shift, int n);
-
 /* key[i] = rule_key(z[i]) (sampler_rules.h). */
 void vm_keys(const double *z, uint32_t *key, int n);
 
 /* How many finite tokens rank before (zc, idc): larger z, or equal z and a lower id. */
 int vm_count_before(const double *z, int n, double zc, int idc);
-
-/* mark[i] = masked (z[i] is -inf) or kept; returns the number kept. */
-int vm_marks_init(const double *z, uint8_t *mark, int n, uint8_t kept, uint8_t masked);
 
 /* Marks every kept token (mark == kept) that ranks after (zc, idc) -- or,
  * with keep_ties, every one with z below zc -- as cut. */
