@@ -143,6 +143,45 @@ START_TEST(test_rows_4096)
 }
 END_TEST
 
+/* The product's digests (FNV-1a 64 over the bytes of the float logits), as
+ * model_logits and model_logits_batch gave them at commit 83f8b08, before
+ * the product took several rows per pass: the logits must not change with
+ * the way the loop is arranged. 1,027 rows (not a multiple of any row
+ * grouping) of 4,104 weights (a tail of 8 after the blocks of 16), the
+ * vectors' entries from a fixed LCG in [-1, 1). */
+#define PRODUCT_V        1027
+#define PRODUCT_D        4104
+#define PRODUCT_VECS     8
+#define DIGEST_PRODUCT_1 0x97e73c254d401495ull
+#define DIGEST_PRODUCT_8 0xbec457a465470fb4ull
+
+START_TEST(test_product_digest)
+{
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_build(&m, PRODUCT_V, PRODUCT_D, MODEL_DEFAULT_SEED, &e) == 0, "%s", e.msg);
+    float *x = malloc((size_t)PRODUCT_VECS * PRODUCT_D * sizeof *x);
+    float *one = malloc((size_t)PRODUCT_V * sizeof *one);
+    float *batch = malloc((size_t)PRODUCT_VECS * PRODUCT_V * sizeof *batch);
+    ck_assert(x && one && batch);
+    uint32_t s = 12345u;
+    for (int i = 0; i < PRODUCT_VECS * PRODUCT_D; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
+    }
+    model_logits(&m, x, one);
+    ck_assert_uint_eq(fnv1a(one, (size_t)PRODUCT_V * sizeof *one), DIGEST_PRODUCT_1);
+    model_logits_batch(&m, x, PRODUCT_VECS, batch);
+    ck_assert_uint_eq(fnv1a(batch, (size_t)PRODUCT_VECS * PRODUCT_V * sizeof *batch),
+                      DIGEST_PRODUCT_8);
+    ck_assert(memcmp(batch, one, (size_t)PRODUCT_V * sizeof *one) == 0);
+    free(x);
+    free(one);
+    free(batch);
+    model_free(&m);
+}
+END_TEST
+
 /* The build's progress at 384: 128,256 x 384 x 2 bytes = 98.5 MB, named
  * "0.10 GB"; tasks of 5,461 rows (4 MB / 768 B), so 24 of them. */
 START_TEST(test_progress_of_build)
@@ -252,6 +291,10 @@ Suite *suite_headbuild(void)
     tcase_set_timeout(full, 60);
     tcase_add_test(full, test_rows_4096);
     suite_add_tcase(s, full);
+    TCase *product = tcase_create("product");
+    tcase_set_timeout(product, 60);
+    tcase_add_test(product, test_product_digest);
+    suite_add_tcase(s, product);
     TCase *tc = tcase_create("progress");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_progress_of_build);

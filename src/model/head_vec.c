@@ -3,29 +3,137 @@
  * row of synthetic weights. */
 #include "model/head_vec.h"
 
+#include <string.h>
+
 #include "base/vec_clones.h"
 #include "core/philox.h"
 #include "model/lmhead_gen.h"
 
 #define GEMV_LANES 16
+#define HALF       (GEMV_LANES / 2)
 
-VEC_CLONES void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, float *out)
+/* The end of one row's product: the tail past the last block of sixteen,
+ * then the fixed tree over the sixteen sums. */
+static inline float gemv_finish(float *a, const uint16_t *row, int full, int d, const float *x)
+{
+    for (int i = full; i < d; i++)
+        a[i - full] += lm_float(row[i]) * x[i];
+    for (int k = 0; k < GEMV_LANES / 2; k++)
+        a[k] += a[k + GEMV_LANES / 2];
+    for (int k = 0; k < GEMV_LANES / 4; k++)
+        a[k] += a[k + GEMV_LANES / 4];
+    return (a[0] + a[2]) + (a[1] + a[3]);
+}
+
+/* One row against one vector: the specification. Sum k gathers the
+ * products of the entries i with i % 16 == k, in the order of i. */
+static float gemv_row(const uint16_t *row, int d, const float *x, int full)
+{
+    float a[GEMV_LANES] = { 0 };
+    for (int i = 0; i < full; i += GEMV_LANES)
+        for (int k = 0; k < GEMV_LANES; k++)
+            a[k] += lm_float(row[i + k]) * x[i + k];
+    return gemv_finish(a, row, full, d, x);
+}
+
+void head_split_x(const float *x, int d, float *xs)
 {
     int full = d / GEMV_LANES * GEMV_LANES;
-    for (int r = 0; r < rows; r++) {
-        const uint16_t *row = w + (size_t)r * (size_t)d;
-        float a[GEMV_LANES] = { 0 };
-        for (int i = 0; i < full; i += GEMV_LANES)
-            for (int k = 0; k < GEMV_LANES; k++)
-                a[k] += lm_float(row[i + k]) * x[i + k];
-        for (int i = full; i < d; i++)
-            a[i - full] += lm_float(row[i]) * x[i];
-        for (int k = 0; k < GEMV_LANES / 2; k++)
-            a[k] += a[k + GEMV_LANES / 2];
-        for (int k = 0; k < GEMV_LANES / 4; k++)
-            a[k] += a[k + GEMV_LANES / 4];
-        out[r] = (a[0] + a[2]) + (a[1] + a[3]);
+    for (int i = 0; i < full; i += GEMV_LANES)
+        for (int j = 0; j < HALF; j++) {
+            xs[i + j] = x[i + 2 * j];
+            xs[i + HALF + j] = x[i + 2 * j + 1];
+        }
+    for (int i = full; i < d; i++)
+        xs[i] = x[i];
+}
+
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+typedef float v8f __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+
+/* R rows against C vectors (R * C <= 4), the sums of each pair as
+ * gemv_row makes them. Sixteen bf16 loaded as eight 32-bit words hold the
+ * even entry in each word's low half and the odd one in its high half: a
+ * shift and a mask make them floats, matched with the split x (even
+ * entries, then odd), so sum 2j is lane j of the even vector and sum 2j+1
+ * lane j of the odd one. Several pairs side by side: one pair's adds form a
+ * single chain, each waiting on the last, and memory would wait on them. */
+static inline __attribute__((always_inline)) void gemv_tile(const uint16_t *w, size_t d, int R,
+                                                            const float *x, const float *xs, int C,
+                                                            int full, float *out, size_t ldo)
+{
+    v8f even[4] = { 0 }, odd[4] = { 0 };
+    for (int i = 0; i < full; i += GEMV_LANES)
+        for (int r = 0; r < R; r++) {
+            v8u u;
+            memcpy(&u, w + (size_t)r * d + (size_t)i, sizeof u);
+            /* The same place two groups of rows on: the hardware follows
+             * each row from where it is read, and asking for the rows
+             * ahead as well keeps more of the memory's requests in flight
+             * (on a 2-core EPYC, 29 ms down to 19 for the 1.05 GB head).
+             * An integer address: past the last rows it points nowhere. */
+            __builtin_prefetch(
+                (const void *)((uintptr_t)w + 2 * ((size_t)(r + 2 * R) * d + (size_t)i)));
+            v8f we = (v8f)(u << 16), wo = (v8f)(u & 0xffff0000u);
+            for (int c = 0; c < C; c++) {
+                v8f xe, xo;
+                memcpy(&xe, xs + (size_t)c * d + (size_t)i, sizeof xe);
+                memcpy(&xo, xs + (size_t)c * d + (size_t)i + HALF, sizeof xo);
+                even[r * C + c] += we * xe;
+                odd[r * C + c] += wo * xo;
+            }
+        }
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            float a[GEMV_LANES];
+            for (int j = 0; j < HALF; j++) {
+                a[2 * j] = even[r * C + c][j];
+                a[2 * j + 1] = odd[r * C + c][j];
+            }
+            out[(size_t)c * ldo + (size_t)r] =
+                gemv_finish(a, w + (size_t)r * d, full, (int)d, x + (size_t)c * d);
+        }
+}
+
+/* Four rows a pass for one vector, four vectors a row for a batch (the
+ * row, 8 KB at 4,096, stays in the L1 cache for the next four). */
+VEC_CLONES static void gemv_split(const uint16_t *w, int rows, int d, const float *x,
+                                  const float *xs, int n_vec, float *out, size_t ldo)
+{
+    size_t D = (size_t)d;
+    int full = d / GEMV_LANES * GEMV_LANES, r = 0;
+    if (n_vec == 1)
+        for (; r + 4 <= rows; r += 4)
+            gemv_tile(w + (size_t)r * D, D, 4, x, xs, 1, full, out + r, ldo);
+    for (; r < rows; r++) {
+        const uint16_t *row = w + (size_t)r * D;
+        int c = 0;
+        for (; c + 4 <= n_vec; c += 4)
+            gemv_tile(row, D, 1, x + (size_t)c * D, xs + (size_t)c * D, 4, full,
+                      out + (size_t)c * ldo + (size_t)r, ldo);
+        for (; c < n_vec; c++)
+            gemv_tile(row, D, 1, x + (size_t)c * D, xs + (size_t)c * D, 1, full,
+                      out + (size_t)c * ldo + (size_t)r, ldo);
     }
+}
+#define HAVE_GEMV_SPLIT 1
+#endif
+
+void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
+                    float *out, size_t ldo)
+{
+#ifdef HAVE_GEMV_SPLIT
+    if (xs) {
+        gemv_split(w, rows, d, x, xs, n_vec, out, ldo);
+        return;
+    }
+#endif
+    int full = d / GEMV_LANES * GEMV_LANES;
+    for (int c = 0; c < n_vec; c++)
+        for (int r = 0; r < rows; r++)
+            out[(size_t)c * ldo + (size_t)r] =
+                gemv_row(w + (size_t)r * (size_t)d, d, x + (size_t)c * (size_t)d, full);
 }
 
 #define LM_BATCH 1024 /* counters per batch: four arrays of them stay in the L1 cache */

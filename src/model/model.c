@@ -22,12 +22,7 @@
 #define MAX_THREADS 16
 /* Vectors a borrowed head's row meets at once (a stack buffer of results). */
 #define HEAD_TASK_VECS 16
-/* Rows of weights multiplied by every vector of a batch before the next
- * rows: 32 rows at hidden size 4,096 are 256 KB, which stay in a core's L2
- * while the batch's vectors go over them, so the head is read from memory
- * once a step instead of once a vector. */
-#define BATCH_CHUNK_ROWS 32
-/* Rows of a product's task (a multiple of BATCH_CHUNK_ROWS). */
+/* Rows of a product's task. */
 #define HEAD_TASK_ROWS 256
 /* Bytes of weights a task of the build fills: two huge pages, so that
  * about 250 tasks at hidden size 4,096 let the cores share the work evenly
@@ -74,30 +69,23 @@ static void build_task(void *arg, int task, int worker)
 /* ---- the products ------------------------------------------------------------- */
 
 /* A product of the head with n_vec vectors (x: n_vec x d, out: n_vec x V),
- * in tasks of HEAD_TASK_ROWS rows: each row against every vector. */
+ * in tasks of HEAD_TASK_ROWS rows: each row against every vector. xs: the
+ * vectors split for the bf16 kernel (head_split_x), or NULL. */
 struct head_job {
     const struct model *m;
-    const float *x;
+    const float *x, *xs;
     float *out;
     int n_vec;
 };
 
-/* A synthetic head's rows [lo, hi): the same product per row and vector
- * whatever the batch, in cache-sized chunks for a batch. */
+/* A synthetic head's rows [lo, hi): every vector against each row while it
+ * is in the cache, the same bits per row and vector whatever the batch. */
 static void bf16_rows(const struct head_job *j, int lo, int hi)
 {
     const struct model *m = j->m;
-    size_t d = (size_t)m->d, V = (size_t)m->V;
-    if (j->n_vec == 1) {
-        head_gemv_bf16(m->w + (size_t)lo * d, hi - lo, m->d, j->x, j->out + lo);
-        return;
-    }
-    for (int c = lo; c < hi; c += BATCH_CHUNK_ROWS) {
-        int n = hi - c < BATCH_CHUNK_ROWS ? hi - c : BATCH_CHUNK_ROWS;
-        for (int v = 0; v < j->n_vec; v++)
-            head_gemv_bf16(m->w + (size_t)c * d, n, m->d, j->x + (size_t)v * d,
-                           j->out + (size_t)v * V + (size_t)c);
-    }
+    size_t d = (size_t)m->d;
+    head_gemv_bf16(m->w + (size_t)lo * d, hi - lo, m->d, j->x, j->xs, j->n_vec, j->out + lo,
+                   (size_t)m->V);
 }
 
 /* A borrowed head's rows [lo, hi): each row's blocks dequantized once for
@@ -137,8 +125,15 @@ static void head_task(void *arg, int task, int worker)
 
 static void head_product(struct model *m, const float *x, float *out, int n_vec)
 {
-    struct head_job j = { m, x, out, n_vec };
+    struct head_job j = { m, x, NULL, out, n_vec };
+    /* The split copy of the vectors the vector kernel reads; without the
+     * memory the plain loop gives the same bits. */
+    float *xs = m->qw ? NULL : malloc((size_t)n_vec * (size_t)m->d * sizeof *xs);
+    for (int v = 0; xs && v < n_vec; v++)
+        head_split_x(x + (size_t)v * (size_t)m->d, m->d, xs + (size_t)v * (size_t)m->d);
+    j.xs = xs;
     pool_run(m->pool, head_task, &j, (m->V + HEAD_TASK_ROWS - 1) / HEAD_TASK_ROWS);
+    free(xs);
 }
 
 /* Threads for a product of V x d: every core, unless it is too small. */

@@ -1,26 +1,111 @@
 /* bench_model.c - what a full-size step costs on the CPU: building the
  * synthetic LM head (once), the hidden vector of a scenario, RMSNorm and the
  * product with 128,256 x 4,096 bf16 weights, the O(V) sampler after it, and
- * ten thousand draws. Prints medians. */
+ * ten thousand draws; then the product against the memory's speed: the
+ * same weights read by the same threads with no arithmetic (a streaming
+ * read), the one-vector product and the batch view's eight-vector one as a
+ * share of it. Prints medians. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 
+#include "base/vec_clones.h"
 #include "model/model.h"
+#include "model/pool.h"
 #include "core/draws.h"
 #include "core/sampler.h"
 #include "data/scenario.h"
 #include "source/kind_scenario.h"
 #include "data/vocab.h"
 
-#define ROUNDS 21
+#define ROUNDS     21
+#define READ_CHUNK (1 << 20) /* bytes of the weights per task of the streaming read */
+#define BATCH_VECS 8         /* the batch view's rows */
 
 static void fail(const char *msg)
 {
     fprintf(stderr, "bench: %s\n", msg);
     exit(1);
+}
+
+/* The streaming read: every 8-byte word of the weights added up, one
+ * chunk a task, so that nothing but the reading costs. */
+struct read_job {
+    const uint64_t *w;
+    size_t words;
+    uint64_t sums[64];
+};
+
+VEC_CLONES static uint64_t sum_words(const uint64_t *w, size_t n)
+{
+    uint64_t s[8] = { 0 };
+    for (size_t i = 0; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++)
+            s[k] += w[i + k];
+    return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
+static void read_task(void *arg, int task, int worker)
+{
+    struct read_job *j = arg;
+    size_t per = READ_CHUNK / sizeof *j->w, lo = (size_t)task * per;
+    size_t n = lo + per < j->words ? per : j->words - lo;
+    j->sums[worker % 64] += sum_words(j->w + lo, n);
+}
+
+/* GB/s of the streaming read of m's weights on m's threads (median). */
+static double read_gbs(struct model *m)
+{
+    struct read_job j = { .w = (const uint64_t *)m->w, .words = m->bytes / 8 };
+    int tasks = (int)((m->bytes + READ_CHUNK - 1) / READ_CHUNK);
+    double gbs[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        double t0 = clock_ms();
+        pool_run(m->pool, read_task, &j, tasks);
+        gbs[i] = (double)m->bytes / 1e6 / (clock_ms() - t0);
+    }
+    volatile uint64_t keep = j.sums[0];
+    (void)keep;
+    return bench_median(gbs, ROUNDS);
+}
+
+/* Medians of the one-vector and the eight-vector products (ms). */
+static void product_ms(struct model *m, double *one, double *eight)
+{
+    size_t d = (size_t)m->d, V = (size_t)m->V;
+    float *x = malloc(BATCH_VECS * d * sizeof *x), *out = malloc(BATCH_VECS * V * sizeof *out);
+    if (!x || !out)
+        fail("out of memory");
+    for (size_t i = 0; i < BATCH_VECS * d; i++)
+        x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+    double t1[ROUNDS], t8[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        double t0 = clock_ms();
+        model_logits(m, x, out);
+        t1[i] = clock_ms() - t0;
+        t0 = clock_ms();
+        model_logits_batch(m, x, BATCH_VECS, out);
+        t8[i] = clock_ms() - t0;
+    }
+    *one = bench_median(t1, ROUNDS);
+    *eight = bench_median(t8, ROUNDS);
+    free(x);
+    free(out);
+}
+
+/* The product against the streaming read of the same weights. */
+static void against_bandwidth(struct model *m)
+{
+    double gbs = read_gbs(m), one, eight;
+    product_ms(m, &one, &eight);
+    double ideal = (double)m->bytes / 1e6 / gbs; /* ms to read the weights once */
+    printf("  %d threads read the %.2f GB of weights at %.1f GB/s (%.1f ms):\n", m->threads,
+           (double)m->bytes / 1e9, gbs, ideal);
+    printf("  W.h, 1 vector: %6.1f ms, %3.0f%% of the read bandwidth\n", one, 100.0 * ideal / one);
+    printf("  W.h, %d vectors: %5.1f ms, %3.0f%% of it (the weights read once for all)\n",
+           BATCH_VECS, eight, 100.0 * ideal / eight);
 }
 
 int main(void)
@@ -69,6 +154,7 @@ int main(void)
         printf("%7d %7.2f GB %7.0f ms %9.2f ms %6.2f ms %6.2f ms %7.2f ms\n", HIDDEN[k],
                (double)r.m.bytes / 1e9, build, bench_median(hid, ROUNDS),
                bench_median(gemv, ROUNDS), bench_median(samp, ROUNDS), bench_median(draws, ROUNDS));
+        against_bandwidth(&r.m);
         trace_free(&t);
         scenario_run_free(&r);
     }
