@@ -1,7 +1,7 @@
 # logitlab - see README.md. The two commands that do all the set-up:
 #   make run    install what is missing, build, open the program on its default lesson
 #   make test   install what is missing, build, run every test
-# Other targets: all (build), bench, test-gpu, test-gpu-self, bench-gpu, gpu-kit, format, format-check, golden, svg, clean.
+# Other targets: all (build), bench, bench-peers, test-gpu, test-gpu-self, bench-gpu, gpu-kit, format, format-check, golden, svg, clean.
 
 CC       ?= cc
 BUILD    := build
@@ -85,7 +85,7 @@ GPU_TEST := $(BUILD)/check_gpu
 # Whether this build has CUDA: switching (CUDA=0, nvcc installed) relinks.
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
-.PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
+.PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model bench-peers test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
 	test-install test-valgrind format format-check lint \
         golden clean config svg
 
@@ -136,6 +136,11 @@ test-oracle: $(BIN) $(BUILD)/gen_model
 # ms per token, logitlab against llama.cpp's CPU build in the same run.
 bench-model: $(BIN) $(BUILD)/gen_model $(BUILD)/bench_llama
 	tests/oracle/bench.sh $(BUILD)/bench_llama $(BUILD)/gen_model
+
+# The fast sampler against llama.cpp's on the same rows and chains, in
+# interleaved processes pinned to one core (the same llama.cpp build).
+bench-peers: $(BUILD)/bench_fast
+	tests/bench/peers.sh $(BUILD)/bench_fast
 
 test-build: $(TEST_BIN) $(SAN_BIN)
 

@@ -7,7 +7,13 @@
  * time, so that the time the thread waits for a core on a loaded machine
  * does not count (what it loses to another program's use of the caches
  * still does). Each cell is checked against the
- * reference sampler once (the same token and kept count). */
+ * reference sampler once (the same token and kept count).
+ *
+ * With --peer V ROUNDS: one size, the medians as lines for
+ * tests/bench/peers.sh, which runs llama.cpp's sampler (peer_llama.cpp) on
+ * the same row in processes interleaved with these:
+ *   cell V LETTER ORDER MICROSECONDS     (ORDER: lesson, llamacpp)
+ *   cell V - argmax MICROSECONDS */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +25,7 @@
 #include "core/sampler.h"
 #include "core/settings.h"
 
-#define ROUNDS   31
+#define ROUNDS   31 /* the most rounds (--peer may ask for fewer) */
 #define TOP_ROWS 20 /* the rows a pane shows */
 #define N_CELLS  (BENCH_N_CHAINS * BENCH_N_ORDERS)
 
@@ -62,7 +68,7 @@ static int bare_argmax(const float *z, int V)
 }
 
 struct bench_size {
-    int V;
+    int V, rounds;
     float *row;
     int ctx[BENCH_WINDOW];
     struct settings s[N_CELLS];
@@ -126,7 +132,7 @@ static int time_cell(struct bench_size *b, int k, int r)
 static int run_size(struct bench_size *b)
 {
     volatile int sink = 0;
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < b->rounds; r++) {
         for (int k = 0; k < N_CELLS; k++) {
             if (time_cell(b, k, r) < 0 || (r == 0 && check_cell(b, k) < 0))
                 return -1;
@@ -143,8 +149,8 @@ static void print_size(struct bench_size *b)
 {
     double med[N_CELLS];
     for (int k = 0; k < N_CELLS; k++)
-        med[k] = bench_median(b->us[k], ROUNDS);
-    double am = bench_median(b->argmax_us, ROUNDS);
+        med[k] = bench_median(b->us[k], b->rounds);
+    double am = bench_median(b->argmax_us, b->rounds);
     printf("V = %d\n", b->V);
     printf("  %-50s %9s %9s\n", "chain", BENCH_ORDERS[0], BENCH_ORDERS[1]);
     for (int c = 0; c < BENCH_N_CHAINS; c++)
@@ -152,6 +158,15 @@ static void print_size(struct bench_size *b)
                med[c * BENCH_N_ORDERS], med[c * BENCH_N_ORDERS + 1]);
     printf("  bare float argmax %.1f us; greedy / argmax: %.2f (lesson), %.2f (llamacpp)\n", am,
            med[0] / am, med[1] / am);
+}
+
+/* The medians as peers.sh reads them. */
+static void print_peer_lines(struct bench_size *b)
+{
+    for (int k = 0; k < N_CELLS; k++)
+        printf("cell %d %c %s %.1f\n", b->V, BENCH_CHAINS[k / BENCH_N_ORDERS].letter,
+               BENCH_ORDERS[k % BENCH_N_ORDERS], bench_median(b->us[k], b->rounds));
+    printf("cell %d - argmax %.1f\n", b->V, bench_median(b->argmax_us, b->rounds));
 }
 
 static void print_load(void)
@@ -167,40 +182,65 @@ static void print_load(void)
     printf("load average: %s\n", buf);
 }
 
-int main(void)
+/* Sets up size V (the row, the context, every cell's settings) and runs
+ * it; print_size or print_peer_lines then. Returns 0, or 1 having said why. */
+static int bench_one_size(int V, int rounds, void (*print)(struct bench_size *))
 {
+    struct bench_size *b = calloc(1, sizeof *b);
+    struct err e;
+    if (!b)
+        return 1;
+    b->V = V;
+    b->rounds = rounds;
+    b->row = malloc((size_t)b->V * sizeof *b->row);
+    int rc = 1;
+    if (!b->row || trace_init(&b->t, b->V, &e) < 0) {
+        fprintf(stderr, "bench_fast: out of memory\n");
+        free(b->row);
+        free(b);
+        return 1;
+    }
+    bench_make_row(b->row, b->V);
+    bench_make_context(b->ctx, b->V);
+    int k = 0;
+    for (; k < N_CELLS; k++)
+        if (chain_settings(&b->s[k], &BENCH_CHAINS[k / BENCH_N_ORDERS],
+                           BENCH_ORDERS[k % BENCH_N_ORDERS], &e) < 0) {
+            fprintf(stderr, "bench_fast: %s\n", e.msg);
+            break;
+        }
+    if (k == N_CELLS && run_size(b) == 0) {
+        print(b);
+        rc = 0;
+    }
+    trace_free(&b->t);
+    free(b->row);
+    free(b);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--peer") == 0) {
+        int V = atoi(argv[2]), rounds = atoi(argv[3]);
+        if (V < 1024 || rounds < 1 || rounds > ROUNDS) {
+            fprintf(stderr, "bench_fast: --peer V ROUNDS: V at least 1024, ROUNDS 1 to %d\n",
+                    ROUNDS);
+            return 2;
+        }
+        return bench_one_size(V, rounds, print_peer_lines);
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: bench_fast [--peer V ROUNDS]\n");
+        return 2;
+    }
     printf("The fast sampler, one thread, one row, %d top rows: medians of %d interleaved rounds "
            "(us per call)\n",
            TOP_ROWS, ROUNDS);
     print_load();
-    for (int si = 0; si < BENCH_N_SIZES; si++) {
-        struct bench_size *b = calloc(1, sizeof *b);
-        struct err e;
-        if (!b)
+    for (int si = 0; si < BENCH_N_SIZES; si++)
+        if (bench_one_size(BENCH_SIZES[si], ROUNDS, print_size) != 0)
             return 1;
-        b->V = BENCH_SIZES[si];
-        b->row = malloc((size_t)b->V * sizeof *b->row);
-        if (!b->row || trace_init(&b->t, b->V, &e) < 0) {
-            fprintf(stderr, "bench_fast: out of memory\n");
-            return 1;
-        }
-        bench_make_row(b->row, b->V);
-        bench_make_context(b->ctx, b->V);
-        for (int k = 0; k < N_CELLS; k++)
-            if (chain_settings(&b->s[k], &BENCH_CHAINS[k / BENCH_N_ORDERS],
-                               BENCH_ORDERS[k % BENCH_N_ORDERS], &e) < 0) {
-                fprintf(stderr, "bench_fast: %s\n", e.msg);
-                return 1;
-            }
-        int rc = run_size(b);
-        if (rc == 0)
-            print_size(b);
-        trace_free(&b->t);
-        free(b->row);
-        free(b);
-        if (rc < 0)
-            return 1;
-    }
     print_load();
     return 0;
 }

@@ -8,7 +8,7 @@
 // llama.cpp's own order (penalties, top-k, top-p, min-p, temperature, then the draw;
 // greedy alone for temperature 0). Each round times every chain once, interleaved, on
 // the thread's CPU clock, as bench_fast does; the medians come out as lines
-//   cell V LETTER llamacpp MICROSECONDS
+//   cell V LETTER peer MICROSECONDS
 //
 // Usage: peer_llama V ROUNDS
 #include <stdio.h>
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
         }
     for (int c = 0; c < BENCH_N_CHAINS; c++) {
         std::sort(us[c].begin(), us[c].end());
-        printf("cell %d %c llamacpp %.1f\n", V, BENCH_CHAINS[c].letter, us[c][rounds / 2]);
+        printf("cell %d %c peer %.1f\n", V, BENCH_CHAINS[c].letter, us[c][rounds / 2]);
         llama_sampler_free(chains[c]);
     }
     return 0;
