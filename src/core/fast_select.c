@@ -264,9 +264,12 @@ int fast_alive_best(struct fast *f)
             return f->best_all;
         fast_blocks(f);
         int blocks = fast_n_blocks(f), bb = 0;
+        double m = f->block_max[0]; /* in a register: no load waits on the last compare */
         for (int b = 1; b < blocks; b++)
-            if (f->block_max[b] > f->block_max[bb])
+            if (f->block_max[b] > m) {
+                m = f->block_max[b];
                 bb = b;
+            }
         for (int i = bb * VM_BLOCK; i < f->V; i++)
             if (f->z[i] == f->block_max[bb])
                 return f->best_all = i;

@@ -37,11 +37,56 @@ struct lanes {
     double s[LANES], o[LANES];
 };
 
+/* Whether every x[0..n) - shift (n a multiple of LANES) lies where
+ * fast_exp8 clamps nothing: the rounded difference keeps the order, so the
+ * extremes decide. A NaN takes either path, which give it the same NaN. */
+PASS_HELPER int chunk_in_range(const double *x, int n, double shift)
+{
+    double mn = INFINITY, mx = -INFINITY;
+#ifdef VM_HAS_VEC
+    /* Four vectors a step, combined first among themselves: one running
+     * extreme alone would make a chain of dependent compares as long as
+     * the chunk (the order of a minimum does not change it). */
+    vm_v8d lo, hi;
+    memcpy(&lo, x, sizeof lo);
+    hi = lo;
+    int i = 0;
+    for (; i + 4 * LANES <= n; i += 4 * LANES) {
+        vm_v8d v0, v1, v2, v3;
+        memcpy(&v0, x + i, sizeof v0);
+        memcpy(&v1, x + i + LANES, sizeof v1);
+        memcpy(&v2, x + i + 2 * LANES, sizeof v2);
+        memcpy(&v3, x + i + 3 * LANES, sizeof v3);
+        lo = VM_MIN8(VM_MIN8(VM_MIN8(v0, v1), VM_MIN8(v2, v3)), lo);
+        hi = VM_MAX8(VM_MAX8(VM_MAX8(v0, v1), VM_MAX8(v2, v3)), hi);
+    }
+    for (; i < n; i += LANES) {
+        vm_v8d v;
+        memcpy(&v, x + i, sizeof v);
+        lo = VM_MIN8(v, lo);
+        hi = VM_MAX8(v, hi);
+    }
+    for (int k = 0; k < LANES; k++) {
+        mn = lo[k] < mn ? lo[k] : mn;
+        mx = hi[k] > mx ? hi[k] : mx;
+    }
+#else
+    for (int i = 0; i < n; i++) {
+        mn = x[i] < mn ? x[i] : mn;
+        mx = x[i] > mx ? x[i] : mx;
+    }
+#endif
+    return (mn - shift >= FASTEXP_LOW) & (mx - shift <= FASTEXP_HIGH);
+}
+
 /* The sums of fast_exp(x - shift) over n tokens (a multiple of LANES),
  * added into the lanes; each e also stored into out[0..n) when there is
  * one. Lane k adds the tokens k, k + LANES, ... in order, whether the
- * compiler has vector types or not. */
-PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, struct lanes *l)
+ * compiler has vector types or not. in_range: chunk_in_range holds, so no
+ * clamp can act and every e is positive (the mask of the entropy's term
+ * changes nothing). */
+PASS_HELPER void stats_lanes(const double *x, double shift, double *out, int n, struct lanes *l,
+                             int in_range)
 {
 #ifdef FASTEXP_HAS_VEC
     fastexp_v8d sv, ov;
@@ -49,7 +94,7 @@ PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, 
     memcpy(&ov, l->o, sizeof ov);
     for (int i = 0; i < n; i += LANES) {
         double e8[LANES];
-        fast_exp8(x + i, shift, e8);
+        fast_exp8(x + i, shift, e8, in_range);
         fastexp_v8d w, d;
         memcpy(&w, e8, sizeof w);
         memcpy(&d, x + i, sizeof d);
@@ -59,11 +104,12 @@ PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, 
         /* w (x - shift) where w > 0, else +0 (a masked token's 0 * -inf
          * is NaN, and the mask drops it). */
         d = w * (d - shift);
-        ov += (fastexp_v8d)((fastexp_v8i)d & (w > 0.0));
+        ov += in_range ? d : (fastexp_v8d)((fastexp_v8i)d & (w > 0.0));
     }
     memcpy(l->s, &sv, sizeof sv);
     memcpy(l->o, &ov, sizeof ov);
 #else
+    (void)in_range;
     for (int i = 0; i < n; i += LANES)
         for (int k = 0; k < LANES; k++) {
             double w = fast_exp(x[i + k] - shift);
@@ -73,6 +119,18 @@ PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, 
             l->o[k] += w > 0.0 ? w * (x[i + k] - shift) : 0.0;
         }
 #endif
+}
+
+/* in_range: 1 or 0 when the caller knows (chunk_in_range), -1 to find out. */
+PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, struct lanes *l,
+                             int in_range)
+{
+    if (in_range < 0)
+        in_range = chunk_in_range(x, n, shift);
+    if (in_range)
+        stats_lanes(x, shift, out, n, l, 1);
+    else
+        stats_lanes(x, shift, out, n, l, 0);
 }
 
 /* The lanes' totals, then the last n % LANES tokens from lo on, one by one
@@ -95,9 +153,9 @@ PASS_HELPER double stats_end(const struct lanes *l, const double *x, double shif
 /* The sums of the exponentials of z[lo..hi) (hi - lo a multiple of
  * LANES), each stored into out when there is one. */
 PASS_HELPER void stats_range(const double *z, double shift, double *out, int lo, int hi,
-                             struct lanes *l)
+                             struct lanes *l, int in_range)
 {
-    stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l);
+    stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l, in_range);
 }
 
 VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset)
@@ -105,7 +163,7 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
     struct lanes l = { { 0 }, { 0 } };
     int body = n - n % LANES;
     for (int lo = 0; lo < body; lo += CHUNK)
-        stats_range(x, shift, out, lo, lo + CHUNK < body ? lo + CHUNK : body, &l);
+        stats_range(x, shift, out, lo, lo + CHUNK < body ? lo + CHUNK : body, &l, -1);
     return stats_end(&l, x, shift, out, body, n, offset);
 }
 
@@ -132,7 +190,7 @@ VEC_PASS double fv_divide_exp_stats(double *z, double t, double shift, double *o
         for (int i = lo; i < hi; i++)
             z[i] = z[i] / t;
         if (lo < body)
-            stats_range(z, shift, out, lo, hi < body ? hi : body, &l);
+            stats_range(z, shift, out, lo, hi < body ? hi : body, &l, -1);
     }
     *zmax = m;
     return stats_end(&l, z, shift, out, body, n, offset);
@@ -150,9 +208,10 @@ PASS_HELPER int all_in_range(const double *z, int lo, int hi)
 
 /* z[lo..hi) loaded: their marks, the blocks' maxima (a short last block
  * scalar), and the counts: out of range without being -inf (NaN and +inf
- * included), and masked. Returns the chunk's largest z. */
+ * included), and masked. Returns the chunk's largest z, its smallest in
+ * *cmin. */
 PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int hi, int *bad,
-                               int *n_masked)
+                               int *n_masked, double *cmin)
 {
     if (all_in_range(z, lo, hi)) {
         memset(ld->mark + lo, ld->kept, (size_t)(hi - lo));
@@ -168,17 +227,21 @@ PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int 
         *bad += b;
         *n_masked += nm;
     }
-    double cmax = -INFINITY;
+    double cmax = -INFINITY, least = INFINITY;
     for (int at = lo; at < hi; at += VM_BLOCK) {
-        double m = -INFINITY;
+        double m = -INFINITY, n = INFINITY;
         if (at + VM_BLOCK <= hi)
-            m = vm_block_max_of(z + at);
+            m = vm_block_minmax_of(z + at, &n);
         else
-            for (int i = at; i < hi; i++)
+            for (int i = at; i < hi; i++) {
                 m = z[i] > m ? z[i] : m;
+                n = z[i] < n ? z[i] : n;
+            }
         ld->block_max[at / VM_BLOCK] = m;
         cmax = m > cmax ? m : cmax;
+        least = n < least ? n : least;
     }
+    *cmin = least;
     return cmax;
 }
 
@@ -214,12 +277,15 @@ PASS_HELPER void fold(struct run_sums *r, double mc, double sc, double oc)
 PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int hi,
                                 struct run_sums *r, int *bad, int *n_masked)
 {
-    double cmax = marks_chunk(z, ld, lo, hi, bad, n_masked);
+    double cmin, cmax = marks_chunk(z, ld, lo, hi, bad, n_masked, &cmin);
     if (!ld->sums || cmax == -INFINITY)
         return;
     struct lanes l = { { 0 }, { 0 } };
     int body = lo + (hi - lo) / LANES * LANES;
-    stats_range(z, cmax, NULL, lo, body, &l);
+    /* The exponentials at the chunk's own largest z: in range when the
+     * smallest is within FASTEXP_LOW of it (a NaN: either way, then the
+     * load is redone without sums). */
+    stats_range(z, cmax, NULL, lo, body, &l, cmin - cmax >= FASTEXP_LOW);
     double oc, sc = stats_end(&l, z, cmax, NULL, body, hi, &oc);
     fold(r, cmax, sc, oc);
 }

@@ -92,9 +92,12 @@ typedef uint64_t fastexp_v8u __attribute__((vector_size(64)));
     ((fastexp_v8d)(((fastexp_v8i)(a) & (m)) | ((fastexp_v8i)(b) & ~(m))))
 
 /* out[0..8) = fast_exp(x[k] - shift), operation for operation, in vector
- * registers (pointers in and out, for the reason above). */
+ * registers (pointers in and out, for the reason above). in_range (a
+ * constant where it is inlined) says that every x[k] - shift is known to
+ * lie in [FASTEXP_LOW, FASTEXP_HIGH]: the clamps, which change nothing
+ * there, are left out (the same bits, a fifth fewer operations). */
 static inline __attribute__((always_inline)) void fast_exp8(const double *x, double shift,
-                                                            double *out)
+                                                            double *out, int in_range)
 {
     const fastexp_v8d lo = { FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW,
                              FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW },
@@ -105,8 +108,12 @@ static inline __attribute__((always_inline)) void fast_exp8(const double *x, dou
     memcpy(&t0, FASTEXP_T, sizeof t0);
     memcpy(&t1, FASTEXP_T + 8, sizeof t1);
     v -= shift;
-    fastexp_v8i below = v < lo;
-    fastexp_v8d xc = FASTEXP_SELECT(below, lo, FASTEXP_SELECT(v > hi, hi, v));
+    fastexp_v8i below = { 0 };
+    fastexp_v8d xc = v;
+    if (!in_range) {
+        below = v < lo;
+        xc = FASTEXP_SELECT(below, lo, FASTEXP_SELECT(v > hi, hi, v));
+    }
     fastexp_v8d kd = xc * FASTEXP_K_PER_LN2 + FASTEXP_ROUND;
     fastexp_v8u u = (fastexp_v8u)kd & 0xFFFFFFFFu;
     kd -= FASTEXP_ROUND;
@@ -118,7 +125,9 @@ static inline __attribute__((always_inline)) void fast_exp8(const double *x, dou
     fastexp_v8d p = (r * r) * q + r;
     fastexp_v8u tbits = (fastexp_v8u)__builtin_shuffle(t0, t1, u & 15) + ((u >> 4) << 52);
     fastexp_v8d t = (fastexp_v8d)tbits;
-    fastexp_v8d y = (fastexp_v8d)((fastexp_v8i)(t + t * p) & ~below);
+    fastexp_v8d y = t + t * p;
+    if (!in_range)
+        y = (fastexp_v8d)((fastexp_v8i)y & ~below);
     memcpy(out, &y, sizeof y);
 }
 #endif
