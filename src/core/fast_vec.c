@@ -6,6 +6,7 @@
 #include "core/fast_vec.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/vec_clones.h"
@@ -168,10 +169,29 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
 }
 
 /* The largest |z| of z[lo..hi) that is not -inf, from m up: the range
- * check of the temperature needs it. */
+ * check of the temperature needs it. A NaN is never taken (the compare is
+ * false), so the order of the lanes does not matter. */
 PASS_HELPER double magnitude_chunk(const double *z, int lo, int hi, double m)
 {
-    for (int i = lo; i < hi; i++) {
+    int i = lo;
+#ifdef VM_HAS_VEC
+    /* In lanes, four vectors a step: a running maximum alone would be a
+     * chain of dependent compares as long as the row. */
+    const vm_v8i sign = (vm_v8i){ 0 } + INT64_MIN;
+    const vm_v8d minf = (vm_v8d){ 0 } - INFINITY;
+    vm_v8d acc[4] = { { 0 } };
+    for (; i + 4 * LANES <= hi; i += 4 * LANES)
+        for (int j = 0; j < 4; j++) {
+            vm_v8d v;
+            memcpy(&v, z + i + j * LANES, sizeof v);
+            vm_v8d a = (vm_v8d)((vm_v8i)v & ~sign & ~(v == minf)); /* |v|, 0 for -inf */
+            acc[j] = VM_MAX8(a, acc[j]);
+        }
+    for (int j = 0; j < 4; j++)
+        for (int k = 0; k < LANES; k++)
+            m = acc[j][k] > m ? acc[j][k] : m;
+#endif
+    for (; i < hi; i++) {
         double a = fabs(z[i]);
         m = ((z[i] != -INFINITY) & (a > m)) ? a : m;
     }
