@@ -38,79 +38,54 @@ struct lanes {
     double s[LANES], o[LANES];
 };
 
-/* Whether every x[0..n) - shift (n a multiple of LANES) lies where
- * fast_exp8 clamps nothing: the rounded difference keeps the order, so the
- * extremes decide. A NaN takes either path, which give it the same NaN. */
-PASS_HELPER int chunk_in_range(const double *x, int n, double shift)
-{
-    double mn = INFINITY, mx = -INFINITY;
-#ifdef VM_HAS_VEC
-    /* Four vectors a step, combined first among themselves: one running
-     * extreme alone would make a chain of dependent compares as long as
-     * the chunk (the order of a minimum does not change it). */
-    vm_v8d lo, hi;
-    memcpy(&lo, x, sizeof lo);
-    hi = lo;
-    int i = 0;
-    for (; i + 4 * LANES <= n; i += 4 * LANES) {
-        vm_v8d v0, v1, v2, v3;
-        memcpy(&v0, x + i, sizeof v0);
-        memcpy(&v1, x + i + LANES, sizeof v1);
-        memcpy(&v2, x + i + 2 * LANES, sizeof v2);
-        memcpy(&v3, x + i + 3 * LANES, sizeof v3);
-        lo = VM_MIN8(VM_MIN8(VM_MIN8(v0, v1), VM_MIN8(v2, v3)), lo);
-        hi = VM_MAX8(VM_MAX8(VM_MAX8(v0, v1), VM_MAX8(v2, v3)), hi);
-    }
-    for (; i < n; i += LANES) {
-        vm_v8d v;
-        memcpy(&v, x + i, sizeof v);
-        lo = VM_MIN8(v, lo);
-        hi = VM_MAX8(v, hi);
-    }
-    for (int k = 0; k < LANES; k++) {
-        mn = lo[k] < mn ? lo[k] : mn;
-        mx = hi[k] > mx ? hi[k] : mx;
-    }
-#else
-    for (int i = 0; i < n; i++) {
-        mn = x[i] < mn ? x[i] : mn;
-        mx = x[i] > mx ? x[i] : mx;
-    }
-#endif
-    return (mn - shift >= FASTEXP_LOW) & (mx - shift <= FASTEXP_HIGH);
-}
-
 /* The sums of fast_exp(x - shift) over n tokens (a multiple of LANES),
  * added into the lanes; each e also stored into out[0..n) when there is
  * one. Lane k adds the tokens k, k + LANES, ... in order, whether the
- * compiler has vector types or not. in_range: chunk_in_range holds, so no
- * clamp can act and every e is positive (the mask of the entropy's term
- * changes nothing). */
-PASS_HELPER void stats_lanes(const double *x, double shift, double *out, int n, struct lanes *l,
-                             int in_range)
+ * compiler has vector types or not. checked: fast_exp8 without its clamps,
+ * and 1 returned when some x - shift lay where a clamp would have acted
+ * (the lanes and out are then not to be used); else 0. With no clamp
+ * acting every e is positive, and the mask of the entropy's term changes
+ * nothing either. */
+PASS_HELPER int stats_lanes(const double *x, double shift, double *out, int n, struct lanes *l,
+                            int checked)
 {
 #ifdef FASTEXP_HAS_VEC
+    const fastexp_v8d lo = (fastexp_v8d){ 0 } + FASTEXP_LOW, hi = (fastexp_v8d){ 0 } + FASTEXP_HIGH;
     fastexp_v8d sv, ov;
+    fastexp_v8i outside = { 0 };
     memcpy(&sv, l->s, sizeof sv);
     memcpy(&ov, l->o, sizeof ov);
     for (int i = 0; i < n; i += LANES) {
         double e8[LANES];
-        fast_exp8(x + i, shift, e8, in_range);
-        fastexp_v8d w, d;
+        fast_exp8(x + i, shift, e8, checked);
+        fastexp_v8d w, v;
         memcpy(&w, e8, sizeof w);
-        memcpy(&d, x + i, sizeof d);
+        memcpy(&v, x + i, sizeof v);
         if (out)
             memcpy(out + i, e8, sizeof e8);
+        v -= shift;
         sv += w;
         /* w (x - shift) where w > 0, else +0 (a masked token's 0 * -inf
          * is NaN, and the mask drops it). */
-        d = w * (d - shift);
-        ov += in_range ? d : (fastexp_v8d)((fastexp_v8i)d & (w > 0.0));
+        fastexp_v8d d = w * v;
+        if (checked) {
+            /* v - lo and hi - v have their sign bit set where v is below
+             * or above the clamps' range: or-ed bits, no compare (which
+             * the compiler would do lane by lane here). */
+            outside |= (fastexp_v8i)(v - lo) | (fastexp_v8i)(hi - v);
+            ov += d;
+        } else {
+            ov += (fastexp_v8d)((fastexp_v8i)d & (w > 0.0));
+        }
     }
     memcpy(l->s, &sv, sizeof sv);
     memcpy(l->o, &ov, sizeof ov);
+    int any = 0;
+    for (int k = 0; k < LANES; k++)
+        any |= outside[k] < 0;
+    return any;
 #else
-    (void)in_range;
+    (void)checked;
     for (int i = 0; i < n; i += LANES)
         for (int k = 0; k < LANES; k++) {
             double w = fast_exp(x[i + k] - shift);
@@ -119,19 +94,20 @@ PASS_HELPER void stats_lanes(const double *x, double shift, double *out, int n, 
             l->s[k] += w;
             l->o[k] += w > 0.0 ? w * (x[i + k] - shift) : 0.0;
         }
+    return 0;
 #endif
 }
 
-/* in_range: 1 or 0 when the caller knows (chunk_in_range), -1 to find out. */
-PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, struct lanes *l,
-                             int in_range)
+/* stats_lanes without the clamps, and again with them when one would have
+ * acted (a masked token, or a z' far below the rest): the same bits as
+ * with the clamps throughout, which most chunks never need. */
+PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, struct lanes *l)
 {
-    if (in_range < 0)
-        in_range = chunk_in_range(x, n, shift);
-    if (in_range)
-        stats_lanes(x, shift, out, n, l, 1);
-    else
+    struct lanes before = *l;
+    if (stats_lanes(x, shift, out, n, l, 1)) {
+        *l = before;
         stats_lanes(x, shift, out, n, l, 0);
+    }
 }
 
 /* The lanes' totals, then the last n % LANES tokens from lo on, one by one
@@ -154,9 +130,9 @@ PASS_HELPER double stats_end(const struct lanes *l, const double *x, double shif
 /* The sums of the exponentials of z[lo..hi) (hi - lo a multiple of
  * LANES), each stored into out when there is one. */
 PASS_HELPER void stats_range(const double *z, double shift, double *out, int lo, int hi,
-                             struct lanes *l, int in_range)
+                             struct lanes *l)
 {
-    stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l, in_range);
+    stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l);
 }
 
 VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset)
@@ -164,7 +140,7 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
     struct lanes l = { { 0 }, { 0 } };
     int body = n - n % LANES;
     for (int lo = 0; lo < body; lo += CHUNK)
-        stats_range(x, shift, out, lo, lo + CHUNK < body ? lo + CHUNK : body, &l, -1);
+        stats_range(x, shift, out, lo, lo + CHUNK < body ? lo + CHUNK : body, &l);
     return stats_end(&l, x, shift, out, body, n, offset);
 }
 
@@ -210,7 +186,7 @@ VEC_PASS double fv_divide_exp_stats(double *z, double t, double shift, double *o
         for (int i = lo; i < hi; i++)
             z[i] = z[i] / t;
         if (lo < body)
-            stats_range(z, shift, out, lo, hi < body ? hi : body, &l, -1);
+            stats_range(z, shift, out, lo, hi < body ? hi : body, &l);
     }
     *zmax = m;
     return stats_end(&l, z, shift, out, body, n, offset);
@@ -228,10 +204,9 @@ PASS_HELPER int all_in_range(const double *z, int lo, int hi)
 
 /* z[lo..hi) loaded: their marks, the blocks' maxima (a short last block
  * scalar), and the counts: out of range without being -inf (NaN and +inf
- * included), and masked. Returns the chunk's largest z, its smallest in
- * *cmin. */
+ * included), and masked. Returns the chunk's largest z. */
 PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int hi, int *bad,
-                               int *n_masked, double *cmin)
+                               int *n_masked)
 {
     if (all_in_range(z, lo, hi)) {
         memset(ld->mark + lo, ld->kept, (size_t)(hi - lo));
@@ -247,21 +222,17 @@ PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int 
         *bad += b;
         *n_masked += nm;
     }
-    double cmax = -INFINITY, least = INFINITY;
+    double cmax = -INFINITY;
     for (int at = lo; at < hi; at += VM_BLOCK) {
-        double m = -INFINITY, n = INFINITY;
+        double m = -INFINITY;
         if (at + VM_BLOCK <= hi)
-            m = vm_block_minmax_of(z + at, &n);
+            m = vm_block_max_of(z + at);
         else
-            for (int i = at; i < hi; i++) {
+            for (int i = at; i < hi; i++)
                 m = z[i] > m ? z[i] : m;
-                n = z[i] < n ? z[i] : n;
-            }
         ld->block_max[at / VM_BLOCK] = m;
         cmax = m > cmax ? m : cmax;
-        least = n < least ? n : least;
     }
-    *cmin = least;
     return cmax;
 }
 
@@ -297,15 +268,12 @@ PASS_HELPER void fold(struct run_sums *r, double mc, double sc, double oc)
 PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int hi,
                                 struct run_sums *r, int *bad, int *n_masked)
 {
-    double cmin, cmax = marks_chunk(z, ld, lo, hi, bad, n_masked, &cmin);
+    double cmax = marks_chunk(z, ld, lo, hi, bad, n_masked);
     if (!ld->sums || cmax == -INFINITY)
         return;
     struct lanes l = { { 0 }, { 0 } };
     int body = lo + (hi - lo) / LANES * LANES;
-    /* The exponentials at the chunk's own largest z: in range when the
-     * smallest is within FASTEXP_LOW of it (a NaN: either way, then the
-     * load is redone without sums). */
-    stats_range(z, cmax, NULL, lo, body, &l, cmin - cmax >= FASTEXP_LOW);
+    stats_range(z, cmax, NULL, lo, body, &l);
     double oc, sc = stats_end(&l, z, cmax, NULL, body, hi, &oc);
     fold(r, cmax, sc, oc);
 }

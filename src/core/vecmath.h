@@ -23,56 +23,39 @@ double vm_divide(double *z, double t, int n);
 #define VM_HAS_VEC 1
 typedef double vm_v8d __attribute__((vector_size(64)));
 typedef int64_t vm_v8i __attribute__((vector_size(64)));
-/* Lane-wise the larger and the smaller of a, b as the scalar "a > b ? a :
- * b" and "a < b ? a : b" pick them (b where they are equal or one is NaN):
- * the compiler does not vectorize those ternaries on doubles by itself. */
+/* Lane-wise the larger of a, b as the scalar "a > b ? a : b" picks it (b
+ * where they are equal or one is NaN): the compiler does not vectorize that
+ * ternary on doubles by itself. */
 #define VM_MAX8(a, b) ((vm_v8d)(((vm_v8i)(a) & ((a) > (b))) | ((vm_v8i)(b) & ~((a) > (b)))))
-#define VM_MIN8(a, b) ((vm_v8d)(((vm_v8i)(a) & ((a) < (b))) | ((vm_v8i)(b) & ~((a) < (b)))))
 #endif
 
 /* The largest of one full block of VM_BLOCK values, in 8 lanes, each lane
- * "x > m ? x : m" in order, then the lanes in order (the loop vm_block_max
- * runs per block, shared with the fast path's fused load pass, fast_vec.c,
- * so both give the same maxima); and the smallest into *min the same way
- * (the load pass's range test; where it is not asked for, the compiler
- * drops it). */
-static inline double vm_block_minmax_of(const double *x, double *min)
+ * "x > m ? x : m" in order, then the lanes in order: the loop vm_block_max
+ * runs per block, shared with the fast path's fused load pass (fast_vec.c)
+ * so both give the same maxima. */
+static inline double vm_block_max_of(const double *x)
 {
-    double m[8], n[8];
+    double m[8];
 #ifdef VM_HAS_VEC
-    vm_v8d mv, nv;
+    vm_v8d mv;
     memcpy(&mv, x, sizeof mv);
-    nv = mv;
     for (int i = 8; i < VM_BLOCK; i += 8) {
         vm_v8d v;
         memcpy(&v, x + i, sizeof v);
         mv = VM_MAX8(v, mv);
-        nv = VM_MIN8(v, nv);
     }
     memcpy(m, &mv, sizeof m);
-    memcpy(n, &nv, sizeof n);
 #else
     for (int k = 0; k < 8; k++)
-        m[k] = n[k] = x[k];
+        m[k] = x[k];
     for (int i = 8; i < VM_BLOCK; i += 8)
-        for (int k = 0; k < 8; k++) {
+        for (int k = 0; k < 8; k++)
             m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
-            n[k] = x[i + k] < n[k] ? x[i + k] : n[k];
-        }
 #endif
-    double best = m[0], least = n[0];
-    for (int k = 1; k < 8; k++) {
+    double best = m[0];
+    for (int k = 1; k < 8; k++)
         best = m[k] > best ? m[k] : best;
-        least = n[k] < least ? n[k] : least;
-    }
-    *min = least;
     return best;
-}
-
-static inline double vm_block_max_of(const double *x)
-{
-    double unused;
-    return vm_block_minmax_of(x, &unused);
 }
 void vm_block_max(const double *x, int n, double *block_max);
 
