@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fast_vec.h"
 #include "core/fastexp.h"
 #include "core/philox.h"
 #include "core/sampler.h"
@@ -442,12 +443,54 @@ START_TEST(test_integer_cumulative_draw)
 }
 END_TEST
 
+/* fv_exp_stats's sums run without the exponential's clamps and, where a
+ * clamp would have acted, again with them: a row whose chunks hold masked
+ * tokens (-inf), tokens more than 708 below the shift (exp gives 0 there),
+ * both, or neither must give the sums that fast_exp gives token by token,
+ * in the pass's own order (lane k adds tokens k, k + 8, ... and the lanes
+ * meet in a fixed tree; the tail after). 2,053 tokens: four chunks of 512
+ * and a tail of 5. */
+START_TEST(test_exp_stats_with_and_without_clamps)
+{
+    enum { N = 2053 };
+    static double x[N], e[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = -30.0 * philox_uniform(13, (uint32_t)i, 0, 0);
+        if (i >= 512 && i < 1024 && i % 97 == 0)
+            x[i] = -INFINITY; /* chunk 1: masked tokens */
+        if (i >= 1024 && i < 1536 && i % 89 == 0)
+            x[i] = -750.0 - i; /* chunk 2: below the range */
+        if (i >= 1536 && i % 83 == 0)
+            x[i] = i % 2 ? -INFINITY : -2000.0; /* chunk 3 and the tail: both */
+    }
+    double offset, sum = fv_exp_stats(x, 0.5, e, N, &offset);
+    double ls[8] = { 0 }, lo[8] = { 0 };
+    int body = N - N % 8;
+    for (int i = 0; i < body; i++) {
+        double w = fast_exp(x[i] - 0.5);
+        ck_assert_msg(e[i] == w, "token %d: %.17g, fast_exp %.17g", i, e[i], w);
+        ls[i % 8] += w;
+        lo[i % 8] += w > 0.0 ? w * (x[i] - 0.5) : 0.0;
+    }
+    double want = ((ls[0] + ls[1]) + (ls[2] + ls[3])) + ((ls[4] + ls[5]) + (ls[6] + ls[7]));
+    double want_o = ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((lo[4] + lo[5]) + (lo[6] + lo[7]));
+    for (int i = body; i < N; i++) {
+        double w = fast_exp(x[i] - 0.5);
+        want += w;
+        want_o += w > 0.0 ? w * (x[i] - 0.5) : 0.0;
+    }
+    ck_assert_msg(sum == want, "sum %.17g, token by token %.17g", sum, want);
+    ck_assert_msg(offset == want_o, "offset %.17g, token by token %.17g", offset, want_o);
+}
+END_TEST
+
 Suite *suite_fast(void)
 {
     Suite *s = suite_create("fast");
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_fast_exp_is_within_one_ulp);
+    tcase_add_test(core, test_exp_stats_with_and_without_clamps);
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);
     tcase_add_test(core, test_fixed_point_mass);
