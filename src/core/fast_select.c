@@ -423,6 +423,22 @@ static void heap_offer(struct zid *h, int *n, int k, double z, int id)
     }
 }
 
+/* The k-th largest of the blocks' maxima, or -inf when there are fewer
+ * than k blocks: k blocks reach it, each with a token (its maximum) at or
+ * above it, so the k best tokens are all at or above it. The heap of
+ * f->sorted holds the blocks while it is found. */
+static double blocks_bar(struct fast *f, int k)
+{
+    int blocks = fast_n_blocks(f), n = 0;
+    if (blocks < k)
+        return -INFINITY;
+    struct zid *h = f->sorted;
+    for (int b = 0; b < blocks; b++)
+        if (n < k || f->block_max[b] > h[0].z)
+            heap_offer(h, &n, k, f->block_max[b], b);
+    return h[0].z;
+}
+
 /* The k best tokens of the kept set (all finite tokens when all is set),
  * sorted into f->sorted[0..n). Returns n, or -1 when out of memory. */
 int fast_best_k(struct fast *f, int k, int all)
@@ -433,14 +449,16 @@ int fast_best_k(struct fast *f, int k, int all)
     int n = 0;
     if (all || f->all_alive) {
         /* Once the heap is full, a block whose largest z is below the
-         * heap's worst holds no candidate: skip it whole. */
+         * heap's worst holds no candidate: skip it whole. And from the
+         * start nothing below bar can be among the k best. */
         fast_blocks(f);
+        double bar = blocks_bar(f, k);
         for (int b = 0; b < fast_n_blocks(f); b++) {
-            if (n == k && f->block_max[b] < h[0].z)
+            if (f->block_max[b] < bar || (n == k && f->block_max[b] < h[0].z))
                 continue;
             int hi = fast_block_end(f, b);
             for (int i = b * VM_BLOCK; i < hi; i++) {
-                if (n == k && f->z[i] < h[0].z)
+                if (f->z[i] < bar || (n == k && f->z[i] < h[0].z))
                     continue;
                 if (f->z[i] != -INFINITY && (all || f->mark[i] == MARK_KEPT))
                     heap_offer(h, &n, k, f->z[i], i);
