@@ -188,6 +188,7 @@ test-gpu-self: $(GPU_TEST)
 	@$(GPU_TEST) --self --fault --quick >$(BUILD)/check_gpu-fault.log || \
 	  { cat $(BUILD)/check_gpu-fault.log; exit 1; }
 	@tail -n 1 $(BUILD)/check_gpu-fault.log
+	tests/gpu/listed_but_skipped.sh
 
 $(GPU_TEST): tests/gpu/check_gpu.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"

@@ -8,7 +8,9 @@
 # each under a time limit, so that the whole finishes in under 6 minutes,
 # then a summary. Exit status 0 only when the build, test-gpu and memcheck
 # passed (memcheck may be skipped: no compute-sanitizer, or no device); a
-# benchmark target missed is reported, not a failure.
+# benchmark target missed is reported, not a failure. When nvidia-smi -L
+# lists a GPU, the GPU checks skipped for want of a device are a failure:
+# the machine has one, and nothing ran on it.
 #
 # Usage: tests/gpu/check.sh [make variables...]   (e.g. CUDA=0 to try it
 # without the CUDA backend). Logs go to build/gpu-check/. The limits can be
@@ -63,8 +65,10 @@ skip() {
 }
 
 say "logitlab GPU check in $(pwd), $(date -u '+%Y-%m-%d %H:%M UTC')"
+LISTED="" # the first GPU nvidia-smi -L lists, if any
 if command -v nvidia-smi >/dev/null 2>&1; then
     say "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)"
+    LISTED=$(nvidia-smi -L 2>/dev/null | grep -m1 '^GPU ' || true)
 else
     say "GPU: no nvidia-smi on this machine"
 fi
@@ -197,6 +201,10 @@ OK=1
 [ "${STATUS[memcheck]}" = FAIL ] && OK=0
 if [ -n "$DEVICE_WHY" ]; then
     say "no GPU checks ran: $DEVICE_WHY"
+    if [ -n "$LISTED" ]; then
+        say "but nvidia-smi -L lists a GPU ($LISTED): the checks that skipped count as failed"
+        OK=0
+    fi
 fi
 say "logs: $(for s in "${STEPS[@]}"; do [ -f "$LOG/$s.log" ] && printf '%s ' "$LOG/$s.log"; done)"
 if [ "$OK" = 1 ]; then
