@@ -239,14 +239,15 @@ END_TEST
  * kept set as the reference, with exact ties at the k-th place, and with
  * hundreds of tokens whose doubles differ but round to one float key (the
  * last level's bucket then holds more than SMALL_SET and is sorted by the
- * exact z'). */
+ * exact z'), and with thousands of zeros of both signs at the k-th place
+ * (-0 and +0 are one number: the key must not part them). */
 START_TEST(test_large_k_takes_the_radix_descent)
 {
     const int V = 20000;
     static const int KS[] = { 4097, 5000, 9999, 19999 };
     double *z = malloc((size_t)V * sizeof *z);
     char what[96];
-    for (int shape = 0; shape < 3; shape++) {
+    for (int shape = 0; shape < 4; shape++) {
         for (int i = 0; i < V; i++)
             z[i] = 2.5 * normal(41 + (uint64_t)shape, (uint32_t)i);
         if (shape == 1) /* exact ties from about rank 6,100 to 12,800: k 9,999 among them */
@@ -255,6 +256,9 @@ START_TEST(test_large_k_takes_the_radix_descent)
         if (shape == 2) /* one float key, 600 different doubles, across rank 5,000 */
             for (int i = 0; i < 600; i++)
                 z[i * 31] = 1.686 + (double)i * 1e-13;
+        if (shape == 3) /* zeros of both signs from about rank 5,000 to 11,700, equal as */
+            for (int i = 0; i < V; i += 3) /* numbers: the lower id first, whatever the sign */
+                z[i] = i % 2 ? -0.0 : 0.0;
         for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++)
             for (int p = 0; p < 4; p++) {
                 struct sampler_settings s;
@@ -263,6 +267,8 @@ START_TEST(test_large_k_takes_the_radix_descent)
                 s.top_k = KS[ki];
                 s.temperature = p == 3 ? 1.3 : 0.9;
                 s.seed = (uint64_t)(ki * 4 + (size_t)p);
+                if (shape == 3)
+                    s.shift = -0.0; /* z + -0 keeps the sign of every zero (+0 would not) */
                 snprintf(what, sizeof what, "shape %d top-k %d %s", shape, KS[ki],
                          preset_name((enum preset)p));
                 compare(z, V, NULL, 0, 0, &s, 40, what);

@@ -209,12 +209,17 @@ static inline HOSTDEV int rule_first_above_units(const uint64_t *cum, int n, dou
 /* A 32-bit key that orders like z: the float bits of z, with the sign bit
  * flipped for positives and every bit flipped for negatives. Rounding z to
  * float never reverses an order, so tokens in a higher bucket of the key
- * always have a larger z; ties in the key are settled by the exact z. */
+ * always have a larger z; ties in the key are settled by the exact z. -0
+ * (and a negative z that rounds to it) takes +0's key: the two are one
+ * number, which every comparison of the rules ranks by id alone, so they
+ * must share a bucket. */
 static inline HOSTDEV uint32_t rule_key(double z)
 {
     float f = (float)z;
     uint32_t u;
     memcpy(&u, &f, sizeof u);
+    if (u == 0x80000000u) /* -0 */
+        u = 0;
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
