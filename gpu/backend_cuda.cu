@@ -44,7 +44,6 @@ namespace {
 
 constexpr int kSmallSet = 64;          // SMALL_SET: a candidate set this small is sorted
 constexpr int kTopPProbe = 64;         // TOP_P_PROBE
-constexpr double kMinPMargin = 1e-9;   // MIN_P_MARGIN
 constexpr int kRadixBuckets = 2048;    // RADIX_BUCKETS
 constexpr uint8_t kMarkKept = 0;       // MARK_KEPT; a removed token holds 1 + its stage
 constexpr uint8_t kMarkMasked = TRACE_MASKED + 1;
@@ -61,7 +60,7 @@ enum { kErrNone = 0, kErrNaN = 1, kErrInf = 2, kErrNoFinite = 3, kErrRange = 4 }
 // One request, flattened for the device.
 struct RowParams {
     double temperature, top_p, min_p, alpha, frequency, presence, shift;
-    double bar_lo, bar_hi; // log(min_p) -/+ MIN_P_MARGIN, from the host's libm
+    double min_p_bar;      // rule_min_p_bar(min_p), found on the host with its libm
     uint64_t seed;
     int top_k, keep_ties, lesson_formula, penalty_active;
     int n_stages;
@@ -714,8 +713,8 @@ __device__ void stage_top_p(const Row &r, const RowParams &p, State &st)
         st.n_alive = cut_after(r, r.z[cut], cut, false, STAGE_TOP_P);
 }
 
-// stage_min_p: far from the bar log(min_p) the difference z' - max decides,
-// near it the exact test of sampler.c.
+// stage_min_p: z' - max against the bar the host found (rule_min_p_keeps), as
+// on the CPU: no exp on the device.
 __device__ void stage_min_p(const Row &r, const RowParams &p, State &st)
 {
     if (p.min_p <= 0.0)
@@ -729,9 +728,7 @@ __device__ void stage_min_p(const Row &r, const RowParams &p, State &st)
         if (r.mark[i] != kMarkKept)
             continue;
         double zi = r.z[i];
-        double d = zi - max;
-        bool keep = d > p.bar_hi ? true : d < p.bar_lo ? false : rule_min_p_keeps(zi, max, p.min_p);
-        if (keep)
+        if (rule_min_p_keeps(zi, max, p.min_p_bar))
             kept++;
         else
             r.mark[i] = (uint8_t)(1 + STAGE_MIN_P);
@@ -1520,11 +1517,8 @@ RowParams row_params(const struct backend_req *q, int V, int win_off, int win_le
     p.frequency = s->frequency_penalty;
     p.presence = s->presence_penalty;
     p.shift = s->shift;
-    if (s->min_p > 0.0) {
-        double bar = log(s->min_p);
-        p.bar_lo = bar - kMinPMargin;
-        p.bar_hi = bar + kMinPMargin;
-    }
+    if (s->min_p > 0.0)
+        p.min_p_bar = rule_min_p_bar(s->min_p);
     p.seed = s->seed;
     p.top_k = s->top_k;
     p.keep_ties = s->chain.topk_keep_ties != 0;

@@ -490,6 +490,29 @@ START_TEST(test_exp_stats_with_and_without_clamps)
 }
 END_TEST
 
+/* Min-p's bar (sampler_rules.h): the smallest double d with e^d >= min_p,
+ * so that "z - max >= bar" is the test e^(z - max) >= min_p itself. Checked
+ * at both neighbours of the bar, and token by token over 4,001 doubles
+ * around it (every d there: the old test and the new agree), for min_p
+ * from 1 down to a subnormal. */
+START_TEST(test_min_p_bar)
+{
+    static const double MIN_P[] = { 1.0, 0.5, 0.1, 0.05, 0.01, 1.0 / 3.0, 1e-5, 1e-300, 5e-320 };
+    for (size_t k = 0; k < sizeof MIN_P / sizeof MIN_P[0]; k++) {
+        double mp = MIN_P[k], bar = rule_min_p_bar(mp);
+        ck_assert_msg(exp(bar) >= mp, "min_p %g: e^bar %.17g", mp, exp(bar));
+        ck_assert_msg(exp(nextafter(bar, -INFINITY)) < mp, "min_p %g: bar %.17g not the least", mp,
+                      bar);
+        double d = bar;
+        for (int j = 0; j < 2000; j++)
+            d = nextafter(d, -INFINITY);
+        for (int j = 0; j <= 4000; j++, d = nextafter(d, INFINITY))
+            ck_assert_msg((exp(d) >= mp) == rule_min_p_keeps(d, 0.0, bar),
+                          "min_p %g, d %.17g: e^d %.17g, bar %.17g", mp, d, exp(d), bar);
+    }
+}
+END_TEST
+
 Suite *suite_fast(void)
 {
     Suite *s = suite_create("fast");
@@ -497,6 +520,7 @@ Suite *suite_fast(void)
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_fast_exp_is_within_one_ulp);
     tcase_add_test(core, test_exp_stats_with_and_without_clamps);
+    tcase_add_test(core, test_min_p_bar);
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);
     tcase_add_test(core, test_fixed_point_mass);

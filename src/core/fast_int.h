@@ -14,13 +14,11 @@
 #define RADIX_BUCKETS (1 << RADIX_BITS)
 #define SMALL_SET     64   /* a candidate set this small is sorted outright */
 #define HEAP_MAX      4096 /* top-k up to this k uses a heap; above it, the radix descent */
-#define MIN_P_MARGIN  1e-9 /* this near the bar, min-p takes the exact test of sampler.c */
 #define TOP_P_PROBE   64   /* top-p first looks for its cut among this many best tokens */
 #define MARK_KEPT     0
 #define MARK_MASKED   (TRACE_MASKED + 1)
-#define MARK_UNSURE   0xFF /* min-p: too near the bar to tell without the exact test */
-#define HIST_COPIES   4    /* separate level-0 histograms: adds to one bucket do not queue */
-#define KEPT_DENSE    8    /* more than V / KEPT_DENSE kept: their e in one dense pass */
+#define HIST_COPIES   4 /* separate level-0 histograms: adds to one bucket do not queue */
+#define KEPT_DENSE    8 /* more than V / KEPT_DENSE kept: their e in one dense pass */
 
 struct fast {
     const struct sampler_input *in;

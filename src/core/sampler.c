@@ -305,16 +305,17 @@ static int apply_TOP_P(struct ref_step *c)
 }
 
 /* Min-p: keep p_i >= min_p * p_max. The normalizer cancels, so the test is
- * e^(z_i - z_max) >= min_p, which needs no sum. */
+ * e^(z_i - z_max) >= min_p, which needs no sum (sampler_rules.h: z_i - z_max
+ * against a bar found once). */
 static int apply_MIN_P(struct ref_step *c)
 {
     double min_p = c->s->min_p;
     if (min_p <= 0.0 || c->n == 0)
         return 0;
-    double max = c->order[0].z;
+    double max = c->order[0].z, bar = rule_min_p_bar(min_p);
     c->rep->cut = min_p * c->rep->p_max;
     for (int r = 1; r < c->n; r++)
-        if (!rule_min_p_keeps(c->order[r].z, max, min_p))
+        if (!rule_min_p_keeps(c->order[r].z, max, bar))
             c->t->rows[c->order[r].id].removed_by = STAGE_MIN_P;
     return 0;
 }

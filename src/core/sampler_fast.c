@@ -208,38 +208,27 @@ static int fast_TOP_P(struct fast *f, struct stage_report *rep)
     return 0;
 }
 
-/* Whether min-p keeps token i: far from the bar the logarithm decides;
- * near it, the exact test of sampler.c. */
-static int min_p_keeps(const struct fast *f, int i, double max, double bar, double min_p)
-{
-    double d = f->z[i] - max;
-    return d > bar + MIN_P_MARGIN   ? 1
-           : d < bar - MIN_P_MARGIN ? 0
-                                    : rule_min_p_keeps(f->z[i], max, min_p);
-}
-
 /* Min-p's first cut: only blocks that reach the bar can hold survivors.
  * With nothing masked every mark becomes min-p's at once and the blocks
- * near the top are looked at token by token; else one dense pass marks the
- * sure cases (keeping the masks) and the unsure ones take the exact test. */
-static void min_p_first_cut(struct fast *f, double max, double bar, double min_p)
+ * that reach the bar are looked at token by token; else one dense pass
+ * marks every kept token (keeping the masks). */
+static void min_p_first_cut(struct fast *f, double max, double bar)
 {
     int none_masked = f->n_alive == f->V;
     if (none_masked)
         memset(f->mark, 1 + STAGE_MIN_P, (size_t)f->V);
     else
-        vm_bar_marks(f->z, f->mark, f->V, max, bar - MIN_P_MARGIN, bar + MIN_P_MARGIN, MARK_KEPT,
-                     1 + STAGE_MIN_P, MARK_UNSURE);
+        vm_bar_marks(f->z, f->mark, f->V, max, bar, MARK_KEPT, 1 + STAGE_MIN_P);
     double before = f->e_final ? f->e_sum : 0.0;
     fast_blocks(f);
     int k = 0;
     for (int b = 0; b < fast_n_blocks(f); b++) {
-        if (f->block_max[b] - max < bar - MIN_P_MARGIN)
+        if (!rule_min_p_keeps(f->block_max[b], max, bar))
             continue;
         int hi = fast_block_end(f, b);
         for (int i = b * VM_BLOCK; i < hi; i++) {
-            if (none_masked || f->mark[i] == MARK_UNSURE)
-                f->mark[i] = min_p_keeps(f, i, max, bar, min_p) ? MARK_KEPT : 1 + STAGE_MIN_P;
+            if (none_masked)
+                f->mark[i] = rule_min_p_keeps(f->z[i], max, bar) ? MARK_KEPT : 1 + STAGE_MIN_P;
             if (f->mark[i] == MARK_KEPT)
                 f->alive[k++] = i;
         }
@@ -254,15 +243,15 @@ static int fast_MIN_P(struct fast *f, struct stage_report *rep)
         return 0;
     double max = f->z[fast_alive_best(f)];
     rep->cut = min_p * rep->p_max;
-    double bar = log(min_p);
+    double bar = rule_min_p_bar(min_p);
     if (f->all_alive) {
-        min_p_first_cut(f, max, bar, min_p);
+        min_p_first_cut(f, max, bar);
         return 0;
     }
     int k = 0;
     for (int j = 0; j < f->n_alive; j++) {
         int i = f->alive[j];
-        if (min_p_keeps(f, i, max, bar, min_p))
+        if (rule_min_p_keeps(f->z[i], max, bar))
             f->alive[k++] = i;
         else
             drop(f, i, STAGE_MIN_P);

@@ -155,10 +155,34 @@ static inline HOSTDEV int rule_window_start(int prompt_counts, int prompt_len, i
 }
 
 /* Min-p keeps p_i >= min_p * p_max; the normalizer cancels, so the test is
- * e^(z_i - z_max) >= min_p. */
-static inline HOSTDEV int rule_min_p_keeps(double z, double max, double min_p)
+ * e^(z_i - z_max) >= min_p. e^d grows with d, so it is d >= bar for the
+ * smallest double bar with e^bar >= min_p: rule_min_p_bar finds that bar
+ * once, on the host, with the C library's exp, and every path (the
+ * reference, the fast path, the kernel) compares with it, no exp per token
+ * and none on the device (whose exp may differ from the host's by an ulp). */
+static inline HOSTDEV int rule_min_p_keeps(double z, double max, double bar)
 {
-    return exp(z - max) >= min_p;
+    return z - max >= bar;
+}
+
+/* The bar of min_p in (0, 1]: halving between two doubles around log(min_p)
+ * (e^lo < min_p <= e^hi) until they are neighbours. */
+static inline double rule_min_p_bar(double min_p)
+{
+    double lo = log(min_p) - 1e-3, hi = log(min_p) + 1e-3;
+    while (exp(lo) >= min_p) /* not for an exp within an ulp, but cheap to be sure */
+        lo -= 1.0;
+    while (exp(hi) < min_p)
+        hi += 1.0;
+    for (;;) {
+        double mid = lo + (hi - lo) / 2;
+        if (mid <= lo || mid >= hi)
+            return hi;
+        if (exp(mid) >= min_p)
+            hi = mid;
+        else
+            lo = mid;
+    }
 }
 
 /* The draw rule on cumulative sums in rank order: the first index whose

@@ -39,12 +39,11 @@ VEC_CLONES void vm_cut_marks(const double *z, uint8_t *mark, int n, double zc, i
     }
 }
 
-VEC_CLONES void vm_bar_marks(const double *z, uint8_t *mark, int n, double max, double lo,
-                             double hi, uint8_t kept, uint8_t cut, uint8_t unsure)
+VEC_CLONES void vm_bar_marks(const double *z, uint8_t *mark, int n, double max, double bar,
+                             uint8_t kept, uint8_t cut)
 {
     for (int i = 0; i < n; i++) {
-        double d = z[i] - max;
-        uint8_t m = d > hi ? kept : d < lo ? cut : unsure;
+        uint8_t m = rule_min_p_keeps(z[i], max, bar) ? kept : cut;
         mark[i] = mark[i] == kept ? m : mark[i];
     }
 }

@@ -70,10 +70,10 @@ int vm_count_before(const double *z, int n, double zc, int idc);
 void vm_cut_marks(const double *z, uint8_t *mark, int n, double zc, int idc, int keep_ties,
                   uint8_t kept, uint8_t cut);
 
-/* Min-p on the kept tokens: z - max above hi keeps, below lo cuts, and in
- * between is marked unsure for the exact test. */
-void vm_bar_marks(const double *z, uint8_t *mark, int n, double max, double lo, double hi,
-                  uint8_t kept, uint8_t cut, uint8_t unsure);
+/* Min-p on the kept tokens (mark == kept): z - max at or above bar keeps
+ * (rule_min_p_keeps), below it cuts. */
+void vm_bar_marks(const double *z, uint8_t *mark, int n, double max, double bar, uint8_t kept,
+                  uint8_t cut);
 
 /* The ids i in [lo, hi) with mark[i] == kept, into out; returns how many. */
 int vm_collect(const uint8_t *mark, int lo, int hi, uint8_t kept, int *out);
