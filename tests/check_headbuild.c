@@ -175,6 +175,13 @@ START_TEST(test_product_digest)
     ck_assert_uint_eq(fnv1a(batch, (size_t)PRODUCT_VECS * PRODUCT_V * sizeof *batch),
                       DIGEST_PRODUCT_8);
     ck_assert(memcmp(batch, one, (size_t)PRODUCT_V * sizeof *one) == 0);
+    /* The plain loop (no split x: what a failed allocation falls back to)
+     * gives the same bits, for one vector and for the eight. */
+    head_gemv_bf16(m.w, PRODUCT_V, PRODUCT_D, x, NULL, 1, one, PRODUCT_V);
+    ck_assert_uint_eq(fnv1a(one, (size_t)PRODUCT_V * sizeof *one), DIGEST_PRODUCT_1);
+    head_gemv_bf16(m.w, PRODUCT_V, PRODUCT_D, x, NULL, PRODUCT_VECS, batch, PRODUCT_V);
+    ck_assert_uint_eq(fnv1a(batch, (size_t)PRODUCT_VECS * PRODUCT_V * sizeof *batch),
+                      DIGEST_PRODUCT_8);
     free(x);
     free(one);
     free(batch);

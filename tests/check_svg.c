@@ -724,7 +724,7 @@ static void known_screen(struct screen *s)
     screen_bar(s, 15, 1, 3.625, COL_KEPT, 0);
     screen_put(s, 20, 1, 0x2591, COL_REMOVED, ATTR_DIM);
     screen_text(s, 22, 1, -1, "gone", COL_REMOVED, ATTR_DIM);
-    screen_put(s, 27, 1, 0x25c6, COL_U, ATTR_BOLD | ATTR_REVERSE);
+    screen_put(s, 27, 1, 0x25c6, COL_THRESHOLD, ATTR_BOLD | ATTR_REVERSE);
     screen_text(s, 0, 2, -1, "\xe5\x8f\xaf\xe4\xbb\xa5 x \xf0\x9f\x98\x80 y", COL_ACCENT, 0);
     screen_bar_left(s, 30, 2, 2.5, COL_NEG, 0);
     for (int i = 0; i < N_BLOCKS; i++)
@@ -805,7 +805,7 @@ START_TEST(test_theme_colours)
     ck_assert_uint_eq(d.fg[COL_TITLE], 0x005faf);
     ck_assert_uint_eq(d.fg[COL_KEPT], 0x0087d7);
     ck_assert_uint_eq(d.fg[COL_REMOVED], 0x808080);
-    ck_assert_uint_eq(d.fg[COL_U], 0xd70087);
+    ck_assert_uint_eq(d.fg[COL_THRESHOLD], 0xd70087);
     ck_assert_uint_eq(d.fg[COL_DEFAULT], 0x000000);
     ck_assert_uint_eq(d.fg[COL_STATUS], 0x000000);
     ck_assert_uint_eq(d.bg, 0xffffff);
@@ -815,7 +815,7 @@ START_TEST(test_theme_colours)
      * nothing dim, as term_present draws it. */
     struct svg_palette j = term_palette(THEME_PROJECTOR);
     ck_assert_uint_eq(j.fg[COL_DEFAULT], 0xffffff);
-    ck_assert_uint_eq(j.fg[COL_U], 0xff00ff);
+    ck_assert_uint_eq(j.fg[COL_THRESHOLD], 0xff00ff);
     ck_assert_uint_eq(j.fg[COL_CHOSEN], 0xffff00);
     ck_assert_uint_eq(j.bg, 0x000000);
     ck_assert(j.all_bold && j.no_dim);

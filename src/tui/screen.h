@@ -15,16 +15,16 @@
  * monochrome terminal, where the attributes alone carry the meaning. */
 enum color {
     COL_DEFAULT,
-    COL_TITLE,   /* bars of pane titles */
-    COL_KEPT,    /* kept tokens, positive bars */
-    COL_NEG,     /* negative logits */
-    COL_REMOVED, /* tokens a stage removed */
-    COL_CHOSEN,  /* the drawn token */
-    COL_U,       /* the thresholds: the top-p and min-p cut (the u marker is COL_CHOSEN) */
-    COL_ACCENT,  /* numbers to look at: sums, the changed logit */
-    COL_WARN,    /* warnings and wrong answers */
-    COL_GOOD,    /* right answers */
-    COL_STATUS,  /* the status line */
+    COL_TITLE,     /* bars of pane titles */
+    COL_KEPT,      /* kept tokens, positive bars */
+    COL_NEG,       /* negative logits */
+    COL_REMOVED,   /* tokens a stage removed */
+    COL_CHOSEN,    /* the drawn token */
+    COL_THRESHOLD, /* the thresholds: the top-p and min-p cut (the u marker is COL_CHOSEN) */
+    COL_ACCENT,    /* numbers to look at: sums, the changed logit */
+    COL_WARN,      /* warnings and wrong answers */
+    COL_GOOD,      /* right answers */
+    COL_STATUS,    /* the status line */
     COL_COUNT
 };
 

@@ -27,19 +27,19 @@ int term_locale_utf8(void)
 /* Colours by role (screen.h), readable on light and dark backgrounds and
  * told apart without red/green: blue for kept, vermillion for negative,
  * orange for the draw (the drawn token and the seeded u that drew it),
- * reddish purple for the thresholds, the role screen.h calls COL_U (after
+ * reddish purple for the thresholds (COL_THRESHOLD) (after
  * Okabe and Ito; the marks themselves are in marks.def). The 256-colour
  * tables are also the pictures' colours (term_palette). */
 static const short RICH[COL_COUNT] = {
-    [COL_DEFAULT] = -1,  [COL_TITLE] = 25,   [COL_KEPT] = 32,   [COL_NEG] = 166,
-    [COL_REMOVED] = 244, [COL_CHOSEN] = 214, [COL_U] = 162,     [COL_ACCENT] = 30,
+    [COL_DEFAULT] = -1,  [COL_TITLE] = 25,   [COL_KEPT] = 32,       [COL_NEG] = 166,
+    [COL_REMOVED] = 244, [COL_CHOSEN] = 214, [COL_THRESHOLD] = 162, [COL_ACCENT] = 30,
     [COL_WARN] = 166,    [COL_GOOD] = 29,    [COL_STATUS] = -1,
 };
 /* For a projector: the brightest colours, on black, where a washed-out
  * image loses the pale ones. */
 static const short BRIGHT[COL_COUNT] = {
-    [COL_DEFAULT] = 15,  [COL_TITLE] = 51,   [COL_KEPT] = 45,   [COL_NEG] = 202,
-    [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_U] = 201,     [COL_ACCENT] = 87,
+    [COL_DEFAULT] = 15,  [COL_TITLE] = 51,   [COL_KEPT] = 45,       [COL_NEG] = 202,
+    [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_THRESHOLD] = 201, [COL_ACCENT] = 87,
     [COL_WARN] = 196,    [COL_GOOD] = 46,    [COL_STATUS] = 15,
 };
 /* A picture of the default theme, whose text and page are the terminal's
@@ -93,16 +93,23 @@ struct svg_palette term_palette(int theme)
 static void init_colors(const struct term *t)
 {
     static const short BASIC[COL_COUNT] = {
-        [COL_DEFAULT] = -1,       [COL_TITLE] = COLOR_BLUE,  [COL_KEPT] = COLOR_BLUE,
-        [COL_NEG] = COLOR_RED,    [COL_REMOVED] = -1,        [COL_CHOSEN] = COLOR_YELLOW,
-        [COL_U] = COLOR_MAGENTA,  [COL_ACCENT] = COLOR_CYAN, [COL_WARN] = COLOR_RED,
-        [COL_GOOD] = COLOR_GREEN, [COL_STATUS] = -1,
+        [COL_DEFAULT] = -1,
+        [COL_TITLE] = COLOR_BLUE,
+        [COL_KEPT] = COLOR_BLUE,
+        [COL_NEG] = COLOR_RED,
+        [COL_REMOVED] = -1,
+        [COL_CHOSEN] = COLOR_YELLOW,
+        [COL_THRESHOLD] = COLOR_MAGENTA,
+        [COL_ACCENT] = COLOR_CYAN,
+        [COL_WARN] = COLOR_RED,
+        [COL_GOOD] = COLOR_GREEN,
+        [COL_STATUS] = -1,
     };
     static const short BRIGHT_BASIC[COL_COUNT] = {
-        [COL_DEFAULT] = COLOR_WHITE, [COL_TITLE] = COLOR_CYAN,    [COL_KEPT] = COLOR_CYAN,
-        [COL_NEG] = COLOR_RED,       [COL_REMOVED] = COLOR_WHITE, [COL_CHOSEN] = COLOR_YELLOW,
-        [COL_U] = COLOR_MAGENTA,     [COL_ACCENT] = COLOR_CYAN,   [COL_WARN] = COLOR_RED,
-        [COL_GOOD] = COLOR_GREEN,    [COL_STATUS] = COLOR_WHITE,
+        [COL_DEFAULT] = COLOR_WHITE,     [COL_TITLE] = COLOR_CYAN,    [COL_KEPT] = COLOR_CYAN,
+        [COL_NEG] = COLOR_RED,           [COL_REMOVED] = COLOR_WHITE, [COL_CHOSEN] = COLOR_YELLOW,
+        [COL_THRESHOLD] = COLOR_MAGENTA, [COL_ACCENT] = COLOR_CYAN,   [COL_WARN] = COLOR_RED,
+        [COL_GOOD] = COLOR_GREEN,        [COL_STATUS] = COLOR_WHITE,
     };
     start_color();
     use_default_colors();
