@@ -50,15 +50,15 @@ PASS_HELPER int stats_lanes(const double *x, double shift, double *out, int n, s
                             int checked)
 {
 #ifdef FASTEXP_HAS_VEC
-    const fastexp_v8d lo = (fastexp_v8d){ 0 } + FASTEXP_LOW, hi = (fastexp_v8d){ 0 } + FASTEXP_HIGH;
-    fastexp_v8d sv, ov;
-    fastexp_v8i outside = { 0 };
+    const vm_v8d lo = (vm_v8d){ 0 } + FASTEXP_LOW, hi = (vm_v8d){ 0 } + FASTEXP_HIGH;
+    vm_v8d sv, ov;
+    vm_v8i outside = { 0 };
     memcpy(&sv, l->s, sizeof sv);
     memcpy(&ov, l->o, sizeof ov);
     for (int i = 0; i < n; i += LANES) {
         double e8[LANES];
         fast_exp8(x + i, shift, e8, checked);
-        fastexp_v8d w, v;
+        vm_v8d w, v;
         memcpy(&w, e8, sizeof w);
         memcpy(&v, x + i, sizeof v);
         if (out)
@@ -67,15 +67,15 @@ PASS_HELPER int stats_lanes(const double *x, double shift, double *out, int n, s
         sv += w;
         /* w (x - shift) where w > 0, else +0 (a masked token's 0 * -inf
          * is NaN, and the mask drops it). */
-        fastexp_v8d d = w * v;
+        vm_v8d d = w * v;
         if (checked) {
             /* v - lo and hi - v have their sign bit set where v is below
              * or above the clamps' range: or-ed bits, no compare (which
              * the compiler would do lane by lane here). */
-            outside |= (fastexp_v8i)(v - lo) | (fastexp_v8i)(hi - v);
+            outside |= (vm_v8i)(v - lo) | (vm_v8i)(hi - v);
             ov += d;
         } else {
-            ov += (fastexp_v8d)((fastexp_v8i)d & (w > 0.0));
+            ov += (vm_v8d)((vm_v8i)d & (w > 0.0));
         }
     }
     memcpy(l->s, &sv, sizeof sv);
@@ -144,36 +144,6 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
     return stats_end(&l, x, shift, out, body, n, offset);
 }
 
-/* The largest |z| of z[lo..hi) that is not -inf, from m up: the range
- * check of the temperature needs it. A NaN is never taken (the compare is
- * false), so the order of the lanes does not matter. */
-PASS_HELPER double magnitude_chunk(const double *z, int lo, int hi, double m)
-{
-    int i = lo;
-#ifdef VM_HAS_VEC
-    /* In lanes, four vectors a step: a running maximum alone would be a
-     * chain of dependent compares as long as the row. */
-    const vm_v8i sign = (vm_v8i){ 0 } + INT64_MIN;
-    const vm_v8d minf = (vm_v8d){ 0 } - INFINITY;
-    vm_v8d acc[4] = { { 0 } };
-    for (; i + 4 * LANES <= hi; i += 4 * LANES)
-        for (int j = 0; j < 4; j++) {
-            vm_v8d v;
-            memcpy(&v, z + i + j * LANES, sizeof v);
-            vm_v8d a = (vm_v8d)((vm_v8i)v & ~sign & ~(v == minf)); /* |v|, 0 for -inf */
-            acc[j] = VM_MAX8(a, acc[j]);
-        }
-    for (int j = 0; j < 4; j++)
-        for (int k = 0; k < LANES; k++)
-            m = acc[j][k] > m ? acc[j][k] : m;
-#endif
-    for (; i < hi; i++) {
-        double a = fabs(z[i]);
-        m = ((z[i] != -INFINITY) & (a > m)) ? a : m;
-    }
-    return m;
-}
-
 VEC_PASS double fv_divide_exp_stats(double *z, double t, double shift, double *out, int n,
                                     double *offset, double *zmax)
 {
@@ -182,7 +152,7 @@ VEC_PASS double fv_divide_exp_stats(double *z, double t, double shift, double *o
     int body = n - n % LANES;
     for (int lo = 0; lo < n; lo += CHUNK) {
         int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        m = magnitude_chunk(z, lo, hi, m);
+        m = vm_magnitude(z, lo, hi, m);
         for (int i = lo; i < hi; i++)
             z[i] = z[i] / t;
         if (lo < body)

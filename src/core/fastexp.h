@@ -49,6 +49,8 @@
     }
 
 #ifndef __CUDACC__
+#include "core/vecmath.h" /* the eight-lane vector types */
+
 static const double FASTEXP_T[16] = FASTEXP_TABLE;
 
 static inline double fast_exp(double x)
@@ -79,17 +81,8 @@ static inline double fast_exp(double x)
     return x < FASTEXP_LOW ? 0.0 : y;
 }
 
-#if defined(__GNUC__)
+#ifdef VM_HAS_VEC
 #define FASTEXP_HAS_VEC 1
-typedef double fastexp_v8d __attribute__((vector_size(64)));
-typedef int64_t fastexp_v8i __attribute__((vector_size(64)));
-typedef uint64_t fastexp_v8u __attribute__((vector_size(64)));
-
-/* Lane-wise a where the comparison mask m is all ones, else b; a macro, so
- * that no vector is passed to a function (whose ABI would depend on the
- * vector units the caller is built for). */
-#define FASTEXP_SELECT(m, a, b)                                                                    \
-    ((fastexp_v8d)(((fastexp_v8i)(a) & (m)) | ((fastexp_v8i)(b) & ~(m))))
 
 /* out[0..8) = fast_exp(x[k] - shift), operation for operation, in vector
  * registers (pointers in and out, for the reason above). in_range (a
@@ -99,35 +92,35 @@ typedef uint64_t fastexp_v8u __attribute__((vector_size(64)));
 static inline __attribute__((always_inline)) void fast_exp8(const double *x, double shift,
                                                             double *out, int in_range)
 {
-    const fastexp_v8d lo = { FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW,
-                             FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW },
-                      hi = { FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH,
-                             FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH };
-    fastexp_v8d v, t0, t1;
+    const vm_v8d lo = { FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW,
+                        FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW },
+                 hi = { FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH,
+                        FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH };
+    vm_v8d v, t0, t1;
     memcpy(&v, x, sizeof v);
     memcpy(&t0, FASTEXP_T, sizeof t0);
     memcpy(&t1, FASTEXP_T + 8, sizeof t1);
     v -= shift;
-    fastexp_v8i below = { 0 };
-    fastexp_v8d xc = v;
+    vm_v8i below = { 0 };
+    vm_v8d xc = v;
     if (!in_range) {
         below = v < lo;
-        xc = FASTEXP_SELECT(below, lo, FASTEXP_SELECT(v > hi, hi, v));
+        xc = VM_SELECT(below, lo, VM_SELECT(v > hi, hi, v));
     }
-    fastexp_v8d kd = xc * FASTEXP_K_PER_LN2 + FASTEXP_ROUND;
-    fastexp_v8u u = (fastexp_v8u)kd & 0xFFFFFFFFu;
+    vm_v8d kd = xc * FASTEXP_K_PER_LN2 + FASTEXP_ROUND;
+    vm_v8u u = (vm_v8u)kd & 0xFFFFFFFFu;
     kd -= FASTEXP_ROUND;
-    fastexp_v8d r = (xc - kd * FASTEXP_STEP_HI) - kd * FASTEXP_STEP_LO;
-    fastexp_v8d q = FASTEXP_Q4 * r + FASTEXP_Q3;
+    vm_v8d r = (xc - kd * FASTEXP_STEP_HI) - kd * FASTEXP_STEP_LO;
+    vm_v8d q = FASTEXP_Q4 * r + FASTEXP_Q3;
     q = q * r + FASTEXP_Q2;
     q = q * r + FASTEXP_Q1;
     q = q * r + FASTEXP_Q0;
-    fastexp_v8d p = (r * r) * q + r;
-    fastexp_v8u tbits = (fastexp_v8u)__builtin_shuffle(t0, t1, u & 15) + ((u >> 4) << 52);
-    fastexp_v8d t = (fastexp_v8d)tbits;
-    fastexp_v8d y = t + t * p;
+    vm_v8d p = (r * r) * q + r;
+    vm_v8u tbits = (vm_v8u)__builtin_shuffle(t0, t1, u & 15) + ((u >> 4) << 52);
+    vm_v8d t = (vm_v8d)tbits;
+    vm_v8d y = t + t * p;
     if (!in_range)
-        y = (fastexp_v8d)((fastexp_v8i)y & ~below);
+        y = (vm_v8d)((vm_v8i)y & ~below);
     memcpy(out, &y, sizeof y);
 }
 #endif

@@ -7,12 +7,9 @@
 
 VEC_CLONES double vm_divide(double *z, double t, int n)
 {
-    double m = 0.0;
-    for (int i = 0; i < n; i++) {
-        double a = fabs(z[i]);
-        m = ((z[i] != -INFINITY) & (a > m)) ? a : m;
+    double m = vm_magnitude(z, 0, n, 0.0);
+    for (int i = 0; i < n; i++)
         z[i] /= t;
-    }
     return m;
 }
 

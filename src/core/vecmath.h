@@ -7,6 +7,7 @@
 #ifndef LOGITLAB_VECMATH_H
 #define LOGITLAB_VECMATH_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,14 +20,21 @@ double vm_divide(double *z, double t, int n);
  * short): lets a search skip whole blocks that cannot hold a candidate. */
 #define VM_BLOCK 64
 
+/* Eight doubles in one vector (GCC and Clang), for the loops the compiler
+ * does not vectorize by itself; every such loop has a scalar twin below
+ * the #else that gives the same bits. */
 #if defined(__GNUC__)
 #define VM_HAS_VEC 1
 typedef double vm_v8d __attribute__((vector_size(64)));
 typedef int64_t vm_v8i __attribute__((vector_size(64)));
+typedef uint64_t vm_v8u __attribute__((vector_size(64)));
+/* Lane-wise a where the comparison mask m is all ones, else b; a macro, so
+ * that no vector is passed to a function (whose ABI would depend on the
+ * vector units the caller is built for). */
+#define VM_SELECT(m, a, b) ((vm_v8d)(((vm_v8i)(a) & (m)) | ((vm_v8i)(b) & ~(m))))
 /* Lane-wise the larger of a, b as the scalar "a > b ? a : b" picks it (b
- * where they are equal or one is NaN): the compiler does not vectorize that
- * ternary on doubles by itself. */
-#define VM_MAX8(a, b) ((vm_v8d)(((vm_v8i)(a) & ((a) > (b))) | ((vm_v8i)(b) & ~((a) > (b)))))
+ * where they are equal or one is NaN). */
+#define VM_MAX8(a, b) VM_SELECT((a) > (b), a, b)
 #endif
 
 /* The largest of one full block of VM_BLOCK values, in 8 lanes, each lane
@@ -57,6 +65,36 @@ static inline double vm_block_max_of(const double *x)
         best = m[k] > best ? m[k] : best;
     return best;
 }
+/* The largest |z| of z[lo..hi) that is not -inf, from m (>= 0) up: the
+ * range check of a division by the temperature needs it (vm_divide and the
+ * fast path's fused pass). In lanes, four vectors a step: one running
+ * maximum would be a chain of dependent compares as long as the row. A NaN
+ * is never taken (the compare is false), so the order does not matter. */
+static inline double vm_magnitude(const double *z, int lo, int hi, double m)
+{
+    int i = lo;
+#ifdef VM_HAS_VEC
+    const vm_v8i sign = (vm_v8i){ 0 } + INT64_MIN;
+    const vm_v8d minf = (vm_v8d){ 0 } - INFINITY;
+    vm_v8d acc[4] = { { 0 } };
+    for (; i + 32 <= hi; i += 32)
+        for (int j = 0; j < 4; j++) {
+            vm_v8d v;
+            memcpy(&v, z + i + 8 * j, sizeof v);
+            vm_v8d a = (vm_v8d)((vm_v8i)v & ~sign & ~(v == minf)); /* |v|, 0 for -inf */
+            acc[j] = VM_MAX8(a, acc[j]);
+        }
+    for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 8; k++)
+            m = acc[j][k] > m ? acc[j][k] : m;
+#endif
+    for (; i < hi; i++) {
+        double a = fabs(z[i]);
+        m = ((z[i] != -INFINITY) & (a > m)) ? a : m;
+    }
+    return m;
+}
+
 void vm_block_max(const double *x, int n, double *block_max);
 
 /* key[i] = rule_key(z[i]) (sampler_rules.h). */
