@@ -13,7 +13,9 @@
  * tests/bench/peers.sh, which runs llama.cpp's sampler (peer_llama.cpp) on
  * the same row in processes interleaved with these:
  *   cell V LETTER ORDER MICROSECONDS     (ORDER: lesson, llamacpp)
- *   cell V - argmax MICROSECONDS */
+ *   cell V - argmax MICROSECONDS
+ *   chain LETTER NAME                    (bench_chains.h's, for the table)
+ * With --sizes: the vocabulary sizes of bench_chains.h, one a line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +169,8 @@ static void print_peer_lines(struct bench_size *b)
         printf("cell %d %c %s %.1f\n", b->V, BENCH_CHAINS[k / BENCH_N_ORDERS].letter,
                BENCH_ORDERS[k % BENCH_N_ORDERS], bench_median(b->us[k], b->rounds));
     printf("cell %d - argmax %.1f\n", b->V, bench_median(b->argmax_us, b->rounds));
+    for (int c = 0; c < BENCH_N_CHAINS; c++)
+        printf("chain %c %s\n", BENCH_CHAINS[c].letter, BENCH_CHAINS[c].name);
 }
 
 static void print_load(void)
@@ -230,8 +234,13 @@ int main(int argc, char **argv)
         }
         return bench_one_size(V, rounds, print_peer_lines);
     }
+    if (argc == 2 && strcmp(argv[1], "--sizes") == 0) {
+        for (int si = 0; si < BENCH_N_SIZES; si++)
+            printf("%d\n", BENCH_SIZES[si]);
+        return 0;
+    }
     if (argc != 1) {
-        fprintf(stderr, "usage: bench_fast [--peer V ROUNDS]\n");
+        fprintf(stderr, "usage: bench_fast [--peer V ROUNDS | --sizes]\n");
         return 2;
     }
     printf("The fast sampler, one thread, one row, %d top rows: medians of %d interleaved rounds "

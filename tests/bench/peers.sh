@@ -42,7 +42,9 @@ fi
 LINES=$(mktemp)
 trap 'rm -f "$LINES"' EXIT
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-for V in 128256 32768 262144; do
+MAIN=128256 # Llama 3's vocabulary: the full table; the other sizes give ratios
+SIZES=$("$FAST" --sizes)
+for V in $SIZES; do
 	i=0
 	while [ $i -lt "$PAIRS" ]; do
 		$PIN "$FAST" --peer "$V" "$ROUNDS" >>"$LINES"
@@ -60,46 +62,43 @@ echo "us per call: median of $PAIRS interleaved processes, each the median of $R
 echo "ratio: logitlab / llama.cpp on the same chain (below 1.00: logitlab is faster)"
 echo
 
-# The medians over the processes, one line per cell: V LETTER COLUMN MEDIAN.
-sort -k2,2n -k3,3 -k4,4 -k5,5g "$LINES" | awk '
+# The chains' names (bench_chains.h's, as bench_fast prints them), then the
+# medians over the processes, one line per cell: V LETTER COLUMN MEDIAN.
+grep '^chain ' "$LINES" | sort -u | cut -d' ' -f2- >"$LINES.med"
+grep '^cell ' "$LINES" | sort -k2,2n -k3,3 -k4,4 -k5,5g | awk '
 	{ key = $2 " " $3 " " $4; v[key, ++n[key]] = $5; if (!(key in seen)) { seen[key] = 1; keys[++nk] = key } }
 	END { for (i = 1; i <= nk; i++) { k = keys[i]; m = n[k]; print k, v[k, int((m + 1) / 2)] } }
-' >"$LINES.med"
+' >>"$LINES.med"
 mv "$LINES.med" "$LINES"
 
-awk -v pairs="$PAIRS" '
-	function name(l) {
-		if (l == "a") return "(a) greedy"
-		if (l == "b") return "(b) temperature 0.8 + draw"
-		if (l == "c") return "(c) top-k 40 + top-p 0.95 + min-p 0.05 + T 0.8"
-		if (l == "d") return "(d) top-p 0.95 + T 0.8"
-		if (l == "e") return "(e) min-p 0.05 + T 0.8"
-		return "(f) repetition penalty 1.1, last 64 + (c)"
-	}
-	{ t[$1, $2, $3] = $4; if ($2 != "-") letters[$2] = 1; sizes[$1] = 1 }
+awk -v main="$MAIN" -v sizes="$SIZES" '
+	NF >= 2 && $1 !~ /^[0-9]+$/ { l = $1; $1 = ""; names[l] = "(" l ")" $0; order[++nl] = l; next }
+	{ t[$1, $2, $3] = $4 }
 	END {
-		V = 128256
+		V = main
 		printf "V = %d\n", V
-		printf "%-48s %9s %9s %9s %7s %7s\n", "chain", "lesson", "llamacpp", "llama.cpp", "ratio", "ratio"
-		printf "%-48s %9s %9s %9s %7s %7s\n", "", "order", "order", "", "lesson", "l.cpp"
+		printf "%-50s %9s %9s %9s %7s %7s\n", "chain", "lesson", "llamacpp", "llama.cpp", "ratio", "ratio"
+		printf "%-50s %9s %9s %9s %7s %7s\n", "", "order", "order", "", "lesson", "l.cpp"
 		worst = 0
-		for (c = 97; c <= 102; c++) {
-			l = sprintf("%c", c)
+		for (j = 1; j <= nl; j++) {
+			l = order[j]
 			p = t[V, l, "peer"]
 			r1 = t[V, l, "lesson"] / p; r2 = t[V, l, "llamacpp"] / p
 			if (r1 > worst) worst = r1
 			if (r2 > worst) worst = r2
-			printf "%-48s %9.1f %9.1f %9.1f %7.2f %7.2f\n", name(l), t[V, l, "lesson"], t[V, l, "llamacpp"], p, r1, r2
+			printf "%-50s %9.1f %9.1f %9.1f %7.2f %7.2f\n", names[l], t[V, l, "lesson"], t[V, l, "llamacpp"], p, r1, r2
 		}
 		am = t[V, "-", "argmax"]
 		printf "greedy / bare float argmax (%.1f us): %.2f (lesson order), %.2f (llama.cpp order)\n",
 		       am, t[V, "a", "lesson"] / am, t[V, "a", "llamacpp"] / am
 		printf "largest ratio at V = %d: %.2f\n\n", V, worst
-		for (si = 0; si < 2; si++) {
-			V = si == 0 ? 32768 : 262144
+		ns = split(sizes, sz, /[ \n]+/)
+		for (si = 1; si <= ns; si++) {
+			V = sz[si] + 0
+			if (V == 0 || V == main) continue
 			printf "V = %6d, ratios (lesson order / llama.cpp order):", V
-			for (c = 97; c <= 102; c++) {
-				l = sprintf("%c", c)
+			for (j = 1; j <= nl; j++) {
+				l = order[j]
 				p = t[V, l, "peer"]
 				printf " (%s) %.2f/%.2f", l, t[V, l, "lesson"] / p, t[V, l, "llamacpp"] / p
 			}
