@@ -181,7 +181,7 @@ test-gpu: $(GPU_BINS) $(GPU_TEST)
 
 # The same checker with a second CPU backend in the device's place, so that
 # it is itself exercised on every machine (part of make test): it must pass,
-# and with three known faults in that backend it must catch each one.
+# and with four known faults in that backend it must catch each one.
 test-gpu-self: $(GPU_TEST)
 	$(GPU_TEST) --self --quick
 	@echo "$(GPU_TEST) --self --fault --quick (its failures are expected; the log is $(BUILD)/check_gpu-fault.log)"

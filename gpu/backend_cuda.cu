@@ -35,6 +35,7 @@ extern "C" {
 }
 #include "core/fastexp.h"     // the constants and table of fast_exp (the function itself is host-only)
 #include "model/lmhead_gen.h"  // HOSTDEV
+#include "model/norm_tree.h"   // HOSTDEV
 #include "core/philox.h"      // HOSTDEV
 #include "core/sampler_rules.h" // HOSTDEV
 
@@ -84,6 +85,19 @@ struct RowOut {
     double top_z[BACKEND_MAX_TOP];
     double top_e[BACKEND_MAX_TOP];
 };
+
+// What the kernels rely on, checked where the constants are:
+static_assert(kThreads == 32 * kWarps && kWarps <= 32,
+              "block_sum_in and the warp-0 walks take one partial per warp, in one warp");
+static_assert(kRadixBuckets == 1 << 11 && kRadixBuckets % 32 == 0,
+              "level_of's digits are at most 11 bits; walk_buckets gives each lane nb / 32");
+static_assert(kThreads >= kSmallSet, "sort_candidates ranks one candidate per thread");
+static_assert(kTopPProbe <= kSmallSet && BACKEND_MAX_TOP <= kSmallSet,
+              "best_k collects at most kSmallSet tokens: top-p's probe and the rows on screen");
+static_assert(RULE_MASS_BITS + 5 < 64,
+              "peer_sum adds 32 masses of at most 2^RULE_MASS_BITS units in 64 bits");
+static_assert(TRACE_MASKED + 1 <= 255 && STAGE_COUNT < TRACE_MASKED + 1,
+              "a mark byte holds 1 + a stage, and the masked mark above them all");
 
 // --- Per-token arithmetic, operation for operation as on the CPU -----------
 
@@ -158,6 +172,8 @@ struct Shared {
     int pick_id;
     int found, found_aux;
 };
+static_assert(sizeof(Shared) + sizeof(RowParams) <= 48 * 1024,
+              "sample_kernel's static shared memory fits the 48 KB every device gives");
 
 template <typename T> __device__ inline T warp_sum(T v)
 {
@@ -440,7 +456,10 @@ __device__ void sort_candidates(Shared &s, int n)
     __syncthreads();
 }
 
-// Appends token i to the candidates (at most kSmallSet of them).
+// Appends token i to the candidates. Never more than kSmallSet arrive: a
+// bucket is collected only once it holds at most kSmallSet tokens, and best_k
+// asks for at most kSmallSet (the static_asserts above); the slot test keeps
+// shared memory safe all the same.
 __device__ inline void collect(Shared &s, double z, double w, int i)
 {
     int slot = atomicAdd(&s.n_cand, 1);
@@ -986,41 +1005,29 @@ __global__ void weights_kernel(uint16_t *w, uint64_t seed, int V, int d, float s
     }
 }
 
-constexpr int kNormChunk = 4096;
-
-// model_rmsnorm: the sum of squares in double in index order (one thread, so
-// that it rounds as the CPU's loop does), rms in float, x = h / rms.
-__global__ void rmsnorm_kernel(const float *h, float *x, int d)
+// model_rmsnorm (norm_tree.h): NORM_LANES threads, one lane each, then the
+// tree in shared memory, step for step the CPU's; x = h / rms.
+__global__ void __launch_bounds__(NORM_LANES) rmsnorm_kernel(const float *h, float *x, int d)
 {
-    __shared__ float chunk[kNormChunk];
-    __shared__ double ss_s;
-    __shared__ float rms_s;
+    __shared__ double lane[NORM_LANES];
     const float *hv = h + (size_t)blockIdx.x * d;
     float *xv = x + (size_t)blockIdx.x * d;
-    if (threadIdx.x == 0)
-        ss_s = 0.0;
-    for (int at = 0; at < d; at += kNormChunk) {
-        int n = min(kNormChunk, d - at);
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
-            chunk[i] = hv[at + i];
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            double ss = ss_s;
-            for (int i = 0; i < n; i++)
-                ss = __dadd_rn(ss, __dmul_rn((double)chunk[i], (double)chunk[i]));
-            ss_s = ss;
-        }
+    int t = threadIdx.x;
+    lane[t] = norm_lane(hv, d, t);
+    __syncthreads();
+    for (int half = NORM_LANES / 2; half > 0; half >>= 1) {
+        if (t < half)
+            norm_tree_step(lane, t, half);
         __syncthreads();
     }
-    if (threadIdx.x == 0)
-        rms_s = (float)sqrt(ss_s / d + MODEL_RMS_EPS);
-    __syncthreads();
-    for (int i = threadIdx.x; i < d; i += blockDim.x)
-        xv[i] = hv[i] / rms_s;
+    float rms = norm_rms(lane[0], d, MODEL_RMS_EPS);
+    for (int i = t; i < d; i += NORM_LANES)
+        xv[i] = hv[i] / rms;
 }
 
 constexpr int kGemvThreads = 256;
 constexpr int kGemvRows = kGemvThreads / 2; // two threads per weight row
+static_assert(kGemvThreads % 32 == 0, "the two threads of a row are neighbours in one warp");
 
 // Eight bf16 weights from 16 bytes (8-byte halves when rows are not 16-byte aligned).
 template <bool kVec16>
@@ -1152,27 +1159,34 @@ __global__ void draw_keys_kernel(const double *z, uint64_t *keys, int *ids, int 
     }
 }
 
-// The probabilities in rank order (rr_draw_ids's prepare), in the integer
-// units of rule_cum_units: prob e / S of every token, final e / K of the
-// kept ones; and the rank of the last finite token and of the last kept one,
-// for the fallbacks.
+// The weights in rank order (draws.c's prepare): rule_draw_units of e for
+// every finite token, and for the kept ones; and the rank of the last finite
+// token and of the last kept one, for the fallbacks (one atomicMax per warp:
+// a thread's ranks only grow, so its last is its largest).
 __global__ void draw_weights_kernel(const int *order, const double *z, const double *e,
-                                    const uint8_t *mark, double S, double K, int V, uint64_t *wp,
+                                    const uint8_t *mark, int shift, int V, uint64_t *wp,
                                     uint64_t *wk, int *last)
 {
+    int last_finite = -1, last_kept = -1;
     for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < V; r += gridDim.x * blockDim.x) {
         int id = order[r];
         bool finite = z[id] != -INFINITY;
-        bool kept = finite && mark[id] == kMarkKept && K > 0;
-        wp[r] = finite ? rule_cum_units(e[id] / S) : 0;
-        wk[r] = kept ? rule_cum_units(e[id] / K) : 0;
-        if (finite)
-            atomicMax(&last[0], r);
-        if (kept)
-            atomicMax(&last[1], r);
+        bool kept = finite && mark[id] == kMarkKept;
+        uint64_t w = finite ? rule_draw_units(e[id], shift) : 0;
+        wp[r] = w;
+        wk[r] = kept ? w : 0;
+        last_finite = finite ? r : last_finite;
+        last_kept = kept ? r : last_kept;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        last_finite = max(last_finite, __shfl_xor_sync(kFull, last_finite, o));
+        last_kept = max(last_kept, __shfl_xor_sync(kFull, last_kept, o));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(&last[0], last_finite);
+        atomicMax(&last[1], last_kept);
     }
 }
-
 
 __global__ void draw_kernel(const uint64_t *cp, const uint64_t *ck, const int *order, const int *last,
                             int V, int n, uint64_t seed, uint32_t step, uint32_t row, int greedy_id,
@@ -1200,8 +1214,9 @@ __global__ void draw_kernel(const uint64_t *cp, const uint64_t *ck, const int *o
 
 struct Impl {
     cudaStream_t stream;
-    cudaEvent_t ev0, ev1;
+    cudaEvent_t ev0, ev_norm, ev1;
     double peak_gbps;
+    int sm_mhz, mem_mhz, sms; // clocks and SM count, for the benchmark (0: unknown)
     uint16_t *w; // the head: V x d bf16
     int head_V, head_d;
     float *h, *x; // hidden vectors in, normalized
@@ -1225,7 +1240,7 @@ struct Impl {
     // backend_draws
     uint64_t *keys_in, *keys_out;
     int *ids_in, *ids_out;
-    uint64_t *wp, *wk, *cp, *ck; // rule_cum_units, and their integer scans
+    uint64_t *wp, *wk, *cp, *ck; // rule_draw_units, and their integer scans
     size_t draw_V_cap;
     int *last;
     int *draw_ids;
@@ -1338,6 +1353,8 @@ void cuda_close(struct backend *b)
     dev_free(im->cub_tmp);
     if (im->ev0)
         cudaEventDestroy(im->ev0);
+    if (im->ev_norm)
+        cudaEventDestroy(im->ev_norm);
     if (im->ev1)
         cudaEventDestroy(im->ev1);
     if (im->stream)
@@ -1347,6 +1364,27 @@ void cuda_close(struct backend *b)
     free(im->h_win);
     free(im);
     b->impl = nullptr;
+}
+
+// The clocks, the SM count and the peak memory bandwidth, which only the
+// benchmark reads: a query that fails leaves its figure 0 (unknown) rather
+// than failing the backend.
+void device_figures(Impl *im)
+{
+    int clock_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess)
+        clock_khz = bus_bits = 0;
+    if (cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, 0) != cudaSuccess)
+        sm_khz = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess)
+        sms = 0;
+    cudaGetLastError(); // a failed query leaves no error behind for the next call
+    // Double data rate: two transfers per clock over the whole bus.
+    im->peak_gbps = 2.0 * (double)clock_khz * 1e3 * ((double)bus_bits / 8.0) / 1e9;
+    im->mem_mhz = clock_khz / 1000;
+    im->sm_mhz = sm_khz / 1000;
+    im->sms = sms;
 }
 
 int cuda_open_impl(struct backend *b, struct err *e)
@@ -1359,14 +1397,10 @@ int cuda_open_impl(struct backend *b, struct err *e)
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     snprintf(b->device, sizeof b->device, "%.63s", prop.name);
-    int clock_khz = 0, bus_bits = 0;
-    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0), "cudaDeviceGetAttribute");
-    CK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0),
-       "cudaDeviceGetAttribute");
-    // Double data rate: two transfers per clock over the whole bus.
-    im->peak_gbps = 2.0 * (double)clock_khz * 1e3 * ((double)bus_bits / 8.0) / 1e9;
+    device_figures(im);
     CK(cudaStreamCreateWithFlags(&im->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     CK(cudaEventCreate(&im->ev0), "cudaEventCreate");
+    CK(cudaEventCreate(&im->ev_norm), "cudaEventCreate");
     CK(cudaEventCreate(&im->ev1), "cudaEventCreate");
     b->V = 0;
     b->d = 0;
@@ -1454,8 +1488,9 @@ int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
     CK(cudaMemcpyAsync(im->h, h, nh * sizeof(float), cudaMemcpyHostToDevice, im->stream),
        "cudaMemcpyAsync");
     CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
-    rmsnorm_kernel<<<B, 256, 0, im->stream>>>(im->h, im->x, d);
+    rmsnorm_kernel<<<B, NORM_LANES, 0, im->stream>>>(im->h, im->x, d);
     CK(cudaGetLastError(), "rmsnorm_kernel launch");
+    CK(cudaEventRecord(im->ev_norm, im->stream), "cudaEventRecord");
     if (B == 1)
         launch_gemv<1>(im, V, d, B);
     else if (B == 2)
@@ -1468,6 +1503,9 @@ int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
     CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
     if (elapsed(im, b, e) < 0)
         return -1;
+    float norm_ms = 0.0f;
+    CK(cudaEventElapsedTime(&norm_ms, im->ev0, im->ev_norm), "cudaEventElapsedTime");
+    b->norm_ms = norm_ms;
     b->V = V;
     b->rows = B;
     return 0;
@@ -1771,7 +1809,7 @@ int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kep
     CK(cudaMemcpyAsync(im->last, init_last, sizeof init_last, cudaMemcpyHostToDevice, im->stream),
        "cudaMemcpyAsync");
     draw_weights_kernel<<<grid_for(Vs, 256), 256, 0, im->stream>>>(
-        im->ids_out, im->z, im->e, im->mark, o.sum_exp, o.kept_sum, V, im->wp, im->wk, im->last);
+        im->ids_out, im->z, im->e, im->mark, rule_draw_shift(V), V, im->wp, im->wk, im->last);
     CK(cudaGetLastError(), "draw_weights_kernel launch");
     bytes = im->cub_cap;
     CK(cub::DeviceScan::InclusiveSum(im->cub_tmp, bytes, im->wp, im->cp, V, im->stream),
@@ -1850,12 +1888,23 @@ int backend_cuda_probe(char *why, size_t n)
 }
 
 // The device's peak memory bandwidth in GB/s (from its memory clock and bus
-// width), for the benchmarks; 0 when b is not an open CUDA backend.
+// width), for the benchmarks; 0 when b is not an open CUDA backend or the
+// attributes were not to be had.
 double backend_cuda_peak_gbps(const struct backend *b)
 {
     if (!b || b->ops != &backend_cuda_ops || !b->impl)
         return 0.0;
     return static_cast<const Impl *>(b->impl)->peak_gbps;
+}
+
+// The SM clock and the memory clock in MHz and the SM count (0: unknown),
+// for the benchmark's header; all 0 when b is not an open CUDA backend.
+void backend_cuda_figures(const struct backend *b, int *sm_mhz, int *mem_mhz, int *sms)
+{
+    const Impl *im = b && b->ops == &backend_cuda_ops ? static_cast<const Impl *>(b->impl) : nullptr;
+    *sm_mhz = im ? im->sm_mhz : 0;
+    *mem_mhz = im ? im->mem_mhz : 0;
+    *sms = im ? im->sms : 0;
 }
 
 } // extern "C"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/draws.h"
 #include "core/fast_vec.h"
 #include "core/fastexp.h"
 #include "core/philox.h"
@@ -345,8 +346,6 @@ START_TEST(test_fixed_point_mass)
     ck_assert_uint_eq(rule_mass_units(0.0), 0);
     ck_assert_uint_eq(rule_mass_units(NAN), 0); /* the guards: defined, never a wrap */
     ck_assert_uint_eq(rule_mass_units(INFINITY), (uint64_t)1 << 59);
-    ck_assert_uint_eq(rule_cum_units(NAN), 0);
-    ck_assert_uint_eq(rule_cum_units(1.5), (uint64_t)1 << 62);
 
     /* 2^64 units are 2^6: the carry. */
     struct rule_mass m = { UINT64_MAX, 0 };
@@ -388,64 +387,77 @@ START_TEST(test_fixed_point_mass)
 }
 END_TEST
 
-/* The many-draw view's cumulative sums on the device are integers
- * (rule_cum_units); the draw on them is the draw on the doubles: by hand on
- * halves and quarters, where u on a boundary goes on (strictly above), and
- * on 1,000 random tokens and 10,000 u against rule_first_above. */
-START_TEST(test_integer_cumulative_draw)
+/* The many-draw view's integer weights (sampler_rules.h): the shift that
+ * keeps V weights under 2^62, the units, and the exact target, by hand and
+ * against a 128-bit product. */
+START_TEST(test_integer_draw_rule)
 {
-    static const double P[4] = { 0.5, 0.25, 0.125, 0.125 };
-    uint64_t cu[4];
-    double cd[4];
-    uint64_t run = 0;
-    double drun = 0.0;
-    for (int i = 0; i < 4; i++) {
-        run += rule_cum_units(P[i]);
-        drun += P[i];
-        cu[i] = run;
-        cd[i] = drun;
-    }
-    ck_assert_uint_eq(cu[3], (uint64_t)1 << 62);
-    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.0), 0);
-    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.4999999), 0);
-    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.5), 1);
-    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.875), 3);
-    ck_assert_int_eq(rule_first_above_units(cu, 4, 0.99999999999999989), 3);
-    for (int i = 0; i < 4; i++) {
-        double u = cd[i] - 1e-9;
-        ck_assert_int_eq(rule_first_above_units(cu, 4, u), rule_first_above(cd, 4, u));
-    }
+    ck_assert_int_eq(rule_draw_shift(1), 62);
+    ck_assert_int_eq(rule_draw_shift(2), 61);
+    ck_assert_int_eq(rule_draw_shift(131072), 45); /* 2^17 */
+    ck_assert_int_eq(rule_draw_shift(128256), 45);
+    ck_assert_int_eq(rule_draw_shift(131073), 44);
+    ck_assert_uint_eq(rule_draw_units(1.0, 45), (uint64_t)1 << 45);
+    ck_assert_uint_eq(rule_draw_units(0.5, 45), (uint64_t)1 << 44);
+    ck_assert_uint_eq(rule_draw_units(0x1p-46, 45), 1); /* half a unit rounds up */
+    ck_assert_uint_eq(rule_draw_units(0x1p-47, 45), 0);
+    ck_assert_uint_eq(rule_draw_units(NAN, 45), 0);
+    ck_assert_uint_eq(rule_draw_units(1.5, 45), (uint64_t)1 << 45);
 
-    enum { N = 1000 };
-    static double w[N], cdr[N];
-    static uint64_t cur[N];
-    double S = 0.0;
-    for (int i = 0; i < N; i++) {
-        w[i] = exp(3.0 * normal(23, (uint32_t)i));
-        S += w[i];
+    /* Weights 4, 2, 1, 1 (e of 1, 1/2, 1/4, 1/4 at shift 2): u on a
+     * boundary goes on to the next token (strictly above). */
+    static const uint64_t cum[4] = { 4, 6, 7, 8 };
+    ck_assert_int_eq(rule_first_above_units(cum, 4, 0.0), 0);
+    ck_assert_int_eq(rule_first_above_units(cum, 4, 0.5 - 0x1p-24), 0);
+    ck_assert_int_eq(rule_first_above_units(cum, 4, 0.5), 1);
+    ck_assert_int_eq(rule_first_above_units(cum, 4, 0.75), 2);
+    ck_assert_int_eq(rule_first_above_units(cum, 4, 0.875), 3);
+    ck_assert_int_eq(rule_first_above_units(cum, 4, 1.0 - 0x1p-24), 3);
+
+    /* floor(u * total) for u = k 2^-24 and totals up to 2^62, against the
+     * 128-bit product. */
+    __extension__ typedef unsigned __int128 u128;
+    for (uint32_t i = 0; i < 100000; i++) {
+        double u = philox_uniform(31, i, 0, 0);
+        uint64_t total = (uint64_t)(philox_uniform(31, i, 1, 0) * 0x1p24) << 38 |
+                         (uint64_t)(philox_uniform(31, i, 2, 0) * 0x1p24) << 14 | i % 16384;
+        if (i == 0)
+            total = (uint64_t)1 << 62;
+        u128 exact = ((u128)(uint64_t)(u * 0x1p24) * total) >> 24;
+        ck_assert_uint_eq(rule_draw_target(u, total), (uint64_t)exact);
     }
-    double d = 0.0;
-    uint64_t q = 0;
-    for (int i = 0; i < N; i++) {
-        d += w[i] / S;
-        q += rule_cum_units(w[i] / S);
-        cdr[i] = d;
-        cur[i] = q;
-    }
-    /* The integer total is within rounding of 2^62, far from overflowing. */
-    ck_assert_double_eq_tol((double)cur[N - 1], 0x1p62, 1e-12 * 0x1p62);
-    int near = 0;
-    for (uint32_t k = 0; k < 10000; k++) {
-        double u = philox_uniform(29, k, 0, 0);
-        int a = rule_first_above_units(cur, N, u), b = rule_first_above(cdr, N, u);
-        if (a != b) {
-            /* Only a u within rounding of a boundary may part them. */
-            int lo = a < b ? a : b;
-            ck_assert_msg(lo < N && fabs(cdr[lo] - u) < 1e-12, "u %.17g: %d and %d", u, a, b);
-            near++;
-        }
-    }
-    ck_assert_int_le(near, 1);
+    ck_assert_uint_eq(rule_draw_target(1.0 - 0x1p-24, (uint64_t)1 << 62),
+                      ((uint64_t)1 << 62) - ((uint64_t)1 << 38));
+}
+END_TEST
+
+/* 18 equal logits: nine tokens hold exactly half the mass, so u = 0.5 (seed
+ * 40356032 gives it to draw 0 of step 1, row 0) goes strictly past them, to
+ * token 9. The step's own draw adds e and finds 9. Many draws on doubles
+ * found 8 (nine times 1/18 adds up to 0.5000000000000001), unlike the
+ * device, whose integer units found 9; on the integer weights of
+ * rule_draw_units the CPU finds 9 as well, as the step and the device do. */
+START_TEST(test_many_draws_on_an_exact_boundary)
+{
+    enum { N = 18 };
+    float z[N];
+    for (int i = 0; i < N; i++)
+        z[i] = 1.0f;
+    struct err e;
+    ck_assert_int_eq(trace_init(&fast, N, &e), 0);
+    struct sampler_settings s;
+    sampler_defaults(&s);
+    s.seed = 40356032;
+    struct sampler_input in = { .vocab_size = N, .logits_f = z, .step = 1 };
+    ck_assert_int_eq(sampler_run_fast(&in, &s, &fast, N, &e), 0);
+    ck_assert(sampler_u(s.seed, 1, 0, 0) == 0.5);
+    ck_assert(fast.choice.u == 0.5);
+    ck_assert_int_eq(fast.choice.id, 9);
+    int kept[2], plain[2];
+    ck_assert_int_eq(draws_ids(&fast, s.seed, 1, 0, 2, kept, plain, &e), 0);
+    ck_assert_int_eq(plain[0], 9);
+    ck_assert_int_eq(kept[0], 9);
+    ck_assert_int_eq(kept[1], plain[1]); /* nothing is cut: the same draws */
 }
 END_TEST
 
@@ -524,7 +536,8 @@ Suite *suite_fast(void)
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);
     tcase_add_test(core, test_fixed_point_mass);
-    tcase_add_test(core, test_integer_cumulative_draw);
+    tcase_add_test(core, test_integer_draw_rule);
+    tcase_add_test(core, test_many_draws_on_an_exact_boundary);
     tcase_add_test(core, test_real_size_row);
     tcase_add_test(core, test_float_input);
     tcase_set_timeout(core, 120);

@@ -3,6 +3,7 @@
  * lmhead_gen.h (the GPU's) run in one thread; the progress it reports (0 to
  * all rows, only growing, from the caller's thread) through a source and
  * the app; and the line that shows it (tui/progress.c). */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "model/head_vec.h"
 #include "model/lmhead_gen.h"
 #include "model/model.h"
+#include "model/norm_tree.h"
 #include "source/source.h"
 #include "suites.h"
 #include "tui/app.h"
@@ -287,6 +289,39 @@ START_TEST(test_progress_line)
 }
 END_TEST
 
+/* The RMSNorm's fixed tree (norm_tree.h), which the CUDA kernel repeats:
+ * by hand on {1, 2, 2}; and on {2^27, 1, 0, 1, 0, 1, 0, 1}, where the order
+ * shows: in index order each 1 is lost against 2^54 (its ulp is 4), while
+ * the tree adds lanes 1 and 5, 3 and 7, then those two, and 4 reaches 2^54
+ * whole. The same vector of 4,096 agrees with a long double sum to within
+ * the double's rounding. */
+START_TEST(test_rmsnorm_tree)
+{
+    static const float h3[3] = { 1.0f, 2.0f, 2.0f };
+    float x[4096];
+    ck_assert(norm_sum_squares(h3, 3) == 9.0);
+    float rms = model_rmsnorm(h3, 3, x);
+    ck_assert(rms == (float)sqrt(3.0 + (double)1e-5f));
+    ck_assert(x[1] == 2.0f / rms);
+
+    static const float h8[8] = { 0x1p27f, 1, 0, 1, 0, 1, 0, 1 };
+    double seq = 0.0;
+    for (int i = 0; i < 8; i++)
+        seq += (double)h8[i] * h8[i];
+    ck_assert(seq == 0x1p54);
+    ck_assert(norm_sum_squares(h8, 8) == 0x1p54 + 4.0);
+
+    static float h[4096];
+    long double ref = 0.0L;
+    for (int i = 0; i < 4096; i++) {
+        h[i] = (float)(philox_uniform(5, (uint32_t)i, 0, 0) * 6.0 - 3.0);
+        ref += (long double)h[i] * h[i];
+    }
+    double ss = norm_sum_squares(h, 4096);
+    ck_assert_msg(fabsl((long double)ss - ref) <= 1e-15L * ref, "%.17g against %.17Lg", ss, ref);
+}
+END_TEST
+
 Suite *suite_headbuild(void)
 {
     Suite *s = suite_create("headbuild");
@@ -301,6 +336,7 @@ Suite *suite_headbuild(void)
     TCase *product = tcase_create("product");
     tcase_set_timeout(product, 60);
     tcase_add_test(product, test_product_digest);
+    tcase_add_test(product, test_rmsnorm_tree);
     suite_add_tcase(s, product);
     TCase *tc = tcase_create("progress");
     tcase_set_timeout(tc, 60);

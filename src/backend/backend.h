@@ -122,9 +122,15 @@ struct backend {
     char why[BACKEND_WHY_MAX]; /* why auto chose the CPU ("no CUDA device: ..."), or "" */
     char device[64];           /* "CPU (2 threads)", "NVIDIA H200" */
     double kernel_ms;          /* device time of the last logits or sample call */
-    double wall_ms;            /* wall time of that call, on the host */
-    unsigned long gen;         /* counts the times the logits rows were replaced */
-    int pending;               /* a device chosen but not opened yet (it opens at first use) */
+    double norm_ms;            /* of a logits call's kernel_ms, the RMSNorm's (CUDA; else 0) */
+    /* Requests the sampler served by the candidate list (the GPU design's
+     * two passes) and by the full path, and the longest list, since open:
+     * for the checks (the CPU backend counts none). */
+    long by_list, by_full;
+    int longest_list;
+    double wall_ms;    /* wall time of that call, on the host */
+    unsigned long gen; /* counts the times the logits rows were replaced */
+    int pending;       /* a device chosen but not opened yet (it opens at first use) */
 };
 
 extern const struct backend_ops backend_cpu_ops;

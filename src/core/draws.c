@@ -159,23 +159,24 @@ static double chi2(const long *c, const double *p, int rows, long c_rest, double
     return x;
 }
 
-/* The rank order of t's finite tokens and the cumulative probabilities
- * down it, without and with the filters, in the work area. */
+/* The rank order of t's finite tokens and the cumulative integer weights
+ * down it (rule_draw_units), without and with the filters, in the work
+ * area: the device's draw_weights_kernel and its scans, one for one. */
 static int prepare(const struct trace *t, int *m_out, int *last_kept)
 {
     struct draws_work *W = t->dwork;
-    int V = t->vocab_size, m = 0;
+    int V = t->vocab_size, m = 0, shift = rule_draw_shift(V);
     if (work_reserve(W, (size_t)V) < 0)
         return -1;
     rank_order(t, W->order, &m);
-    double S = t->sum_exp_shifted, K = t->kept_mass * S, cp = 0.0, ck = 0.0;
+    uint64_t cp = 0, ck = 0;
     *last_kept = -1;
     for (int r = 0; r < m; r++) {
         int id = W->order[r].id;
-        double ev = trace_e(t, id);
-        cp += ev / S;
-        if (t->fmark[id] == 0 && K > 0) {
-            ck += ev / K;
+        uint64_t w = rule_draw_units(trace_e(t, id), shift);
+        cp += w;
+        if (t->fmark[id] == 0) {
+            ck += w;
             *last_kept = r;
         }
         W->cum_p[r] = cp;
@@ -189,18 +190,18 @@ static int prepare(const struct trace *t, int *m_out, int *last_kept)
 static void draw_ranks(const struct trace *t, double u, int m, int last_kept, int *rp, int *rk)
 {
     struct draws_work *W = t->dwork;
-    *rp = rule_first_above(W->cum_p, m, u);
+    *rp = rule_first_above_units(W->cum_p, m, u);
     if (*rp >= m)
-        *rp = m - 1; /* rounding left the total under u: the last token takes it */
+        *rp = m - 1; /* no weight at all (cannot be: the top token weighs 2^shift) */
     if (t->greedy) {
         int r = 0;
         while (r < m && t->fmark[W->order[r].id] != 0)
             r++;
         *rk = r;
     } else {
-        *rk = rule_first_above(W->cum_k, m, u);
+        *rk = rule_first_above_units(W->cum_k, m, u);
         if (*rk >= m)
-            *rk = last_kept;
+            *rk = last_kept; /* no kept weight: every kept e rounded to 0 */
     }
 }
 
@@ -305,6 +306,14 @@ static void rarest(const struct trace *t, int m, int by_row, struct draws *d)
     }
 }
 
+/* The share of the weight past the first top ranks of m: what a draw lands
+ * on beyond the rows, by the very weights it draws with. */
+static double tail_share(const uint64_t *cum, int top, int m)
+{
+    uint64_t total = cum[m - 1];
+    return total > 0 ? (double)(total - cum[top - 1]) / (double)total : 0.0;
+}
+
 /* Everything but the counts: the rows, their probabilities and the tails. */
 static void draws_head(const struct trace *t, int n, int rows, int m, struct draws *d)
 {
@@ -321,12 +330,8 @@ static void draws_head(const struct trace *t, int n, int rows, int m, struct dra
         d->p_plain[r] = trace_e(t, id) / S;
         d->p_kept[r] = trace_final(t, id);
     }
-    d->tail_p_plain = top > 0 ? 1.0 - W->cum_p[top - 1] : 1.0;
-    d->tail_p_kept = top > 0 ? 1.0 - W->cum_k[top - 1] : 1.0;
-    if (d->tail_p_plain < 0)
-        d->tail_p_plain = 0;
-    if (d->tail_p_kept < 0)
-        d->tail_p_kept = 0;
+    d->tail_p_plain = top > 0 ? tail_share(W->cum_p, top, m) : 1.0;
+    d->tail_p_kept = top > 0 ? tail_share(W->cum_k, top, m) : 1.0;
     memset(W->hit, 0, 2 * (size_t)t->vocab_size * sizeof *W->hit);
 }
 

@@ -31,8 +31,8 @@ struct draws_work {
     uint64_t *a, *b;
     unsigned *count;
     struct zid *order;
-    double *cum_p, *cum_k;
-    uint32_t *hit; /* 2 V: how often each id came up, without and with the filters */
+    uint64_t *cum_p, *cum_k; /* rule_draw_units, summed down the rank order */
+    uint32_t *hit;           /* 2 V: how often each id came up, without and with the filters */
     int *rank;
 };
 

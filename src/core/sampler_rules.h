@@ -201,24 +201,50 @@ static inline HOSTDEV int rule_first_above(const double *cum, int n, double u)
     return lo;
 }
 
-/* The same rule on cumulative sums kept as integers: the kernels' many-draw
- * view adds the probabilities of the rank order (each 0..1, adding up to 1)
- * in units of 2^-62 (rule_cum_units), because a parallel scan of doubles
- * may group its additions differently from run to run, and one of integers
- * cannot. u * 2^62 is exact, and an integer exceeds it exactly when it
- * exceeds its floor, so the test is exact too. */
-static inline HOSTDEV uint64_t rule_cum_units(double p)
+/* The many-draw view (draws.c, and the kernels' draw_kernel) draws on
+ * integer weights: each token's e^(z' - max) (at most 1) in units of
+ * 2^-shift, rounded as rule_mass_units rounds, with shift =
+ * rule_draw_shift(V) so that V weights add to at most 2^62. The cumulative
+ * sums down the rank order are integers, the same whatever order a parallel
+ * scan adds them in, and they depend on no sum of doubles (S, K): a CPU and
+ * a device that agree on z' (they do, bit for bit) draw the same tokens for
+ * the same u, with no boundary left to tolerate. An e below half a unit
+ * (at V = 128,256, shift 45: below 2^-46 of the top token's) weighs 0 and
+ * is never drawn. */
+static inline HOSTDEV int rule_draw_shift(int V)
 {
-    if (!(p > 0.0))
+    int bits = 0;
+    while (bits < 31 && ((int64_t)1 << bits) < (int64_t)V)
+        bits++;
+    return 62 - bits;
+}
+
+static inline HOSTDEV uint64_t rule_draw_units(double e, int shift)
+{
+    if (!(e > 0.0))
         return 0;
-    if (p >= 1.0)
-        return (uint64_t)1 << 62;
-    return (uint64_t)(p * 0x1p62 + 0.5);
+    if (e >= 1.0)
+        return (uint64_t)1 << shift;
+    return (uint64_t)(ldexp(e, shift) + 0.5);
+}
+
+/* The draw on those sums: the first index whose cumulative weight exceeds
+ * u * total, total = cum[n - 1]. u is philox_uniform's k * 2^-24 (PHILOX_U_
+ * SCALE), so with total = hi * 2^24 + lo the target floor(u * total) is
+ * k * hi + floor(k * lo / 2^24), both products under 2^62: exact, with no
+ * double rounding on either side. (Another u is first floored to 2^-24.)
+ * n when n is 0 or every weight is 0. */
+static inline HOSTDEV uint64_t rule_draw_target(double u, uint64_t total)
+{
+    uint64_t k = u > 0.0 ? (uint64_t)(u * 0x1p24) : 0; /* u is in [0, 1): k < 2^24 */
+    return k * (total >> 24) + ((k * (total & 0xFFFFFFu)) >> 24);
 }
 
 static inline HOSTDEV int rule_first_above_units(const uint64_t *cum, int n, double u)
 {
-    uint64_t t = u > 0.0 ? (uint64_t)(u * 0x1p62) : 0; /* u is in [0, 1) */
+    if (n <= 0)
+        return 0;
+    uint64_t t = rule_draw_target(u, cum[n - 1]);
     int lo = 0, hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;

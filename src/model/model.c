@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "model/head_vec.h"
+#include "model/norm_tree.h"
 #include "model/lmhead_gen.h"
 #include "model/pool.h"
 #include "model/quant.h"
@@ -235,10 +236,7 @@ float model_norm(const struct model *m, const float *h, float *out)
 {
     if (!m->qw)
         return model_rmsnorm(h, m->d, out);
-    double ss = 0.0;
-    for (int i = 0; i < m->d; i++)
-        ss += (double)h[i] * h[i];
-    float rms = (float)sqrt(ss / m->d + (double)m->eps);
+    float rms = norm_rms(norm_sum_squares(h, m->d), m->d, m->eps);
     for (int i = 0; i < m->d; i++)
         out[i] = h[i] / rms * (m->gain ? m->gain[i] : 1.0f);
     return rms;
@@ -246,10 +244,7 @@ float model_norm(const struct model *m, const float *h, float *out)
 
 float model_rmsnorm(const float *h, int d, float *out)
 {
-    double ss = 0.0;
-    for (int i = 0; i < d; i++)
-        ss += (double)h[i] * h[i];
-    float rms = (float)sqrt(ss / d + MODEL_RMS_EPS);
+    float rms = norm_rms(norm_sum_squares(h, d), d, MODEL_RMS_EPS);
     for (int i = 0; i < d; i++)
         out[i] = h[i] / rms;
     return rms;

@@ -4,7 +4,9 @@
  * the tolerances below (DESIGN.md section 2, "CPU and GPU agree"):
  *
  *   1. the LM head: the same bf16 weights (built from one seed) times the
- *      same RMSNorm'd hidden vectors, at V = 128,256 and d = 4,096;
+ *      same RMSNorm'd hidden vectors, at V = 128,256 and d = 4,096, and at
+ *      widths that are not a multiple of 16 in batches of 1 to 8: every
+ *      logit with the same bits (the tolerance below says how far off);
  *   2. every step of the toy lessons (the .ini files in lessons/) with its own settings,
  *      context and Philox counter;
  *   3. the four real scenarios (the real-* lessons), a few steps each: the
@@ -17,14 +19,16 @@
  *      same tokens on every run);
  *
  * and, for some requests of every part, 10,000 draws (backend_draws) with
- * and without the filters.
+ * and without the filters, token for token: both draw on the integer
+ * weights of rule_draw_units, so no boundary excuses a difference there.
  *
  * Without a CUDA device (or without the CUDA backend in the build) it says
  * "check_gpu: skipped: <why>" and passes. --self compares the CPU backend
  * with a second CPU backend instead, so that every comparison here can be
- * exercised on any machine, and --self --fault puts three known faults into
- * that second backend (a logit of the head, the chosen token's final
- * probability, a draw) and passes only when every one of them is caught, so
+ * exercised on any machine, and --self --fault puts four known faults into
+ * that second backend (a logit of the head far off, another one ulp off, the
+ * chosen token's final probability, a draw) and passes only when every one of
+ * them is caught, so
  * that the checks are seen to fail; --quick makes fewer rows and a small LM head
  * (d = 512), for compute-sanitizer. Exit status 0: pass or skipped; 1: a
  * difference beyond the tolerances, or a backend call that failed.
@@ -36,6 +40,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/backend_spec.h"
+#include "core/candidates.h"
 #include "data/catalog.h"
 #include "base/clock.h"
 #include "data/lesson.h"
@@ -58,9 +64,10 @@
 #define TOL_SUM_EXP 1e-9  /* sum of e^(z' - max): relative */
 #define TOL_TOP_Z   1e-12 /* z' of the top rows: relative */
 #define TOL_BOUNDARY                                                                               \
-    1e-6                    /* a different token is tolerated when u lies this close to the        \
-                               edge of the device's token's cumulative interval */
-#define BOUNDARY_LIMIT 1e-5 /* boundary cases: at most 1 in 100,000 of the draws compared */
+    1e-6 /* the step's draw adds doubles (K, the running kept mass) in the device's order: a       \
+            different token is tolerated when u lies this close to the edge of the device's        \
+            token's cumulative interval */
+#define BOUNDARY_LIMIT 1e-5 /* boundary cases: at most 1 in 100,000 of the step's draws */
 
 /* The LM head: see compare_head for why these two numbers. */
 #define HEAD_TOL_REL 1e-5 /* of sum_i |w_i x_i| */
@@ -85,13 +92,17 @@ struct run {
     const char *dut_name;
     int self, quick, fault;
     long failures;
-    long compared; /* draws compared: sampled choices and draws' ids */
+    long compared; /* the steps' sampled choices compared */
     long boundary; /* of which differed with u within TOL_BOUNDARY of a boundary */
     long draws;
     long token_fails, chosen_final_fails; /* of the failures: for --fault */
     long lesson_steps, scenario_steps, random_rows, repeat_rows;
-    long random_batches[4]; /* of 1, 8, 64 and 256 requests */
-    long head_values;
+    long random_batches[4];       /* of 1, 8, 64 and 256 requests */
+    long head_values, head_equal; /* logits compared, and of them the bit-equal ones */
+    long head_width_calls;        /* the calls of the widths part */
+    long head_unequal_in_tol;     /* logits within the tolerance but not bit-equal: for --fault */
+    long by_list, by_full;        /* the device's requests by path (backend.h) */
+    int longest_list;
     double head_max_diff, head_max_ratio;
     double head_err_ref, head_err_dut; /* largest |logit - exact| / sum|w x| on the sample */
     struct trace host;                 /* the reference's per-token state, for boundaries */
@@ -164,17 +175,16 @@ static int call_failed(struct run *R, const char *where, const char *who, const 
 
 /* --- The boundary rule -------------------------------------------------- */
 
-/* The distribution a request draws from, in the rank order of DESIGN.md
- * (descending z', ties to the lower id), with the cumulative sums the draw
- * rule compares u with: over every token (plain draws) and over the kept
- * tokens (the step's draw). Built from the reference (sampler_run_fast on
- * the host, which is what the CPU backend runs), only when some token
- * differs. */
+/* The distribution the step draws from, in the rank order of DESIGN.md
+ * (descending z', ties to the lower id), with the cumulative sums of the
+ * final probabilities that the draw compares u with. Built from the
+ * reference (sampler_run_fast on the host, which is what the CPU backend
+ * runs), only when the step's token differs. */
 struct dist {
     int built, greedy;
-    int *rank;     /* rank of each id, -1 for a masked token */
-    double *p, *k; /* per rank: prob and final */
-    double *cp, *ck;
+    int *rank; /* rank of each id, -1 for a masked token */
+    double *k; /* per rank: final */
+    double *ck;
 };
 
 struct zid_s {
@@ -193,9 +203,7 @@ static int cmp_rank(const void *a, const void *b)
 static void dist_free(struct dist *D)
 {
     free(D->rank);
-    free(D->p);
     free(D->k);
-    free(D->cp);
     free(D->ck);
     memset(D, 0, sizeof *D);
 }
@@ -224,11 +232,9 @@ static int dist_build(struct run *R, struct dist *D, const struct backend_req *q
         return -1;
     struct zid_s *o = malloc((size_t)V * sizeof *o);
     D->rank = malloc((size_t)V * sizeof *D->rank);
-    D->p = malloc((size_t)V * sizeof *D->p);
     D->k = malloc((size_t)V * sizeof *D->k);
-    D->cp = malloc((size_t)V * sizeof *D->cp);
     D->ck = malloc((size_t)V * sizeof *D->ck);
-    if (!o || !D->rank || !D->p || !D->k || !D->cp || !D->ck) {
+    if (!o || !D->rank || !D->k || !D->ck) {
         free(o);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
@@ -239,15 +245,12 @@ static int dist_build(struct run *R, struct dist *D, const struct backend_req *q
             o[m++] = (struct zid_s){ t->fz[v], v };
     }
     qsort(o, (size_t)m, sizeof *o, cmp_rank);
-    double S = t->sum_exp_shifted, K = t->kept_mass * S, cp = 0.0, ck = 0.0;
+    double K = t->kept_mass * t->sum_exp_shifted, ck = 0.0;
     for (int r = 0; r < m; r++) {
         int id = o[r].id;
         D->rank[id] = r;
-        D->p[r] = t->fe[id] / S;
         D->k[r] = t->fmark[id] == 0 && K > 0 ? t->fe[id] / K : 0.0;
-        cp += D->p[r];
         ck += D->k[r];
-        D->cp[r] = cp;
         D->ck[r] = ck;
     }
     free(o);
@@ -257,26 +260,25 @@ static int dist_build(struct run *R, struct dist *D, const struct backend_req *q
 }
 
 /* Whether token g, drawn with u where the reference drew another token, is
- * a boundary case: g has a probability, and u lies within TOL_BOUNDARY of
- * its cumulative interval [lo, hi) -- so a rounding of the cumulative sums
- * by less than TOL_BOUNDARY explains the difference. A greedy kept draw has
- * no u and no boundary. */
-static int near_boundary(const struct dist *D, int V, int g, double u, int kept)
+ * a boundary case: g has a final probability, and u lies within
+ * TOL_BOUNDARY of its cumulative interval [lo, hi) -- so a rounding of the
+ * cumulative sums by less than TOL_BOUNDARY explains the difference. A
+ * greedy step has no u and no boundary. */
+static int near_boundary(const struct dist *D, int V, int g, double u)
 {
-    if (g < 0 || g >= V || D->rank[g] < 0 || (kept && D->greedy))
+    if (g < 0 || g >= V || D->rank[g] < 0 || D->greedy)
         return 0;
     int r = D->rank[g];
-    const double *w = kept ? D->k : D->p, *cum = kept ? D->ck : D->cp;
-    if (!(w[r] > 0.0))
+    if (!(D->k[r] > 0.0))
         return 0;
-    double lo = r > 0 ? cum[r - 1] : 0.0, hi = cum[r];
+    double lo = r > 0 ? D->ck[r - 1] : 0.0, hi = D->ck[r];
     return u >= lo - TOL_BOUNDARY && u < hi + TOL_BOUNDARY;
 }
 
 /* A token that differs: a boundary case (counted) or a failure. Returns 0
  * for a boundary case, -1 otherwise (after fail). */
 static int different_token(struct run *R, const char *where, const struct backend_req *q,
-                           const float *z, int V, struct dist *D, int a, int b, double u, int kept,
+                           const float *z, int V, struct dist *D, int a, int b, double u,
                            const char *what)
 {
     struct err e;
@@ -284,7 +286,7 @@ static int different_token(struct run *R, const char *where, const struct backen
         fail(R, where, q, "%s: the reference distribution: %s", what, e.msg);
         return -1;
     }
-    if (near_boundary(D, V, b, u, kept)) {
+    if (near_boundary(D, V, b, u)) {
         R->boundary++;
         return 0;
     }
@@ -385,20 +387,18 @@ static int compare_req(struct run *R, const char *where, const struct backend_re
         return -1;
     }
     struct dist D = { 0 };
-    int rc = different_token(R, where, q, z, V, &D, a->id, b->id, a->u, 1, "the step's draw");
+    int rc = different_token(R, where, q, z, V, &D, a->id, b->id, a->u, "the step's draw");
     dist_free(&D);
     return rc;
 }
 
 /* n draws of one request on both backends, with and without the filters. */
-static void compare_draws(struct run *R, const char *where, const struct backend_req *q,
-                          const float *z, int V)
+static void compare_draws(struct run *R, const char *where, const struct backend_req *q)
 {
     int n = N_DRAWS;
     int *ka = malloc((size_t)n * sizeof *ka), *pa = malloc((size_t)n * sizeof *pa);
     int *kb = malloc((size_t)n * sizeof *kb), *pb = malloc((size_t)n * sizeof *pb);
     struct err e;
-    struct dist D = { 0 };
     if (!ka || !pa || !kb || !pb) {
         fail(R, where, q, "out of memory for %d draws", n);
     } else if (backend_draws(&R->ref, q, n, ka, pa, &e) < 0) {
@@ -406,23 +406,22 @@ static void compare_draws(struct run *R, const char *where, const struct backend
     } else if (backend_draws(&R->dut, q, n, kb, pb, &e) < 0) {
         call_failed(R, where, R->dut_name, &e);
     } else {
-        char w[400];
         R->draws += 2L * n;
-        R->compared += 2L * n;
         for (int i = 0; i < n; i++)
             for (int kept = 1; kept >= 0; kept--) {
                 int x = kept ? ka[i] : pa[i], y = kept ? kb[i] : pb[i];
                 if (x == y)
                     continue;
-                snprintf(w, sizeof w, "%s, draw %d %s the filters", where, i,
-                         kept ? "with" : "without");
-                double u = sampler_u(q->s.seed, q->step, q->row, (uint32_t)i);
-                if (different_token(R, w, q, z, V, &D, x, y, u, kept, "draw") < 0)
-                    goto done; /* one failure per request is enough to see */
+                /* Integer weights on both (rule_draw_units): no boundary
+                 * excuses a difference. */
+                R->token_fails++;
+                fail(R, where, q, "draw %d %s the filters: CPU token %d, %s token %d, u %.9f", i,
+                     kept ? "with" : "without", x, R->dut_name, y,
+                     sampler_u(q->s.seed, q->step, q->row, (uint32_t)i));
+                goto done; /* one failure per request is enough to see */
             }
     }
 done:
-    dist_free(&D);
     free(ka);
     free(pa);
     free(kb);
@@ -485,7 +484,7 @@ static int run_batch(struct run *R, const char *where, const float *z, int rows,
                         fb + (size_t)i * V, ka + (size_t)i * V, kb + (size_t)i * V) == 0)
             agreed++;
         if (i < n_draw)
-            compare_draws(R, w, &req[i], zr, V);
+            compare_draws(R, w, &req[i]);
     }
     for (int i = 0; chosen && i < B; i++)
         chosen[i] = ra[i].id;
@@ -1031,12 +1030,16 @@ static int compare_head(struct run *R, const struct model *m, const float *h, in
         return -1;
     }
     int bad = 0;
+    long unequal = 0;
     for (int r = 0; r < B; r++) {
         model_rmsnorm(h + (size_t)r * d, d, x);
         const float *a = za + (size_t)r * V, *b = zb + (size_t)r * V;
         for (int v = 0; v < V; v++) {
+            int differs_bits = memcmp(&a[v], &b[v], sizeof a[v]) != 0;
+            unequal += differs_bits;
             double diff = fabs((double)a[v] - (double)b[v]);
             double tol = HEAD_TOL_REL * fabs((double)a[v]) / 1.001 + HEAD_TOL_ABS;
+            R->head_unequal_in_tol += differs_bits && diff <= tol;
             int sample = v % HEAD_SAMPLE == 0;
             if (diff <= tol && !sample) {
                 if (diff > R->head_max_diff)
@@ -1071,9 +1074,57 @@ static int compare_head(struct run *R, const struct model *m, const float *h, in
         R->head_values += V;
     }
     free(x);
+    R->head_equal += (long)B * V - unequal;
     if (bad > HEAD_SHOWN)
         fail(R, where, NULL, "%d more logits beyond the tolerance", bad - HEAD_SHOWN);
-    return bad ? -1 : 0;
+    /* Both sum each row in the CPU's lanes and tree (head_vec.c, gemv_kernel)
+     * after the same RMSNorm: every logit must have the same bits. */
+    if (unequal)
+        fail(R, where, NULL, "%ld of %ld logits (batch %d, d %d) differ in their bits", unequal,
+             (long)B * V, B, d);
+    return bad || unequal ? -1 : 0;
+}
+
+/* The head at widths that are not a multiple of 16 (d = 4,100: the 8-byte
+ * loads, and a tail of 4 columns; d = 4,104: the 16-byte loads, and a tail
+ * of 8), at batches 1 and 2 (their own kernels), 3 and 5 (a part-filled
+ * tile of 4 and of 8) and 8, on a small vocabulary of 1,027 rows (a part-
+ * filled band). The models go to ms[], which the caller frees after the
+ * backends let go of them. */
+static void head_widths(struct run *R, struct model ms[2])
+{
+    static const int D[2] = { 4100, 4104 }, BS[5] = { 1, 2, 3, 5, 8 };
+    enum { V = 1027, BMAX = 8 };
+    struct err e;
+    float *h = malloc((size_t)BMAX * 4104 * sizeof *h);
+    float *za = malloc((size_t)BMAX * V * sizeof *za), *zb = malloc((size_t)BMAX * V * sizeof *zb);
+    for (int k = 0; k < 2 && h && za && zb; k++) {
+        int d = D[k];
+        if (model_build(&ms[k], V, d, MODEL_DEFAULT_SEED + (uint64_t)k, &e) < 0) {
+            fail(R, "LM head widths", NULL, "model_build: %s", e.msg);
+            break;
+        }
+        if (backend_head(&R->ref, &ms[k], &e) < 0 || backend_head(&R->dut, &ms[k], &e) < 0) {
+            fail(R, "LM head widths", NULL, "backend_head: %s", e.msg);
+            break;
+        }
+        for (int i = 0; i < BMAX * d; i++) { /* normals of standard deviation 3 */
+            double u1 = philox_uniform(99, (uint32_t)i, (uint32_t)k, 1) + 1.0 / 33554432.0;
+            double u2 = philox_uniform(99, (uint32_t)i, (uint32_t)k, 2);
+            h[i] = (float)(3.0 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+        }
+        for (int j = 0; j < 5; j++) {
+            char where[64];
+            snprintf(where, sizeof where, "LM head, d %d, batch %d", d, BS[j]);
+            compare_head(R, &ms[k], h, BS[j], za, zb, where);
+            R->head_width_calls++;
+        }
+    }
+    if (!h || !za || !zb)
+        fail(R, "LM head widths", NULL, "out of memory");
+    free(h);
+    free(za);
+    free(zb);
 }
 
 /* --- Parts 1 and 3: the head and the scenarios -------------------------- */
@@ -1083,8 +1134,9 @@ static int scenario_part(struct run *R, char **paths, int n_paths)
     struct lesson L[N_SCENARIOS];
     int n = 0;
     struct err e;
-    struct model m;
+    struct model m, widths[2];
     memset(&m, 0, sizeof m);
+    memset(widths, 0, sizeof widths);
     float *h = NULL, *za = NULL, *zb = NULL;
     int *ctx[N_SCENARIOS] = { 0 };
     int len[N_SCENARIOS] = { 0 };
@@ -1207,6 +1259,14 @@ static int scenario_part(struct run *R, char **paths, int n_paths)
            "the device's logits sampled by both, draws on every request of step 1; LM head on "
            "every step, max |diff| %.3g; failures %ld: %.1f s\n",
            n, steps, R->scenario_steps, R->head_max_diff, R->failures - failures0, now_s() - t0);
+    failures0 = R->failures;
+    t0 = now_s();
+    head_widths(R, widths);
+    printf("check_gpu: part 1b, LM head widths: d 4,100 and 4,104, batches 1, 2, 3, 5 and 8, "
+           "V 1,027 (%ld calls); logits with equal bits %ld of %ld in all parts; failures %ld: "
+           "%.1f s\n",
+           R->head_width_calls, R->head_equal, R->head_values, R->failures - failures0,
+           now_s() - t0);
     rc = 0;
 out:
     for (int i = 0; i < n; i++) {
@@ -1219,31 +1279,41 @@ out:
     /* The backends borrow the host model (the CPU's head): close them
      * before freeing it. */
     backend_close(&R->ref);
+    R->by_list = R->dut.by_list; /* before the close forgets them */
+    R->by_full = R->dut.by_full;
+    R->longest_list = R->dut.longest_list;
     backend_close(&R->dut);
     model_free(&m);
+    for (int k = 0; k < 2; k++)
+        if (widths[k].w)
+            model_free(&widths[k]);
     return rc;
 }
 
 /* --- Faults for --self --fault --------------------------------------------- */
 
-/* The CPU backend with three faults a broken device could have: one logit of
- * the head off by 0.5, the chosen token's final probability off by 1e-4 of
- * itself, and the first draw without the filters given another token. */
-static struct backend_ops FAULTY;
+/* The CPU backend with the faults a broken device could have: one logit of
+ * the head off by 0.5 and another by one unit in the last place (within the
+ * tolerance: only the bit check sees it), the chosen token's final
+ * probability off by 1e-4 of itself, and the first draw without the filters
+ * given another token. */
+static struct backend_ops SPEC, FAULTY;
 
 static int faulty_get_logits(struct backend *b, int row, float *out, struct err *e)
 {
     if (backend_cpu_ops.get_logits(b, row, out, e) < 0)
         return -1;
-    if (b->V > 7)
+    if (b->V > 8) {
         out[7] += 0.5f;
+        out[8] = nextafterf(out[8], INFINITY);
+    }
     return 0;
 }
 
 static int faulty_sample(struct backend *b, const struct backend_req *req, int B,
                          struct backend_res *res, struct err *e)
 {
-    if (backend_cpu_ops.sample(b, req, B, res, e) < 0)
+    if (backend_spec_sample(b, req, B, res, e) < 0)
         return -1;
     res[0].final *= 1.0 + 1e-4;
     return 0;
@@ -1268,7 +1338,7 @@ static void usage(FILE *f)
                "  Compares the CUDA backend with the CPU reference: the LM head, the lessons,\n"
                "  the real scenarios and random rows (tests/gpu/check_gpu.c says how).\n"
                "  --self   compare the CPU backend with a second CPU backend (no GPU needed)\n"
-               "  --fault  with --self: three known faults in the second backend; passes\n"
+               "  --fault  with --self: four known faults in the second backend; passes\n"
                "           only when the checks catch every one\n"
                "  --quick  fewer random rows and a small LM head (for compute-sanitizer)\n");
 }
@@ -1313,20 +1383,26 @@ int main(int argc, char **argv)
         backend_close(&R.ref);
         return 1;
     }
+    if (R.self) { /* the kernels' design on the CPU: backend_spec.c's sample */
+        SPEC = backend_cpu_ops;
+        SPEC.name = "CPU spec";
+        SPEC.sample = backend_spec_sample;
+        R.dut.ops = &SPEC;
+    }
     if (R.fault) {
-        FAULTY = backend_cpu_ops;
+        FAULTY = SPEC;
         FAULTY.get_logits = faulty_get_logits;
         FAULTY.sample = faulty_sample;
         FAULTY.draws = faulty_draws;
         R.dut.ops = &FAULTY;
     }
-    R.dut_name = R.fault ? "CPU#2 with faults" : R.self ? "CPU#2" : R.dut.ops->name;
+    R.dut_name = R.fault ? "CPU spec with faults" : R.self ? "CPU spec" : R.dut.ops->name;
     printf("check_gpu: %s against the CPU reference %s%s%s\n",
-           R.self ? "a second CPU backend" : "CUDA", R.ref.device, R.self ? "" : " on ",
-           R.self ? "" : R.dut.device);
+           R.self ? "the kernels' design run on the CPU (backend_spec.c)" : "CUDA", R.ref.device,
+           R.self ? "" : " on ", R.self ? "" : R.dut.device);
     printf("check_gpu: tolerances: final probabilities %g, entropy %g, max z' %g relative, sum of "
-           "exponentials %g relative; tokens equal unless u lies within %g of a cumulative "
-           "boundary (at most 1 in %.0f draws)%s\n",
+           "exponentials %g relative; the step's token equal unless u lies within %g of a "
+           "cumulative boundary (at most 1 in %.0f steps); many draws equal token for token%s\n",
            TOL_FINAL, TOL_ENTROPY, TOL_MAX_Z, TOL_SUM_EXP, TOL_BOUNDARY, 1.0 / BOUNDARY_LIMIT,
            R.quick ? "; --quick" : "");
     struct catalog cat;
@@ -1346,27 +1422,32 @@ int main(int argc, char **argv)
         free(paths[i]);
     trace_free(&R.host);
     free(R.pool);
-    /* The boundary rule: at most 1 in 100,000 of the draws compared. */
+    /* The boundary rule: at most 1 in 100,000 of the steps' draws. */
     int too_many = (double)R.boundary > BOUNDARY_LIMIT * (double)R.compared;
     if (too_many)
-        printf("check_gpu: FAIL: %ld boundary cases in %ld draws compared: more than 1 in %.0f\n",
+        printf("check_gpu: FAIL: %ld boundary cases in %ld steps' draws: more than 1 in %.0f\n",
                R.boundary, R.compared, 1.0 / BOUNDARY_LIMIT);
     int pass = R.failures == 0 && !too_many;
+    printf("check_gpu: %s: %ld requests by the candidate list (the longest %d of at most %d), %ld "
+           "by the full path\n",
+           R.dut_name, R.by_list, R.longest_list, CAND_MAX, R.by_full);
     printf("check_gpu: lm head max |diff| %.3g (tolerance %g sum|w x| + %g, max ratio %.3g); "
            "lessons %ld steps; scenarios %ld steps; random %ld rows in batches 1/8/64/256 "
            "(%ld/%ld/%ld/%ld of them); repeats %ld rows bit for bit; draws %ld; boundary cases "
-           "%ld of %ld draws compared; failures %ld: %s (%.0f s)\n",
+           "%ld of %ld steps' draws; failures %ld: %s (%.0f s)\n",
            R.head_max_diff, HEAD_TOL_REL, HEAD_TOL_ABS, R.head_max_ratio, R.lesson_steps,
            R.scenario_steps, R.random_rows, R.random_batches[0], R.random_batches[1],
            R.random_batches[2], R.random_batches[3], R.repeat_rows, R.draws, R.boundary, R.compared,
            R.failures, pass ? "PASS" : "FAIL", now_s() - t0);
     if (R.fault) {
         /* Every fault must have been caught where it should be. */
-        int caught = R.head_max_ratio > 1.0 && R.chosen_final_fails > 0 && R.token_fails > 0;
-        printf("check_gpu: --fault: the head's logit off by 0.5 %s (max ratio %.3g), the chosen "
-               "token's final probability off by 1e-4 %s (%ld times), a draw given another token "
-               "%s (%ld times): %s\n",
+        int ulp = R.head_unequal_in_tol > 0;
+        int caught = R.head_max_ratio > 1.0 && ulp && R.chosen_final_fails > 0 && R.token_fails > 0;
+        printf("check_gpu: --fault: the head's logit off by 0.5 %s (max ratio %.3g), another off "
+               "by one ulp %s (%ld times), the chosen token's final probability off by 1e-4 %s "
+               "(%ld times), a draw given another token %s (%ld times): %s\n",
                R.head_max_ratio > 1.0 ? "caught" : "MISSED", R.head_max_ratio,
+               ulp ? "caught" : "MISSED", R.head_unequal_in_tol,
                R.chosen_final_fails > 0 ? "caught" : "MISSED", R.chosen_final_fails,
                R.token_fails > 0 ? "caught" : "MISSED", R.token_fails, caught ? "PASS" : "FAIL");
         return caught ? 0 : 1;
