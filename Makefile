@@ -179,9 +179,10 @@ test-gpu: $(GPU_BINS) $(GPU_TEST)
 	@for b in $(GPU_BINS); do $$b || exit 1; done
 	$(GPU_TEST)
 
-# The same checker with a second CPU backend in the device's place, so that
-# it is itself exercised on every machine (part of make test): it must pass,
-# and with four known faults in that backend it must catch each one.
+# The same checker with the kernels' design run on the CPU in the device's
+# place (src/backend/backend_spec.c), so that it and the design are exercised
+# on every machine (part of make test): it must pass, and with four known
+# faults in that backend it must catch each one.
 test-gpu-self: $(GPU_TEST)
 	$(GPU_TEST) --self --quick
 	@echo "$(GPU_TEST) --self --fault --quick (its failures are expected; the log is $(BUILD)/check_gpu-fault.log)"

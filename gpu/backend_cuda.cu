@@ -29,6 +29,7 @@
 
 extern "C" {
 #include "backend/backend.h"
+#include "backend/backend_spec.h"
 #include "base/err.h"
 #include "model/model.h"
 #include "core/sampler.h"
@@ -38,6 +39,7 @@ extern "C" {
 #include "model/norm_tree.h"   // HOSTDEV
 #include "core/philox.h"      // HOSTDEV
 #include "core/sampler_rules.h" // HOSTDEV
+#include "core/candidates.h"    // HOSTDEV
 
 namespace {
 
@@ -69,6 +71,9 @@ struct RowParams {
     uint32_t step, row; // the Philox counter; row is also the logits row
     int win_off, win_len; // the penalty window, in the concatenated contexts
     int n_top;
+    int V;
+    cand_plan plan; // list_kernel's (cand_plan_make)
+    int list_ok;    // the plan was made: list_kernel may take the row
 };
 
 // What a row gives back; the host turns it into a struct backend_res.
@@ -84,6 +89,8 @@ struct RowOut {
     int top_mark[BACKEND_MAX_TOP];
     double top_z[BACKEND_MAX_TOP];
     double top_e[BACKEND_MAX_TOP];
+    int fallback; // list_kernel: the full kernel must run this row
+    int n_cand;   // list_kernel: the list's length
 };
 
 // What the kernels rely on, checked where the constants are:
@@ -207,34 +214,46 @@ __device__ int block_sum_int(int v, Shared &s)
     return block_sum_in(v, s.red_i);
 }
 
-__device__ int block_min_int(int v, Shared &s)
+// The block's smallest int and largest double, every thread getting it;
+// red is the block's kWarps partials.
+__device__ int block_min_in(int v, int *red)
 {
     for (int o = 16; o > 0; o >>= 1)
         v = min(v, __shfl_xor_sync(kFull, v, o));
     if ((threadIdx.x & 31) == 0)
-        s.red_i[threadIdx.x >> 5] = v;
+        red[threadIdx.x >> 5] = v;
     __syncthreads();
     int t = INT_MAX;
     for (int w = 0; w < kWarps; w++)
-        t = min(t, s.red_i[w]);
+        t = min(t, red[w]);
     __syncthreads();
     return t;
 }
 
-__device__ double block_max(double v, Shared &s)
+__device__ double block_max_in(double v, double *red)
 {
     for (int o = 16; o > 0; o >>= 1) {
         double u = __shfl_xor_sync(kFull, v, o);
         v = u > v ? u : v;
     }
     if ((threadIdx.x & 31) == 0)
-        s.red_d[threadIdx.x >> 5] = v;
+        red[threadIdx.x >> 5] = v;
     __syncthreads();
     double t = -INFINITY;
     for (int w = 0; w < kWarps; w++)
-        t = s.red_d[w] > t ? s.red_d[w] : t;
+        t = red[w] > t ? red[w] : t;
     __syncthreads();
     return t;
+}
+
+__device__ int block_min_int(int v, Shared &s)
+{
+    return block_min_in(v, s.red_i);
+}
+
+__device__ double block_max(double v, Shared &s)
+{
+    return block_max_in(v, s.red_d);
 }
 
 // Keeps in (z, id) the better of it and (z2, id2) in the rank order (the
@@ -986,6 +1005,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 }
 
+#include "list_kernel.cuh"
+
 // --- The LM head --------------------------------------------------------------
 
 // One thread per four weights: lm_weights4 is the CPU's generator, so the
@@ -1570,14 +1591,17 @@ RowParams row_params(const struct backend_req *q, int V, int win_off, int win_le
     p.win_off = win_off;
     p.win_len = win_len;
     p.n_top = n_top;
+    p.V = V;
+    p.list_ok = cand_plan_make(&p.plan, s, V) == 0;
     return p;
 }
 
-// Runs the sampler kernel over B requests (n_top overridden when >= 0) and
-// brings the rows' results back into im->h_out. Leaves z', e and the marks
-// of request i in row i of the scratch.
-int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_top_override,
-                struct err *e)
+// Runs a sampler kernel over B requests (n_top overridden when >= 0) and
+// brings the rows' results back into im->h_out: list_kernel when by_list
+// (the two-pass design), else sample_kernel, which leaves z', e and the
+// marks of request i in row i of the scratch.
+int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_top_override,
+               bool by_list, struct err *e)
 {
     Impl *im = impl_of(b);
     int V = b->V;
@@ -1645,9 +1669,13 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
     // A failure from here on may leave counts behind: clear them next time.
     im->count_dirty = 1;
     CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
-    sample_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->z,
-                                                  im->e, im->mark, im->count, im->out);
-    CK(cudaGetLastError(), "sample_kernel launch");
+    if (by_list)
+        list_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->count,
+                                                    im->out);
+    else
+        sample_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->z,
+                                                      im->e, im->mark, im->count, im->out);
+    CK(cudaGetLastError(), "sampler kernel launch");
     CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
     CK(cudaMemcpyAsync(im->h_out, im->out, (size_t)B * sizeof(RowOut), cudaMemcpyDeviceToHost,
                        im->stream),
@@ -1657,7 +1685,7 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
         return -1;
     for (int i = 0; i < B; i++) {
         const RowOut *o = &im->h_out[i];
-        if (o->error == kErrNone)
+        if (o->error == kErrNone || (by_list && o->fallback))
             continue;
         // A row refused at the start stops before its penalties, and one
         // refused after them has read (and cleared) every count: the counts
@@ -1678,11 +1706,43 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
     return 0;
 }
 
+// The list kernel for B requests, and the full one for the whole batch
+// when any row needs it (a list past CAND_MAX, a check that failed, a
+// corner the design leaves to it); counted in b->by_list and b->by_full.
+int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_top_override,
+                bool want_list, struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (!want_list)
+        return run_kernel(b, req, B, n_top_override, false, e);
+    if (run_kernel(b, req, B, n_top_override, true, e) < 0)
+        return -1;
+    double list_ms = b->kernel_ms;
+    int longest = 0, fallback = 0;
+    for (int i = 0; i < B; i++) {
+        fallback |= im->h_out[i].fallback;
+        longest = max(longest, im->h_out[i].n_cand);
+    }
+    if (!fallback) {
+        b->by_list += B;
+        b->longest_list = max(b->longest_list, longest);
+        return 0;
+    }
+    b->by_full += B;
+    if (run_kernel(b, req, B, n_top_override, false, e) < 0)
+        return -1;
+    b->kernel_ms += list_ms;
+    return 0;
+}
+
 int cuda_sample(struct backend *b, const struct backend_req *req, int B, struct backend_res *res,
                 struct err *e)
 {
     Impl *im = impl_of(b); // backend_sample checked B and every request
-    if (run_sampler(b, req, B, -1, e) < 0)
+    bool per_token = false; // final_out or kept_out: the full kernel's per-token arrays
+    for (int i = 0; i < B; i++)
+        per_token |= req[i].final_out || req[i].kept_out;
+    if (run_sampler(b, req, B, -1, !per_token, e) < 0)
         return -1;
     float kernel_ms = (float)b->kernel_ms;
     int V = b->V;
@@ -1762,7 +1822,7 @@ int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kep
 {
     Impl *im = impl_of(b); // backend_draws checked n and the request
     // The request's chain, into row 0 of the scratch.
-    if (run_sampler(b, req, 1, 0, e) < 0)
+    if (run_sampler(b, req, 1, 0, false, e) < 0)
         return -1;
     float chain_ms = (float)b->kernel_ms;
     const RowOut o = im->h_out[0];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/candidates.h"
 #include "core/draws.h"
 #include "core/fast_vec.h"
 #include "core/fastexp.h"
@@ -387,6 +388,39 @@ START_TEST(test_fixed_point_mass)
 }
 END_TEST
 
+/* The candidate list's buckets (candidates.h): 1.0's by hand (its key
+ * 0xBF800000, top 11 bits 1,532, whose floor is the float under 1.0); every
+ * z of 100,000 in [-60, 60] lies above its bucket's floor and below the
+ * next bucket's; the count and mass walks by hand. */
+START_TEST(test_candidate_buckets)
+{
+    ck_assert_int_eq(cand_digit(1.0), 1532);
+    ck_assert(cand_floor(1532) == (double)nextafterf(1.0f, 0.0f));
+    ck_assert(cand_floor(0) == -INFINITY); /* NaN patterns: no finite value */
+    for (uint32_t i = 0; i < 100000; i++) {
+        double z = (philox_uniform(37, i, 0, 0) - 0.5) * 120.0;
+        int b = cand_digit(z);
+        ck_assert_msg(cand_floor(b) < z, "z %.17g, bucket %d, floor %.17g", z, b, cand_floor(b));
+        ck_assert_msg(b == CAND_BUCKETS - 1 || z < cand_floor(b + 1) || cand_digit(z) == b,
+                      "z %.17g", z);
+        ck_assert(cand_digit(nextafter(cand_floor(b), -INFINITY)) <= b);
+    }
+    static uint32_t cnt[CAND_BUCKETS];
+    static double w[CAND_BUCKETS];
+    cnt[1500] = 3;
+    cnt[1400] = 10;
+    w[1500] = 0.5;
+    w[1400] = 0.01;
+    ck_assert_int_eq(cand_count_bucket(cnt, 1), 1500);
+    ck_assert_int_eq(cand_count_bucket(cnt, 3), 1500);
+    ck_assert_int_eq(cand_count_bucket(cnt, 4), 1400);
+    ck_assert_int_eq(cand_count_bucket(cnt, 14), CAND_NONE);
+    ck_assert_int_eq(cand_mass_bucket(cnt, w, 1.5), 1500); /* 3 x 0.5 */
+    ck_assert_int_eq(cand_mass_bucket(cnt, w, 1.55), 1400); /* + 10 x 0.01 = 1.6 */
+    ck_assert_int_eq(cand_mass_bucket(cnt, w, 1.7), CAND_NONE);
+}
+END_TEST
+
 /* The many-draw view's integer weights (sampler_rules.h): the shift that
  * keeps V weights under 2^62, the units, and the exact target, by hand and
  * against a 128-bit product. */
@@ -537,6 +571,7 @@ Suite *suite_fast(void)
     tcase_add_test(core, test_large_k_takes_the_radix_descent);
     tcase_add_test(core, test_fixed_point_mass);
     tcase_add_test(core, test_integer_draw_rule);
+    tcase_add_test(core, test_candidate_buckets);
     tcase_add_test(core, test_many_draws_on_an_exact_boundary);
     tcase_add_test(core, test_real_size_row);
     tcase_add_test(core, test_float_input);

@@ -14,30 +14,15 @@
 #include "core/candidates.h"
 #include "core/fastexp.h"
 
-#define MAX_VERSIONS 3 /* z' as loaded, after one value stage, after both */
-
-/* The chain as the kernels see it: which z' each stage reads (the count of
- * value stages before it), and the first stage that may cut. */
-struct plan {
-    const struct sampler_settings *s;
-    int n;
-    enum stage st[STAGE_COUNT];
-    int version[STAGE_COUNT]; /* z' version a stage reads */
-    enum stage value[MAX_VERSIONS - 1];
-    int n_versions, final;
-    int first_cut;   /* chain index, or -1 */
-    int cut_version; /* the version it reads */
-};
-
-/* A stage that may remove tokens here: greedy, top-k below the finite
- * count, top-p, min-p. */
-static int may_cut(const struct sampler_settings *s, enum stage st, int n_finite)
+/* A stage that may remove tokens in a row of V: greedy, top-k below V,
+ * top-p, min-p. */
+static int may_cut(const struct sampler_settings *s, enum stage st, int V)
 {
     switch (st) {
     case STAGE_TEMPERATURE:
         return s->temperature == 0.0;
     case STAGE_TOP_K:
-        return s->top_k > 0 && s->top_k < n_finite;
+        return s->top_k > 0 && s->top_k < V;
     case STAGE_TOP_P:
         return s->top_p < 1.0;
     case STAGE_MIN_P:
@@ -47,10 +32,16 @@ static int may_cut(const struct sampler_settings *s, enum stage st, int n_finite
     }
 }
 
-/* The plan, or -1 for a stage the kernels do not run. */
-static int make_plan(struct plan *P, const struct sampler_settings *s, int V)
+int cand_plan_make(struct cand_plan *P, const struct sampler_settings *s, int V)
 {
-    *P = (struct plan){ .s = s, .n_versions = 1, .first_cut = -1 };
+    *P = (struct cand_plan){ .n_versions = 1,
+                             .first_cut = -1,
+                             .shift = s->shift,
+                             .temperature = s->temperature,
+                             .alpha = s->repetition_penalty,
+                             .frequency = s->frequency_penalty,
+                             .presence = s->presence_penalty,
+                             .lesson_formula = s->penalty_formula == PENALTY_LESSON };
     for (int c = 0; c < s->chain.n; c++) {
         enum stage st = s->chain.stage[c];
         if (st != STAGE_PENALTY && st != STAGE_TEMPERATURE && st != STAGE_TOP_K &&
@@ -59,14 +50,20 @@ static int make_plan(struct plan *P, const struct sampler_settings *s, int V)
                 return -1;
             continue; /* off: as if it were not in the chain */
         }
-        P->st[P->n] = st;
+        if (P->first_cut < 0 && may_cut(s, st, V)) {
+            P->first_cut = P->n;
+            P->cut_version = P->n_versions - 1;
+        }
+        P->greedy |= st == STAGE_TEMPERATURE && s->temperature == 0.0;
+        P->st[P->n] = (int)st;
         P->version[P->n++] = P->n_versions - 1;
-        int value = (st == STAGE_PENALTY && stage_active(s, st, V)) ||
-                    (st == STAGE_TEMPERATURE && s->temperature != 0.0 && s->temperature != 1.0);
-        if (value)
-            P->value[P->n_versions++ - 1] = st;
+        if ((st == STAGE_PENALTY && stage_active(s, st, V)) ||
+            (st == STAGE_TEMPERATURE && s->temperature != 0.0 && s->temperature != 1.0))
+            P->value[P->n_versions++ - 1] = (int)st;
     }
     P->final = P->n_versions - 1;
+    if (P->first_cut < 0)
+        P->cut_version = P->final;
     return 0;
 }
 
@@ -76,29 +73,18 @@ struct row {
     const float *lg;
     int V;
     int *count; /* the penalty window's counts, zero elsewhere */
-    struct plan P;
+    struct cand_plan P;
     int n_finite;
-    double max[MAX_VERSIONS];
+    double max[CAND_VERSIONS];
     double S_cut, S, offset; /* sums at the first cut's version and at the end */
     uint32_t hist_cut[CAND_BUCKETS], hist_final[CAND_BUCKETS];
     double w_lo[CAND_BUCKETS]; /* bucket_bounds' */
 };
 
-/* z' of token i at version v: the CPU's operations in the CPU's order. */
+/* z' of token i at version v. */
 static double z_at(const struct row *r, int i, int v)
 {
-    const struct sampler_settings *s = &r->q->s;
-    double z = (double)r->lg[i] + s->shift;
-    for (int j = 0; j < v; j++)
-        if (r->P.value[j] == STAGE_PENALTY) {
-            if (r->count[i] > 0)
-                z = rule_penalize(z, r->count[i], s->repetition_penalty,
-                                  s->penalty_formula == PENALTY_LESSON, s->frequency_penalty,
-                                  s->presence_penalty);
-        } else {
-            z = z / s->temperature;
-        }
-    return z;
+    return cand_z(&r->P, r->lg[i], r->count[i], v);
 }
 
 /* The checks of the load and of each value stage, in the chain's order, as
@@ -118,7 +104,7 @@ static int check_row(struct row *r, struct err *e)
     if (!r->n_finite)
         return err_set(e, ERR_USAGE, "no token has a finite logit");
     for (int v = 1; v < r->P.n_versions; v++) {
-        enum stage st = r->P.value[v - 1];
+        enum stage st = (enum stage)r->P.value[v - 1];
         double zmax = 0.0; /* vm_divide's: the largest |z'| not -inf, before */
         for (int i = 0; st == STAGE_TEMPERATURE && i < r->V; i++) {
             double z = z_at(r, i, v - 1);
@@ -191,7 +177,7 @@ static struct pick list_start(struct row *r, int n_rows)
     if (n_rows > 0)
         k.row_bucket = cand_count_bucket(r->hist_final, n_rows);
     int c = r->P.first_cut;
-    enum stage st = c >= 0 ? r->P.st[c] : STAGE_COUNT;
+    enum stage st = c >= 0 ? (enum stage)r->P.st[c] : STAGE_COUNT;
     if (st == STAGE_TEMPERATURE) {
         k.cut_bucket = cand_count_bucket(r->hist_cut, 1);
     } else if (st == STAGE_TOP_K) {
@@ -215,7 +201,7 @@ static struct pick list_start(struct row *r, int n_rows)
 struct list {
     int n;
     int id[CAND_MAX];
-    double z[MAX_VERSIONS][CAND_MAX];
+    double z[CAND_VERSIONS][CAND_MAX];
     uint8_t mark[CAND_MAX];
     int order[CAND_MAX]; /* a rank order of the list, by the version sort_list used */
     int tmp[CAND_MAX];   /* sort_list's */
@@ -336,7 +322,7 @@ static int run_list(const struct row *r, struct list *L, struct err *e)
 {
     int cut = 0;
     for (int c = 0; c < r->P.n; c++) {
-        enum stage st = r->P.st[c];
+        enum stage st = (enum stage)r->P.st[c];
         if (st == STAGE_PENALTY || (st == STAGE_TEMPERATURE && r->q->s.temperature != 0.0))
             continue; /* a value stage: its z' are the next version's */
         if (!cut && c != r->P.first_cut)
@@ -410,10 +396,7 @@ static int result(const struct row *r, struct list *L, int cut, int n_rows, stru
     if (n_kept == 0) /* every cut keeps one: the buckets left the kept ones off */
         return err_set(e, ERR_SYSTEM, "candidate list: no kept token on it");
     int j = L->order[0];
-    int greedy = 0;
-    for (int c = 0; c < r->P.n; c++)
-        greedy |= r->P.st[c] == STAGE_TEMPERATURE && s->temperature == 0.0;
-    if (!greedy) {
+    if (!r->P.greedy) {
         o->sampled = 1;
         o->u = sampler_u(s->seed, r->q->step, r->q->row, 0);
         j = draw(L, n_kept, ef, o->u, K);
@@ -456,29 +439,19 @@ static void explain(const struct row *r, struct list *L, int cut, double K)
     }
 }
 
-/* The first stage that may cut, once the finite count is known. */
-static void find_first_cut(struct row *r)
-{
-    r->P.first_cut = -1;
-    r->P.cut_version = r->P.final;
-    for (int c = 0; c < r->P.n && r->P.first_cut < 0; c++)
-        if (may_cut(&r->q->s, r->P.st[c], r->n_finite)) {
-            r->P.first_cut = c;
-            r->P.cut_version = r->P.version[c];
-        }
-}
-
 /* The candidate path for one request: 1 done, 0 when it must take the full
  * path (nothing changed), -1 on error. */
 static int by_candidates(struct row *r, struct list *L, struct backend_res *o, int *longest,
                          struct err *e)
 {
     const struct backend_req *q = r->q;
-    if (make_plan(&r->P, &q->s, r->V) < 0)
+    if (cand_plan_make(&r->P, &q->s, r->V) < 0)
         return 0;
     if (check_row(r, e) < 0)
         return -1;
-    find_first_cut(r);
+    int c = r->P.first_cut;
+    if (c >= 0 && r->P.st[c] == STAGE_TOP_K && q->s.top_k >= r->n_finite)
+        return 0; /* masked tokens leave top-k nothing to cut: another stage cuts first */
     int n_rows = q->n_top < r->V ? q->n_top : r->V;
     if (n_rows > r->n_finite)
         return 0; /* masked tokens on the rows: the full path lists them by id */

@@ -16,6 +16,11 @@
 #define LOGITLAB_BACKEND_SPEC_H
 
 #include "backend/backend.h"
+#include "core/candidates.h"
+
+/* The plan of s's chain for rows of V tokens, or -1 when it turns on a
+ * stage the kernels do not run. */
+int cand_plan_make(struct cand_plan *P, const struct sampler_settings *s, int V);
 
 int backend_spec_sample(struct backend *b, const struct backend_req *req, int B,
                         struct backend_res *res, struct err *e);

@@ -21,9 +21,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/sampler.h" /* STAGE_COUNT */
 #include "core/sampler_rules.h"
 
-#define CAND_MAX        2048 /* tokens the list holds (the kernel's shared memory) */
+#define CAND_MAX        1024 /* tokens the list holds (the kernel's 48 KB of shared memory) */
 #define CAND_DIGIT_BITS 11
 #define CAND_BUCKETS    (1 << CAND_DIGIT_BITS)
 #define CAND_NONE       (-1) /* no bucket reaches the target: every token is a candidate */
@@ -31,6 +32,42 @@
 /* A mass bound is this much under the true one, far more than the rounding
  * of fast_exp and of a sum of CAND_BUCKETS terms. */
 #define CAND_MARGIN (1.0 - 0x1p-40)
+
+/* The chain as the candidate path runs it (the host makes it:
+ * cand_plan_make in backend/backend_spec.h): the stages it runs, in order,
+ * off ones left out; the z' version each reads (how many value stages came
+ * before it: z' as loaded is version 0); the value stages; the first stage
+ * that may cut, taking top-k to cut when k < V; and the settings z' needs. */
+#define CAND_VERSIONS 3 /* z' as loaded, after one value stage, after both */
+
+struct cand_plan {
+    int n;
+    int st[STAGE_COUNT];
+    int version[STAGE_COUNT];
+    int value[CAND_VERSIONS - 1]; /* STAGE_PENALTY or STAGE_TEMPERATURE */
+    int n_versions, final;
+    int first_cut, cut_version; /* chain index (-1: nothing cuts), and its version */
+    int greedy;                 /* temperature 0 is in the chain */
+    double shift, temperature, alpha, frequency, presence;
+    int lesson_formula;
+};
+
+/* z' of a token of logit lg, seen count times in the penalty window, at
+ * version v: the CPU's operations in the CPU's order (the device builds
+ * with --fmad=false, so the penalty's product and sum round apart there
+ * too). */
+static inline HOSTDEV double cand_z(const struct cand_plan *P, float lg, int count, int v)
+{
+    double z = (double)lg + P->shift;
+    for (int j = 0; j < v; j++)
+        if (P->value[j] == STAGE_PENALTY) {
+            if (count > 0)
+                z = rule_penalize(z, count, P->alpha, P->lesson_formula, P->frequency, P->presence);
+        } else {
+            z = z / P->temperature;
+        }
+    return z;
+}
 
 static inline HOSTDEV int cand_digit(double z)
 {

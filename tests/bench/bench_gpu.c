@@ -147,16 +147,17 @@ static int time_sampler(struct backend *b, const struct sampler_settings *s, int
     return 0;
 }
 
-/* A measured time beside its floor: "  12.3   4.5x" (the CPU's time alone:
- * the floors are the device's), or the reason there is none. */
-static void measured(double us, double floor_us, int cpu, const char *none)
+/* A measured time beside the floor of the path that ran it ("list" or
+ * "full"): "  12.3   4.5x list" (the CPU's time alone: the floors are the
+ * device's), or with us < 0 the reason there is none. */
+static void measured(double us, double floor_us, int cpu, const char *what)
 {
-    if (none)
-        printf("  %s\n", none);
+    if (us < 0)
+        printf("  %s\n", what);
     else if (cpu)
         printf(" %11.1f %9s\n", us, "-");
     else
-        printf(" %11.1f %8.1fx\n", us, floor_us > 0 ? us / floor_us : 0.0);
+        printf(" %11.1f %8.1fx %s\n", us, floor_us > 0 ? us / floor_us : 0.0, what);
 }
 
 /* One chain over the batches: the model, and the time where there is a
@@ -175,17 +176,20 @@ static int chain_rows(const struct device *D, struct backend *run, int c, const 
             break;
         double bytes = per_row * B, fl = model_floor_us(bytes, D->gbps);
         double share = (B < D->sms ? (double)B : (double)D->sms) / D->sms;
+        double list = model_list_per_token(0) * V_BENCH * B, lf = model_floor_us(list, D->gbps);
         double two_pass = model_floor_us(model_sampler_floor_per_token() * V_BENCH * B, D->gbps);
-        printf("%-36s %5d %9.1f %8.1f %9.1f %9.1f", CASES[c].name, B, bytes / 1e6, fl, fl / share,
-               two_pass);
+        printf("%-36s %5d %8.1f %8.1f %9.1f %8.1f %9.1f %9.1f", CASES[c].name, B, list / 1e6, lf,
+               bytes / 1e6, fl, lf / share, two_pass);
         if (!run) {
-            measured(0, 0, 0, "not measured: no device");
+            measured(-1, 0, 0, "not measured: no device");
             continue;
         }
         double dev, wall;
+        long by_full = run->by_full;
         if (time_sampler(run, &s, B, warmup, rounds, res, &dev, &wall, e) < 0)
             return -1;
-        measured(dev, fl, run->ops == &backend_cpu_ops, NULL);
+        int full = run->by_full > by_full || run->ops == &backend_cpu_ops;
+        measured(dev, full ? fl : lf, run->ops == &backend_cpu_ops, full ? "full" : "list");
         if (c == CHAIN_B && B == 1)
             t_b[0] = dev;
         if (c == CHAIN_B && B == 256)
@@ -213,13 +217,14 @@ static int sampler_table(const struct device *D, struct backend *run, int n_batc
     if (run)
         printf("medians of %d runs; ", rounds);
     printf("floors at %.0f GB/s.\n"
-           "  model MB: the bytes sample_kernel moves (gpu_model.h); floor us: those bytes at the "
-           "peak;\n  1 blk/row: at 1/%d of the peak per block, as each row has one block; "
-           "2-pass us: the float\n  logits read twice, the two-pass design's floor (at batch 1 "
-           "latency bounds it instead)\n",
+           "  list: list_kernel's bytes (gpu_model.h) and their floor at the peak; full: "
+           "sample_kernel's,\n  the path a row too flat for the list takes; 1 blk/row: the list "
+           "at 1/%d of the peak per block,\n  as each row has one block; 2-pass: the logits read "
+           "twice, the design's floor (at batch 1\n  latency bounds it instead); the path "
+           "measured is named after its ratio\n",
            D->gbps, D->sms);
-    printf("%-36s %5s %9s %8s %9s %9s %11s %9s\n", "chain", "batch", "model MB", "floor us",
-           "1 blk/row", "2-pass us",
+    printf("%-36s %5s %8s %8s %9s %8s %9s %9s %11s %9s\n", "chain", "batch", "list MB", "floor us",
+           "full MB", "floor us", "1 blk/row", "2-pass us",
            run && run->ops == &backend_cpu_ops ? "compute us" : "device us", "of floor");
     for (int c = 0; c < N_CASES; c++) {
         if (CASES[c].flat != kind) { /* the rows of this chain's kind, on both sides */
@@ -384,11 +389,15 @@ static void targets(const struct device *D, const double t_b[2], const double ge
     if (!D->b) {
         printf("  LM head, batch 1, at least %.0f%% of peak: the floor is %.1f us\n",
                100 * TARGET_HEAD, model_floor_us(gb1, D->gbps));
+        double l1 = model_floor_us(model_list_per_token(0) * V_BENCH, D->gbps);
         printf("  sampler (b), batch 1 under %.0f us, batch 256 under %.0f us: two-pass floors "
-               "%.1f and %.1f us\n",
+               "%.1f and %.1f us;\n    list_kernel, by its bytes: batch 1 at least %.1f us (one "
+               "block, 1/%d of the peak: %s), batch 256 at least %.1f us (%s)\n",
                TARGET_B1_US, TARGET_B256_US,
                model_floor_us(model_sampler_floor_per_token() * V_BENCH, D->gbps),
-               model_floor_us(model_sampler_floor_per_token() * V_BENCH * 256, D->gbps));
+               model_floor_us(model_sampler_floor_per_token() * V_BENCH * 256, D->gbps),
+               l1 * D->sms, D->sms, verdict(l1 * D->sms < TARGET_B1_US), l1 * 256,
+               verdict(l1 * 256 < TARGET_B256_US));
         return;
     }
     double frac = model_floor_us(gb1, D->gbps) / gemv_us[0];

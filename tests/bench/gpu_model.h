@@ -1,11 +1,11 @@
-/* gpu_model.h - the bytes each CUDA kernel of gpu/backend_cuda.cu moves
+/* gpu_model.h - the bytes each CUDA kernel of gpu/ moves
  * through the device's global memory, and the floor in time those bytes
  * imply at a bandwidth: bench-gpu prints them beside the measurement, so
  * that the first run on a device shows where each kernel stands against
  * its floor, and a run without one still shows the model. It describes the
  * kernels as they are written: change it with them.
  *
- * The sampler's figure follows sample_kernel pass by pass, with the kept
+ * The full sampler's figure follows sample_kernel pass by pass, with the kept
  * share of each pass taken from the CPU's trace of the same row (the
  * kernel keeps the CPU's kept sets); the radix walks are taken at
  * MODEL_RADIX_LEVELS histogram levels and one collection, which is what
@@ -95,6 +95,16 @@ static inline double model_sampler_per_token(const struct sampler_settings *s,
      * over every finite z' (no mark read). */
     bytes += B_Z + (MODEL_RADIX_LEVELS + 1) * B_Z;
     return bytes;
+}
+
+/* list_kernel (gpu/list_kernel.cuh): pass 1 reads each logit (and its
+ * penalty count, when penalties are on), pass 2 reads them twice more (it
+ * counts each warp's candidates, then writes them in order); the list lives
+ * in shared memory. A row it leaves to the full path costs this and then
+ * sample_kernel's. */
+static inline double model_list_per_token(int penalties)
+{
+    return 3.0 * (B_LOGIT + (penalties ? 4 : 0));
 }
 
 /* The two-pass design's floor (issue 15's sampler): the float logits read

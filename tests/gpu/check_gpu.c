@@ -23,15 +23,15 @@
  * weights of rule_draw_units, so no boundary excuses a difference there.
  *
  * Without a CUDA device (or without the CUDA backend in the build) it says
- * "check_gpu: skipped: <why>" and passes. --self compares the CPU backend
- * with a second CPU backend instead, so that every comparison here can be
- * exercised on any machine, and --self --fault puts four known faults into
- * that second backend (a logit of the head far off, another one ulp off, the
- * chosen token's final probability, a draw) and passes only when every one of
- * them is caught, so
- * that the checks are seen to fail; --quick makes fewer rows and a small LM head
- * (d = 512), for compute-sanitizer. Exit status 0: pass or skipped; 1: a
- * difference beyond the tolerances, or a backend call that failed.
+ * "check_gpu: skipped: <why>" and passes. --self puts the kernels' design
+ * run on the CPU in the device's place (a CPU backend sampling by
+ * backend_spec.c's candidate list), so that every comparison here, and the
+ * design itself, is exercised on any machine, and --self --fault puts four
+ * known faults into it (a logit of the head far off, another one ulp off,
+ * the chosen token's final probability, a draw) and passes only when every
+ * one of them is caught, so that the checks are seen to fail; --quick makes fewer rows and a small
+ * LM head (d = 512), for compute-sanitizer. Exit status 0: pass or skipped; 1: a difference beyond
+ * the tolerances, or a backend call that failed.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -88,7 +88,7 @@
 static const int BATCH_SIZES[4] = { 1, 8, 64, 256 };
 
 struct run {
-    struct backend ref, dut; /* the CPU reference, the device (or a second CPU) */
+    struct backend ref, dut; /* the CPU reference, the device (or the design on the CPU) */
     const char *dut_name;
     int self, quick, fault;
     long failures;
@@ -1337,7 +1337,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: check_gpu [--self [--fault]] [--quick]\n"
                "  Compares the CUDA backend with the CPU reference: the LM head, the lessons,\n"
                "  the real scenarios and random rows (tests/gpu/check_gpu.c says how).\n"
-               "  --self   compare the CPU backend with a second CPU backend (no GPU needed)\n"
+               "  --self   compare the CPU backend with the kernels' design run on the CPU\n"
+               "           (backend_spec.c; no GPU needed)\n"
                "  --fault  with --self: four known faults in the second backend; passes\n"
                "           only when the checks catch every one\n"
                "  --quick  fewer random rows and a small LM head (for compute-sanitizer)\n");
