@@ -415,7 +415,7 @@ START_TEST(test_candidate_buckets)
     ck_assert_int_eq(cand_count_bucket(cnt, 3), 1500);
     ck_assert_int_eq(cand_count_bucket(cnt, 4), 1400);
     ck_assert_int_eq(cand_count_bucket(cnt, 14), CAND_NONE);
-    ck_assert_int_eq(cand_mass_bucket(cnt, w, 1.5), 1500); /* 3 x 0.5 */
+    ck_assert_int_eq(cand_mass_bucket(cnt, w, 1.5), 1500);  /* 3 x 0.5 */
     ck_assert_int_eq(cand_mass_bucket(cnt, w, 1.55), 1400); /* + 10 x 0.01 = 1.6 */
     ck_assert_int_eq(cand_mass_bucket(cnt, w, 1.7), CAND_NONE);
 }

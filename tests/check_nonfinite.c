@@ -99,6 +99,24 @@ START_TEST(test_temperature_finite_but_past)
 }
 END_TEST
 
+/* A logit past the limit that a temperature above 1 would bring back within
+ * it (5e30 / 10 = 5e29) is refused at the load, as the reference refuses it,
+ * even though the fast path divides while it loads. */
+START_TEST(test_load_range_before_the_division)
+{
+    static const double Z[3] = { 5e30, 1.0, 0.5 };
+    struct sampler_settings s;
+    sampler_defaults(&s);
+    s.temperature = 10.0;
+    char msg[512];
+    ck_assert_int_eq(run_both(Z, 3, &s, NULL, 0, 0, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "logit of token 0 is 5e+30, past the sampler's limit |z| <= 1e+30");
+    /* Within the limit, the same division is taken at the load. */
+    static const double Z2[3] = { 9e29, 1.0, 0.5 };
+    ck_assert_int_eq(run_both(Z2, 3, &s, NULL, 0, 0, msg, sizeof msg), 0);
+}
+END_TEST
+
 START_TEST(test_penalty_overflow)
 {
     /* "on" (id 5, z 2.1) generated once; the engine formula divides a
@@ -187,6 +205,7 @@ Suite *suite_nonfinite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_temperature_overflow);
     tcase_add_test(tc, test_temperature_finite_but_past);
+    tcase_add_test(tc, test_load_range_before_the_division);
     tcase_add_test(tc, test_penalty_overflow);
     tcase_add_test(tc, test_input_range);
     tcase_add_test(tc, test_histogram_bins);

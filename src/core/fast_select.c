@@ -58,9 +58,14 @@ int fast_load(struct fast *f)
 {
     int divide, sums;
     load_plan(f->s, f->V, &divide, &sums);
-    /* A bad value found after a division may be the temperature's fault:
-     * load again without it, so that the right stage is named. */
+    /* A bad value found after a division may be the temperature's fault,
+     * and a division by T > 1 may bring a logit past the limit back within
+     * it (5e30 / 10): either way load again without it, so that the right
+     * check speaks -- the load's, or the temperature stage's after it. */
     int bad = load_with(f, divide, sums);
+    double T = f->s->temperature;
+    if (!bad && divide && T > 1.0 && vm_magnitude(f->z, 0, f->V, 0.0) * T > RULE_Z_LIMIT / 2)
+        bad = 1;
     return bad && divide ? load_with(f, 0, 0) : bad;
 }
 

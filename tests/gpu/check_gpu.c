@@ -747,6 +747,70 @@ static void random_settings(uint64_t *g, struct sampler_settings *s)
     s->seed = sm_next(g);
 }
 
+/* --- Part 2b: refusals ------------------------------------------------------ */
+
+/* The rule for values out of range (HACKING.md, "The range of z'"), on both
+ * sides: each request must be refused by both backends with the same
+ * message. It is also why no kept token can carry a z' of -inf into a
+ * stage: every value stage refuses the row first, removed tokens included
+ * (top-k then temperature, in llama.cpp's order). */
+struct refusal {
+    const char *what;
+    float z[7];
+    double temperature, repetition;
+    int llama_order, top_k, ctx_len;
+};
+
+static void refusals_part(struct run *R)
+{
+    static const float TOY7[7] = { -3.2f, 1.0f, 0.5f, 2.1f, -1.0f, 2.1f, 0.3f };
+    static const int CTX[4] = { 1, 2, 3, 5 };
+    const struct refusal CASES[] = {
+        { "temperature past the limit", { 0 }, 1e-31, 1.0, 0, 0, 0 },
+        { "top-k, then temperature past it", { 0 }, 1e-31, 1.0, 1, 1, 0 },
+        { "temperature overflowing", { 0 }, 1e-303, 1.0, 0, 0, 0 },
+        { "repetition penalty past it", { 0 }, 1.0, 1e-300, 0, 0, 4 },
+        { "a NaN logit", { 1, 2, NAN, 0, 0, 0, 0 }, 0.8, 1.0, 0, 0, 0 },
+        { "a +inf logit", { 1, INFINITY, 0, 0, 0, 0, 0 }, 0.8, 1.0, 0, 0, 0 },
+        { "no finite logit",
+          { -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY },
+          0.8,
+          1.0,
+          0,
+          0,
+          0 },
+    };
+    int n = (int)(sizeof CASES / sizeof CASES[0]), failures0 = (int)R->failures;
+    for (int c = 0; c < n; c++) {
+        const struct refusal *k = &CASES[c];
+        float z[7];
+        memcpy(z, k->z[0] == 0.0f && k->z[1] == 0.0f ? TOY7 : k->z, sizeof z);
+        struct backend_req q = { .context = CTX, .context_len = k->ctx_len, .n_top = 4 };
+        sampler_defaults(&q.s);
+        if (k->llama_order)
+            chain_preset(&q.s.chain, PRESET_LLAMACPP);
+        q.s.temperature = k->temperature;
+        q.s.repetition_penalty = k->repetition;
+        q.s.top_k = k->top_k;
+        struct backend_res ra, rb;
+        struct err ea, eb;
+        if (backend_set_logits(&R->ref, z, 1, 7, &ea) < 0 ||
+            backend_set_logits(&R->dut, z, 1, 7, &eb) < 0) {
+            fail(R, k->what, NULL, "set_logits failed");
+            continue;
+        }
+        int a = backend_sample(&R->ref, &q, 1, &ra, &ea),
+            b = backend_sample(&R->dut, &q, 1, &rb, &eb);
+        if (a == 0 || b == 0)
+            fail(R, k->what, &q, "not refused: CPU %d, %s %d", a, R->dut_name, b);
+        else if (strcmp(ea.msg, eb.msg))
+            fail(R, k->what, &q, "CPU: %s; %s: %s", ea.msg, R->dut_name, eb.msg);
+    }
+    printf("check_gpu: part 2b, refusals: %d requests out of range or without a finite logit, "
+           "the same message from both; failures %ld\n",
+           n, R->failures - failures0);
+}
+
 struct plan {
     int V, B, count;
 };
@@ -1415,6 +1479,7 @@ int main(int argc, char **argv)
     int n_paths = 0;
     /* The parts without a head first: a head fixes V for set_logits. */
     lessons_part(&R, &cat, paths, &n_paths);
+    refusals_part(&R);
     catalog_close(&cat);
     random_part(&R);
     repeat_part(&R);
