@@ -3,18 +3,19 @@
 #   1. build (make all build/check_gpu build/bench_gpu, CUDA on), or check
 #      the prebuilt kit (below),
 #   2. make test-gpu (the CUDA backend against the CPU reference),
-#   3. compute-sanitizer memcheck on build/check_gpu --quick,
+#   3. compute-sanitizer memcheck on build/check_gpu --quick, then racecheck
+#      and synccheck on its small launches (check_gpu --small),
 #   4. make bench-gpu,
-# each under a time limit, so that the whole finishes in under 6 minutes,
-# then a summary. Exit status 0 only when the build, test-gpu and memcheck
-# passed (memcheck may be skipped: no compute-sanitizer, or no device); a
+# each under a time limit, so that the whole finishes in under 8 minutes,
+# then a summary. Exit status 0 only when the build, test-gpu and the three
+# sanitizers passed (they may be skipped: no compute-sanitizer, or no device); a
 # benchmark target missed is reported, not a failure. When nvidia-smi -L
 # lists a GPU, the GPU checks skipped for want of a device are a failure:
 # the machine has one, and nothing ran on it.
 #
 # Usage: tests/gpu/check.sh [make variables...]   (e.g. CUDA=0 to try it
 # without the CUDA backend). Logs go to build/gpu-check/. The limits can be
-# changed with T_BUILD, T_TEST, T_MEMCHECK and T_BENCH (seconds).
+# changed with T_BUILD, T_TEST, T_MEMCHECK, T_RACE and T_BENCH (seconds).
 #
 # With build/gpu-kit/ present (make gpu-kit, run where the Debian packages
 # are, then carried to the GPU machine) and no make variables given, step 1
@@ -31,12 +32,14 @@ MAKEVARS=("$@")
 T_BUILD=${T_BUILD:-140}
 T_TEST=${T_TEST:-90}
 T_MEMCHECK=${T_MEMCHECK:-80}
+T_RACE=${T_RACE:-60}
 T_BENCH=${T_BENCH:-40}
 JOBS=$(nproc 2>/dev/null || echo 4)
 START=$(date +%s)
 
 declare -A STATUS SECS NOTE
-STEPS=(build test-gpu memcheck bench-gpu)
+STEPS=(build test-gpu memcheck racecheck synccheck bench-gpu)
+SANITIZERS=(memcheck racecheck synccheck)
 
 say() { printf 'gpu-check: %s\n' "$*"; }
 
@@ -135,7 +138,7 @@ else
     STATUS[test-gpu]=FAIL
 fi
 
-# 3. compute-sanitizer memcheck on the quick check.
+# 3. compute-sanitizer: memcheck, racecheck, synccheck.
 SANITIZER=""
 for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
     /usr/local/cuda/compute-sanitizer/compute-sanitizer /usr/local/cuda/compute-sanitizer; do
@@ -144,17 +147,25 @@ for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compu
         break
     fi
 done
-if [ "${STATUS[build]}" != PASS ]; then
-    skip memcheck "the build failed"
-    STATUS[memcheck]=FAIL
-elif [ -n "$DEVICE_WHY" ]; then
-    skip memcheck "$DEVICE_WHY"
-elif [ -z "$SANITIZER" ]; then
-    skip memcheck "compute-sanitizer not found (PATH, /usr/local/cuda/bin, /usr/local/cuda/compute-sanitizer)"
-else
-    run memcheck "$T_MEMCHECK" "$SANITIZER" --tool memcheck --error-exitcode 1 "$CHECK_BIN" --quick
-    if [ "$RC" -eq 0 ]; then STATUS[memcheck]=PASS; else STATUS[memcheck]=FAIL; fi
-fi
+for tool in "${SANITIZERS[@]}"; do
+    if [ "${STATUS[build]}" != PASS ]; then
+        skip "$tool" "the build failed"
+        STATUS[$tool]=FAIL
+    elif [ -n "$DEVICE_WHY" ]; then
+        skip "$tool" "$DEVICE_WHY"
+    elif [ -z "$SANITIZER" ]; then
+        skip "$tool" "compute-sanitizer not found (PATH, /usr/local/cuda/bin, /usr/local/cuda/compute-sanitizer)"
+    else
+        # memcheck on the quick check; racecheck and synccheck, far slower
+        # per thread, on the small launches only.
+        if [ "$tool" = memcheck ]; then
+            run "$tool" "$T_MEMCHECK" "$SANITIZER" --tool "$tool" --error-exitcode 1 "$CHECK_BIN" --quick
+        else
+            run "$tool" "$T_RACE" "$SANITIZER" --tool "$tool" --error-exitcode 1 "$CHECK_BIN" --small
+        fi
+        if [ "$RC" -eq 0 ]; then STATUS[$tool]=PASS; else STATUS[$tool]=FAIL; fi
+    fi
+done
 
 # 4. make bench-gpu.
 if [ "${STATUS[build]}" = PASS ]; then
@@ -187,9 +198,11 @@ echo
 if [ -f "$LOG/test-gpu.log" ]; then
     grep -E '^(check_gpu: (lm head|skipped|FAIL)|philox_check: )' "$LOG/test-gpu.log" | head -n 14
 fi
-if [ "${STATUS[memcheck]}" != SKIP ] && [ -f "$LOG/memcheck.log" ]; then
-    grep -E 'ERROR SUMMARY|^check_gpu: lm head' "$LOG/memcheck.log" | sed 's/^/memcheck: /'
-fi
+for tool in "${SANITIZERS[@]}"; do
+    if [ "${STATUS[$tool]}" != SKIP ] && [ -f "$LOG/$tool.log" ]; then
+        grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^check_gpu: lm head' "$LOG/$tool.log" | sed "s/^/$tool: /"
+    fi
+done
 if [ -f "$LOG/bench-gpu.log" ]; then
     echo
     grep -v -E '^(make|  LD|  CC|  NVCC)' "$LOG/bench-gpu.log"
@@ -198,7 +211,9 @@ echo
 OK=1
 [ "${STATUS[build]}" = PASS ] || OK=0
 [ "${STATUS[test-gpu]}" = FAIL ] && OK=0
-[ "${STATUS[memcheck]}" = FAIL ] && OK=0
+for tool in "${SANITIZERS[@]}"; do
+    [ "${STATUS[$tool]}" = FAIL ] && OK=0
+done
 if [ -n "$DEVICE_WHY" ]; then
     say "no GPU checks ran: $DEVICE_WHY"
     if [ -n "$LISTED" ]; then

@@ -90,7 +90,7 @@ static const int BATCH_SIZES[4] = { 1, 8, 64, 256 };
 struct run {
     struct backend ref, dut; /* the CPU reference, the device (or the design on the CPU) */
     const char *dut_name;
-    int self, quick, fault;
+    int self, quick, small, fault;
     long failures;
     long compared; /* the steps' sampled choices compared */
     long boundary; /* of which differed with u within TOL_BOUNDARY of a boundary */
@@ -825,10 +825,12 @@ static int random_part(struct run *R)
         { 5, 1, 2 },        { 1000, 8, 1 },      { LLAMA3_V, 1, 2 },
         { LLAMA3_V, 8, 1 }, { LLAMA3_V, 64, 1 }, { LLAMA3_V, 256, 1 },
     };
-    const struct plan *P = R->quick ? QUICK : FULL;
+    static const struct plan SMALL[] = { { 5, 1, 2 }, { 5, 8, 1 }, { 1000, 8, 1 } };
+    const struct plan *P = R->small ? SMALL : R->quick ? QUICK : FULL;
     long failures0 = R->failures;
-    int n_plan =
-        R->quick ? (int)(sizeof QUICK / sizeof QUICK[0]) : (int)(sizeof FULL / sizeof FULL[0]);
+    int n_plan = R->small   ? (int)(sizeof SMALL / sizeof SMALL[0])
+                 : R->quick ? (int)(sizeof QUICK / sizeof QUICK[0])
+                            : (int)(sizeof FULL / sizeof FULL[0]);
     double t0 = now_s();
     if (!R->pool && make_pool(R) < 0) {
         fail(R, "random rows", NULL, "out of memory");
@@ -1193,6 +1195,16 @@ static void head_widths(struct run *R, struct model ms[2])
 
 /* --- Parts 1 and 3: the head and the scenarios -------------------------- */
 
+/* Closes both backends, keeping the device's counts of its two paths. */
+static void close_backends(struct run *R)
+{
+    R->by_list = R->dut.by_list;
+    R->by_full = R->dut.by_full;
+    R->longest_list = R->dut.longest_list;
+    backend_close(&R->ref);
+    backend_close(&R->dut);
+}
+
 static int scenario_part(struct run *R, char **paths, int n_paths)
 {
     struct lesson L[N_SCENARIOS];
@@ -1342,11 +1354,7 @@ out:
     free(zb);
     /* The backends borrow the host model (the CPU's head): close them
      * before freeing it. */
-    backend_close(&R->ref);
-    R->by_list = R->dut.by_list; /* before the close forgets them */
-    R->by_full = R->dut.by_full;
-    R->longest_list = R->dut.longest_list;
-    backend_close(&R->dut);
+    close_backends(R);
     model_free(&m);
     for (int k = 0; k < 2; k++)
         if (widths[k].w)
@@ -1398,14 +1406,16 @@ static int faulty_draws(struct backend *b, const struct backend_req *req, int n,
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: check_gpu [--self [--fault]] [--quick]\n"
+    fprintf(f, "usage: check_gpu [--self [--fault]] [--quick | --small]\n"
                "  Compares the CUDA backend with the CPU reference: the LM head, the lessons,\n"
                "  the real scenarios and random rows (tests/gpu/check_gpu.c says how).\n"
                "  --self   compare the CPU backend with the kernels' design run on the CPU\n"
                "           (backend_spec.c; no GPU needed)\n"
                "  --fault  with --self: four known faults in the second backend; passes\n"
                "           only when the checks catch every one\n"
-               "  --quick  fewer random rows and a small LM head (for compute-sanitizer)\n");
+               "  --quick  fewer random rows and a small LM head (for compute-sanitizer)\n"
+               "  --small  the small launches alone: the lessons, the refusals, random rows\n"
+               "           of V 5 and 1,000 (for racecheck and synccheck)\n");
 }
 
 int main(int argc, char **argv)
@@ -1419,6 +1429,8 @@ int main(int argc, char **argv)
             R.fault = 1;
         } else if (!strcmp(argv[i], "--quick")) {
             R.quick = 1;
+        } else if (!strcmp(argv[i], "--small")) {
+            R.quick = R.small = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
@@ -1482,8 +1494,12 @@ int main(int argc, char **argv)
     refusals_part(&R);
     catalog_close(&cat);
     random_part(&R);
-    repeat_part(&R);
-    scenario_part(&R, paths, n_paths); /* closes the backends */
+    if (R.small) {
+        close_backends(&R);
+    } else {
+        repeat_part(&R);
+        scenario_part(&R, paths, n_paths); /* closes the backends */
+    }
     for (int i = 0; i < n_paths; i++)
         free(paths[i]);
     trace_free(&R.host);
