@@ -1268,6 +1268,13 @@ struct Impl {
     size_t draw_n_cap;
     char *cub_tmp;
     size_t cub_cap;
+    // The split list path (list_kernel.cuh): per part, per row, per slot
+    Pass1 *l_found;
+    ListRow *l_rows;
+    uint32_t *l_hist;
+    int *l_slot_id, *l_slot_cnt, *l_slot_n;
+    float *l_slot_lg;
+    size_t l_found_cap, l_rows_cap, l_hist_cap, l_slot_cap, l_slot_n_cap, l_lg_cap, l_cnt_cap;
 };
 
 int cuda_fail(struct err *e, const char *call, cudaError_t rc)
@@ -1372,6 +1379,13 @@ void cuda_close(struct backend *b)
     free_draw_space(im);
     dev_free(im->draw_ids);
     dev_free(im->cub_tmp);
+    dev_free(im->l_found);
+    dev_free(im->l_rows);
+    dev_free(im->l_hist);
+    dev_free(im->l_slot_id);
+    dev_free(im->l_slot_cnt);
+    dev_free(im->l_slot_n);
+    dev_free(im->l_slot_lg);
     if (im->ev0)
         cudaEventDestroy(im->ev0);
     if (im->ev_norm)
@@ -1596,6 +1610,48 @@ RowParams row_params(const struct backend_req *q, int V, int win_off, int win_le
     return p;
 }
 
+// Blocks per row for the list path: at most kSplitBatch rows share the
+// SMs, ceil(SMs / B) blocks each (no more than the row has thousands of
+// tokens); 1 beyond, where the rows alone fill the device.
+int list_parts(const Impl *im, int B, int V)
+{
+    if (B > kSplitBatch || im->sms <= 0)
+        return 1;
+    int parts = (im->sms + B - 1) / B, most = (V + kThreads - 1) / kThreads;
+    return parts < most ? parts : most < 1 ? 1 : most;
+}
+
+int reserve_split(Impl *im, int B, int parts, struct err *e)
+{
+    size_t np = (size_t)B * (size_t)parts, slots = np * (size_t)kCand;
+    if (reserve(im->l_found, im->l_found_cap, np, "the list's parts", e) < 0 ||
+        reserve(im->l_rows, im->l_rows_cap, (size_t)B, "the list's rows", e) < 0 ||
+        reserve(im->l_hist, im->l_hist_cap, (size_t)B * 2 * CAND_BUCKETS, "bucket counts", e) < 0 ||
+        reserve(im->l_slot_id, im->l_slot_cap, slots, "the list's slots", e) < 0 ||
+        reserve(im->l_slot_cnt, im->l_cnt_cap, slots, "the list's slots", e) < 0 ||
+        reserve(im->l_slot_lg, im->l_lg_cap, slots, "the list's slots", e) < 0 ||
+        reserve(im->l_slot_n, im->l_slot_n_cap, np, "the list's slots", e) < 0)
+        return -1;
+    return 0;
+}
+
+// The split list path's five launches (list_kernel.cuh says what each does).
+void launch_split(Impl *im, int B, int V, int parts)
+{
+    unsigned nb = (unsigned)(B * parts);
+    list_window_kernel<<<B, 256, 0, im->stream>>>(im->params, im->win, V, im->count, im->l_hist);
+    list_part1_kernel<<<nb, kThreads, 0, im->stream>>>(im->params, im->logits, V, im->count, parts,
+                                                       im->l_found, im->l_hist);
+    list_merge_kernel<<<B, kThreads, 0, im->stream>>>(im->params, parts, im->l_found, im->l_hist,
+                                                      im->l_rows, im->out);
+    list_part2_kernel<<<nb, kThreads, 0, im->stream>>>(im->params, im->logits, V, im->count, parts,
+                                                       im->l_rows, im->l_slot_id, im->l_slot_cnt,
+                                                       im->l_slot_lg, im->l_slot_n);
+    list_chain_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, V, im->count, parts,
+                                                      im->l_rows, im->l_slot_id, im->l_slot_cnt,
+                                                      im->l_slot_lg, im->l_slot_n, im->out);
+}
+
 // Runs a sampler kernel over B requests (n_top overridden when >= 0) and
 // brings the rows' results back into im->h_out: list_kernel when by_list
 // (the two-pass design), else sample_kernel, which leaves z', e and the
@@ -1668,8 +1724,13 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
            "cudaMemcpyAsync");
     // A failure from here on may leave counts behind: clear them next time.
     im->count_dirty = 1;
+    int parts = by_list ? list_parts(im, B, V) : 1;
+    if (parts > 1 && reserve_split(im, B, parts, e) < 0)
+        return -1;
     CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
-    if (by_list)
+    if (by_list && parts > 1)
+        launch_split(im, B, V, parts);
+    else if (by_list)
         list_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->count,
                                                     im->out);
     else

@@ -131,12 +131,12 @@ struct Pass1 {
 
 // One token in pass 1: its versions, the checks, the maxima, the sums
 // and the counts. hist < 0: none for a masked token (every lane calls).
-__device__ void pass1_token(const RowParams &p, const float *lg, const int *count, int i, Pass1 &a,
-                            int &dc, int &df)
+__device__ void pass1_token(const RowParams &p, const float *lg, const int *count, int i, int hi,
+                            Pass1 &a, int &dc, int &df)
 {
     const cand_plan &P = p.plan;
     dc = df = -1;
-    if (i >= p.V)
+    if (i >= hi)
         return;
     double z[CAND_VERSIONS];
     int c = p.penalty_active ? count[i] : 0;
@@ -262,15 +262,23 @@ __device__ inline bool on_list(const RowParams &p, const ListStart &k, const dou
     return in || cand_digit(zf) >= k.row_bucket;
 }
 
-// Pass 2: the list in id order. Warp w takes a contiguous chunk, counts its
-// tokens, and after the warps' offsets are known writes them in order.
-// Returns the list's length, or -1 past kCand.
+// Where pass 2 writes the list: shared memory, or a part's slot in global
+// memory (the split kernels).
+struct ListDest {
+    int *id, *cnt;
+    float *lg;
+};
+
+// Pass 2 over tokens [lo_seg, hi_seg): the list in id order into o. Warp w
+// takes a contiguous chunk, counts its tokens, and after the warps' offsets
+// are known writes them in order. Returns the list's length, or -1 past
+// kCand (nothing written then).
 __device__ int pass2(const RowParams &p, ListShared &s, const ListStart &k, const double *max,
-                     const float *lg, const int *count)
+                     const float *lg, const int *count, int lo_seg, int hi_seg, ListDest o)
 {
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int chunk = ((p.V + kWarps - 1) / kWarps + 31) / 32 * 32;
-    int lo = warp * chunk, hi = min(p.V, lo + chunk), n = 0;
+    int chunk = ((hi_seg - lo_seg + kWarps - 1) / kWarps + 31) / 32 * 32;
+    int lo = lo_seg + warp * chunk, hi = min(hi_seg, lo + chunk), n = 0;
     for (int base = lo; base < hi; base += 32) {
         int i = base + lane;
         n += __popc(__ballot_sync(kFull, i < hi && on_list(p, k, max, lg, count, i)));
@@ -297,15 +305,22 @@ __device__ int pass2(const RowParams &p, ListShared &s, const ListStart &k, cons
         unsigned b = __ballot_sync(kFull, in);
         if (in) {
             int j = at + __popc(b & ((1u << lane) - 1u));
-            s.u.l.id[j] = i;
-            s.u.l.lg[j] = lg[i];
-            s.u.l.cnt[j] = p.penalty_active ? count[i] : 0;
-            s.u.l.mark[j] = kMarkKept;
+            o.id[j] = i;
+            o.lg[j] = lg[i];
+            o.cnt[j] = p.penalty_active ? count[i] : 0;
         }
         at += __popc(b);
     }
     __syncthreads();
     return total;
+}
+
+// Every candidate of the list in shared memory starts kept.
+__device__ void list_keep_all(ListShared &s, int n)
+{
+    for (int j = threadIdx.x; j < n; j += kThreads)
+        s.u.l.mark[j] = kMarkKept;
+    __syncthreads();
 }
 
 // zv = z' at version v for every candidate, then the rank order of the
@@ -474,14 +489,9 @@ __device__ void list_result(const RowParams &p, ListShared &s, const Pass1 &a, i
     }
 }
 
-// Pass 1 for the whole block, the checks reported as sample_kernel does;
-// false when the row stops (an error, or fallback set).
-__device__ bool list_pass1(const RowParams &p, ListShared &s, const float *lg, const int *count,
-                           Pass1 &a, RowOut *out)
+// Nothing found yet: what pass 1 starts each thread with.
+__device__ void pass1_init(Pass1 &a)
 {
-    const cand_plan &P = p.plan;
-    for (int b = threadIdx.x; b < 2 * CAND_BUCKETS; b += kThreads)
-        (b < CAND_BUCKETS ? s.u.h.cut : s.u.h.fin)[b % CAND_BUCKETS] = 0;
     a.bad_start = INT_MAX;
     a.n_finite = 0;
     for (int v = 0; v < CAND_VERSIONS; v++) {
@@ -490,24 +500,41 @@ __device__ bool list_pass1(const RowParams &p, ListShared &s, const float *lg, c
         a.max[v] = -INFINITY;
     }
     a.fin = a.cut = { -INFINITY, 0.0, 0.0 };
+}
+
+// Pass 1 over tokens [lo, hi) by the block, the counts into s.u.h (zeroed
+// here), the rest reduced into a, the same in every thread.
+__device__ void pass1_block(const RowParams &p, ListShared &s, const float *lg, const int *count,
+                            int lo, int hi, Pass1 &a)
+{
+    for (int b = threadIdx.x; b < 2 * CAND_BUCKETS; b += kThreads)
+        (b < CAND_BUCKETS ? s.u.h.cut : s.u.h.fin)[b % CAND_BUCKETS] = 0;
+    pass1_init(a);
     __syncthreads();
-    for (int base = 0; base < p.V; base += kThreads) { // every lane runs each round
+    for (int base = lo; base < hi; base += kThreads) { // every lane runs each round
         int dc, df;
-        pass1_token(p, lg, count, base + threadIdx.x, a, dc, df);
+        pass1_token(p, lg, count, base + threadIdx.x, hi, a, dc, df);
         hist_add(s.u.h.cut, dc);
         hist_add(s.u.h.fin, df);
     }
     a.bad_start = block_min_in(a.bad_start, s.red_i);
     a.n_finite = block_sum_in(a.n_finite, s.red_i);
-    for (int v = 0; v < P.n_versions; v++) {
+    for (int v = 0; v < p.plan.n_versions; v++) {
         a.max[v] = block_max_in(a.max[v], s.red_d);
         a.zmax[v] = block_max_in(a.zmax[v], s.red_d);
         a.bad[v] = block_min_in(a.bad[v], s.red_i);
     }
     a.fin = block_run(a.fin, s);
     a.cut = block_run(a.cut, s);
-    // Any check that fails, or no finite token: the full kernel reports it
-    // in its own words (the errors are rare; their wording lives there).
+}
+
+// Whether the row, after pass 1, must go to the full kernel: a check that
+// failed, or no finite token (the full kernel reports them in its own
+// words: the errors are rare, and their wording lives there), or a corner
+// the design leaves to it.
+__device__ bool list_stop(const RowParams &p, const Pass1 &a)
+{
+    const cand_plan &P = p.plan;
     bool stop = !p.list_ok || a.bad_start != INT_MAX || a.n_finite == 0;
     for (int v = 1; v < P.n_versions; v++)
         stop |= a.bad[v] != INT_MAX &&
@@ -515,6 +542,16 @@ __device__ bool list_pass1(const RowParams &p, ListShared &s, const float *lg, c
     int c = P.first_cut;
     stop |= c >= 0 && P.st[c] == STAGE_TOP_K && p.top_k >= a.n_finite;
     stop |= (p.n_top < p.V ? p.n_top : p.V) > a.n_finite; // masked rows: listed by id there
+    return stop;
+}
+
+// Pass 1 for the whole row by one block; false when the row stops there
+// (fallback set).
+__device__ bool list_pass1(const RowParams &p, ListShared &s, const float *lg, const int *count,
+                           Pass1 &a, RowOut *out)
+{
+    pass1_block(p, s, lg, count, 0, p.V, a);
+    bool stop = list_stop(p, a);
     if (stop && threadIdx.x == 0)
         out->fallback = 1;
     return !stop;
@@ -553,10 +590,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (go)
         k = list_start(p, s, a, p.n_top < V ? p.n_top : V);
     __syncthreads(); // the counts are read; the list takes their memory
-    int n = go ? pass2(p, s, k, a.max, lg, count) : 0;
+    ListDest here = { s.u.l.id, s.u.l.cnt, s.u.l.lg };
+    int n = go ? pass2(p, s, k, a.max, lg, count, 0, V, here) : 0;
     if (go && n < 0 && threadIdx.x == 0)
         out->fallback = 1;
     if (go && n >= 0) {
+        list_keep_all(s, n);
         bool cut = list_chain(p, s, a, n);
         list_result(p, s, a, n, cut, out);
     }
@@ -564,4 +603,209 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (p.penalty_active)
         for (int j = threadIdx.x; j < p.win_len; j += kThreads)
             count[win[j]] = 0;
+}
+
+// --- Many blocks per row -----------------------------------------------------
+//
+// At a batch of at most kSplitBatch rows one block per row leaves most SMs
+// idle (at batch 1, one SM of 132 reads the row). The split path spreads
+// pass 1 and pass 2 of each row over `parts` blocks, one contiguous part of
+// the row each: list_window_kernel counts the penalty window and zeroes the
+// row's bucket counts; list_part1_kernel runs pass 1 on a part and adds its
+// counts into the row's (integers: the same in any order); list_merge_kernel
+// folds the parts' findings in their order (so the sums have the same bits
+// on every run) and finds the buckets; list_part2_kernel lists a part's
+// candidates into its own slot; list_chain_kernel gathers the slots in part
+// order (the list in id order, as one block would have made it) and runs the
+// chain. The results are list_kernel's but for the sums' grouping.
+
+constexpr int kSplitBatch = 16;
+
+struct ListRow {
+    Pass1 a;
+    ListStart k;
+    int go;
+};
+
+// b's findings after a's (b's part follows a's in the row).
+__device__ void pass1_merge(Pass1 &a, const Pass1 &b)
+{
+    a.bad_start = min(a.bad_start, b.bad_start);
+    a.n_finite += b.n_finite;
+    for (int v = 0; v < CAND_VERSIONS; v++) {
+        a.bad[v] = min(a.bad[v], b.bad[v]);
+        a.zmax[v] = lmax(a.zmax[v], b.zmax[v]);
+        a.max[v] = lmax(a.max[v], b.max[v]);
+    }
+    run_fold(a.fin, b.fin);
+    run_fold(a.cut, b.cut);
+}
+
+// Part q of parts of a row of V: tokens [lo, hi).
+__device__ inline void part_range(int V, int parts, int q, int &lo, int &hi)
+{
+    int seg = (V + parts - 1) / parts;
+    lo = min(V, q * seg);
+    hi = min(V, lo + seg);
+}
+
+__global__ void list_window_kernel(const RowParams *params, const int *windows, int V, int *counts,
+                                   uint32_t *hist)
+{
+    const RowParams &p = params[blockIdx.x];
+    uint32_t *h = hist + (size_t)blockIdx.x * 2 * CAND_BUCKETS;
+    for (int b = threadIdx.x; b < 2 * CAND_BUCKETS; b += blockDim.x)
+        h[b] = 0;
+    if (!p.penalty_active)
+        return;
+    int *count = counts + (size_t)blockIdx.x * V;
+    const int *win = windows + p.win_off;
+    for (int j = threadIdx.x; j < p.win_len; j += blockDim.x)
+        atomicAdd(&count[win[j]], 1);
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    list_part1_kernel(const RowParams *params, const float *logits, int V, const int *counts,
+                      int parts, Pass1 *found, uint32_t *hist)
+{
+    __shared__ ListShared s;
+    __shared__ RowParams p;
+    int r = blockIdx.x / parts, q = blockIdx.x % parts;
+    if (threadIdx.x == 0)
+        p = params[r];
+    __syncthreads();
+    int lo, hi;
+    part_range(V, parts, q, lo, hi);
+    Pass1 a;
+    pass1_block(p, s, logits + (size_t)p.row * V, counts + (size_t)r * V, lo, hi, a);
+    if (threadIdx.x == 0)
+        found[blockIdx.x] = a;
+    uint32_t *h = hist + (size_t)r * 2 * CAND_BUCKETS;
+    for (int b = threadIdx.x; b < CAND_BUCKETS; b += kThreads) { // most buckets are empty
+        if (s.u.h.cut[b])
+            atomicAdd(&h[b], s.u.h.cut[b]);
+        if (s.u.h.fin[b])
+            atomicAdd(&h[CAND_BUCKETS + b], s.u.h.fin[b]);
+    }
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    list_merge_kernel(const RowParams *params, int parts, const Pass1 *found,
+                      const uint32_t *hist, ListRow *rows, RowOut *outs)
+{
+    __shared__ ListShared s;
+    __shared__ RowParams p;
+    __shared__ Pass1 merged;
+    int r = blockIdx.x;
+    if (threadIdx.x == 0) {
+        p = params[r];
+        Pass1 a = found[(size_t)r * parts];
+        for (int q = 1; q < parts; q++)
+            pass1_merge(a, found[(size_t)r * parts + q]);
+        merged = a;
+    }
+    const uint32_t *h = hist + (size_t)r * 2 * CAND_BUCKETS;
+    for (int b = threadIdx.x; b < 2 * CAND_BUCKETS; b += kThreads)
+        (b < CAND_BUCKETS ? s.u.h.cut : s.u.h.fin)[b % CAND_BUCKETS] = h[b];
+    __syncthreads();
+    Pass1 a = merged;
+    bool go = !list_stop(p, a);
+    ListStart k = { CAND_NONE, CAND_BUCKETS, 0 };
+    if (go)
+        k = list_start(p, s, a, p.n_top < p.V ? p.n_top : p.V);
+    if (threadIdx.x == 0) {
+        rows[r] = { a, k, go ? 1 : 0 };
+        outs[r].error = kErrNone;
+        outs[r].fallback = !go;
+    }
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    list_part2_kernel(const RowParams *params, const float *logits, int V, const int *counts,
+                      int parts, const ListRow *rows, int *slot_id, int *slot_cnt, float *slot_lg,
+                      int *slot_n)
+{
+    __shared__ ListShared s;
+    __shared__ RowParams p;
+    __shared__ ListRow row;
+    int r = blockIdx.x / parts, q = blockIdx.x % parts;
+    if (threadIdx.x == 0) {
+        p = params[r];
+        row = rows[r];
+    }
+    __syncthreads();
+    if (!row.go)
+        return; // the whole block: row is shared
+    int lo, hi;
+    part_range(V, parts, q, lo, hi);
+    size_t at = (size_t)blockIdx.x * kCand;
+    ListDest o = { slot_id + at, slot_cnt + at, slot_lg + at };
+    int n = pass2(p, s, row.k, row.a.max, logits + (size_t)p.row * V, counts + (size_t)r * V, lo,
+                  hi, o);
+    if (threadIdx.x == 0)
+        slot_n[blockIdx.x] = n;
+}
+
+// The row's slots into one list in shared memory, in part order; its
+// length, or -1 when a slot overflowed or all of them pass kCand.
+__device__ int gather_slots(ListShared &s, int r, int parts, const int *slot_id,
+                            const int *slot_cnt, const float *slot_lg, const int *slot_n)
+{
+    if (threadIdx.x == 0) {
+        int t = 0;
+        for (int q = 0; q < parts && t >= 0; q++) {
+            int n = slot_n[(size_t)r * parts + q];
+            t = n < 0 || t + n > kCand ? -1 : t + n;
+        }
+        s.n = t;
+    }
+    __syncthreads();
+    int total = s.n;
+    for (int q = 0, off = 0; q < parts && total >= 0; q++) {
+        size_t slot = (size_t)r * parts + q, at = slot * kCand;
+        int n = slot_n[slot];
+        for (int j = threadIdx.x; j < n; j += kThreads) {
+            s.u.l.id[off + j] = slot_id[at + j];
+            s.u.l.cnt[off + j] = slot_cnt[at + j];
+            s.u.l.lg[off + j] = slot_lg[at + j];
+        }
+        off += n;
+    }
+    __syncthreads();
+    return total;
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    list_chain_kernel(const RowParams *params, const int *windows, int V, int *counts, int parts,
+                      const ListRow *rows, const int *slot_id, const int *slot_cnt,
+                      const float *slot_lg, const int *slot_n, RowOut *outs)
+{
+    __shared__ ListShared s;
+    __shared__ RowParams p;
+    __shared__ ListRow row;
+    int r = blockIdx.x;
+    RowOut *out = outs + r;
+    if (threadIdx.x == 0) {
+        p = params[r];
+        row = rows[r];
+        s.flag = 0;
+    }
+    __syncthreads();
+    if (row.go) {
+        int n = gather_slots(s, r, parts, slot_id, slot_cnt, slot_lg, slot_n);
+        if (n < 0 && threadIdx.x == 0)
+            out->fallback = 1;
+        if (n >= 0) {
+            list_keep_all(s, n);
+            bool cut = list_chain(p, s, row.a, n);
+            list_result(p, s, row.a, n, cut, out);
+        }
+    }
+    __syncthreads(); // every count is read: zero them for the next run
+    if (p.penalty_active) {
+        int *count = counts + (size_t)r * V;
+        const int *win = windows + p.win_off;
+        for (int j = threadIdx.x; j < p.win_len; j += kThreads)
+            count[win[j]] = 0;
+    }
 }

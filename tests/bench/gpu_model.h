@@ -107,6 +107,17 @@ static inline double model_list_per_token(int penalties)
     return 3.0 * (B_LOGIT + (penalties ? 4 : 0));
 }
 
+/* Blocks per row of the list path: list_parts in gpu/backend_cuda.cu (at
+ * most 16 rows spread over the SMs, ceil(SMs / B) blocks each, no more
+ * than the row has thousands of tokens; one block per row beyond). */
+static inline int model_list_parts(int B, int V, int sms)
+{
+    if (B > 16 || sms <= 0)
+        return 1;
+    int parts = (sms + B - 1) / B, most = (V + 1023) / 1024;
+    return parts < most ? parts : most < 1 ? 1 : most;
+}
+
 /* The two-pass design's floor (issue 15's sampler): the float logits read
  * twice, nothing per token written. */
 static inline double model_sampler_floor_per_token(void)
