@@ -6,4 +6,4 @@ set -eu
 cd "$(dirname "$0")/../.."
 # shellcheck disable=SC2046
 sha256sum Makefile $(ls src/*.c src/*.h src/*/*.c src/*/*.h src/*/*.def gpu/*.cu gpu/*.cuh 2>/dev/null) tests/gpu/check_gpu.c \
-    tests/bench/bench_gpu.c tests/bench/bench.h tests/philox_kat.h | sha256sum | cut -d' ' -f1
+    tests/bench/bench_gpu.c tests/bench/*.h tests/philox_kat.h | sha256sum | cut -d' ' -f1
