@@ -1341,14 +1341,25 @@ template <class T> int reserve(T *&p, size_t &cap, size_t n, const char *what, s
     return 0;
 }
 
+// Pinned host room for n values of T (contents not kept when it grows): the
+// settings, windows and results cross the bus by DMA, and the copies of a
+// call run asynchronously with it rather than staged through pageable memory.
 template <class T> int host_reserve(T *&p, size_t &cap, size_t n, const char *what, struct err *e)
 {
     if (n <= cap && p)
         return 0;
-    T *q = static_cast<T *>(realloc(p, (n ? n : 1) * sizeof(T)));
-    if (!q)
-        return err_set(e, ERR_SYSTEM, "out of memory for %s", what);
-    p = q;
+    if (p)
+        cudaFreeHost(p);
+    p = nullptr;
+    cap = 0;
+    void *q = nullptr;
+    cudaError_t rc = cudaHostAlloc(&q, (n ? n : 1) * sizeof(T), cudaHostAllocDefault);
+    if (rc != cudaSuccess) {
+        cudaGetLastError();
+        return err_set(e, ERR_SYSTEM, "CUDA: cudaHostAlloc: no pinned memory for %s (%s)", what,
+                       cudaGetErrorString(rc));
+    }
+    p = static_cast<T *>(q);
     cap = n;
     return 0;
 }
@@ -1394,9 +1405,12 @@ void cuda_close(struct backend *b)
         cudaEventDestroy(im->ev1);
     if (im->stream)
         cudaStreamDestroy(im->stream);
-    free(im->h_params);
-    free(im->h_out);
-    free(im->h_win);
+    if (im->h_params)
+        cudaFreeHost(im->h_params);
+    if (im->h_out)
+        cudaFreeHost(im->h_out);
+    if (im->h_win)
+        cudaFreeHost(im->h_win);
     free(im);
     b->impl = nullptr;
 }
