@@ -291,15 +291,24 @@ $(BUILD)/san/tests/%.o: tests/%.c
 	@echo "  CC SAN  $@"
 	@$(CC) $(SAN_CFLAGS) -Isrc -Itests $(shell pkg-config --cflags check 2>/dev/null) -c -o $@ $<
 
+# Each nvcc keeps its temporaries (TMPDIR) in a directory of its own in the
+# build, where nothing else can touch them: one CI run lost a device-link
+# temporary in the shared /tmp.
+NVCC_TMP = $(BUILD)/nvcc-tmp/$(notdir $@)
+
 $(BUILD)/gpu/backend_cuda.o: gpu/backend_cuda.cu $(wildcard gpu/*.cuh) $(wildcard src/*/*.h src/*/*.def)
 	@mkdir -p $(@D)
 	@echo "  NVCC    $@"
-	@$(NVCC) $(NVCC_FLAGS) -Isrc -c -o $@ $<
+	@rm -rf $(NVCC_TMP) && mkdir -p $(NVCC_TMP)
+	@TMPDIR=$(abspath $(NVCC_TMP)) $(NVCC) $(NVCC_FLAGS) -Isrc -c -o $@ $<
+	@rm -rf $(NVCC_TMP)
 
 $(BUILD)/gpu/%: gpu/%.cu src/core/philox.h tests/philox_kat.h
 	@mkdir -p $(@D)
 	@echo "  NVCC    $@"
-	@$(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
+	@rm -rf $(NVCC_TMP) && mkdir -p $(NVCC_TMP)
+	@TMPDIR=$(abspath $(NVCC_TMP)) $(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
+	@rm -rf $(NVCC_TMP)
 
 bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/bench_model
 	@$(BUILD)/bench_sampler
