@@ -1275,6 +1275,13 @@ struct Impl {
     int *l_slot_id, *l_slot_cnt, *l_slot_n;
     float *l_slot_lg;
     size_t l_found_cap, l_rows_cap, l_hist_cap, l_slot_cap, l_slot_n_cap, l_lg_cap, l_cnt_cap;
+    // The split path as one CUDA graph (run_split), and what it was made for
+    cudaGraphExec_t split_exec;
+    struct SplitKey {
+        int B, V, parts;
+        const void *ptr[13];
+    } split_at;
+    int graphs_off; // a graph could not be made: launch directly from then on
 };
 
 int cuda_fail(struct err *e, const char *call, cudaError_t rc)
@@ -1397,6 +1404,8 @@ void cuda_close(struct backend *b)
     dev_free(im->l_slot_cnt);
     dev_free(im->l_slot_n);
     dev_free(im->l_slot_lg);
+    if (im->split_exec)
+        cudaGraphExecDestroy(im->split_exec);
     if (im->ev0)
         cudaEventDestroy(im->ev0);
     if (im->ev_norm)
@@ -1666,6 +1675,58 @@ void launch_split(Impl *im, int B, int V, int parts)
                                                       im->l_slot_lg, im->l_slot_n, im->out);
 }
 
+// What the split path's launches depend on: a graph made for one batch,
+// row size and set of buffers replays only for the same.
+Impl::SplitKey split_key(const Impl *im, int B, int V, int parts)
+{
+    Impl::SplitKey k;
+    memset(&k, 0, sizeof k);
+    k.B = B;
+    k.V = V;
+    k.parts = parts;
+    const void *p[13] = { im->params,    im->win,        im->logits,    im->count,
+                          im->out,       im->l_found,    im->l_rows,    im->l_hist,
+                          im->l_slot_id, im->l_slot_cnt, im->l_slot_lg, im->l_slot_n,
+                          nullptr };
+    memcpy(k.ptr, p, sizeof p);
+    return k;
+}
+
+// The split path's five launches as one CUDA graph, made again when the
+// batch, the row size or a buffer changes: at a small batch the launches'
+// latency, not the bytes, bounds the step. Direct launches when a graph
+// cannot be made (the results are the same either way).
+void run_split(Impl *im, int B, int V, int parts)
+{
+    Impl::SplitKey k = split_key(im, B, V, parts);
+    if (!im->graphs_off && (!im->split_exec || memcmp(&k, &im->split_at, sizeof k))) {
+        if (im->split_exec)
+            cudaGraphExecDestroy(im->split_exec);
+        im->split_exec = nullptr;
+        cudaGraph_t g = nullptr;
+        bool ok = cudaStreamBeginCapture(im->stream, cudaStreamCaptureModeThreadLocal) ==
+                  cudaSuccess;
+        if (ok) {
+            launch_split(im, B, V, parts);
+            ok = cudaStreamEndCapture(im->stream, &g) == cudaSuccess;
+        }
+        ok = ok && cudaGraphInstantiateWithFlags(&im->split_exec, g, 0) == cudaSuccess;
+        if (g)
+            cudaGraphDestroy(g);
+        if (ok) {
+            im->split_at = k;
+        } else {
+            cudaGetLastError();
+            im->split_exec = nullptr;
+            im->graphs_off = 1;
+        }
+    }
+    if (im->split_exec && cudaGraphLaunch(im->split_exec, im->stream) == cudaSuccess)
+        return;
+    cudaGetLastError();
+    launch_split(im, B, V, parts);
+}
+
 // Runs a sampler kernel over B requests (n_top overridden when >= 0) and
 // brings the rows' results back into im->h_out: list_kernel when by_list
 // (the two-pass design), else sample_kernel, which leaves z', e and the
@@ -1743,7 +1804,7 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
         return -1;
     CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
     if (by_list && parts > 1)
-        launch_split(im, B, V, parts);
+        run_split(im, B, V, parts);
     else if (by_list)
         list_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->count,
                                                     im->out);
