@@ -131,21 +131,6 @@ __device__ double dev_fast_exp(double x)
     return x < FASTEXP_LOW ? 0.0 : y;
 }
 
-// rule_penalize of sampler_rules.h. Called on the device, its
-// `frequency * count + presence` (and `z * alpha - ...`) would become FMAs;
-// this twin keeps the CPU's two roundings.
-__device__ double dev_penalize(double z, int count, double alpha, int lesson_formula,
-                               double frequency, double presence)
-{
-    if (alpha != 1.0) {
-        if (lesson_formula || z > 0.0)
-            z = z / alpha;
-        else
-            z = __dmul_rn(z, alpha);
-    }
-    return __dsub_rn(z, __dadd_rn(__dmul_rn(frequency, (double)count), presence));
-}
-
 // A 64-bit key that orders like the double z (-0 folded onto +0, which the
 // rank order treats as equal): the descent's tie-breaking levels, and the
 // sort of backend_draws.
@@ -693,7 +678,8 @@ __device__ void stage_penalty(const Row &r, const RowParams &p, const int *win, 
         int id = win[j];
         int c = atomicExch(&count[id], 0);
         if (c > 0)
-            r.z[id] = dev_penalize(r.z[id], c, p.alpha, p.lesson_formula, p.frequency, p.presence);
+            r.z[id] = rule_penalize(r.z[id], c, p.alpha, p.lesson_formula, p.frequency,
+                                    p.presence); // --fmad=false: the CPU's two roundings
     }
     __syncthreads();
 }
@@ -1727,15 +1713,12 @@ void run_split(Impl *im, int B, int V, int parts)
     launch_split(im, B, V, parts);
 }
 
-// Runs a sampler kernel over B requests (n_top overridden when >= 0) and
-// brings the rows' results back into im->h_out: list_kernel when by_list
-// (the two-pass design), else sample_kernel, which leaves z', e and the
-// marks of request i in row i of the scratch.
-int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_top_override,
-               bool by_list, struct err *e)
+// The requests' settings and penalty windows into pinned host memory, for
+// one copy each. Returns the windows' total length, or -1.
+long stage_requests(struct backend *b, const struct backend_req *req, int B, int n_top_override,
+                    struct err *e)
 {
     Impl *im = impl_of(b);
-    int V = b->V;
     size_t total = 0;
     for (int i = 0; i < B; i++) // the requests were checked by backend_sample
         total += (size_t)(req[i].context_len - window_start(&req[i]));
@@ -1752,10 +1735,16 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
         if (len > 0)
             memcpy(im->h_win + at, q->context + start, (size_t)len * sizeof(int));
         im->h_params[i] =
-            row_params(q, V, at, len, n_top_override >= 0 ? n_top_override : q->n_top);
+            row_params(q, b->V, at, len, n_top_override >= 0 ? n_top_override : q->n_top);
         at += len;
     }
-    // Device room: grows only, so the penalty counts stay zero unless new.
+    return (long)total;
+}
+
+// Device room for B rows of V and a window of total ids: grows only, so
+// the penalty counts stay zero unless new (then cleared).
+int reserve_rows(Impl *im, int B, int V, size_t total, struct err *e)
+{
     size_t need = (size_t)B * (size_t)V;
     if (need > im->scratch_cap || !im->z) {
         dev_free(im->z);
@@ -1790,12 +1779,49 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
            "cudaMemsetAsync");
         im->count_dirty = 0;
     }
+    return 0;
+}
+
+// The first row the kernel refused, worded as the CPU words it; 0 when
+// none was (a row the list left to the full kernel is not refused yet).
+int row_error(const Impl *im, const struct backend_req *req, int B, bool by_list, struct err *e)
+{
+    for (int i = 0; i < B; i++) {
+        const RowOut *o = &im->h_out[i];
+        if (o->error == kErrNone || (by_list && o->fallback))
+            continue;
+        if (o->error == kErrNoFinite)
+            err_set(e, ERR_USAGE, "no token has a finite logit");
+        else if (o->error == kErrRange)
+            sampler_range_error(&req[i].s, o->error_stage, o->error_token, o->error_logit,
+                                o->error_z, o->error_zmax, e);
+        else
+            err_set(e, ERR_USAGE, "logit of token %d is %s", o->error_token,
+                    o->error == kErrNaN ? "NaN" : "+inf");
+        err_prefix(e, "request %d", i);
+        return -1;
+    }
+    return 0;
+}
+
+// Runs a sampler kernel over B requests (n_top overridden when >= 0) and
+// brings the rows' results back into im->h_out: list_kernel (or the split
+// path) when by_list, else sample_kernel, which leaves z', e and the marks
+// of request i in row i of the scratch.
+int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_top_override,
+               bool by_list, struct err *e)
+{
+    Impl *im = impl_of(b);
+    int V = b->V;
+    long total = stage_requests(b, req, B, n_top_override, e);
+    if (total < 0 || reserve_rows(im, B, V, (size_t)total, e) < 0)
+        return -1;
     CK(cudaMemcpyAsync(im->params, im->h_params, (size_t)B * sizeof(RowParams),
                        cudaMemcpyHostToDevice, im->stream),
        "cudaMemcpyAsync");
     if (total)
-        CK(cudaMemcpyAsync(im->win, im->h_win, total * sizeof(int), cudaMemcpyHostToDevice,
-                           im->stream),
+        CK(cudaMemcpyAsync(im->win, im->h_win, (size_t)total * sizeof(int),
+                           cudaMemcpyHostToDevice, im->stream),
            "cudaMemcpyAsync");
     // A failure from here on may leave counts behind: clear them next time.
     im->count_dirty = 1;
@@ -1819,27 +1845,11 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
     CK(cudaStreamSynchronize(im->stream), "sample_kernel");
     if (elapsed(im, b, e) < 0)
         return -1;
-    for (int i = 0; i < B; i++) {
-        const RowOut *o = &im->h_out[i];
-        if (o->error == kErrNone || (by_list && o->fallback))
-            continue;
-        // A row refused at the start stops before its penalties, and one
-        // refused after them has read (and cleared) every count: the counts
-        // are zero again either way.
-        if (o->error == kErrNoFinite)
-            err_set(e, ERR_USAGE, "no token has a finite logit");
-        else if (o->error == kErrRange)
-            sampler_range_error(&req[i].s, o->error_stage, o->error_token, o->error_logit,
-                                o->error_z, o->error_zmax, e);
-        else
-            err_set(e, ERR_USAGE, "logit of token %d is %s", o->error_token,
-                    o->error == kErrNaN ? "NaN" : "+inf");
-        err_prefix(e, "request %d", i);
-        im->count_dirty = 0;
-        return -1;
-    }
+    // A row refused at the start stops before its penalties, and one refused
+    // after them has read (and cleared) every count: the counts are zero
+    // again either way.
     im->count_dirty = 0;
-    return 0;
+    return row_error(im, req, B, by_list, e);
 }
 
 // The list kernel for B requests, and the full one for the whole batch
