@@ -1033,14 +1033,28 @@ __global__ void __launch_bounds__(NORM_LANES) rmsnorm_kernel(const float *h, flo
 }
 
 constexpr int kGemvThreads = 256;
-constexpr int kGemvRows = kGemvThreads / 2; // two threads per weight row
-static_assert(kGemvThreads % 32 == 0, "the two threads of a row are neighbours in one warp");
+static_assert(kGemvThreads % 32 == 0, "the threads of a row are neighbours in one warp");
 
-// Eight bf16 weights from 16 bytes (8-byte halves when rows are not 16-byte aligned).
-template <bool kVec16>
-__device__ __forceinline__ void load8(const uint16_t *p, uint32_t q[4])
+// Where the CPU's sixteen lanes go: TPR threads share a row, thread h
+// holding lanes kLanes * h .. kLanes * h + kLanes - 1 and reading the
+// kLanes-column chunk h of every block of sixteen columns.
+template <int TPR> struct GemvShape {
+    static_assert(TPR == 2 || TPR == 4, "16-byte or 8-byte chunks of a row");
+    static constexpr int kLanes = 16 / TPR;
+    static constexpr int kRows = kGemvThreads / TPR; // rows per block
+};
+
+// kLanes bf16 weights from global memory into kLanes / 2 words: one 16-byte
+// load, two 8-byte halves when rows are not 16-byte aligned, or one 8-byte
+// load (every row is 8-byte aligned: d is a multiple of 4).
+template <int kLanes, bool kVec16>
+__device__ __forceinline__ void load_chunk(const uint16_t *p, uint32_t (&q)[kLanes / 2])
 {
-    if (kVec16) {
+    if constexpr (kLanes == 4) {
+        uint2 a = __ldg(reinterpret_cast<const uint2 *>(p));
+        q[0] = a.x;
+        q[1] = a.y;
+    } else if constexpr (kVec16) {
         uint4 v = __ldg(reinterpret_cast<const uint4 *>(p));
         q[0] = v.x;
         q[1] = v.y;
@@ -1058,44 +1072,68 @@ __device__ __forceinline__ void load8(const uint16_t *p, uint32_t q[4])
 
 // acc[t][j] += w[j] * x_t[col + j]: a multiply and an add, each rounded, as
 // the CPU's unfused loop.
-template <int TB>
-__device__ __forceinline__ void mac8(float (&acc)[TB][8], const uint32_t q[4],
-                                     const float *const (&xs)[TB], int col)
+template <int TB, int kLanes>
+__device__ __forceinline__ void mac_chunk(float (&acc)[TB][kLanes], const uint32_t (&q)[kLanes / 2],
+                                          const float *const (&xs)[TB], int col)
 {
-    float w[8];
+    float w[kLanes];
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < kLanes / 2; k++) {
         w[2 * k] = __uint_as_float(q[k] << 16);
         w[2 * k + 1] = __uint_as_float(q[k] & 0xFFFF0000u);
     }
 #pragma unroll
     for (int t = 0; t < TB; t++) {
-        float4 a = __ldg(reinterpret_cast<const float4 *>(xs[t] + col));
-        float4 b = __ldg(reinterpret_cast<const float4 *>(xs[t] + col + 4));
-        float xv[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
 #pragma unroll
-        for (int j = 0; j < 8; j++)
-            acc[t][j] = __fadd_rn(acc[t][j], __fmul_rn(w[j], xv[j]));
+        for (int j4 = 0; j4 < kLanes; j4 += 4) {
+            float4 a = __ldg(reinterpret_cast<const float4 *>(xs[t] + col + j4));
+            float xv[4] = { a.x, a.y, a.z, a.w };
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                acc[t][j4 + j] = __fadd_rn(acc[t][j4 + j], __fmul_rn(w[j4 + j], xv[j]));
+        }
     }
 }
 
-// head_gemv_bf16 for TB hidden vectors at a time. The CPU sums a row in sixteen
-// running lanes (lane k: columns k, k + 16, ...), then a fixed tree. Here two
-// threads share a row: thread h holds lanes 8h .. 8h + 7 and reads the
-// 16-byte chunks 2m + h, so each lane adds the same terms in the same order
-// as on the CPU, and the tree is the CPU's: the logits are bit for bit the
-// CPU's. Each weight loaded serves the TB vectors of the block's tile; the
-// tiles of one band of rows are neighbouring blocks, so that they run
-// together and the band comes from DRAM once.
-template <int TB, bool kVec16>
+// The CPU's tree over the sixteen lanes of a row (head_vec.c's gemv_finish):
+// a[k] += a[k + 8], a[k] += a[k + 4], then (a0 + a2) + (a1 + a3). The first
+// steps pair lanes held by other threads of the row (xor 2: lanes 8 apart
+// when each holds 4; xor 1: the other half), the rest are in the thread.
+template <int TPR>
+__device__ __forceinline__ float lane_tree(float (&a)[16 / TPR])
+{
+    constexpr int kLanes = 16 / TPR;
+#pragma unroll
+    for (int o = TPR / 2; o >= 1; o >>= 1)
+#pragma unroll
+        for (int j = 0; j < kLanes; j++)
+            a[j] = __fadd_rn(a[j], __shfl_xor_sync(kFull, a[j], o));
+#pragma unroll
+    for (int w = kLanes; w > 4; w >>= 1)
+#pragma unroll
+        for (int k = 0; k < w / 2; k++)
+            a[k] = __fadd_rn(a[k], a[k + w / 2]);
+    return __fadd_rn(__fadd_rn(a[0], a[2]), __fadd_rn(a[1], a[3]));
+}
+
+// head_gemv_bf16 for TB hidden vectors at a time. TPR threads share a row
+// (GemvShape), so each lane adds the same terms in the same order as on the
+// CPU and the tree is the CPU's: the logits are bit for bit the CPU's. Each
+// thread keeps DEPTH loads in flight. Each weight loaded serves the TB
+// vectors of the block's tile; the tiles of one band of rows are
+// neighbouring blocks, so that they run together and the band comes from
+// DRAM once.
+template <int TB, int TPR, int DEPTH, bool kVec16>
 __global__ void __launch_bounds__(kGemvThreads)
     gemv_kernel(const uint16_t *w, const float *x, float *out, int V, int d, int B, int ntiles)
 {
+    using S = GemvShape<TPR>;
+    constexpr int L = S::kLanes;
     int tile = blockIdx.x % ntiles, band = blockIdx.x / ntiles;
-    int half = threadIdx.x & 1;
-    int row = band * kGemvRows + (threadIdx.x >> 1);
+    int h = threadIdx.x % TPR;
+    int row = band * S::kRows + threadIdx.x / TPR;
     bool live = row < V;
-    // A pair past the last row reads a real one: every lane must reach the shuffles.
+    // A thread past the last row reads a real one: every lane must reach the shuffles.
     const uint16_t *wr = w + (size_t)(live ? row : V - 1) * (size_t)d;
     const float *xs[TB];
 #pragma unroll
@@ -1103,35 +1141,32 @@ __global__ void __launch_bounds__(kGemvThreads)
         int v = tile * TB + t;
         xs[t] = x + (size_t)(v < B ? v : B - 1) * (size_t)d;
     }
-    float acc[TB][8];
+    float acc[TB][L];
 #pragma unroll
     for (int t = 0; t < TB; t++)
 #pragma unroll
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < L; j++)
             acc[t][j] = 0.0f;
-    int nchunks = d / 16 * 2;
-    int m = half;
-    for (; m + 6 < nchunks; m += 8) { // four loads in flight, added in column order
-        uint32_t q0[4], q1[4], q2[4], q3[4];
-        load8<kVec16>(wr + 8 * m, q0);
-        load8<kVec16>(wr + 8 * (m + 2), q1);
-        load8<kVec16>(wr + 8 * (m + 4), q2);
-        load8<kVec16>(wr + 8 * (m + 6), q3);
-        mac8<TB>(acc, q0, xs, 8 * m);
-        mac8<TB>(acc, q1, xs, 8 * (m + 2));
-        mac8<TB>(acc, q2, xs, 8 * (m + 4));
-        mac8<TB>(acc, q3, xs, 8 * (m + 6));
+    int nchunks = d / 16 * TPR, m = h;
+    for (; m + (DEPTH - 1) * TPR < nchunks; m += DEPTH * TPR) { // loaded at once, added in order
+        uint32_t q[DEPTH][L / 2];
+#pragma unroll
+        for (int k = 0; k < DEPTH; k++)
+            load_chunk<L, kVec16>(wr + L * (m + k * TPR), q[k]);
+#pragma unroll
+        for (int k = 0; k < DEPTH; k++)
+            mac_chunk<TB, L>(acc, q[k], xs, L * (m + k * TPR));
     }
-    for (; m < nchunks; m += 2) {
-        uint32_t q0[4];
-        load8<kVec16>(wr + 8 * m, q0);
-        mac8<TB>(acc, q0, xs, 8 * m);
+    for (; m < nchunks; m += TPR) {
+        uint32_t q[L / 2];
+        load_chunk<L, kVec16>(wr + L * m, q);
+        mac_chunk<TB, L>(acc, q, xs, L * m);
     }
     // The columns past the last multiple of 16 go to lanes 0, 1, ... as on the CPU.
-    int full = nchunks * 8;
+    int full = nchunks * L;
 #pragma unroll
-    for (int jj = 0; jj < 8; jj++) {
-        int j = 8 * half + jj;
+    for (int jj = 0; jj < L; jj++) {
+        int j = L * h + jj;
         if (full + j < d) {
             float wv = lm_float(wr[full + j]);
 #pragma unroll
@@ -1139,19 +1174,11 @@ __global__ void __launch_bounds__(kGemvThreads)
                 acc[t][jj] = __fadd_rn(acc[t][jj], __fmul_rn(wv, xs[t][full + j]));
         }
     }
-    // a[k] += a[k + 8]; a[k] += a[k + 4]; (a0 + a2) + (a1 + a3).
 #pragma unroll
     for (int t = 0; t < TB; t++) {
-        float a[8];
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            a[j] = __fadd_rn(acc[t][j], __shfl_xor_sync(kFull, acc[t][j], 1));
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            a[k] = __fadd_rn(a[k], a[k + 4]);
-        float v = __fadd_rn(__fadd_rn(a[0], a[2]), __fadd_rn(a[1], a[3]));
+        float v = lane_tree<TPR>(acc[t]);
         int b = tile * TB + t;
-        if (half == 0 && live && b < B)
+        if (h == 0 && live && b < B)
             out[(size_t)b * (size_t)V + row] = v;
     }
 }
@@ -1504,17 +1531,19 @@ int cuda_head(struct backend *b, const struct model *m, struct err *e)
     return 0;
 }
 
-template <int TB>
+// The GEMV for B vectors in tiles of TB, TPR threads per row, DEPTH loads
+// in flight per thread (gemv_kernel).
+template <int TB, int TPR, int DEPTH>
 void launch_gemv(Impl *im, int V, int d, int B)
 {
     int ntiles = (B + TB - 1) / TB;
-    int bands = (V + kGemvRows - 1) / kGemvRows;
+    int bands = (V + GemvShape<TPR>::kRows - 1) / GemvShape<TPR>::kRows;
     unsigned blocks = (unsigned)bands * (unsigned)ntiles;
-    if (d % 8 == 0)
-        gemv_kernel<TB, true>
+    if (TPR == 2 && d % 8 == 0) // 8-byte chunks need no 16-byte variant
+        gemv_kernel<TB, TPR, DEPTH, TPR == 2>
             <<<blocks, kGemvThreads, 0, im->stream>>>(im->w, im->x, im->logits, V, d, B, ntiles);
     else
-        gemv_kernel<TB, false>
+        gemv_kernel<TB, TPR, DEPTH, false>
             <<<blocks, kGemvThreads, 0, im->stream>>>(im->w, im->x, im->logits, V, d, B, ntiles);
 }
 
@@ -1535,14 +1564,18 @@ int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
     rmsnorm_kernel<<<B, NORM_LANES, 0, im->stream>>>(im->h, im->x, d);
     CK(cudaGetLastError(), "rmsnorm_kernel launch");
     CK(cudaEventRecord(im->ev_norm, im->stream), "cudaEventRecord");
+    // Tiles, threads per row and loads in flight (ptxas for sm_90, 256
+    // threads a block): batch 1, 43 registers, 5 blocks an SM, 160 KB in
+    // flight; 2, 63, 4 blocks, 128 KB; up to 4, 73, 3 blocks, 48 KB; more,
+    // 92, 2 blocks, 32 KB (two threads a row and four loads: 142, 1 block).
     if (B == 1)
-        launch_gemv<1>(im, V, d, B);
+        launch_gemv<1, 2, 8>(im, V, d, B);
     else if (B == 2)
-        launch_gemv<2>(im, V, d, B);
+        launch_gemv<2, 2, 8>(im, V, d, B);
     else if (B <= 4)
-        launch_gemv<4>(im, V, d, B);
+        launch_gemv<4, 4, 8>(im, V, d, B);
     else
-        launch_gemv<8>(im, V, d, B);
+        launch_gemv<8, 4, 8>(im, V, d, B);
     CK(cudaGetLastError(), "gemv_kernel launch");
     CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
     if (elapsed(im, b, e) < 0)

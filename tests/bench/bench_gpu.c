@@ -67,7 +67,7 @@ static const int HEAD_BATCHES[] = { 1, 2, 8, 64 };
 struct device {
     struct backend *b; /* NULL: no device, model only */
     double gbps;       /* peak bandwidth the floors are taken at */
-    int sms;
+    int sms, sm_mhz;   /* the arithmetic's floor (gpu_model.h's model_ops_us) */
 };
 
 /* Rows like a model's, as in bench_sampler.c: a bulk normal of standard
@@ -284,7 +284,9 @@ static int head_row(const struct device *D, const float *h, int d, int B, double
 {
     double nb = model_norm_bytes(d, B), gb = model_gemv_bytes(V_BENCH, d, B);
     double nf = model_floor_us(nb, D->gbps), gf = model_floor_us(gb, D->gbps);
-    printf("%5d %9.3f %9.1f %9.1f", B, nb / 1e6, gb / 1e6, gf);
+    double of = model_ops_us(model_gemv_ops(V_BENCH, d, B), D->sms, D->sm_mhz);
+    printf("%5d %9.3f %9.1f %9.1f %9.1f", B, nb / 1e6, gb / 1e6, gf, of);
+    gf = of > gf ? of : gf; /* "of floor": against the higher of the two */
     if (!D->b) {
         printf("  not measured: no device (RMSNorm floor %.2f us)\n", nf);
         *gemv_us = NAN;
@@ -320,10 +322,12 @@ static int head_table(const struct device *D, double gemv_us[N_HEAD])
             goto fail;
     }
     printf("LM head, V %d x d %d bf16 weights (%.2f GB): medians of %d runs; floors at %.0f "
-           "GB/s\n",
-           V_BENCH, d, 2.0 * V_BENCH * d / 1e9, HEAD_ROUNDS, D->gbps);
-    printf("%5s %9s %9s %9s %9s %9s %8s %8s %9s\n", "batch", "norm MB", "gemv MB", "floor us",
-           "norm us", "gemv us", "GB/s", "of peak", "of floor");
+           "GB/s,\n  and (ops us) for the multiplies, adds and conversions at %d SMs x %d FP32 "
+           "lanes x %d MHz\n",
+           V_BENCH, d, 2.0 * V_BENCH * d / 1e9, HEAD_ROUNDS, D->gbps, D->sms, MODEL_FP32_LANES,
+           D->sm_mhz);
+    printf("%5s %9s %9s %9s %9s %9s %9s %8s %8s %9s\n", "batch", "norm MB", "gemv MB", "floor us",
+           "ops us", "norm us", "gemv us", "GB/s", "of peak", "of floor");
     for (int k = 0; k < N_HEAD; k++)
         if (head_row(D, h, d, HEAD_BATCHES[k], &gemv_us[k], &e) < 0)
             goto fail;
@@ -390,6 +394,12 @@ static void targets(const struct device *D, const double t_b[2], const double ge
     if (!D->b) {
         printf("  LM head, batch 1, at least %.0f%% of peak: the floor is %.1f us\n",
                100 * TARGET_HEAD, model_floor_us(gb1, D->gbps));
+        double b8 =
+            model_ops_us(model_gemv_ops(V_BENCH, MODEL_DEFAULT_HIDDEN, 8), D->sms, D->sm_mhz);
+        double r8 = b8 / model_floor_us(gb1, D->gbps);
+        printf("  LM head, batch 8 at most %.1fx batch 1: the arithmetic's floor is %.1f us, "
+               "%.2fx batch 1's floor (%s by the model)\n",
+               TARGET_B8, b8, r8, verdict(r8 <= TARGET_B8));
         double l1 = model_floor_us(model_list_per_token(0) * V_BENCH, D->gbps);
         int p1 = model_list_parts(1, V_BENCH, D->sms);
         double b1 = l1 * D->sms / (p1 < D->sms ? p1 : D->sms);
@@ -417,7 +427,7 @@ static void targets(const struct device *D, const double t_b[2], const double ge
  * sampler for comparison. */
 static int without_device(const char *why)
 {
-    struct device D = { NULL, MODEL_H200_GBPS, MODEL_H200_SMS };
+    struct device D = { NULL, MODEL_H200_GBPS, MODEL_H200_SMS, MODEL_H200_SM_MHZ };
     double t_b[2] = { NAN, NAN }, gemv_us[N_HEAD];
     printf("bench-gpu: %s: the model at the H200's %.0f GB/s and %d SMs, not measured\n", why,
            D.gbps, D.sms);
@@ -454,13 +464,13 @@ int main(void)
         fprintf(stderr, "bench-gpu: the probe found a device, but: %s\n", e.msg);
         return 1;
     }
-    struct device D = { &b, backend_cuda_peak_gbps ? backend_cuda_peak_gbps(&b) : 0.0, 0 };
-    int sm_mhz = 0, mem_mhz = 0;
+    struct device D = { &b, backend_cuda_peak_gbps ? backend_cuda_peak_gbps(&b) : 0.0, 0, 0 };
+    int mem_mhz = 0;
     if (backend_cuda_figures)
-        backend_cuda_figures(&b, &sm_mhz, &mem_mhz, &D.sms);
+        backend_cuda_figures(&b, &D.sm_mhz, &mem_mhz, &D.sms);
     printf("bench-gpu: %s, %d SMs, SM clock %d MHz, memory clock %d MHz, peak %.0f GB/s "
            "(device time by CUDA events)\n",
-           b.device, D.sms, sm_mhz, mem_mhz, D.gbps);
+           b.device, D.sms, D.sm_mhz, mem_mhz, D.gbps);
     if (!(D.gbps > 0)) {
         D.gbps = MODEL_H200_GBPS;
         printf("bench-gpu: the device gave no peak bandwidth: floors at the H200's %.0f GB/s\n",
