@@ -71,9 +71,18 @@ struct RowParams {
     uint32_t step, row; // the Philox counter; row is also the logits row
     int win_off, win_len; // the penalty window, in the concatenated contexts
     int n_top;
+    int top_at; // where the row's best rows go in the batch's TopRow array
     int V;
     cand_plan plan; // list_kernel's (cand_plan_make)
     int list_ok;    // the plan was made: list_kernel may take the row
+};
+
+// One of the best rows of a request (backend_res.top), in a batch-wide
+// array that holds each request's min(n_top, V) at its top_at: only the
+// rows asked for come back, not BACKEND_MAX_TOP per request.
+struct TopRow {
+    double z, e;
+    int id, mark;
 };
 
 // What a row gives back; the host turns it into a struct backend_res.
@@ -85,10 +94,6 @@ struct RowOut {
     double u, max_z, sum_exp, kept_sum;
     double chosen_e; // e of the chosen token: its final probability is chosen_e / kept_sum
     double offset, kept_offset; // sum e (z - max) over all / kept tokens with e > 0
-    int top_id[BACKEND_MAX_TOP];
-    int top_mark[BACKEND_MAX_TOP];
-    double top_z[BACKEND_MAX_TOP];
-    double top_e[BACKEND_MAX_TOP];
     int fallback; // list_kernel: the full kernel must run this row
     int n_cand;   // list_kernel: the list's length
 };
@@ -823,7 +828,8 @@ __device__ bool range_refused(const Row &r, int stage, double zmax, RowOut *out)
 // The whole step of one request (sampler_run_fast), one block per request.
 __global__ void __launch_bounds__(kThreads, 1)
     sample_kernel(const RowParams *params, const int *windows, const float *logits, int V,
-                  double *zs, double *es, uint8_t *marks, int *counts, RowOut *outs)
+                  double *zs, double *es, uint8_t *marks, int *counts, RowOut *outs,
+                  TopRow *tops)
 {
     __shared__ Shared s;
     __shared__ RowParams p;
@@ -969,10 +975,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     if (threadIdx.x < n_rows) {
         int i = s.top_id[threadIdx.x];
-        out->top_id[threadIdx.x] = i;
-        out->top_mark[threadIdx.x] = r.mark[i];
-        out->top_z[threadIdx.x] = r.z[i];
-        out->top_e[threadIdx.x] = r.e[i];
+        tops[p.top_at + threadIdx.x] = { r.z[i], r.e[i], i, r.mark[i] };
     }
     if (threadIdx.x == 0) {
         out->error = kErrNone;
@@ -1265,12 +1268,16 @@ struct Impl {
     RowParams *params;
     RowOut *out;
     int rows_cap;
+    TopRow *tops; // the batch's best rows (TopRow)
+    size_t tops_cap;
+    int n_tops; // how many the staged requests ask for
     int *win;
     size_t win_cap;
     RowParams *h_params;
     RowOut *h_out;
+    TopRow *h_tops;
     int *h_win;
-    size_t h_params_cap, h_out_cap, h_win_cap;
+    size_t h_params_cap, h_out_cap, h_tops_cap, h_win_cap;
     // backend_draws
     uint64_t *keys_in, *keys_out;
     int *ids_in, *ids_out;
@@ -1292,7 +1299,7 @@ struct Impl {
     cudaGraphExec_t split_exec;
     struct SplitKey {
         int B, V, parts;
-        const void *ptr[13];
+        const void *ptr[14];
     } split_at;
     int graphs_off; // a graph could not be made: launch directly from then on
 };
@@ -1406,6 +1413,7 @@ void cuda_close(struct backend *b)
     dev_free(im->count);
     dev_free(im->params);
     dev_free(im->out);
+    dev_free(im->tops);
     dev_free(im->win);
     free_draw_space(im);
     dev_free(im->draw_ids);
@@ -1431,6 +1439,8 @@ void cuda_close(struct backend *b)
         cudaFreeHost(im->h_params);
     if (im->h_out)
         cudaFreeHost(im->h_out);
+    if (im->h_tops)
+        cudaFreeHost(im->h_tops);
     if (im->h_win)
         cudaFreeHost(im->h_win);
     free(im);
@@ -1691,7 +1701,8 @@ void launch_split(Impl *im, int B, int V, int parts)
                                                        im->l_slot_lg, im->l_slot_n);
     list_chain_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, V, im->count, parts,
                                                       im->l_rows, im->l_slot_id, im->l_slot_cnt,
-                                                      im->l_slot_lg, im->l_slot_n, im->out);
+                                                      im->l_slot_lg, im->l_slot_n, im->out,
+                                                      im->tops);
 }
 
 // What the split path's launches depend on: a graph made for one batch,
@@ -1703,10 +1714,10 @@ Impl::SplitKey split_key(const Impl *im, int B, int V, int parts)
     k.B = B;
     k.V = V;
     k.parts = parts;
-    const void *p[13] = { im->params,    im->win,        im->logits,    im->count,
-                          im->out,       im->l_found,    im->l_rows,    im->l_hist,
-                          im->l_slot_id, im->l_slot_cnt, im->l_slot_lg, im->l_slot_n,
-                          nullptr };
+    const void *p[14] = { im->params,    im->win,        im->logits,    im->count,
+                          im->out,       im->tops,       im->l_found,   im->l_rows,
+                          im->l_hist,    im->l_slot_id,  im->l_slot_cnt, im->l_slot_lg,
+                          im->l_slot_n,  nullptr };
     memcpy(k.ptr, p, sizeof p);
     return k;
 }
@@ -1752,25 +1763,31 @@ long stage_requests(struct backend *b, const struct backend_req *req, int B, int
                     struct err *e)
 {
     Impl *im = impl_of(b);
-    size_t total = 0;
-    for (int i = 0; i < B; i++) // the requests were checked by backend_sample
+    size_t total = 0, tops = 0;
+    for (int i = 0; i < B; i++) { // the requests were checked by backend_sample
         total += (size_t)(req[i].context_len - window_start(&req[i]));
+        tops += (size_t)min(n_top_override >= 0 ? n_top_override : req[i].n_top, b->V);
+    }
     if (total > (size_t)INT_MAX)
         return err_set(e, ERR_USAGE, "penalty windows of %zu tokens in all", total);
     if (host_reserve(im->h_params, im->h_params_cap, (size_t)B, "the batch's settings", e) < 0 ||
         host_reserve(im->h_out, im->h_out_cap, (size_t)B, "the batch's results", e) < 0 ||
+        host_reserve(im->h_tops, im->h_tops_cap, tops ? tops : 1, "the best rows", e) < 0 ||
         host_reserve(im->h_win, im->h_win_cap, total, "the penalty windows", e) < 0)
         return -1;
-    int at = 0;
+    int at = 0, top_at = 0;
     for (int i = 0; i < B; i++) {
         const struct backend_req *q = &req[i];
         int start = window_start(q), len = q->context_len - start;
         if (len > 0)
             memcpy(im->h_win + at, q->context + start, (size_t)len * sizeof(int));
-        im->h_params[i] =
-            row_params(q, b->V, at, len, n_top_override >= 0 ? n_top_override : q->n_top);
+        int n_top = n_top_override >= 0 ? n_top_override : q->n_top;
+        im->h_params[i] = row_params(q, b->V, at, len, n_top);
+        im->h_params[i].top_at = top_at;
         at += len;
+        top_at += min(n_top, b->V);
     }
+    im->n_tops = top_at;
     return (long)total;
 }
 
@@ -1805,7 +1822,9 @@ int reserve_rows(Impl *im, int B, int V, size_t total, struct err *e)
             return -1;
         im->rows_cap = B;
     }
-    if (reserve(im->win, im->win_cap, total ? total : 1, "the penalty windows", e) < 0)
+    if (reserve(im->win, im->win_cap, total ? total : 1, "the penalty windows", e) < 0 ||
+        reserve(im->tops, im->tops_cap, im->n_tops ? (size_t)im->n_tops : 1, "the best rows",
+                e) < 0)
         return -1;
     if (im->count_dirty) {
         CK(cudaMemsetAsync(im->count, 0, im->scratch_cap * sizeof(int), im->stream),
@@ -1866,15 +1885,20 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
         run_split(im, B, V, parts);
     else if (by_list)
         list_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->count,
-                                                    im->out);
+                                                    im->out, im->tops);
     else
         sample_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->z,
-                                                      im->e, im->mark, im->count, im->out);
+                                                      im->e, im->mark, im->count, im->out,
+                                                      im->tops);
     CK(cudaGetLastError(), "sampler kernel launch");
     CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
     CK(cudaMemcpyAsync(im->h_out, im->out, (size_t)B * sizeof(RowOut), cudaMemcpyDeviceToHost,
                        im->stream),
        "cudaMemcpyAsync");
+    if (im->n_tops) // only the best rows asked for
+        CK(cudaMemcpyAsync(im->h_tops, im->tops, (size_t)im->n_tops * sizeof(TopRow),
+                           cudaMemcpyDeviceToHost, im->stream),
+           "cudaMemcpyAsync");
     CK(cudaStreamSynchronize(im->stream), "sample_kernel");
     if (elapsed(im, b, e) < 0)
         return -1;
@@ -1944,13 +1968,14 @@ int cuda_sample(struct backend *b, const struct backend_req *req, int B, struct 
         r->entropy = log(S) - o->offset / S;
         r->entropy_final = K > 0 ? log(K) - o->kept_offset / K : 0.0;
         r->n_top = o->n_top;
+        const TopRow *t = im->h_tops + im->h_params[i].top_at;
         for (int k = 0; k < o->n_top; k++) {
-            int m = o->top_mark[k];
-            r->top[k].id = o->top_id[k];
+            int m = t[k].mark;
+            r->top[k].id = t[k].id;
             r->top[k].removed_by = m == kMarkKept ? TRACE_KEPT : m - 1;
-            r->top[k].z = o->top_z[k];
-            r->top[k].prob = o->top_e[k] / S;
-            r->top[k].final = m == kMarkKept && K > 0 ? o->top_e[k] / K : 0.0;
+            r->top[k].z = t[k].z;
+            r->top[k].prob = t[k].e / S;
+            r->top[k].final = m == kMarkKept && K > 0 ? t[k].e / K : 0.0;
         }
         if (!req[i].final_out && !req[i].kept_out)
             continue;

@@ -421,7 +421,7 @@ __device__ bool list_chain(const RowParams &p, ListShared &s, const Pass1 &a, in
 // The end of the chain (backend_spec.c's statistics and result): the kept
 // mass, the token, the rows on screen, into out.
 __device__ void list_result(const RowParams &p, ListShared &s, const Pass1 &a, int n, bool cut,
-                            RowOut *out)
+                            RowOut *out, TopRow *top)
 {
     const cand_plan &P = p.plan;
     int vf = P.final;
@@ -475,10 +475,7 @@ __device__ void list_result(const RowParams &p, ListShared &s, const Pass1 &a, i
     int rows = min(p.n_top < p.V ? p.n_top : p.V, all);
     if (threadIdx.x < rows) {
         int j = s.u.l.order[threadIdx.x];
-        out->top_id[threadIdx.x] = s.u.l.id[j];
-        out->top_mark[threadIdx.x] = s.u.l.mark[j];
-        out->top_z[threadIdx.x] = s.u.l.zv[j];
-        out->top_e[threadIdx.x] = s.u.l.ev[j];
+        top[threadIdx.x] = { s.u.l.zv[j], s.u.l.ev[j], s.u.l.id[j], s.u.l.mark[j] };
     }
     if (threadIdx.x == 0) {
         out->n_top = rows;
@@ -561,7 +558,7 @@ __device__ bool list_pass1(const RowParams &p, ListShared &s, const float *lg, c
 // kernel must run it instead.
 __global__ void __launch_bounds__(kThreads, 1)
     list_kernel(const RowParams *params, const int *windows, const float *logits, int V,
-                int *counts, RowOut *outs)
+                int *counts, RowOut *outs, TopRow *tops)
 {
     __shared__ ListShared s;
     __shared__ RowParams p;
@@ -597,7 +594,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (go && n >= 0) {
         list_keep_all(s, n);
         bool cut = list_chain(p, s, a, n);
-        list_result(p, s, a, n, cut, out);
+        list_result(p, s, a, n, cut, out, tops + p.top_at);
     }
     __syncthreads(); // every count is read: zero them for the next run
     if (p.penalty_active)
@@ -778,7 +775,7 @@ __device__ int gather_slots(ListShared &s, int r, int parts, const int *slot_id,
 __global__ void __launch_bounds__(kThreads, 1)
     list_chain_kernel(const RowParams *params, const int *windows, int V, int *counts, int parts,
                       const ListRow *rows, const int *slot_id, const int *slot_cnt,
-                      const float *slot_lg, const int *slot_n, RowOut *outs)
+                      const float *slot_lg, const int *slot_n, RowOut *outs, TopRow *tops)
 {
     __shared__ ListShared s;
     __shared__ RowParams p;
@@ -798,7 +795,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (n >= 0) {
             list_keep_all(s, n);
             bool cut = list_chain(p, s, row.a, n);
-            list_result(p, s, row.a, n, cut, out);
+            list_result(p, s, row.a, n, cut, out, tops + p.top_at);
         }
     }
     __syncthreads(); // every count is read: zero them for the next run
