@@ -13,7 +13,7 @@
 // it uses RowParams, RowOut, dev_fast_exp and the block helpers.
 
 constexpr int kCand = CAND_MAX;
-static_assert(kCand <= kThreads, "rank_list gives each thread one candidate");
+static_assert(kCand <= kThreads, "rank_all and compact give each thread one candidate");
 
 struct ListShared {
     union {
@@ -21,16 +21,20 @@ struct ListShared {
             uint32_t cut[CAND_BUCKETS], fin[CAND_BUCKETS];
         } h; // pass 1's counts, dead once the buckets are found
         struct {
-            int id[kCand], cnt[kCand], order[kCand];
+            int id[kCand], cnt[kCand];
+            int order[kCand]; // every candidate in rank order at version ver
+            int kord[kCand];  // the kept ones in rank order (kept_lists)
+            int kid[kCand];   // the kept ones in id order
             float lg[kCand];
-            double zv[kCand], ev[kCand];
+            double zv[kCand], ev[kCand]; // z' at ver, e^(z' - max) at ev_ver
             uint8_t mark[kCand];
         } l; // the list, from pass 2 on
     } u;
     double red_d[kWarps], red_s[kWarps], red_o[kWarps];
     int red_i[kWarps];
     int warp_n[kWarps], warp_base[kWarps];
-    int n, flag, sel;
+    int n, m, flag, sel;
+    int ver, ev_ver; // the version zv and order hold, and ev; -1: none
     double K, offset_kept;
 };
 static_assert(sizeof(ListShared) + sizeof(RowParams) <= 48 * 1024,
@@ -315,88 +319,163 @@ __device__ int pass2(const RowParams &p, ListShared &s, const ListStart &k, cons
     return total;
 }
 
-// Every candidate of the list in shared memory starts kept.
+// Every candidate of the list in shared memory starts kept; nothing is
+// ranked yet.
 __device__ void list_keep_all(ListShared &s, int n)
 {
     for (int j = threadIdx.x; j < n; j += kThreads)
         s.u.l.mark[j] = kMarkKept;
+    if (threadIdx.x == 0)
+        s.ver = s.ev_ver = -1;
     __syncthreads();
 }
 
-// zv = z' at version v for every candidate, then the rank order of the
-// kept ones (all of them without kept_only) into order; returns how many.
-__device__ int rank_list(const RowParams &p, ListShared &s, int n, int v, bool kept_only)
+// val of every thread whose in is set into dst, in thread order (a block
+// scan over the warps' ballots); returns how many, in every thread.
+__device__ int compact(ListShared &s, bool in, int val, int *dst)
 {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned b = __ballot_sync(kFull, in);
+    if (lane == 0)
+        s.warp_n[warp] = __popc(b);
+    __syncthreads();
+    if (warp == 0) {
+        int c = lane < kWarps ? s.warp_n[lane] : 0, incl = c;
+        for (int o = 1; o < 32; o <<= 1) {
+            int t = __shfl_up_sync(kFull, incl, o);
+            if (lane >= o)
+                incl += t;
+        }
+        if (lane < kWarps)
+            s.warp_base[lane] = incl - c;
+        if (lane == 31)
+            s.m = incl;
+    }
+    __syncthreads();
+    if (in)
+        dst[s.warp_base[warp] + __popc(b & ((1u << lane) - 1u))] = val;
+    int total = s.m;
+    __syncthreads();
+    return total;
+}
+
+// zv = z' at version v for every candidate and their rank order into
+// order, unless both already hold v: the stages of a chain mostly read
+// one version, and a subset's order is the order filtered (kept_lists).
+__device__ void rank_all(const RowParams &p, ListShared &s, int n, int v)
+{
+    if (s.ver == v)
+        return;
     int j = threadIdx.x;
-    bool in = j < n && (!kept_only || s.u.l.mark[j] == kMarkKept);
     if (j < n)
         s.u.l.zv[j] = cand_z(&p.plan, s.u.l.lg[j], s.u.l.cnt[j], v);
     __syncthreads();
-    int m = block_sum_in(in ? 1 : 0, s.red_i);
-    if (in) {
+    if (j < n) {
         double z = s.u.l.zv[j];
         int id = s.u.l.id[j], rank = 0;
         for (int q = 0; q < n; q++)
-            rank += (!kept_only || s.u.l.mark[q] == kMarkKept) &&
-                    rule_ranks_before(s.u.l.zv[q], s.u.l.id[q], z, id);
+            rank += rule_ranks_before(s.u.l.zv[q], s.u.l.id[q], z, id);
         s.u.l.order[rank] = j;
     }
+    __syncthreads(); // every thread has read s.ver
+    if (threadIdx.x == 0) {
+        s.ver = v;
+        s.ev_ver = -1;
+    }
     __syncthreads();
+}
+
+// ev = e^(z' - max) at version v (zv must hold v), unless it already does.
+__device__ void exps_at(ListShared &s, const Pass1 &a, int n, int v)
+{
+    if (s.ev_ver == v)
+        return;
+    if (threadIdx.x < n)
+        s.u.l.ev[threadIdx.x] = dev_fast_exp(s.u.l.zv[threadIdx.x] - a.max[v]);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        s.ev_ver = v;
+    __syncthreads();
+}
+
+// The kept candidates in rank order into kord and in id order into kid;
+// returns how many.
+__device__ int kept_lists(ListShared &s, int n)
+{
+    int q = threadIdx.x;
+    int j = q < n ? s.u.l.order[q] : 0;
+    int m = compact(s, q < n && s.u.l.mark[j] == kMarkKept, j, s.u.l.kord);
+    compact(s, q < n && s.u.l.mark[q] == kMarkKept, q, s.u.l.kid);
     return m;
 }
 
-// Marks every kept candidate ranked after order[last] (keep_ties: only the
-// smaller z'). Thread 0.
-__device__ void list_cut_after(ListShared &s, int m, int last, bool keep_ties, int stage)
+// The kept mass in id order, as the CPU's alive list adds it (skipping a
+// removed token adds nothing: its term is 0). Thread 0.
+__device__ double kept_sum_by_id(const ListShared &s, int m)
 {
-    double zc = s.u.l.zv[s.u.l.order[last]];
-    for (int q = last + 1; q < m; q++) {
-        int j = s.u.l.order[q];
-        if (!keep_ties || s.u.l.zv[j] < zc)
-            s.u.l.mark[j] = (uint8_t)(1 + stage);
+    double sum = 0.0;
+    for (int q = 0; q < m; q++)
+        sum = __dadd_rn(sum, s.u.l.ev[s.u.l.kid[q]]);
+    return sum;
+}
+
+// Top-p's cut on the m kept in rank order: the first rank from which the
+// stage removes, m when it removes none (backend_spec.c's walk). Thread 0.
+__device__ int top_p_cut(const RowParams &p, ListShared &s, const Pass1 &a, int n, int m,
+                         bool first)
+{
+    double target = __dmul_rn(p.top_p, first ? a.cut.s : kept_sum_by_id(s, m)), run = 0.0;
+    int q = 0;
+    for (; q < m; q++) {
+        double e = s.u.l.ev[s.u.l.kord[q]];
+        if (__dadd_rn(run, e) >= target)
+            break;
+        run = __dadd_rn(run, e);
     }
+    if (q == m && first && n < a.n_finite)
+        s.flag = 1; // the cut lies off the list: cannot be, by the buckets
+    return q < m ? q + 1 : m;
 }
 
 // One cutting stage on the kept candidates (backend_spec.c's cut_stage).
 // first: the first cut, every finite token still kept. Sets s.flag when
-// top-p's cut is off the list (cannot be: the buckets promise it).
+// top-p's cut is off the list (cannot be: the buckets promise it). The
+// marks are set by one thread per kept rank.
 __device__ void list_stage(const RowParams &p, ListShared &s, const Pass1 &a, int n, int st,
                            int v, bool first)
 {
-    int m = rank_list(p, s, n, v, true);
+    rank_all(p, s, n, v);
+    int m = kept_lists(s, n);
     if (m == 0)
         return;
-    if (st == STAGE_TOP_P && p.top_p < 1.0 && threadIdx.x < n) // e at v, for the walk
-        s.u.l.ev[threadIdx.x] = dev_fast_exp(s.u.l.zv[threadIdx.x] - a.max[v]);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        if (st == STAGE_TEMPERATURE) {
-            list_cut_after(s, m, 0, false, st);
-        } else if (st == STAGE_TOP_K) {
-            if (p.top_k > 0 && p.top_k < (first ? a.n_finite : m))
-                list_cut_after(s, m, p.top_k - 1, p.keep_ties != 0, st);
-        } else if (st == STAGE_TOP_P && p.top_p < 1.0) {
-            double sum = 0.0; // the kept mass in id order, as the CPU's alive list
-            for (int j = 0; j < n && !first; j++)
-                sum = __dadd_rn(sum, s.u.l.mark[j] == kMarkKept ? s.u.l.ev[j] : 0.0);
-            double target = __dmul_rn(p.top_p, first ? a.cut.s : sum), run = 0.0;
-            int q = 0;
-            for (; q < m; q++) {
-                double e = s.u.l.ev[s.u.l.order[q]];
-                if (__dadd_rn(run, e) >= target)
-                    break;
-                run = __dadd_rn(run, e);
-            }
-            if (q < m)
-                list_cut_after(s, m, q, false, st);
-            else if (first && n < a.n_finite)
-                s.flag = 1;
-        } else if (st == STAGE_MIN_P && p.min_p > 0.0) {
-            double max = s.u.l.zv[s.u.l.order[0]];
-            for (int q = 1; q < m; q++)
-                if (!rule_min_p_keeps(s.u.l.zv[s.u.l.order[q]], max, p.min_p_bar))
-                    s.u.l.mark[s.u.l.order[q]] = (uint8_t)(1 + STAGE_MIN_P);
+    const int *kord = s.u.l.kord;
+    int from = m; // the first kept rank the stage removes
+    bool ties = false;
+    if (st == STAGE_TEMPERATURE) { // greedy
+        from = 1;
+    } else if (st == STAGE_TOP_K) {
+        if (p.top_k > 0 && p.top_k < (first ? a.n_finite : m)) {
+            from = p.top_k;
+            ties = p.keep_ties != 0;
         }
+    } else if (st == STAGE_TOP_P && p.top_p < 1.0) {
+        exps_at(s, a, n, v);
+        if (threadIdx.x == 0)
+            s.sel = top_p_cut(p, s, a, n, m, first);
+        __syncthreads();
+        from = s.sel;
+    } else if (st == STAGE_MIN_P && p.min_p > 0.0) {
+        int q = threadIdx.x;
+        if (q >= 1 && q < m &&
+            !rule_min_p_keeps(s.u.l.zv[kord[q]], s.u.l.zv[kord[0]], p.min_p_bar))
+            s.u.l.mark[kord[q]] = (uint8_t)(1 + STAGE_MIN_P);
+    }
+    // Every kept token ranked from `from` on (keep_ties: only below the last kept z').
+    int q = threadIdx.x;
+    if (from < m && q >= from && q < m) {
+        int j = kord[q];
+        if (!ties || s.u.l.zv[j] < s.u.l.zv[kord[from - 1]])
+            s.u.l.mark[j] = (uint8_t)(1 + st);
     }
     __syncthreads();
 }
@@ -419,45 +498,44 @@ __device__ bool list_chain(const RowParams &p, ListShared &s, const Pass1 &a, in
 }
 
 // The end of the chain (backend_spec.c's statistics and result): the kept
-// mass, the token, the rows on screen, into out.
+// mass, the token, the rows on screen, into out and top.
 __device__ void list_result(const RowParams &p, ListShared &s, const Pass1 &a, int n, bool cut,
                             RowOut *out, TopRow *top)
 {
     const cand_plan &P = p.plan;
     int vf = P.final;
-    int m = rank_list(p, s, n, vf, true);
-    if (threadIdx.x < n)
-        s.u.l.ev[threadIdx.x] = dev_fast_exp(s.u.l.zv[threadIdx.x] - a.max[vf]);
-    __syncthreads();
+    rank_all(p, s, n, vf);
+    int m = kept_lists(s, n);
+    exps_at(s, a, n, vf);
     if (threadIdx.x == 0) {
         double K = 0.0, ko = 0.0;
-        for (int j = 0; j < n; j++) { // in id order, as the CPU's alive list
+        for (int q = 0; q < m; q++) { // in id order, as the CPU's alive list
+            int j = s.u.l.kid[q];
             double e = s.u.l.ev[j];
-            if (s.u.l.mark[j] != kMarkKept)
-                continue;
             K = __dadd_rn(K, e);
             ko = __dadd_rn(ko, e > 0.0 ? __dmul_rn(e, s.u.l.zv[j] - a.max[vf]) : 0.0);
         }
-        if (!cut) { // every finite token is kept, most of them off the list
+        int kept = m; // the kept on the list: every one of them when nothing cut
+        if (!cut) {   // every finite token is kept, most of them off the list
             K = a.fin.s;
             ko = a.fin.o;
             m = a.n_finite;
         }
-        int j = s.u.l.order[0];
+        int j = s.u.l.kord[0];
         double u = 0.0;
         if (!P.greedy) {
             u = philox_uniform(p.seed, p.step, p.row, 0);
             double target = __dmul_rn(u, K), run = 0.0;
-            int q = 0, kept = cut ? m : n;
+            int q = 0;
             for (; q < kept; q++) {
-                double e = s.u.l.ev[s.u.l.order[q]];
+                double e = s.u.l.ev[s.u.l.kord[q]];
                 if (__dadd_rn(run, e) > target)
                     break;
                 run = __dadd_rn(run, e);
             }
             if (q == kept && !cut && n < a.n_finite)
                 s.flag = 1; // the draw fell past the list: cannot be, by the buckets
-            j = s.u.l.order[q < kept ? q : kept - 1];
+            j = s.u.l.kord[q < kept ? q : kept - 1];
         }
         out->id = s.u.l.id[j];
         out->sampled = !P.greedy;
@@ -470,13 +548,13 @@ __device__ void list_result(const RowParams &p, ListShared &s, const Pass1 &a, i
         out->sum_exp = a.fin.s;
         out->offset = a.fin.o;
     }
-    __syncthreads();
-    int all = rank_list(p, s, n, vf, false);
-    int rows = min(p.n_top < p.V ? p.n_top : p.V, all);
+    // The rows on screen: every candidate in rank order (order holds vf).
+    int rows = min(p.n_top < p.V ? p.n_top : p.V, n);
     if (threadIdx.x < rows) {
         int j = s.u.l.order[threadIdx.x];
         top[threadIdx.x] = { s.u.l.zv[j], s.u.l.ev[j], s.u.l.id[j], s.u.l.mark[j] };
     }
+    __syncthreads(); // s.flag is final
     if (threadIdx.x == 0) {
         out->n_top = rows;
         out->error = kErrNone;
