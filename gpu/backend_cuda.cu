@@ -479,55 +479,117 @@ __device__ inline void collect(Shared &s, double z, double w, int i)
     }
 }
 
-// radix_pick: walks the tokens of the set in rank order and returns the
+// One level's histogram into s.cnt (and, weighted, the masses into
+// s.mlo/s.mhi): the digits at L of the candidates that match pre. The loop
+// runs the same number of times in every lane, for __match_any_sync.
+__device__ void level_histogram(const Row &r, int pred, bool weighted, const Prefix &pre,
+                                const Level &L)
+{
+    Shared &s = *r.s;
+    int lane = threadIdx.x & 31, nb = 1 << L.bits;
+    for (int b = threadIdx.x; b < nb; b += kThreads) {
+        s.cnt[b] = 0;
+        s.mlo[b] = 0;
+        s.mhi[b] = 0;
+    }
+    __syncthreads();
+    for (int base = 0; base < r.V; base += kThreads) {
+        int i = base + threadIdx.x;
+        uint32_t dig = 0xFFFFFFFFu; // no bucket
+        unsigned long long w = 0;
+        if (i < r.V && in_set(r, i, pred)) {
+            double zi = r.z[i];
+            uint32_t fk, ik;
+            uint64_t dk;
+            if (prefix_match(pre, zi, i, fk, dk, ik)) {
+                uint64_t k = L.key == 0 ? fk : L.key == 1 ? dk : ik;
+                dig = (uint32_t)(k >> L.shift) & ((1u << L.bits) - 1u);
+                w = weighted ? rule_mass_units(r.e[i]) : 0;
+            }
+        }
+        unsigned peers = __match_any_sync(kFull, dig);
+        bool shared_bucket = dig != 0xFFFFFFFFu && __popc(peers) > 1;
+        if (weighted && __any_sync(kFull, shared_bucket))
+            w = peer_sum(peers, w);
+        if (dig != 0xFFFFFFFFu && lane == __ffs(peers) - 1) {
+            atomicAdd(&s.cnt[dig], (uint32_t)__popc(peers));
+            if (weighted) {
+                unsigned long long old = atomicAdd(&s.mlo[dig], w);
+                if (old + w < old)
+                    atomicAdd(&s.mhi[dig], 1u);
+            }
+        }
+    }
+    __syncthreads();
+}
+
+// The prefix narrowed to bucket sel of level L.
+__device__ inline void narrow(Prefix &pre, const Level &L, int sel)
+{
+    uint64_t field = (uint64_t)((1u << L.bits) - 1u) << L.shift;
+    uint64_t digit = (uint64_t)sel << L.shift;
+    if (L.key == 0) {
+        pre.fm |= (uint32_t)field;
+        pre.fs |= (uint32_t)digit;
+    } else if (L.key == 1) {
+        pre.dm |= field;
+        pre.ds |= digit;
+    } else {
+        pre.im |= (uint32_t)field;
+        pre.is |= (uint32_t)digit;
+    }
+}
+
+// The walk's end inside a bucket of at most kSmallSet tokens (those that
+// match pre): sorted outright and walked token by token from w. The id, or
+// -1 when the walk does not end there.
+__device__ int pick_in_bucket(const Row &r, int pred, bool weighted, const Prefix &pre,
+                              double target, bool strict, rule_walk w)
+{
+    Shared &s = *r.s;
+    for (int i = threadIdx.x; i < r.V; i += kThreads) {
+        if (!in_set(r, i, pred))
+            continue;
+        double zi = r.z[i];
+        uint32_t fk, ik;
+        uint64_t dk;
+        if (prefix_match(pre, zi, i, fk, dk, ik))
+            collect(s, zi, weighted ? r.e[i] : 0.0, i);
+    }
+    __syncthreads();
+    int n = min(s.n_cand, kSmallSet);
+    sort_candidates(s, n);
+    if (threadIdx.x == 0) {
+        int id = -1;
+        for (int j = 0; j < n; j++) {
+            rule_mass m = { rule_mass_units(s.sw[j]), 0 }; // zero when not weighted
+            if (rule_walk_step(&w, 1, m, weighted, strict, target)) {
+                id = s.sid[j];
+                break;
+            }
+        }
+        s.pick_id = id;
+    }
+    __syncthreads();
+    int id = s.pick_id;
+    __syncthreads();
+    return id;
+}
+
+// Walks the tokens of the set in rank order and returns the
 // first at which the running count (weighted false) or weight e reaches the
 // target (inclusive) or passes it (strict); -1 if none does.
+// A level narrows the set to the bucket where the walk ends, until the
+// bucket is small enough to sort (pick_in_bucket).
 __device__ int radix_pick(const Row &r, int pred, bool weighted, double target, bool strict)
 {
     Shared &s = *r.s;
     Prefix pre = { 0, 0, 0, 0, 0, 0 };
     rule_walk w = { 0, { 0, 0 } };
-    int lane = threadIdx.x & 31;
     for (int level = 0; level < kLevels; level++) {
         Level L = level_of(level);
-        int nb = 1 << L.bits;
-        for (int b = threadIdx.x; b < nb; b += kThreads) {
-            s.cnt[b] = 0;
-            s.mlo[b] = 0;
-            s.mhi[b] = 0;
-        }
-        __syncthreads();
-        // The histogram of the candidates' digits; the loop runs the same
-        // number of times in every lane, for __match_any_sync.
-        for (int base = 0; base < r.V; base += kThreads) {
-            int i = base + threadIdx.x;
-            uint32_t dig = 0xFFFFFFFFu; // no bucket
-            unsigned long long w = 0;
-            if (i < r.V && in_set(r, i, pred)) {
-                double zi = r.z[i];
-                uint32_t fk, ik;
-                uint64_t dk;
-                if (prefix_match(pre, zi, i, fk, dk, ik)) {
-                    uint64_t k = L.key == 0 ? fk : L.key == 1 ? dk : ik;
-                    dig = (uint32_t)(k >> L.shift) & ((1u << L.bits) - 1u);
-                    w = weighted ? rule_mass_units(r.e[i]) : 0;
-                }
-            }
-            unsigned peers = __match_any_sync(kFull, dig);
-            bool shared_bucket = dig != 0xFFFFFFFFu && __popc(peers) > 1;
-            if (weighted && __any_sync(kFull, shared_bucket))
-                w = peer_sum(peers, w);
-            if (dig != 0xFFFFFFFFu && lane == __ffs(peers) - 1) {
-                atomicAdd(&s.cnt[dig], (uint32_t)__popc(peers));
-                if (weighted) {
-                    unsigned long long old = atomicAdd(&s.mlo[dig], w);
-                    if (old + w < old)
-                        atomicAdd(&s.mhi[dig], 1u);
-                }
-            }
-        }
-        __syncthreads();
-        walk_buckets(s, nb, weighted, strict, target, w);
+        level_histogram(r, pred, weighted, pre, L);
+        walk_buckets(s, 1 << L.bits, weighted, strict, target, w);
         __syncthreads();
         int sel = s.sel;
         w = s.walk;
@@ -536,51 +598,12 @@ __device__ int radix_pick(const Row &r, int pred, bool weighted, double target, 
             return -1;
         }
         uint32_t n_sel = s.cnt[sel];
-        uint64_t field = (uint64_t)((1u << L.bits) - 1u) << L.shift;
-        uint64_t digit = (uint64_t)sel << L.shift;
-        if (L.key == 0) {
-            pre.fm |= (uint32_t)field;
-            pre.fs |= (uint32_t)digit;
-        } else if (L.key == 1) {
-            pre.dm |= field;
-            pre.ds |= digit;
-        } else {
-            pre.im |= (uint32_t)field;
-            pre.is |= (uint32_t)digit;
-        }
+        narrow(pre, L, sel);
         if (threadIdx.x == 0)
             s.n_cand = 0;
         __syncthreads(); // everyone has read the bucket before it is reused
-        if (n_sel > (uint32_t)kSmallSet)
-            continue;
-        // A bucket this small is sorted outright and walked token by token.
-        for (int i = threadIdx.x; i < r.V; i += kThreads) {
-            if (!in_set(r, i, pred))
-                continue;
-            double zi = r.z[i];
-            uint32_t fk, ik;
-            uint64_t dk;
-            if (prefix_match(pre, zi, i, fk, dk, ik))
-                collect(s, zi, weighted ? r.e[i] : 0.0, i);
-        }
-        __syncthreads();
-        int n = min(s.n_cand, kSmallSet);
-        sort_candidates(s, n);
-        if (threadIdx.x == 0) {
-            int id = -1;
-            for (int j = 0; j < n; j++) {
-                rule_mass m = { rule_mass_units(s.sw[j]), 0 }; // zero when not weighted
-                if (rule_walk_step(&w, 1, m, weighted, strict, target)) {
-                    id = s.sid[j];
-                    break;
-                }
-            }
-            s.pick_id = id;
-        }
-        __syncthreads();
-        int id = s.pick_id;
-        __syncthreads();
-        return id;
+        if (n_sel <= (uint32_t)kSmallSet)
+            return pick_in_bucket(r, pred, weighted, pre, target, strict, w);
     }
     return -1; // not reached: the last level leaves one token a bucket
 }
@@ -826,24 +849,13 @@ __device__ bool range_refused(const Row &r, int stage, double zmax, RowOut *out)
 }
 
 // The whole step of one request (sampler_run_fast), one block per request.
-__global__ void __launch_bounds__(kThreads, 1)
-    sample_kernel(const RowParams *params, const int *windows, const float *logits, int V,
-                  double *zs, double *es, uint8_t *marks, int *counts, RowOut *outs,
-                  TopRow *tops)
+// vm_load_f and vm_marks_init: z' = logit + shift, every token kept but
+// the masked. NaN and +inf are refused, lowest id first, into out. Returns
+// the count of finite tokens, or -1 when the row is refused.
+__device__ int load_row(const Row &r, const RowParams &p, const float *lg, RowOut *out)
 {
-    __shared__ Shared s;
-    __shared__ RowParams p;
-    if (threadIdx.x == 0)
-        p = params[blockIdx.x];
-    __syncthreads();
-    size_t off = (size_t)blockIdx.x * (size_t)V;
-    Row r = { V, zs + off, es + off, marks + off, &s };
-    const float *lg = logits + (size_t)p.row * (size_t)V;
-    RowOut *out = outs + blockIdx.x;
-
-    // vm_load_f and vm_marks_init; NaN and +inf are refused, lowest id first.
     int bad = INT_MAX, finite = 0;
-    for (int i = threadIdx.x; i < V; i += kThreads) {
+    for (int i = threadIdx.x; i < r.V; i += kThreads) {
         double v = (double)lg[i] + p.shift;
         r.z[i] = v;
         if (!rule_z_in_range(v) && v != -INFINITY && i < bad)
@@ -852,51 +864,63 @@ __global__ void __launch_bounds__(kThreads, 1)
         r.mark[i] = masked ? kMarkMasked : kMarkKept;
         finite += !masked;
     }
-    bad = block_min_int(bad, s);
-    finite = block_sum_int(finite, s);
-    if (bad != INT_MAX || finite == 0) {
-        if (threadIdx.x == 0) {
-            double v = bad == INT_MAX ? 0.0 : r.z[bad];
-            out->error = bad == INT_MAX ? kErrNoFinite
-                         : v != v       ? kErrNaN
-                         : v == INFINITY ? kErrInf
-                                         : kErrRange;
-            out->error_token = bad;
-            out->error_stage = SAMPLER_AT_START;
-            out->error_z = v;
-            out->error_logit = bad == INT_MAX ? 0.0 : (double)lg[bad];
-        }
-        return;
+    bad = block_min_int(bad, *r.s);
+    finite = block_sum_int(finite, *r.s);
+    if (bad == INT_MAX && finite > 0)
+        return finite;
+    if (threadIdx.x == 0) {
+        double v = bad == INT_MAX ? 0.0 : r.z[bad];
+        out->error = bad == INT_MAX ? kErrNoFinite
+                     : v != v       ? kErrNaN
+                     : v == INFINITY ? kErrInf
+                                     : kErrRange;
+        out->error_token = bad;
+        out->error_stage = SAMPLER_AT_START;
+        out->error_z = v;
+        out->error_logit = bad == INT_MAX ? 0.0 : (double)lg[bad];
     }
+    return -1;
+}
 
-    State st = { finite, finite, false, 0.0, false };
+// Temperature: greedy at 0, z' / T otherwise (vm_divide, with its check of
+// the largest |z'| before the division). Returns whether the row is refused.
+__device__ bool stage_temperature(const Row &r, const RowParams &p, State &st, RowOut *out)
+{
+    if (p.temperature == 0.0) {
+        st.greedy = true;
+        stage_greedy(r, st);
+        return false;
+    }
+    if (p.temperature == 1.0)
+        return false;
+    double zmax = 0.0; // the largest |z| not -inf, before
+    for (int i = threadIdx.x; i < r.V; i += kThreads) {
+        double a = fabs(r.z[i]);
+        zmax = r.z[i] != -INFINITY && a > zmax ? a : zmax;
+        r.z[i] = r.z[i] / p.temperature;
+    }
+    zmax = block_max(zmax, *r.s);
+    st.e_valid = false;
+    return zmax / p.temperature > RULE_Z_LIMIT && range_refused(r, STAGE_TEMPERATURE, zmax, out);
+}
+
+// The chain's stages in their order. Returns whether the row is refused.
+__device__ bool run_chain(const Row &r, const RowParams &p, const int *win, int *count, State &st,
+                          RowOut *out)
+{
     for (int c = 0; c < p.n_stages; c++) {
         switch (p.stage[c]) {
         case STAGE_PENALTY:
             if (p.penalty_active) { // inactive, the rule gives every z' back unchanged
-                stage_penalty(r, p, windows + p.win_off, counts + off);
+                stage_penalty(r, p, win, count);
                 st.e_valid = false;
                 if (range_refused(r, STAGE_PENALTY, 0.0, out))
-                    return;
+                    return true;
             }
             break;
         case STAGE_TEMPERATURE:
-            if (p.temperature == 0.0) {
-                st.greedy = true;
-                stage_greedy(r, st);
-            } else if (p.temperature != 1.0) {
-                double zmax = 0.0; // vm_divide's: the largest |z| not -inf, before
-                for (int i = threadIdx.x; i < V; i += kThreads) {
-                    double a = fabs(r.z[i]);
-                    zmax = r.z[i] != -INFINITY && a > zmax ? a : zmax;
-                    r.z[i] = r.z[i] / p.temperature;
-                }
-                zmax = block_max(zmax, s);
-                st.e_valid = false;
-                if (zmax / p.temperature > RULE_Z_LIMIT &&
-                    range_refused(r, STAGE_TEMPERATURE, zmax, out))
-                    return;
-            }
+            if (stage_temperature(r, p, st, out))
+                return true;
             break;
         case STAGE_TOP_K:
             stage_top_k(r, p, st);
@@ -911,68 +935,101 @@ __global__ void __launch_bounds__(kThreads, 1)
             break;
         }
     }
+    return false;
+}
 
-    // The final distribution: softmax of z' over every token.
+// The final distribution's sums: S and sum e (z' - max) over every token,
+// K and the same over the kept, and the kept count.
+struct Sums {
+    double S, off_all, K, off_kept;
+    int kept;
+};
+
+__device__ Sums final_sums(const Row &r, State &st)
+{
     compute_exps(r, st);
-    double S = 0.0, off_all = 0.0, K = 0.0, off_kept = 0.0;
-    int kept = 0;
-    for (int i = threadIdx.x; i < V; i += kThreads) {
+    Sums m = { 0.0, 0.0, 0.0, 0.0, 0 };
+    for (int i = threadIdx.x; i < r.V; i += kThreads) {
         double ei = r.e[i];
         double t = ei > 0.0 ? __dmul_rn(ei, r.z[i] - st.e_max) : 0.0;
-        S += ei;
-        off_all += t;
+        m.S += ei;
+        m.off_all += t;
         if (r.mark[i] == kMarkKept) {
-            kept++;
-            K += ei;
-            off_kept += t;
+            m.kept++;
+            m.K += ei;
+            m.off_kept += t;
         }
     }
-    S = block_sum(S, s);
-    off_all = block_sum(off_all, s);
-    K = block_sum(K, s);
-    off_kept = block_sum(off_kept, s);
-    kept = block_sum_int(kept, s);
-    st.n_alive = kept;
+    Shared &s = *r.s;
+    m.S = block_sum(m.S, s);
+    m.off_all = block_sum(m.off_all, s);
+    m.K = block_sum(m.K, s);
+    m.off_kept = block_sum(m.off_kept, s);
+    m.kept = block_sum_int(m.kept, s);
+    return m;
+}
 
-    int n_rows = fill_rows(r, p.n_top < V ? p.n_top : V);
-
-    // The draw: the first kept token, in rank order, at which the running
-    // kept mass passes u * K -- first among the rows just found, then by the
-    // weighted descent, then the last kept token when rounding falls short.
-    int id;
-    double u = 0.0;
-    if (st.greedy) {
-        id = block_best_kept(r.z, r.mark, V, false, s);
-    } else {
-        u = philox_uniform(p.seed, p.step, p.row, 0);
-        double target = __dmul_rn(u, K);
-        if (threadIdx.x == 0) {
-            double run = 0.0;
-            int found = -1, kept_rows = 0;
-            for (int j = 0; j < n_rows; j++) {
-                int i = s.top_id[j];
-                if (r.mark[i] != kMarkKept)
-                    continue;
-                kept_rows++;
-                if (run + r.e[i] > target) {
-                    found = i;
-                    break;
-                }
-                run += r.e[i];
+// The draw: the first kept token, in rank order, at which the running kept
+// mass passes target = u * K -- first among the n_rows rows fill_rows
+// found, then by the weighted descent, then the last kept token when
+// rounding falls short.
+__device__ int draw_token(const Row &r, const State &st, double target, int n_rows)
+{
+    Shared &s = *r.s;
+    if (threadIdx.x == 0) {
+        double run = 0.0;
+        int found = -1, kept_rows = 0;
+        for (int j = 0; j < n_rows; j++) {
+            int i = s.top_id[j];
+            if (r.mark[i] != kMarkKept)
+                continue;
+            kept_rows++;
+            if (run + r.e[i] > target) {
+                found = i;
+                break;
             }
-            s.found = found;
-            s.found_aux = kept_rows;
+            run += r.e[i];
         }
-        __syncthreads();
-        id = s.found;
-        int kept_rows = s.found_aux;
-        __syncthreads();
-        if (id < 0 && kept_rows < st.n_alive)
-            id = radix_pick(r, kKept, true, target, true);
-        if (id < 0)
-            id = block_best_kept(r.z, r.mark, V, true, s);
+        s.found = found;
+        s.found_aux = kept_rows;
     }
+    __syncthreads();
+    int id = s.found, kept_rows = s.found_aux;
+    __syncthreads();
+    if (id < 0 && kept_rows < st.n_alive)
+        id = radix_pick(r, kKept, true, target, true);
+    if (id < 0)
+        id = block_best_kept(r.z, r.mark, r.V, true, s);
+    return id;
+}
 
+// The whole step of one request on its row in global memory: the full
+// path, for rows the list cannot take and for per-token results.
+__global__ void __launch_bounds__(kThreads, 1)
+    sample_kernel(const RowParams *params, const int *windows, const float *logits, int V,
+                  double *zs, double *es, uint8_t *marks, int *counts, RowOut *outs,
+                  TopRow *tops)
+{
+    __shared__ Shared s;
+    __shared__ RowParams p;
+    if (threadIdx.x == 0)
+        p = params[blockIdx.x];
+    __syncthreads();
+    size_t off = (size_t)blockIdx.x * (size_t)V;
+    Row r = { V, zs + off, es + off, marks + off, &s };
+    RowOut *out = outs + blockIdx.x;
+    int finite = load_row(r, p, logits + (size_t)p.row * (size_t)V, out);
+    if (finite < 0)
+        return;
+    State st = { finite, finite, false, 0.0, false };
+    if (run_chain(r, p, windows + p.win_off, counts + off, st, out))
+        return;
+    Sums m = final_sums(r, st);
+    st.n_alive = m.kept;
+    int n_rows = fill_rows(r, p.n_top < V ? p.n_top : V);
+    double u = st.greedy ? 0.0 : philox_uniform(p.seed, p.step, p.row, 0);
+    int id = st.greedy ? block_best_kept(r.z, r.mark, V, false, s)
+                       : draw_token(r, st, __dmul_rn(u, m.K), n_rows);
     if (threadIdx.x < n_rows) {
         int i = s.top_id[threadIdx.x];
         tops[p.top_at + threadIdx.x] = { r.z[i], r.e[i], i, r.mark[i] };
@@ -982,15 +1039,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         out->error_token = -1;
         out->id = id;
         out->sampled = !st.greedy;
-        out->kept_count = kept;
+        out->kept_count = m.kept;
         out->n_top = n_rows;
         out->u = u;
         out->max_z = st.e_max;
-        out->sum_exp = S;
-        out->kept_sum = K;
+        out->sum_exp = m.S;
+        out->kept_sum = m.K;
         out->chosen_e = r.e[id];
-        out->offset = off_all;
-        out->kept_offset = off_kept;
+        out->offset = m.off_all;
+        out->kept_offset = m.off_kept;
     }
 }
 
