@@ -1995,6 +1995,63 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
     return 0;
 }
 
+// A row's result as the host gives it (struct backend_res), from its
+// RowOut and its best rows t.
+void result_of(const RowOut *o, const TopRow *t, struct backend_res *r)
+{
+    double S = o->sum_exp, K = o->kept_sum;
+    memset(r, 0, sizeof *r);
+    r->id = o->id;
+    r->sampled = o->sampled;
+    r->u = o->u;
+    r->final = K > 0 ? o->chosen_e / K : 0.0;
+    r->max_z = o->max_z;
+    r->sum_exp = S;
+    r->kept_count = o->kept_count;
+    r->kept_mass = K / S;
+    // H = -sum p ln p = ln S - sum e (z - max) / S, with the host's log.
+    r->entropy = log(S) - o->offset / S;
+    r->entropy_final = K > 0 ? log(K) - o->kept_offset / K : 0.0;
+    r->n_top = o->n_top;
+    for (int k = 0; k < o->n_top; k++) {
+        int m = t[k].mark;
+        r->top[k].id = t[k].id;
+        r->top[k].removed_by = m == kMarkKept ? TRACE_KEPT : m - 1;
+        r->top[k].z = t[k].z;
+        r->top[k].prob = t[k].e / S;
+        r->top[k].final = m == kMarkKept && K > 0 ? t[k].e / K : 0.0;
+    }
+}
+
+// Request q's per-token arrays (kept_out, final_out) from row i of the full
+// kernel's scratch, through host rows *fe and *fm of V (made on first use;
+// the caller frees them).
+int per_token_out(Impl *im, const struct backend_req *q, int i, int V, double K, double **fe,
+                  uint8_t **fm, struct err *e)
+{
+    if (!*fe) {
+        *fe = static_cast<double *>(malloc((size_t)V * sizeof **fe));
+        *fm = static_cast<uint8_t *>(malloc((size_t)V));
+        if (!*fe || !*fm)
+            return err_set(e, ERR_SYSTEM, "out of memory for a row of %d tokens", V);
+    }
+    size_t off = (size_t)i * (size_t)V;
+    CK(cudaMemcpyAsync(*fe, im->e + off, (size_t)V * sizeof(double), cudaMemcpyDeviceToHost,
+                       im->stream),
+       "cudaMemcpyAsync");
+    CK(cudaMemcpyAsync(*fm, im->mark + off, (size_t)V, cudaMemcpyDeviceToHost, im->stream),
+       "cudaMemcpyAsync");
+    CK(cudaStreamSynchronize(im->stream), "cudaMemcpyAsync");
+    for (int v = 0; v < V; v++) {
+        int kept = (*fm)[v] == kMarkKept;
+        if (q->kept_out)
+            q->kept_out[v] = (uint8_t)kept;
+        if (q->final_out)
+            q->final_out[v] = kept && K > 0 ? (*fe)[v] / K : 0.0;
+    }
+    return 0;
+}
+
 int cuda_sample(struct backend *b, const struct backend_req *req, int B, struct backend_res *res,
                 struct err *e)
 {
@@ -2005,71 +2062,18 @@ int cuda_sample(struct backend *b, const struct backend_req *req, int B, struct 
     if (run_sampler(b, req, B, -1, !per_token, e) < 0)
         return -1;
     float kernel_ms = (float)b->kernel_ms;
-    int V = b->V;
     double *fe = nullptr;
     uint8_t *fm = nullptr;
-    for (int i = 0; i < B; i++) {
-        const RowOut *o = &im->h_out[i];
-        double S = o->sum_exp, K = o->kept_sum;
-        struct backend_res *r = &res[i];
-        memset(r, 0, sizeof *r);
-        r->id = o->id;
-        r->sampled = o->sampled;
-        r->u = o->u;
-        r->final = K > 0 ? o->chosen_e / K : 0.0;
-        r->max_z = o->max_z;
-        r->sum_exp = S;
-        r->kept_count = o->kept_count;
-        r->kept_mass = K / S;
-        // H = -sum p ln p = ln S - sum e (z - max) / S, with the host's log.
-        r->entropy = log(S) - o->offset / S;
-        r->entropy_final = K > 0 ? log(K) - o->kept_offset / K : 0.0;
-        r->n_top = o->n_top;
-        const TopRow *t = im->h_tops + im->h_params[i].top_at;
-        for (int k = 0; k < o->n_top; k++) {
-            int m = t[k].mark;
-            r->top[k].id = t[k].id;
-            r->top[k].removed_by = m == kMarkKept ? TRACE_KEPT : m - 1;
-            r->top[k].z = t[k].z;
-            r->top[k].prob = t[k].e / S;
-            r->top[k].final = m == kMarkKept && K > 0 ? t[k].e / K : 0.0;
-        }
-        if (!req[i].final_out && !req[i].kept_out)
-            continue;
-        if (!fe) {
-            fe = static_cast<double *>(malloc((size_t)V * sizeof *fe));
-            fm = static_cast<uint8_t *>(malloc((size_t)V));
-            if (!fe || !fm) {
-                free(fe);
-                free(fm);
-                return err_set(e, ERR_SYSTEM, "out of memory for a row of %d tokens", V);
-            }
-        }
-        size_t off = (size_t)i * (size_t)V;
-        cudaError_t rc = cudaMemcpyAsync(fe, im->e + off, (size_t)V * sizeof(double),
-                                         cudaMemcpyDeviceToHost, im->stream);
-        if (rc == cudaSuccess)
-            rc = cudaMemcpyAsync(fm, im->mark + off, (size_t)V, cudaMemcpyDeviceToHost,
-                                 im->stream);
-        if (rc == cudaSuccess)
-            rc = cudaStreamSynchronize(im->stream);
-        if (rc != cudaSuccess) {
-            free(fe);
-            free(fm);
-            return cuda_fail(e, "cudaMemcpyAsync", rc);
-        }
-        for (int v = 0; v < V; v++) {
-            int kept = fm[v] == kMarkKept;
-            if (req[i].kept_out)
-                req[i].kept_out[v] = (uint8_t)kept;
-            if (req[i].final_out)
-                req[i].final_out[v] = kept && K > 0 ? fe[v] / K : 0.0;
-        }
+    int rc = 0;
+    for (int i = 0; i < B && rc == 0; i++) {
+        result_of(&im->h_out[i], im->h_tops + im->h_params[i].top_at, &res[i]);
+        if (req[i].final_out || req[i].kept_out)
+            rc = per_token_out(im, &req[i], i, b->V, im->h_out[i].kept_sum, &fe, &fm, e);
     }
     free(fe);
     free(fm);
     b->kernel_ms = kernel_ms;
-    return 0;
+    return rc;
 }
 
 unsigned grid_for(size_t n, unsigned threads)
@@ -2078,18 +2082,11 @@ unsigned grid_for(size_t n, unsigned threads)
     return (unsigned)(g < 1 ? 1 : g > 65536 ? 65536 : g);
 }
 
-int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
-               int *plain_ids, struct err *e)
+// Device room for n draws from a row of V: the sort's keys and ids, the
+// weights and their scans, the results and CUB's temporary space; grows
+// only.
+int reserve_draws(Impl *im, int V, int n, struct err *e)
 {
-    Impl *im = impl_of(b); // backend_draws checked n and the request
-    // The request's chain, into row 0 of the scratch.
-    if (run_sampler(b, req, 1, 0, false, e) < 0)
-        return -1;
-    float chain_ms = (float)b->kernel_ms;
-    const RowOut o = im->h_out[0];
-    if (!kept_ids && !plain_ids)
-        return 0;
-    int V = b->V;
     size_t Vs = (size_t)V;
     if (Vs > im->draw_V_cap || !im->keys_in) {
         free_draw_space(im);
@@ -2115,9 +2112,24 @@ int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kep
     CK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, im->wp, im->cp, V, im->stream),
        "cub::DeviceScan");
     size_t tmp = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
-    if (reserve(im->cub_tmp, im->cub_cap, tmp, "sort space", e) < 0)
-        return -1;
+    return reserve(im->cub_tmp, im->cub_cap, tmp, "sort space", e);
+}
 
+int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
+               int *plain_ids, struct err *e)
+{
+    Impl *im = impl_of(b); // backend_draws checked n and the request
+    // The request's chain, into row 0 of the scratch.
+    if (run_sampler(b, req, 1, 0, false, e) < 0)
+        return -1;
+    float chain_ms = (float)b->kernel_ms;
+    const RowOut o = im->h_out[0];
+    if (!kept_ids && !plain_ids)
+        return 0;
+    int V = b->V;
+    size_t Vs = (size_t)V;
+    if (reserve_draws(im, V, n, e) < 0)
+        return -1;
     CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
     draw_keys_kernel<<<grid_for(Vs, 256), 256, 0, im->stream>>>(im->z, im->keys_in, im->ids_in, V);
     CK(cudaGetLastError(), "draw_keys_kernel launch");
