@@ -1306,15 +1306,37 @@ __global__ void draw_kernel(const uint64_t *cp, const uint64_t *ck, const int *o
 
 // --- Host side -------------------------------------------------------------------
 
+// A CUDA graph made by capturing a sequence of launches and copies, kept
+// while what they depend on (K: sizes and buffers) stays the same.
+template <class K> struct Graph {
+    cudaGraphExec_t exec;
+    K key;
+};
+
+// What the split path's five launches depend on (run_split).
+struct SplitKey {
+    int B, V, parts;
+    const void *ptr[14];
+};
+
+// What a whole step's copies and launches depend on (cuda_step).
+struct StepKey {
+    int B, V, d, parts, n_tops;
+    size_t win_n;
+    const void *ptr[24];
+};
+
 struct Impl {
     cudaStream_t stream;
-    cudaEvent_t ev0, ev_norm, ev1;
+    cudaEvent_t ev0, ev_norm, ev_head, ev1;
     double peak_gbps;
     int sm_mhz, mem_mhz, sms; // clocks and SM count, for the benchmark (0: unknown)
     uint16_t *w; // the head: V x d bf16
     int head_V, head_d;
     float *h, *x; // hidden vectors in, normalized
     size_t h_cap, x_cap;
+    float *h_h; // the hidden vectors, pinned on the host
+    size_t h_h_cap;
     float *logits; // rows x V
     size_t logits_cap;
     double *z, *e; // per request: z', e^(z' - max)
@@ -1352,13 +1374,10 @@ struct Impl {
     int *l_slot_id, *l_slot_cnt, *l_slot_n;
     float *l_slot_lg;
     size_t l_found_cap, l_rows_cap, l_hist_cap, l_slot_cap, l_slot_n_cap, l_lg_cap, l_cnt_cap;
-    // The split path as one CUDA graph (run_split), and what it was made for
-    cudaGraphExec_t split_exec;
-    struct SplitKey {
-        int B, V, parts;
-        const void *ptr[14];
-    } split_at;
-    int graphs_off; // a graph could not be made: launch directly from then on
+    Graph<SplitKey> split; // the split path's launches (run_split)
+    Graph<StepKey> step;   // a whole step (cuda_step)
+    int capturing;         // a graph is being made: events are its nodes
+    int graphs_off;        // a graph could not be made: launch directly from then on
 };
 
 int cuda_fail(struct err *e, const char *call, cudaError_t rc)
@@ -1482,18 +1501,24 @@ void cuda_close(struct backend *b)
     dev_free(im->l_slot_cnt);
     dev_free(im->l_slot_n);
     dev_free(im->l_slot_lg);
-    if (im->split_exec)
-        cudaGraphExecDestroy(im->split_exec);
+    if (im->split.exec)
+        cudaGraphExecDestroy(im->split.exec);
+    if (im->step.exec)
+        cudaGraphExecDestroy(im->step.exec);
     if (im->ev0)
         cudaEventDestroy(im->ev0);
     if (im->ev_norm)
         cudaEventDestroy(im->ev_norm);
+    if (im->ev_head)
+        cudaEventDestroy(im->ev_head);
     if (im->ev1)
         cudaEventDestroy(im->ev1);
     if (im->stream)
         cudaStreamDestroy(im->stream);
     if (im->h_params)
         cudaFreeHost(im->h_params);
+    if (im->h_h)
+        cudaFreeHost(im->h_h);
     if (im->h_out)
         cudaFreeHost(im->h_out);
     if (im->h_tops)
@@ -1539,6 +1564,7 @@ int cuda_open_impl(struct backend *b, struct err *e)
     CK(cudaStreamCreateWithFlags(&im->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     CK(cudaEventCreate(&im->ev0), "cudaEventCreate");
     CK(cudaEventCreate(&im->ev_norm), "cudaEventCreate");
+    CK(cudaEventCreate(&im->ev_head), "cudaEventCreate");
     CK(cudaEventCreate(&im->ev1), "cudaEventCreate");
     b->V = 0;
     b->d = 0;
@@ -1556,13 +1582,69 @@ int cuda_open(struct backend *b, struct err *e)
 }
 
 // The device time between the two events, after the second.
+// The device time from event a to event z, in ms, once z has happened.
+int event_ms(cudaEvent_t a, cudaEvent_t z, double *ms, struct err *e)
+{
+    CK(cudaEventSynchronize(z), "cudaEventSynchronize");
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, a, z), "cudaEventElapsedTime");
+    *ms = t;
+    return 0;
+}
+
 int elapsed(Impl *im, struct backend *b, struct err *e)
 {
-    CK(cudaEventSynchronize(im->ev1), "cudaEventSynchronize");
-    float ms = 0.0f;
-    CK(cudaEventElapsedTime(&ms, im->ev0, im->ev1), "cudaEventElapsedTime");
-    b->kernel_ms = ms;
-    return 0;
+    return event_ms(im->ev0, im->ev1, &b->kernel_ms, e);
+}
+
+// An event on the stream; while a graph is being made, a node of it.
+cudaError_t record(Impl *im, cudaEvent_t ev)
+{
+    return cudaEventRecordWithFlags(ev, im->stream,
+                                    im->capturing ? cudaEventRecordExternal : cudaEventRecordDefault);
+}
+
+// First failure of a sequence of enqueued calls, returned as it is.
+#define EQ(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t rc_ = (call);                                                                  \
+        if (rc_ != cudaSuccess)                                                                    \
+            return rc_;                                                                            \
+    } while (0)
+
+// Replays g, made again by capturing enqueue when key differs from the one
+// it was made for; enqueue runs directly when no graph can be made (the
+// results are the same either way). Returns the first failure.
+template <class K, class F> cudaError_t replay(Impl *im, Graph<K> &g, const K &key, F enqueue)
+{
+    if (!im->graphs_off && (!g.exec || memcmp(&key, &g.key, sizeof key))) {
+        if (g.exec)
+            cudaGraphExecDestroy(g.exec);
+        g.exec = nullptr;
+        cudaGraph_t graph = nullptr;
+        bool ok = cudaStreamBeginCapture(im->stream, cudaStreamCaptureModeThreadLocal) ==
+                  cudaSuccess;
+        if (ok) {
+            im->capturing = 1;
+            cudaError_t rc = enqueue();
+            im->capturing = 0;
+            ok = cudaStreamEndCapture(im->stream, &graph) == cudaSuccess && rc == cudaSuccess;
+        }
+        ok = ok && cudaGraphInstantiateWithFlags(&g.exec, graph, 0) == cudaSuccess;
+        if (graph)
+            cudaGraphDestroy(graph);
+        if (ok) {
+            g.key = key;
+        } else {
+            cudaGetLastError();
+            g.exec = nullptr;
+            im->graphs_off = 1;
+        }
+    }
+    if (g.exec && cudaGraphLaunch(g.exec, im->stream) == cudaSuccess)
+        return cudaSuccess;
+    cudaGetLastError();
+    return enqueue();
 }
 
 int cuda_head(struct backend *b, const struct model *m, struct err *e)
@@ -1614,23 +1696,33 @@ void launch_gemv(Impl *im, int V, int d, int B)
             <<<blocks, kGemvThreads, 0, im->stream>>>(im->w, im->x, im->logits, V, d, B, ntiles);
 }
 
-int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
+// Device room for B hidden vectors and their logits, and the vectors
+// copied into pinned host memory (one copy to the device from there).
+int stage_head(struct backend *b, const float *h, int B, struct err *e)
 {
     Impl *im = impl_of(b); // backend_logits checked B and that a head is held
-    int V = im->head_V, d = im->head_d;
-    size_t nh = (size_t)B * (size_t)d;
+    size_t nh = (size_t)B * (size_t)im->head_d;
     if (reserve(im->h, im->h_cap, nh, "hidden vectors", e) < 0 ||
-        reserve(im->x, im->x_cap, nh, "hidden vectors", e) < 0)
+        reserve(im->x, im->x_cap, nh, "hidden vectors", e) < 0 ||
+        host_reserve(im->h_h, im->h_h_cap, nh, "hidden vectors", e) < 0)
         return -1;
     b->rows = 0;
-    if (reserve(im->logits, im->logits_cap, (size_t)B * (size_t)V, "logits", e) < 0)
+    if (reserve(im->logits, im->logits_cap, (size_t)B * (size_t)im->head_V, "logits", e) < 0)
         return -1;
-    CK(cudaMemcpyAsync(im->h, h, nh * sizeof(float), cudaMemcpyHostToDevice, im->stream),
-       "cudaMemcpyAsync");
-    CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
+    memcpy(im->h_h, h, nh * sizeof(float));
+    return 0;
+}
+
+// The head on the stream: the vectors in, ev0, the RMSNorm, ev_norm, the GEMV.
+cudaError_t enqueue_head(Impl *im, int B)
+{
+    int V = im->head_V, d = im->head_d;
+    EQ(cudaMemcpyAsync(im->h, im->h_h, (size_t)B * (size_t)d * sizeof(float),
+                       cudaMemcpyHostToDevice, im->stream));
+    EQ(record(im, im->ev0));
     rmsnorm_kernel<<<B, NORM_LANES, 0, im->stream>>>(im->h, im->x, d);
-    CK(cudaGetLastError(), "rmsnorm_kernel launch");
-    CK(cudaEventRecord(im->ev_norm, im->stream), "cudaEventRecord");
+    EQ(cudaGetLastError());
+    EQ(record(im, im->ev_norm));
     // Tiles, threads per row and loads in flight (ptxas for sm_90, 256
     // threads a block): batch 1, 43 registers, 5 blocks an SM, 160 KB in
     // flight; 2, 63, 4 blocks, 128 KB; up to 4, 73, 3 blocks, 48 KB; more,
@@ -1643,14 +1735,27 @@ int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
         launch_gemv<4, 4, 8>(im, V, d, B);
     else
         launch_gemv<8, 4, 8>(im, V, d, B);
-    CK(cudaGetLastError(), "gemv_kernel launch");
-    CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
-    if (elapsed(im, b, e) < 0)
+    return cudaGetLastError();
+}
+
+// The head's times once it has run: norm_ms and, into *head_ms, the whole.
+int head_times(Impl *im, struct backend *b, cudaEvent_t end, double *head_ms, struct err *e)
+{
+    if (event_ms(im->ev0, end, head_ms, e) < 0)
         return -1;
-    float norm_ms = 0.0f;
-    CK(cudaEventElapsedTime(&norm_ms, im->ev0, im->ev_norm), "cudaEventElapsedTime");
-    b->norm_ms = norm_ms;
-    b->V = V;
+    return event_ms(im->ev0, im->ev_norm, &b->norm_ms, e);
+}
+
+int cuda_logits(struct backend *b, const float *h, int B, struct err *e)
+{
+    Impl *im = impl_of(b);
+    if (stage_head(b, h, B, e) < 0)
+        return -1;
+    CK(enqueue_head(im, B), "the LM head");
+    CK(record(im, im->ev1), "cudaEventRecord");
+    if (head_times(im, b, im->ev1, &b->kernel_ms, e) < 0)
+        return -1;
+    b->V = im->head_V;
     b->rows = B;
     return 0;
 }
@@ -1764,9 +1869,9 @@ void launch_split(Impl *im, int B, int V, int parts)
 
 // What the split path's launches depend on: a graph made for one batch,
 // row size and set of buffers replays only for the same.
-Impl::SplitKey split_key(const Impl *im, int B, int V, int parts)
+SplitKey split_key(const Impl *im, int B, int V, int parts)
 {
-    Impl::SplitKey k;
+    SplitKey k;
     memset(&k, 0, sizeof k);
     k.B = B;
     k.V = V;
@@ -1783,35 +1888,22 @@ Impl::SplitKey split_key(const Impl *im, int B, int V, int parts)
 // batch, the row size or a buffer changes: at a small batch the launches'
 // latency, not the bytes, bounds the step. Direct launches when a graph
 // cannot be made (the results are the same either way).
-void run_split(Impl *im, int B, int V, int parts)
+cudaError_t run_split(Impl *im, int B, int V, int parts)
 {
-    Impl::SplitKey k = split_key(im, B, V, parts);
-    if (!im->graphs_off && (!im->split_exec || memcmp(&k, &im->split_at, sizeof k))) {
-        if (im->split_exec)
-            cudaGraphExecDestroy(im->split_exec);
-        im->split_exec = nullptr;
-        cudaGraph_t g = nullptr;
-        bool ok = cudaStreamBeginCapture(im->stream, cudaStreamCaptureModeThreadLocal) ==
-                  cudaSuccess;
-        if (ok) {
-            launch_split(im, B, V, parts);
-            ok = cudaStreamEndCapture(im->stream, &g) == cudaSuccess;
-        }
-        ok = ok && cudaGraphInstantiateWithFlags(&im->split_exec, g, 0) == cudaSuccess;
-        if (g)
-            cudaGraphDestroy(g);
-        if (ok) {
-            im->split_at = k;
-        } else {
-            cudaGetLastError();
-            im->split_exec = nullptr;
-            im->graphs_off = 1;
-        }
-    }
-    if (im->split_exec && cudaGraphLaunch(im->split_exec, im->stream) == cudaSuccess)
-        return;
-    cudaGetLastError();
-    launch_split(im, B, V, parts);
+    return replay(im, im->split, split_key(im, B, V, parts), [&] {
+        launch_split(im, B, V, parts);
+        return cudaGetLastError();
+    });
+}
+
+// Room for windows of n ids in all: a power of two, so that a step's
+// graph, which copies the whole room, is made again only when it grows.
+size_t win_room(size_t n)
+{
+    size_t r = 64;
+    while (r < n)
+        r *= 2;
+    return r;
 }
 
 // The requests' settings and penalty windows into pinned host memory, for
@@ -1830,7 +1922,7 @@ long stage_requests(struct backend *b, const struct backend_req *req, int B, int
     if (host_reserve(im->h_params, im->h_params_cap, (size_t)B, "the batch's settings", e) < 0 ||
         host_reserve(im->h_out, im->h_out_cap, (size_t)B, "the batch's results", e) < 0 ||
         host_reserve(im->h_tops, im->h_tops_cap, tops ? tops : 1, "the best rows", e) < 0 ||
-        host_reserve(im->h_win, im->h_win_cap, total, "the penalty windows", e) < 0)
+        host_reserve(im->h_win, im->h_win_cap, win_room(total), "the penalty windows", e) < 0)
         return -1;
     int at = 0, top_at = 0;
     for (int i = 0; i < B; i++) {
@@ -1913,6 +2005,52 @@ int row_error(const Impl *im, const struct backend_req *req, int B, bool by_list
     return 0;
 }
 
+// The sampler's launches: list_kernel, the split path (as its own graph
+// when inner_graph), or sample_kernel.
+cudaError_t launch_sampler(Impl *im, int B, int V, int parts, bool by_list, bool inner_graph)
+{
+    if (by_list && parts > 1) {
+        if (inner_graph)
+            return run_split(im, B, V, parts);
+        launch_split(im, B, V, parts);
+    } else if (by_list) {
+        list_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->count,
+                                                    im->out, im->tops);
+    } else {
+        sample_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->z,
+                                                      im->e, im->mark, im->count, im->out,
+                                                      im->tops);
+    }
+    return cudaGetLastError();
+}
+
+// The staged settings of B requests and win_n window ids to the device.
+cudaError_t enqueue_requests(Impl *im, int B, size_t win_n)
+{
+    EQ(cudaMemcpyAsync(im->params, im->h_params, (size_t)B * sizeof(RowParams),
+                       cudaMemcpyHostToDevice, im->stream));
+    if (win_n)
+        EQ(cudaMemcpyAsync(im->win, im->h_win, win_n * sizeof(int), cudaMemcpyHostToDevice,
+                           im->stream));
+    return cudaSuccess;
+}
+
+// The sampler on the stream: the launches between events from and to, then
+// the results and the best rows back into pinned memory.
+cudaError_t enqueue_sampler(Impl *im, int B, int V, int parts, bool by_list, cudaEvent_t from,
+                            cudaEvent_t to, bool inner_graph)
+{
+    EQ(record(im, from));
+    EQ(launch_sampler(im, B, V, parts, by_list, inner_graph));
+    EQ(record(im, to));
+    EQ(cudaMemcpyAsync(im->h_out, im->out, (size_t)B * sizeof(RowOut), cudaMemcpyDeviceToHost,
+                       im->stream));
+    if (im->n_tops) // only the best rows asked for
+        EQ(cudaMemcpyAsync(im->h_tops, im->tops, (size_t)im->n_tops * sizeof(TopRow),
+                           cudaMemcpyDeviceToHost, im->stream));
+    return cudaSuccess;
+}
+
 // Runs a sampler kernel over B requests (n_top overridden when >= 0) and
 // brings the rows' results back into im->h_out: list_kernel (or the split
 // path) when by_list, else sample_kernel, which leaves z', e and the marks
@@ -1925,38 +2063,14 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
     long total = stage_requests(b, req, B, n_top_override, e);
     if (total < 0 || reserve_rows(im, B, V, (size_t)total, e) < 0)
         return -1;
-    CK(cudaMemcpyAsync(im->params, im->h_params, (size_t)B * sizeof(RowParams),
-                       cudaMemcpyHostToDevice, im->stream),
-       "cudaMemcpyAsync");
-    if (total)
-        CK(cudaMemcpyAsync(im->win, im->h_win, (size_t)total * sizeof(int),
-                           cudaMemcpyHostToDevice, im->stream),
-           "cudaMemcpyAsync");
     // A failure from here on may leave counts behind: clear them next time.
     im->count_dirty = 1;
     int parts = by_list ? list_parts(im, B, V) : 1;
     if (parts > 1 && reserve_split(im, B, parts, e) < 0)
         return -1;
-    CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
-    if (by_list && parts > 1)
-        run_split(im, B, V, parts);
-    else if (by_list)
-        list_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->count,
-                                                    im->out, im->tops);
-    else
-        sample_kernel<<<B, kThreads, 0, im->stream>>>(im->params, im->win, im->logits, V, im->z,
-                                                      im->e, im->mark, im->count, im->out,
-                                                      im->tops);
-    CK(cudaGetLastError(), "sampler kernel launch");
-    CK(cudaEventRecord(im->ev1, im->stream), "cudaEventRecord");
-    CK(cudaMemcpyAsync(im->h_out, im->out, (size_t)B * sizeof(RowOut), cudaMemcpyDeviceToHost,
-                       im->stream),
-       "cudaMemcpyAsync");
-    if (im->n_tops) // only the best rows asked for
-        CK(cudaMemcpyAsync(im->h_tops, im->tops, (size_t)im->n_tops * sizeof(TopRow),
-                           cudaMemcpyDeviceToHost, im->stream),
-           "cudaMemcpyAsync");
-    CK(cudaStreamSynchronize(im->stream), "sample_kernel");
+    CK(enqueue_requests(im, B, (size_t)total), "the sampler's settings");
+    CK(enqueue_sampler(im, B, V, parts, by_list, im->ev0, im->ev1, true), "the sampler");
+    CK(cudaStreamSynchronize(im->stream), "the sampler");
     if (elapsed(im, b, e) < 0)
         return -1;
     // A row refused at the start stops before its penalties, and one refused
@@ -1966,18 +2080,12 @@ int run_kernel(struct backend *b, const struct backend_req *req, int B, int n_to
     return row_error(im, req, B, by_list, e);
 }
 
-// The list kernel for B requests, and the full one for the whole batch
-// when any row needs it (a list past CAND_MAX, a check that failed, a
-// corner the design leaves to it); counted in b->by_list and b->by_full.
-int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_top_override,
-                bool want_list, struct err *e)
+// After the list path has run B requests (list_ms of device time): the
+// counts, or, when any row needs it, the full kernel for the whole batch.
+int after_list(struct backend *b, const struct backend_req *req, int B, int n_top_override,
+               double list_ms, struct err *e)
 {
     Impl *im = impl_of(b);
-    if (!want_list)
-        return run_kernel(b, req, B, n_top_override, false, e);
-    if (run_kernel(b, req, B, n_top_override, true, e) < 0)
-        return -1;
-    double list_ms = b->kernel_ms;
     int longest = 0, fallback = 0;
     for (int i = 0; i < B; i++) {
         fallback |= im->h_out[i].fallback;
@@ -1986,6 +2094,7 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
     if (!fallback) {
         b->by_list += B;
         b->longest_list = max(b->longest_list, longest);
+        b->kernel_ms = list_ms;
         return 0;
     }
     b->by_full += B;
@@ -1993,6 +2102,19 @@ int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_t
         return -1;
     b->kernel_ms += list_ms;
     return 0;
+}
+
+// The list kernel for B requests, and the full one for the whole batch
+// when any row needs it (a list past CAND_MAX, a check that failed, a
+// corner the design leaves to it); counted in b->by_list and b->by_full.
+int run_sampler(struct backend *b, const struct backend_req *req, int B, int n_top_override,
+                bool want_list, struct err *e)
+{
+    if (!want_list)
+        return run_kernel(b, req, B, n_top_override, false, e);
+    if (run_kernel(b, req, B, n_top_override, true, e) < 0)
+        return -1;
+    return after_list(b, req, B, n_top_override, b->kernel_ms, e);
 }
 
 // A row's result as the host gives it (struct backend_res), from its
@@ -2074,6 +2196,82 @@ int cuda_sample(struct backend *b, const struct backend_req *req, int B, struct 
     free(fm);
     b->kernel_ms = kernel_ms;
     return rc;
+}
+
+// What a step's graph depends on: its sizes and every buffer it touches.
+StepKey step_key(const Impl *im, int B, int V, int parts, size_t win_n)
+{
+    StepKey k;
+    memset(&k, 0, sizeof k);
+    k.B = B;
+    k.V = V;
+    k.d = im->head_d;
+    k.parts = parts;
+    k.n_tops = im->n_tops;
+    k.win_n = win_n;
+    const void *p[] = { im->h,       im->h_h,       im->x,          im->w,         im->logits,
+                        im->params,  im->h_params,  im->win,        im->h_win,     im->count,
+                        im->out,     im->h_out,     im->tops,       im->h_tops,    im->l_found,
+                        im->l_rows,  im->l_hist,    im->l_slot_id,  im->l_slot_cnt,
+                        im->l_slot_lg, im->l_slot_n };
+    static_assert(sizeof p <= sizeof k.ptr, "StepKey holds every buffer");
+    memcpy(k.ptr, p, sizeof p);
+    return k;
+}
+
+// A whole step on the stream: the settings and windows in, the head (the
+// vectors in, ev0, the RMSNorm, the GEMV), ev_head, the list path's
+// launches, ev1, the results out.
+cudaError_t enqueue_step(Impl *im, int B, int V, int parts, size_t win_n)
+{
+    EQ(enqueue_requests(im, B, win_n));
+    EQ(enqueue_head(im, B));
+    return enqueue_sampler(im, B, V, parts, true, im->ev_head, im->ev1, false);
+}
+
+// backend_step: the head and the list path as one CUDA graph and one wait
+// (the full kernel after it only for rows the list leaves); the two calls
+// when a request wants every token's results, which only the full kernel
+// gives.
+int cuda_step(struct backend *b, const float *h, int B, const struct backend_req *req,
+              struct backend_res *res, struct err *e)
+{
+    Impl *im = impl_of(b); // backend_step checked B, the head and every request
+    bool per_token = false;
+    for (int i = 0; i < B; i++)
+        per_token |= req[i].final_out || req[i].kept_out;
+    if (per_token) {
+        if (cuda_logits(b, h, B, e) < 0)
+            return -1;
+        b->head_ms = b->kernel_ms;
+        return cuda_sample(b, req, B, res, e);
+    }
+    int V = im->head_V;
+    if (stage_head(b, h, B, e) < 0)
+        return -1;
+    long total = stage_requests(b, req, B, -1, e);
+    size_t win_n = total > 0 ? win_room((size_t)total) : 0;
+    if (total < 0 || reserve_rows(im, B, V, win_n, e) < 0)
+        return -1;
+    im->count_dirty = 1; // as in run_kernel
+    int parts = list_parts(im, B, V);
+    if (parts > 1 && reserve_split(im, B, parts, e) < 0)
+        return -1;
+    CK(replay(im, im->step, step_key(im, B, V, parts, win_n),
+              [&] { return enqueue_step(im, B, V, parts, win_n); }),
+       "the step");
+    CK(cudaStreamSynchronize(im->stream), "the step");
+    if (head_times(im, b, im->ev_head, &b->head_ms, e) < 0 ||
+        event_ms(im->ev_head, im->ev1, &b->kernel_ms, e) < 0)
+        return -1;
+    im->count_dirty = 0;
+    b->V = V;
+    b->rows = B;
+    if (row_error(im, req, B, true, e) < 0 || after_list(b, req, B, -1, b->kernel_ms, e) < 0)
+        return -1;
+    for (int i = 0; i < B; i++)
+        result_of(&im->h_out[i], im->h_tops + im->h_params[i].top_at, &res[i]);
+    return 0;
 }
 
 unsigned grid_for(size_t n, unsigned threads)
@@ -2191,6 +2389,7 @@ const struct backend_ops backend_cuda_ops = {
     .get_logits = cuda_get_logits,
     .sample = cuda_sample,
     .draws = cuda_draws,
+    .step = cuda_step,
 };
 
 int backend_cuda_probe(char *why, size_t n)

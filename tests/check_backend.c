@@ -362,6 +362,63 @@ START_TEST(test_lm_head_through_the_backend)
 }
 END_TEST
 
+/* backend_step is backend_logits then backend_sample (the CPU has no step
+ * of its own: backend.c makes the two calls), with every check made before
+ * anything runs: a refused step leaves the rows and their generation. */
+START_TEST(test_step_through_the_backend)
+{
+    enum { D = 64 };
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_build(&m, SMALL_V, D, 77, &e) == 0, "%s", e.msg);
+    struct backend b;
+    ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
+    static float h[ROWS * D];
+    for (int i = 0; i < ROWS * D; i++)
+        h[i] = (float)(philox_uniform(6, (uint32_t)i, 0, 0) * 4.0 - 2.0);
+    struct backend_res one[ROWS], two[ROWS];
+    ck_assert_int_eq(backend_step(&b, h, ROWS, REQ, one, &e), -1);
+    ck_assert_str_eq(e.msg, "the backend has no LM head");
+    ck_assert_int_eq(backend_head(&b, &m, &e), 0);
+    ck_assert_int_eq(backend_step(&b, h, 0, REQ, one, &e), -1);
+    ck_assert_str_eq(e.msg, "batch of 0 rows: from 1 to 256");
+    struct backend_req bad[ROWS];
+    memcpy(bad, REQ, sizeof bad);
+    bad[3].row = ROWS; /* a row the step does not make */
+    unsigned long gen = b.gen;
+    ck_assert_int_eq(backend_step(&b, h, ROWS, bad, one, &e), -1);
+    ck_assert_str_eq(e.msg, "request 3: logits row 8, the backend holds 8");
+    ck_assert_int_eq(b.gen, gen);
+    ck_assert_int_eq(b.rows, 0);
+    ck_assert_msg(backend_step(&b, h, ROWS, REQ, one, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(b.gen, gen + 1);
+    ck_assert_int_eq(b.rows, ROWS);
+    ck_assert(b.head_ms >= 0.0 && b.wall_ms >= b.head_ms);
+    ck_assert_int_eq(backend_logits(&b, h, ROWS, &e), 0);
+    ck_assert_msg(backend_sample(&b, REQ, ROWS, two, &e) == 0, "%s", e.msg);
+    for (int r = 0; r < ROWS; r++) {
+        ck_assert_int_eq(one[r].id, two[r].id);
+        ck_assert(one[r].u == two[r].u);
+        ck_assert(one[r].sum_exp == two[r].sum_exp);
+        ck_assert(one[r].entropy_final == two[r].entropy_final);
+        ck_assert_int_eq(one[r].kept_count, two[r].kept_count);
+        ck_assert_int_eq(one[r].n_top, two[r].n_top);
+        for (int k = 0; k < one[r].n_top; k++) {
+            ck_assert_int_eq(one[r].top[k].id, two[r].top[k].id);
+            ck_assert(one[r].top[k].final == two[r].top[k].final);
+        }
+    }
+    /* The rows are the head's: row 5 is model.c's product of vector 5. */
+    float x[D], want[SMALL_V], got[SMALL_V];
+    model_rmsnorm(h + 5 * D, D, x);
+    model_logits(&m, x, want);
+    ck_assert_int_eq(backend_get_logits(&b, 5, got, &e), 0);
+    ck_assert_mem_eq(got, want, sizeof got);
+    backend_close(&b);
+    model_free(&m);
+}
+END_TEST
+
 /* ---- the batch view's model, on the loop lesson ----------------------------------- */
 
 static struct lesson L;
@@ -606,6 +663,7 @@ Suite *suite_backend(void)
     tcase_add_test(core, test_final_and_kept_of_every_token);
     tcase_add_test(core, test_draws_through_the_backend);
     tcase_add_test(core, test_lm_head_through_the_backend);
+    tcase_add_test(core, test_step_through_the_backend);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup_batch, teardown_batch);

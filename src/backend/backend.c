@@ -148,8 +148,10 @@ int backend_get_logits(struct backend *b, int row, float *out, struct err *e)
     return b->ops->get_logits(b, row, out, e);
 }
 
-/* What every backend may assume of a request. */
-static int check_req(const struct backend *b, const struct backend_req *r, int i, struct err *e)
+/* What every backend may assume of a request, on a backend that holds
+ * (or is about to hold) `rows` logits rows. */
+static int check_req(const struct backend *b, const struct backend_req *r, int i, int rows,
+                     struct err *e)
 {
     if (sampler_check(&r->s, e) < 0) {
         err_prefix(e, "request %d", i);
@@ -162,9 +164,9 @@ static int check_req(const struct backend *b, const struct backend_req *r, int i
                            "request %d: the %s backend has no %s stage yet (--backend cpu runs it)",
                            i, b->ops->name, stage_name(st));
     }
-    if ((int)r->row < 0 || (int)r->row >= b->rows)
+    if ((int)r->row < 0 || (int)r->row >= rows)
         return err_set(e, ERR_USAGE, "request %d: logits row %u, the backend holds %d", i, r->row,
-                       b->rows);
+                       rows);
     if (r->n_top < 0 || r->n_top > BACKEND_MAX_TOP)
         return err_set(e, ERR_USAGE, "request %d: %d top rows: from 0 to %d", i, r->n_top,
                        BACKEND_MAX_TOP);
@@ -187,7 +189,7 @@ int backend_sample(struct backend *b, const struct backend_req *req, int B, stru
     if (backend_ready(b, e) < 0)
         return -1;
     for (int i = 0; i < B; i++)
-        if (check_req(b, &req[i], i, e) < 0)
+        if (check_req(b, &req[i], i, b->rows, e) < 0)
             return -1;
     TIMED(b, b->ops->sample(b, req, B, res, e));
 }
@@ -197,7 +199,30 @@ int backend_draws(struct backend *b, const struct backend_req *req, int n, int *
 {
     if (n < 1 || n > DRAWS_MAX)
         return err_set(e, ERR_USAGE, "%d draws: from 1 to %d", n, DRAWS_MAX);
-    if (backend_ready(b, e) < 0 || check_req(b, req, 0, e) < 0)
+    if (backend_ready(b, e) < 0 || check_req(b, req, 0, b->rows, e) < 0)
         return -1;
     TIMED(b, b->ops->draws(b, req, n, kept_ids, plain_ids, e));
+}
+
+int backend_step(struct backend *b, const float *h, int B, const struct backend_req *req,
+                 struct backend_res *res, struct err *e)
+{
+    if (B < 1 || B > BACKEND_MAX_BATCH)
+        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
+    if (b->d <= 0)
+        return err_set(e, ERR_USAGE, "the backend has no LM head");
+    for (int i = 0; i < B; i++) /* the rows the head is about to make */
+        if (check_req(b, &req[i], i, B, e) < 0)
+            return -1;
+    if (!b->ops->step) { /* the two calls, timed as one */
+        double t0 = clock_ms();
+        int rc = backend_logits(b, h, B, e);
+        b->head_ms = b->kernel_ms;
+        if (rc == 0)
+            rc = backend_sample(b, req, B, res, e);
+        b->wall_ms = clock_ms() - t0;
+        return rc;
+    }
+    b->gen++;
+    TIMED(b, b->ops->step(b, h, B, req, res, e));
 }

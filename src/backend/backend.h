@@ -111,6 +111,11 @@ struct backend_ops {
      * own. Either array may be NULL. */
     int (*draws)(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
                  int *plain_ids, struct err *e);
+    /* Optional: logits then sample as one submission (the requests read
+     * rows 0..B-1 of the new logits), head_ms and kernel_ms set as the two
+     * calls would set them. NULL: backend_step makes the two calls. */
+    int (*step)(struct backend *b, const float *h, int B, const struct backend_req *req,
+                struct backend_res *res, struct err *e);
 };
 
 struct backend {
@@ -123,6 +128,7 @@ struct backend {
     char device[64];           /* "CPU (2 threads)", "NVIDIA H200" */
     double kernel_ms;          /* device time of the last logits or sample call */
     double norm_ms;            /* of a logits call's kernel_ms, the RMSNorm's (CUDA; else 0) */
+    double head_ms;            /* a step's LM head (its kernel_ms is the sampler's) */
     /* Requests the sampler served by the candidate list (the GPU design's
      * two passes) and by the full path, and the longest list, since open:
      * for the checks (the CPU backend counts none). */
@@ -169,5 +175,11 @@ int backend_sample(struct backend *b, const struct backend_req *req, int B, stru
                    struct err *e);
 int backend_draws(struct backend *b, const struct backend_req *req, int n, int *kept_ids,
                   int *plain_ids, struct err *e);
+/* The LM head for B hidden vectors, then the sampler for B requests on the
+ * rows it made, as backend_logits then backend_sample would do them
+ * (every check before anything runs); head_ms is the head's device time,
+ * kernel_ms the sampler's. On CUDA one submission and one wait. */
+int backend_step(struct backend *b, const float *h, int B, const struct backend_req *req,
+                 struct backend_res *res, struct err *e);
 
 #endif

@@ -55,18 +55,13 @@ void batch_free(struct batch *b)
     memset(b, 0, sizeof *b);
 }
 
-/* The LM head for every request: B hidden vectors, one call. */
-static int run_head(struct batch *b, struct source *src, struct backend *be, struct err *e)
+/* Every request's hidden vector, for the LM head. */
+static int hidden_vectors(struct batch *b, struct source *src, struct err *e)
 {
     int d = source_hidden_size(src);
     for (int r = 0; r < b->n; r++)
         if (source_hidden(src, b->row[r].g.ids, b->row[r].g.len, b->h + (size_t)r * d, e) < 0)
             return -1;
-    if (backend_logits(be, b->h, b->n, e) < 0)
-        return -1;
-    b->head_kernel_ms = be->kernel_ms;
-    b->gen = be->gen;
-    b->be = be;
     return 0;
 }
 
@@ -131,8 +126,6 @@ static int compute(struct batch *b, struct source *src, struct backend *be, int 
         return 0;
     }
     b->head_ran = head || b->be != be || b->gen != be->gen || be->rows < b->n;
-    if (b->head_ran && run_head(b, src, be, e) < 0)
-        return -1;
     struct backend_req req[BATCH_ROWS];
     struct backend_res res[BATCH_ROWS];
     for (int r = 0; r < b->n; r++) {
@@ -145,8 +138,15 @@ static int compute(struct batch *b, struct source *src, struct backend *be, int 
                                        .row = (uint32_t)r,
                                        .n_top = BATCH_TOP };
     }
-    if (backend_sample(be, req, b->n, res, e) < 0)
+    if (b->head_ran) { /* the head and the sampler as one step (one wait on a GPU) */
+        if (hidden_vectors(b, src, e) < 0 || backend_step(be, b->h, b->n, req, res, e) < 0)
+            return -1;
+        b->head_kernel_ms = be->head_ms;
+        b->gen = be->gen;
+        b->be = be;
+    } else if (backend_sample(be, req, b->n, res, e) < 0) {
         return -1;
+    }
     for (int r = 0; r < b->n; r++)
         b->row[r].res = res[r];
     b->kernel_ms = be->kernel_ms;

@@ -278,6 +278,59 @@ static int time_head(struct backend *b, const float *h, int B, double *norm_ms, 
     return 0;
 }
 
+/* Medians of the wall time of a step of B requests of chain (b), ms: as
+ * one backend_step (on CUDA one graph, one wait) and as backend_logits
+ * then backend_sample. */
+static int time_step(struct backend *b, const float *h, int B, double *step_ms, double *two_ms,
+                     struct err *e)
+{
+    struct sampler_settings s;
+    if (apply(&s, &CASES[CHAIN_B], e) < 0)
+        return -1;
+    struct backend_req req[8];
+    struct backend_res res[8];
+    for (int i = 0; i < B; i++)
+        req[i] = (struct backend_req){ .s = s, .step = 1, .row = (uint32_t)i, .n_top = N_TOP };
+    double one[HEAD_ROUNDS], two[HEAD_ROUNDS];
+    for (int r = 0; r < WARMUP + HEAD_ROUNDS; r++) {
+        if (backend_step(b, h, B, req, res, e) < 0)
+            return -1;
+        double t = b->wall_ms;
+        if (backend_logits(b, h, B, e) < 0)
+            return -1;
+        double t_head = b->wall_ms;
+        if (backend_sample(b, req, B, res, e) < 0)
+            return -1;
+        if (r >= WARMUP) {
+            one[r - WARMUP] = t;
+            two[r - WARMUP] = t_head + b->wall_ms;
+        }
+    }
+    *step_ms = bench_median(one, HEAD_ROUNDS);
+    *two_ms = bench_median(two, HEAD_ROUNDS);
+    return 0;
+}
+
+/* The whole step at batches 1 and 8, one submission against two calls. */
+static int step_rows(const struct device *D, const float *h, struct err *e)
+{
+    static const int BS[2] = { 1, 8 };
+    printf("whole step, chain (b), wall time (medians of %d runs): ", HEAD_ROUNDS);
+    if (!D->b) {
+        printf("not measured: no device\n");
+        return 0;
+    }
+    for (int k = 0; k < 2; k++) {
+        double one, two;
+        if (time_step(D->b, h, BS[k], &one, &two, e) < 0)
+            return -1;
+        printf("%sbatch %d: backend_step %.1f us, logits then sample %.1f us (%.2fx)",
+               k ? "; " : "", BS[k], one * 1e3, two * 1e3, one / two);
+    }
+    printf("\n");
+    return 0;
+}
+
 /* One batch of the head: the model's bytes and floors, then the times. */
 static int head_row(const struct device *D, const float *h, int d, int B, double *gemv_us,
                     struct err *e)
@@ -331,6 +384,8 @@ static int head_table(const struct device *D, double gemv_us[N_HEAD])
     for (int k = 0; k < N_HEAD; k++)
         if (head_row(D, h, d, HEAD_BATCHES[k], &gemv_us[k], &e) < 0)
             goto fail;
+    if (step_rows(D, h, &e) < 0)
+        goto fail;
     rc = 0;
     goto out;
 fail:

@@ -97,6 +97,7 @@ struct run {
     long draws;
     long token_fails, chosen_final_fails; /* of the failures: for --fault */
     long lesson_steps, scenario_steps, random_rows, repeat_rows;
+    long step_requests;           /* compared by compare_step */
     long random_batches[4];       /* of 1, 8, 64 and 256 requests */
     long head_values, head_equal; /* logits compared, and of them the bit-equal ones */
     long head_width_calls;        /* the calls of the widths part */
@@ -1195,6 +1196,33 @@ static void head_widths(struct run *R, struct model ms[2])
 
 /* --- Parts 1 and 3: the head and the scenarios -------------------------- */
 
+/* backend_step on the device under test (on CUDA its head and list path as
+ * one graph, one wait) must give what its backend_logits then
+ * backend_sample give, bit for bit: the same kernels on the same rows. The
+ * requests read rows 0..B-1 of the B vectors h. */
+static void compare_step(struct run *R, const char *where, const float *h, int B,
+                         const struct backend_req *req)
+{
+    struct err e;
+    struct backend_res *a = calloc((size_t)B, sizeof *a), *b = calloc((size_t)B, sizeof *b);
+    if (!a || !b)
+        fail(R, where, NULL, "out of memory for %d results", B);
+    else if (backend_logits(&R->dut, h, B, &e) < 0 || backend_sample(&R->dut, req, B, a, &e) < 0)
+        call_failed(R, where, R->dut_name, &e);
+    else if (backend_step(&R->dut, h, B, req, b, &e) < 0)
+        call_failed(R, where, R->dut_name, &e);
+    else
+        for (int i = 0; i < B; i++)
+            if (!same_res(&a[i], &b[i]))
+                fail(R, where, &req[i],
+                     "request %d: backend_step (token %d) differs from backend_logits then "
+                     "backend_sample (token %d)",
+                     i, b[i].id, a[i].id);
+    R->step_requests += B;
+    free(a);
+    free(b);
+}
+
 /* Closes both backends, keeping the device's counts of its two paths. */
 static void close_backends(struct run *R)
 {
@@ -1327,14 +1355,17 @@ static int scenario_part(struct run *R, char **paths, int n_paths)
             run_batch(R, where, zb, n, LLAMA3_V, req, 2 * n, 0, k == 1 ? 2 * n : 0, labels, chosen);
         if (agreed < 0)
             goto out;
+        compare_step(R, where, h, n, req + n); /* the penalized chain, one request per row */
         R->scenario_steps += 2 * n;
         for (int i = 0; i < n; i++)
             ctx[i][len[i]++] = chosen[i]; /* the CPU's token */
     }
     printf("check_gpu: part 3, scenarios: %d scenarios x %d steps x 2 settings (%ld requests), "
            "the device's logits sampled by both, draws on every request of step 1; LM head on "
-           "every step, max |diff| %.3g; failures %ld: %.1f s\n",
-           n, steps, R->scenario_steps, R->head_max_diff, R->failures - failures0, now_s() - t0);
+           "every step, max |diff| %.3g; backend_step against logits then sample on %ld "
+           "requests; failures %ld: %.1f s\n",
+           n, steps, R->scenario_steps, R->head_max_diff, R->step_requests, R->failures - failures0,
+           now_s() - t0);
     failures0 = R->failures;
     t0 = now_s();
     head_widths(R, widths);
