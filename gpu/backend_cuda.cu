@@ -1614,13 +1614,15 @@ cudaError_t record(Impl *im, cudaEvent_t ev)
 
 // Replays g, made again by capturing enqueue when key differs from the one
 // it was made for; enqueue runs directly when no graph can be made (the
-// results are the same either way). Returns the first failure.
+// results are the same either way). A graph made for another key is never
+// launched, even once graphs are off. Returns the first failure.
 template <class K, class F> cudaError_t replay(Impl *im, Graph<K> &g, const K &key, F enqueue)
 {
-    if (!im->graphs_off && (!g.exec || memcmp(&key, &g.key, sizeof key))) {
-        if (g.exec)
-            cudaGraphExecDestroy(g.exec);
+    if (g.exec && memcmp(&key, &g.key, sizeof key)) {
+        cudaGraphExecDestroy(g.exec);
         g.exec = nullptr;
+    }
+    if (!g.exec && !im->graphs_off) {
         cudaGraph_t graph = nullptr;
         bool ok = cudaStreamBeginCapture(im->stream, cudaStreamCaptureModeThreadLocal) ==
                   cudaSuccess;
@@ -1971,7 +1973,7 @@ int reserve_rows(Impl *im, int B, int V, size_t total, struct err *e)
             return -1;
         im->rows_cap = B;
     }
-    if (reserve(im->win, im->win_cap, total ? total : 1, "the penalty windows", e) < 0 ||
+    if (reserve(im->win, im->win_cap, win_room(total), "the penalty windows", e) < 0 ||
         reserve(im->tops, im->tops_cap, im->n_tops ? (size_t)im->n_tops : 1, "the best rows",
                 e) < 0)
         return -1;
