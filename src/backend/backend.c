@@ -117,12 +117,21 @@ void backend_drop_head(struct backend *b)
     b->gen++;
 }
 
-int backend_logits(struct backend *b, const float *h, int B, struct err *e)
+/* What the head may assume of a call for B hidden vectors (backend_logits,
+ * backend_step). */
+static int check_head_call(const struct backend *b, int B, struct err *e)
 {
     if (B < 1 || B > BACKEND_MAX_BATCH)
         return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
     if (b->d <= 0)
         return err_set(e, ERR_USAGE, "the backend has no LM head");
+    return 0;
+}
+
+int backend_logits(struct backend *b, const float *h, int B, struct err *e)
+{
+    if (check_head_call(b, B, e) < 0)
+        return -1;
     b->gen++;
     TIMED(b, b->ops->logits(b, h, B, e));
 }
@@ -207,10 +216,8 @@ int backend_draws(struct backend *b, const struct backend_req *req, int n, int *
 int backend_step(struct backend *b, const float *h, int B, const struct backend_req *req,
                  struct backend_res *res, struct err *e)
 {
-    if (B < 1 || B > BACKEND_MAX_BATCH)
-        return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
-    if (b->d <= 0)
-        return err_set(e, ERR_USAGE, "the backend has no LM head");
+    if (check_head_call(b, B, e) < 0)
+        return -1;
     for (int i = 0; i < B; i++) /* the rows the head is about to make */
         if (check_req(b, &req[i], i, B, e) < 0)
             return -1;
