@@ -56,7 +56,7 @@ static void usage_options(FILE *out)
                  "                       (default: all, 20 for a full-size vocabulary; at most\n"
                  "                       4096)\n"
                  "  --draws N            show: draw N times with the step's settings and count\n"
-                 "                       the tokens against their probabilities (full size)\n"
+                 "                       the tokens against their probabilities\n"
                  "  --find TOKEN         show: also the row of TOKEN (text or id), wherever it\n"
                  "                       ranks; may be repeated\n"
                  "  --logits FILE.npy    play logits captured from a model: float32 or float16,\n"
@@ -432,6 +432,11 @@ static int check_output(const struct options *o, struct err *e)
     if (o->svg && o->command && strcmp(o->command, "show") != 0)
         return err_set(e, ERR_USAGE,
                        "--format svg draws the view: it goes with show or --headless");
+    /* (another command refuses the two by name: check_takes) */
+    if ((o->draws || o->n_find) && o->command && strcmp(o->command, "show") == 0 && !o->svg &&
+        !report_writes_extras(o->format))
+        return err_set(e, ERR_USAGE, "--%s: the %s report has no place for it (text or json)",
+                       o->draws ? "draws" : "find", report_format_name(o->format));
     if (o->command && strcmp(o->command, "export") == 0 && o->format_given &&
         o->format != REPORT_MARKDOWN)
         return err_set(e, ERR_USAGE, "export writes Markdown: drop --format or say markdown");

@@ -195,9 +195,9 @@ static int cmd_show(struct session *ss, const char *what, struct err *e)
         return -1;
     }
     int fast = source_is_fast(&src);
-    if (!fast && (o->draws || o->n_find)) {
-        err_set(e, ERR_USAGE, "--%s goes with a full-size lesson (real-france, ...) or --logits",
-                o->draws ? "draws" : "find");
+    /* A toy step lists every token already: nothing to find. */
+    if (!fast && o->n_find) {
+        err_set(e, ERR_USAGE, "--find goes with a full-size lesson (real-france, ...) or --logits");
         close_lesson(&L, &src);
         return -1;
     }
@@ -224,8 +224,11 @@ static int cmd_show(struct session *ss, const char *what, struct err *e)
         if (rc == 0 && with_hist)
             draws_histogram(&t, 16, &hist);
         if (rc == 0 && o->draws) {
-            rc = draws_run(&t, s.sampler.seed, source_draw_step(&L, len), o->draws,
-                           o->top > 0 ? o->top : REPORT_FAST_TOP, &draws, e);
+            /* A toy step's draws read its rows, as the TUI's do (app.c). */
+            int rows = o->top > 0 ? o->top : REPORT_FAST_TOP;
+            uint32_t step = source_draw_step(&L, len);
+            rc = fast ? draws_run(&t, s.sampler.seed, step, o->draws, rows, &draws, e)
+                      : draws_run_rows(&t, s.sampler.seed, step, o->draws, rows, &draws, e);
         }
         struct report r = {
             .lesson = &L,

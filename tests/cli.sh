@@ -145,7 +145,24 @@ npy "$TMP/nan.npy" '<f4' '(3,)' '\000\000\200\077\000\000\300\177\000\000\100\10
 expect 2 "logitlab: $TMP/nan.npy: token 1: the logit is NaN" show --logits "$TMP/nan.npy" --vocab "$TMP/abc.vocab"
 expect 2 "logitlab: --vocab goes with --logits FILE.npy" show toy --vocab "$TMP/abc.vocab"
 expect 2 "logitlab: lesson 'real-france' stops after step 3 on its own path (end token <|eot_id|>): step 5 is not on it (logitlab generate runs past it with other settings)" show real-france $SMALL --step 5
-expect 2 "logitlab: --draws goes with a full-size lesson (real-france, ...) or --logits" show toy --draws 10
+expect 2 "logitlab: --find goes with a full-size lesson (real-france, ...) or --logits" show toy --find on
+# csv is the table alone and markdown the handout's page: neither writes draws or found rows,
+# so the options are refused rather than ignored.
+expect 2 "logitlab: --draws: the csv report has no place for it (text or json)" show toy --draws 10 --format csv
+expect 2 "logitlab: --find: the markdown report has no place for it (text or json)" show real-france $SMALL --find Paris --format md
+expect 2 "logitlab: --draws: generate does not take it" generate toy --draws 10 --format csv
+# Many draws on a toy step read its rows, as the TUI's do: at T = 1 "on" (seed 002's 0.4407)
+# is expected 4406.7 times in 10,000 and comes up 4374 times (tests/check_drawstoy.c's hand
+# count, tests/draws_tmux.sh's screen); nothing is cut, so both columns are the same draws, and
+# every token is a row, so no tail is printed.
+"$BIN" show toy --temperature 1 --draws 10000 >"$TMP/toydraws" 2>"$TMP/err"
+if grep -qE '^   1  on +4374 +4406\.7 +4374 +4406\.7$' "$TMP/toydraws" &&
+    grep -qF 'different tokens drawn: 7 without the filters, 7 with them' "$TMP/toydraws" &&
+    ! grep -q 'the tail' "$TMP/toydraws"; then
+    ok
+else
+    bad "show toy --draws 10000: $(cat "$TMP/err" "$TMP/toydraws" | tail -n 12)"
+fi
 
 golden show-toy-1.txt show toy --step 1
 golden show-toy-2.txt show toy --step 2

@@ -14,19 +14,41 @@
 #include "base/utf8.h"
 #include "report/report_int.h"
 
+/* The formats: their names, and whether they write what a show adds to
+ * the step (many draws, found rows); csv is the table alone, markdown the
+ * handout's page. */
+static const struct {
+    const char *name;
+    int extras;
+} FORMATS[] = {
+    [REPORT_TEXT] = { "text", 1 },
+    [REPORT_CSV] = { "csv", 0 },
+    [REPORT_JSON] = { "json", 1 },
+    [REPORT_MARKDOWN] = { "markdown", 0 },
+};
+
 int report_parse_format(const char *name, enum report_format *fmt, struct err *e)
 {
-    if (strcmp(name, "text") == 0)
-        *fmt = REPORT_TEXT;
-    else if (strcmp(name, "csv") == 0)
-        *fmt = REPORT_CSV;
-    else if (strcmp(name, "json") == 0)
-        *fmt = REPORT_JSON;
-    else if (strcmp(name, "markdown") == 0 || strcmp(name, "md") == 0)
+    for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0]; i++)
+        if (strcmp(name, FORMATS[i].name) == 0) {
+            *fmt = (enum report_format)i;
+            return 0;
+        }
+    if (strcmp(name, "md") == 0) {
         *fmt = REPORT_MARKDOWN;
-    else
-        return err_set(e, ERR_USAGE, "'%s' is not a format (text, csv, json or markdown)", name);
-    return 0;
+        return 0;
+    }
+    return err_set(e, ERR_USAGE, "'%s' is not a format (text, csv, json or markdown)", name);
+}
+
+const char *report_format_name(enum report_format fmt)
+{
+    return FORMATS[fmt].name;
+}
+
+int report_writes_extras(enum report_format fmt)
+{
+    return FORMATS[fmt].extras;
 }
 
 const char *report_removed_name(int removed_by)

@@ -67,8 +67,13 @@ void report_markdown_title(FILE *out, const struct lesson *L);
  * each asked value and the solution. Nothing for other steps. */
 void report_markdown_answers(FILE *out, const struct report *r);
 
-/* Parses "text", "csv", "json", "markdown". */
+/* Parses "text", "csv", "json", "markdown" (or "md"). */
 int report_parse_format(const char *name, enum report_format *fmt, struct err *e);
+/* The format's name, as --format takes it. */
+const char *report_format_name(enum report_format fmt);
+/* Whether the format writes a show's many draws and found rows (text and
+ * json do; csv and markdown write the step alone). */
+int report_writes_extras(enum report_format fmt);
 
 /* The value an exercise asks for, from the trace (the kept set: its size). */
 double report_ask_value(const struct trace *t, const struct ask *a);

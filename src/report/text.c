@@ -370,19 +370,23 @@ static void text_draws(FILE *out, const struct report *r)
         fprintf(out, "%4d  %s %25ld %9.1f %20ld %9.1f\n", k + 1, col, d->c_plain[k],
                 d->p_plain[k] * d->n, d->c_kept[k], d->p_kept[k] * d->n);
     }
-    fprintf(out, "      %-12s %25ld %9.1f %20ld %9.1f\n", "(the tail)", d->tail_plain,
-            d->tail_p_plain * d->n, d->tail_kept, d->tail_p_kept * d->n);
+    /* On a toy step the rows are every token: there is no tail to speak of. */
+    int tail = d->rows < r->trace->vocab_size;
+    if (tail)
+        fprintf(out, "      %-12s %25ld %9.1f %20ld %9.1f\n", "(the tail)", d->tail_plain,
+                d->tail_p_plain * d->n, d->tail_kept, d->tail_p_kept * d->n);
     char n[32], tp[32], tk[32], dp[32], dk[32];
     draws_count_text(d->n, n, sizeof n);
     draws_count_text(d->tail_plain, tp, sizeof tp);
     draws_count_text(d->tail_kept, tk, sizeof tk);
     draws_count_text(d->distinct_plain, dp, sizeof dp);
     draws_count_text(d->distinct_kept, dk, sizeof dk);
-    fprintf(out,
-            "%s of %s draws came from the tail (the tokens past rank %d), %s with the "
-            "filters\n"
-            "different tokens drawn: %s without the filters, %s with them\n",
-            tp, n, d->rows, tk, dp, dk);
+    if (tail)
+        fprintf(out,
+                "%s of %s draws came from the tail (the tokens past rank %d), %s with the "
+                "filters\n",
+                tp, n, d->rows, tk);
+    fprintf(out, "different tokens drawn: %s without the filters, %s with them\n", dp, dk);
     text_chi2(out, "without the filters", d->chi2_plain, d->df_plain);
     text_chi2(out, "with the filters", d->chi2_kept, d->df_kept);
     if (d->n_examples) {
