@@ -155,8 +155,11 @@ static void compare(const double *z, int V, const int *ctx, int len, int plen,
         enum stage st = ref.stages[c].stage;
         if (ref.stages[c].active && st != STAGE_PENALTY && st != STAGE_TEMPERATURE) {
             /* What a cutting stage saw: its top probability and its cut. */
-            ck_assert_double_eq_tol(fast.stages[c].p_max, ref.stages[c].p_max, 1e-12);
-            ck_assert_double_eq_tol(fast.stages[c].cut, ref.stages[c].cut, 1e-12);
+            double fp, fc, rp, rc;
+            trace_stage_values(&fast, c, &fp, &fc);
+            trace_stage_values(&ref, c, &rp, &rc);
+            ck_assert_double_eq_tol(fp, rp, 1e-12);
+            ck_assert_double_eq_tol(fc, rc, 1e-12);
         }
     }
     /* The same token for the same u (rows that sit within 1e-12 of u aside). */
@@ -307,6 +310,60 @@ START_TEST(test_real_size_row)
     sampler_defaults(&s);
     s.top_p = 0.95; /* the top-p cut falls deep in the bulk */
     compare(z, V, NULL, 0, 0, &s, 20, "V=128256 top-p alone");
+    free(z);
+}
+END_TEST
+
+/* The first cut's p_max left for later (trace_stage_values): in orders
+ * where the temperature or a penalty rewrites z' after a top-k, min-p or
+ * top-n-sigma that cuts first, each way the z' of then is kept -- the
+ * load's quotients made ahead, the divide writing to the other array, the
+ * copy before a penalty or before a temperature that another rewrite
+ * follows -- the stage's p_max and cut match the reference's; so do they
+ * where the first of them cuts nothing (masked tokens leave top-k's k at
+ * or above what is kept) and a top-p after it needs the sum at once. */
+START_TEST(test_p_max_left_for_later)
+{
+    static const char *const ORDERS[] = {
+        "top-k,top-p,min-p,temperature",         /* llama.cpp's, the quotients ahead */
+        "min-p,temperature",                     /* min-p first */
+        "top-n-sigma,top-k,temperature",         /* a cut that is not a probability */
+        "penalty,top-k,top-p,min-p,temperature", /* a penalty first: the divide keeps */
+        "top-k,penalty,temperature,min-p",       /* the copy before the penalty */
+        "min-p,temperature,penalty,top-p",       /* a rewrite after T: copy, then divide */
+        "top-k,top-p,temperature",               /* top-k cuts nothing, top-p sums at once */
+    };
+    const int V = 3000;
+    double *z = malloc((size_t)V * sizeof *z);
+    int ctx[16];
+    char what[128];
+    struct err e;
+    for (int i = 0; i < V; i++)
+        z[i] = 2.0 * normal(17, (uint32_t)i);
+    for (int j = 0; j < 16; j++)
+        ctx[j] = (j * 181) % V;
+    for (size_t o = 0; o < sizeof ORDERS / sizeof ORDERS[0]; o++) {
+        struct sampler_settings s;
+        sampler_defaults(&s);
+        ck_assert_int_eq(chain_parse(ORDERS[o], &s.chain, &e), 0);
+        s.temperature = 0.7;
+        s.top_k = 40;
+        s.top_p = 0.9;
+        s.min_p = 0.02;
+        s.top_n_sigma = 2.0;
+        s.repetition_penalty = 1.3;
+        s.seed = 9;
+        if (o == 6) {
+            s.top_k = V - 5; /* five tokens masked: top-k keeps them all */
+            for (int i = 0; i < 5; i++)
+                z[i * 7] = -INFINITY;
+        }
+        snprintf(what, sizeof what, "order %s", ORDERS[o]);
+        compare(z, V, ctx, 16, 0, &s, 20, what);
+        /* The way under test was taken: stage 0 (1 + 0) or 1 waits. */
+        ck_assert_msg(fast.p_max_later == (o == 3 ? 2 : 1), "%s: p_max_later %d", what,
+                      fast.p_max_later);
+    }
     free(z);
 }
 END_TEST
@@ -574,6 +631,7 @@ Suite *suite_fast(void)
     tcase_add_test(core, test_candidate_buckets);
     tcase_add_test(core, test_many_draws_on_an_exact_boundary);
     tcase_add_test(core, test_real_size_row);
+    tcase_add_test(core, test_p_max_left_for_later);
     tcase_add_test(core, test_float_input);
     tcase_set_timeout(core, 120);
     suite_add_tcase(s, core);

@@ -57,6 +57,13 @@ struct fast {
     int first_cut;
     int *dropped;
     int n_dropped;
+    /* The first cut's p_max left for later (the trace's p_max_later), and
+     * whether z' of then is kept in the trace's fz_pre already. */
+    int later, later_kept;
+    /* The load made z' / T ahead in the trace's fz_pre, all in range, with
+     * their max, sum and entropy's term (fast_load's plan). */
+    int ahead;
+    double ahead_sums[3];
     /* The radix descent's level-0 histograms, HIST_COPIES of them (the trace's). */
     uint32_t (*hist_count)[RADIX_BUCKETS];
     struct rule_mass (*hist_mass)[RADIX_BUCKETS];
@@ -72,7 +79,36 @@ struct pick {
     double weight_before;
 };
 
+/* The stages whose cut needs no sum of the exponentials (their p_max only
+ * reports what they saw), and of those the ones whose cut is a probability
+ * (p_max times a number): bits 1u << stage. */
+#define FAST_LATER_P   ((1u << STAGE_TOP_K) | (1u << STAGE_MIN_P) | (1u << STAGE_TOP_N_SIGMA))
+#define FAST_LATER_CUT ((1u << STAGE_TOP_K) | (1u << STAGE_MIN_P))
+
+/* ---- fast_later.c: the first cut's p_max left for later ---- */
+
+/* The p_max of stage c of the chain (a cut), into rep: left for later
+ * where the stage is the first cut, needs no sum and a rewrite follows
+ * (fast_p_max_waits), else computed now. */
+void fast_stage_p_max(struct fast *f, int c, struct stage_report *rep);
+
+/* Before a value stage other than the temperature's division rewrites z':
+ * the z' a waiting p_max belongs to, copied into the trace's fz_pre. */
+void fast_keep_z_before(struct fast *f);
+
+/* After the run's statistics: a waiting p_max whose z' no stage rewrote is
+ * finished with the final sum, which is its sum. */
+void fast_finish_p_max(struct fast *f);
+
 /* ---- fast_select.c ---- */
+
+/* Whether an active stage after position c of the chain of s rewrites z'. */
+int fast_rewrites_after(const struct sampler_settings *s, int c, int V);
+
+/* Whether the stage at position c, as the first cut, leaves its p_max for
+ * later (sampler_fast.c's stage_p_max): a FAST_LATER_P stage with a
+ * rewrite after it. */
+int fast_p_max_waits(const struct sampler_settings *s, int c, int V);
 
 /* z' loaded from the row (f->in) into f->z with the marks and the blocks'
  * maxima, the temperature applied and the sums taken in the same pass where
@@ -109,9 +145,13 @@ void fast_values_changed(struct fast *f);
 double fast_e(const struct fast *f, int i);
 
 /* z' /= T (T > 0), keeping the blocks' maxima, and with the exponentials
- * in the same pass when no later stage rewrites z'. Returns the largest
- * |z'| before, over the tokens not masked (vm_divide's). */
-double fast_divide(struct fast *f, double T);
+ * in the same pass when no later stage rewrites z'. With keep, z' before
+ * the division stays in the trace's fz_pre (the quotients are written to
+ * the other array, which becomes z'). Returns the largest |z'| before,
+ * over the tokens not masked (vm_divide's) -- or, where the load made the
+ * quotients ahead (which keeps z' before the same way), 0: every quotient
+ * is in range then. */
+double fast_divide(struct fast *f, double T, int keep);
 
 /* After the penalties changed the z' of the window's tokens (from start). */
 void fast_penalized_blocks(struct fast *f, int start);

@@ -12,61 +12,112 @@
 #include "core/fastexp.h"
 #include "core/vecmath.h"
 
-/* What the load can do besides z' = logit + shift, so that the row is
- * read once: divide by the temperature when that is the first stage of the
- * chain to act, and add up the exponentials when z' then stays as loaded
- * until a stage cuts (or to the end), where they are needed next. */
-static void load_plan(const struct sampler_settings *s, int V, int *divide, int *sums)
+int fast_rewrites_after(const struct sampler_settings *s, int c, int V)
 {
+    for (int j = c + 1; j < s->chain.n; j++) {
+        enum stage st = s->chain.stage[j];
+        if (stage_rewrites(s, st) && stage_active(s, st, V))
+            return 1;
+    }
+    return 0;
+}
+
+int fast_p_max_waits(const struct sampler_settings *s, int c, int V)
+{
+    return (FAST_LATER_P >> s->chain.stage[c] & 1u) && fast_rewrites_after(s, c, V);
+}
+
+/* Whether the temperature divides z' (T neither 0 nor 1) and is the only
+ * active stage of s that rewrites it. */
+static int only_rewrite_is_t(const struct sampler_settings *s, int V)
+{
+    int t = 0;
+    for (int j = 0; j < s->chain.n; j++) {
+        enum stage st = s->chain.stage[j];
+        if (!stage_rewrites(s, st) || !stage_active(s, st, V))
+            continue;
+        if (st != STAGE_TEMPERATURE)
+            return 0;
+        t = 1;
+    }
+    return t;
+}
+
+/* What the load can do besides z' = logit + shift, so that the row is
+ * read once. The plan: divide by the temperature when that is the first
+ * stage of the chain to act; add up the exponentials when z' then stays as
+ * loaded until a stage cuts (or to the end), where they are needed next --
+ * not for a first cut whose p_max waits (fast_p_max_waits); and when that
+ * first cut comes before the temperature and nothing else rewrites z'
+ * (llama.cpp's order), make the temperature's quotients and their sums
+ * ahead, for the temperature stage to take (fast_divide), so that no
+ * second pass is needed there. */
+struct load_plan {
+    int divide, sums, ahead;
+};
+
+static struct load_plan load_plan(const struct sampler_settings *s, int V)
+{
+    struct load_plan p = { 0, 0, 0 };
     int c = 0, n = s->chain.n;
     while (c < n && !stage_active(s, s->chain.stage[c], V))
         c++;
-    *divide =
+    p.divide =
         c < n && s->chain.stage[c] == STAGE_TEMPERATURE && stage_rewrites(s, STAGE_TEMPERATURE);
-    for (c += *divide; c < n && !stage_active(s, s->chain.stage[c], V);)
+    for (c += p.divide; c < n && !stage_active(s, s->chain.stage[c], V);)
         c++;
-    *sums = c == n || stage_cuts(s, s->chain.stage[c]);
+    int waits = c < n && stage_cuts(s, s->chain.stage[c]) && fast_p_max_waits(s, c, V);
+    p.sums = c == n || (stage_cuts(s, s->chain.stage[c]) && !waits);
+    if (waits && !p.divide && only_rewrite_is_t(s, V))
+        p.sums = p.ahead = 1;
+    return p;
 }
 
-/* The load of fv_load_*, with the temperature and the sums as load_plan
- * says. Returns the count of z' out of range. */
-static int load_with(struct fast *f, int divide, int sums)
+/* The load of fv_load_* as plan p says. Returns the count of z' out of
+ * range. */
+static int load_with(struct fast *f, struct load_plan p)
 {
     const struct sampler_input *in = f->in;
     struct fv_load ld = { .n = f->V,
                           .shift = f->s->shift,
-                          .t = divide ? f->s->temperature : 1.0,
+                          .t = p.divide ? f->s->temperature : 1.0,
                           .mark = f->mark,
                           .block_max = f->block_max,
                           .kept = MARK_KEPT,
                           .masked = MARK_MASKED,
-                          .sums = sums };
+                          .sums = p.sums,
+                          .ahead = p.ahead ? f->t->fz_pre : NULL,
+                          .t_ahead = f->s->temperature };
     int bad = fv_load(in->logits ? NULL : in->logits_f, in->logits, f->z, &ld);
     f->n_alive = ld.n_kept;
     f->block_valid = 1;
-    f->t_loaded = divide;
-    if (sums && !bad) {
+    f->t_loaded = p.divide;
+    f->ahead = p.ahead && !bad && !ld.ahead_bad;
+    if (p.sums && !bad && !p.ahead) {
         f->e_max = ld.max;
         f->e_sum = ld.sum;
         f->e_offset = ld.offset;
         f->sum_valid = 1;
+    } else if (f->ahead) {
+        f->ahead_sums[0] = ld.max;
+        f->ahead_sums[1] = ld.sum;
+        f->ahead_sums[2] = ld.offset;
     }
     return bad;
 }
 
 int fast_load(struct fast *f)
 {
-    int divide, sums;
-    load_plan(f->s, f->V, &divide, &sums);
+    struct load_plan p = load_plan(f->s, f->V);
     /* A bad value found after a division may be the temperature's fault,
      * and a division by T > 1 may bring a logit past the limit back within
      * it (5e30 / 10): either way load again without it, so that the right
      * check speaks -- the load's, or the temperature stage's after it. */
-    int bad = load_with(f, divide, sums);
+    int bad = load_with(f, p);
     double T = f->s->temperature;
-    if (!bad && divide && T > 1.0 && vm_magnitude(f->z, 0, f->V, 0.0) * T > RULE_Z_LIMIT / 2)
+    if (!bad && p.divide && T > 1.0 && vm_magnitude(f->z, 0, f->V, 0.0) * T > RULE_Z_LIMIT / 2)
         bad = 1;
-    return bad && divide ? load_with(f, 0, 0) : bad;
+    return bad && p.divide ? load_with(f, (struct load_plan){ 0, 0, 0 }) : bad;
 }
 
 /* The blocks of VM_BLOCK tokens that block_max describes: how many, and
@@ -182,36 +233,51 @@ void fast_values_changed(struct fast *f)
 /* Whether an active stage after st in the chain rewrites z'. */
 static int rewritten_after(const struct fast *f, enum stage st)
 {
-    const struct sampler_settings *s = f->s;
-    int after = 0;
-    for (int j = 0; j < s->chain.n; j++) {
-        enum stage x = s->chain.stage[j];
-        if (after && stage_rewrites(s, x) && stage_active(s, x, f->V))
-            return 1;
-        after |= x == st;
-    }
-    return 0;
+    int c = 0;
+    while (c < f->s->chain.n && f->s->chain.stage[c] != st)
+        c++;
+    return c < f->s->chain.n && fast_rewrites_after(f->s, c, f->V);
 }
 
 /* z' /= T (T > 0); returns the largest |z'| before, over the tokens not
  * masked. Division by T keeps the order, so each block's largest quotient
  * is its largest z' divided by T. When z' is final after it, the
  * exponentials' sums come in the same pass: every step needs them. */
-double fast_divide(struct fast *f, double T)
+double fast_divide(struct fast *f, double T, int keep)
 {
     int blocks = f->block_valid;
-    double zmax;
+    double zmax, *src = f->z;
     fast_values_changed(f);
     for (int b = 0; blocks && b < fast_n_blocks(f); b++)
         f->block_max[b] /= T;
     f->block_valid = blocks;
-    if (!blocks || rewritten_after(f, STAGE_TEMPERATURE))
+    if (f->ahead) {
+        /* The load made the quotients, every one in range, and their sums. */
+        f->z = f->t->fz_pre;
+        f->t->fz_pre = src;
+        f->t->fz = f->z;
+        f->e_max = f->ahead_sums[0];
+        f->e_sum = f->ahead_sums[1];
+        f->e_offset = f->ahead_sums[2];
+        f->sum_valid = 1;
+        f->ahead = 0;
+        return 0.0;
+    }
+    if (keep) {
+        f->z = f->t->fz_pre;
+        f->t->fz_pre = src;
+        f->t->fz = f->z;
+    }
+    if (!blocks || rewritten_after(f, STAGE_TEMPERATURE)) {
+        if (keep)
+            memcpy(f->z, src, (size_t)f->V * sizeof *f->z);
         return vm_divide(f->z, T, f->V);
+    }
     double max = -INFINITY;
     for (int b = 0; b < fast_n_blocks(f); b++)
         max = f->block_max[b] > max ? f->block_max[b] : max;
     f->e_max = max;
-    f->e_sum = fv_divide_exp_stats(f->z, T, max, NULL, f->V, &f->e_offset, &zmax);
+    f->e_sum = fv_divide_exp_stats(src, f->z, T, max, NULL, f->V, &f->e_offset, &zmax);
     f->sum_valid = 1;
     return zmax;
 }

@@ -41,23 +41,21 @@ struct lanes {
 /* The sums of fast_exp(x - shift) over n tokens (a multiple of LANES),
  * added into the lanes; each e also stored into out[0..n) when there is
  * one. Lane k adds the tokens k, k + LANES, ... in order, whether the
- * compiler has vector types or not. checked: fast_exp8 without its clamps,
- * and 1 returned when some x - shift lay where a clamp would have acted
- * (the lanes and out are then not to be used); else 0. With no clamp
- * acting every e is positive, and the mask of the entropy's term changes
- * nothing either. */
-PASS_HELPER int stats_lanes(const double *x, double shift, double *out, int n, struct lanes *l,
-                            int checked)
+ * compiler has vector types or not. in_range (a constant where it is
+ * inlined): every x - shift is known to lie within the clamps' range
+ * (fast_exp8's in_range), so the clamps are left out, and every e is
+ * positive, so the entropy's term needs no mask either: the same bits as
+ * with both. */
+PASS_HELPER void stats_lanes(const double *x, double shift, double *out, int n, struct lanes *l,
+                             int in_range)
 {
 #ifdef FASTEXP_HAS_VEC
-    const vm_v8d lo = (vm_v8d){ 0 } + FASTEXP_LOW, hi = (vm_v8d){ 0 } + FASTEXP_HIGH;
     vm_v8d sv, ov;
-    vm_v8i outside = { 0 };
     memcpy(&sv, l->s, sizeof sv);
     memcpy(&ov, l->o, sizeof ov);
     for (int i = 0; i < n; i += LANES) {
         double e8[LANES];
-        fast_exp8(x + i, shift, e8, checked);
+        fast_exp8(x + i, shift, e8, in_range);
         vm_v8d w, v;
         memcpy(&w, e8, sizeof w);
         memcpy(&v, x + i, sizeof v);
@@ -68,24 +66,15 @@ PASS_HELPER int stats_lanes(const double *x, double shift, double *out, int n, s
         /* w (x - shift) where w > 0, else +0 (a masked token's 0 * -inf
          * is NaN, and the mask drops it). */
         vm_v8d d = w * v;
-        if (checked) {
-            /* v - lo and hi - v have their sign bit set where v is below
-             * or above the clamps' range: or-ed bits, no compare (which
-             * the compiler would do lane by lane here). */
-            outside |= (vm_v8i)(v - lo) | (vm_v8i)(hi - v);
+        if (in_range)
             ov += d;
-        } else {
+        else
             ov += (vm_v8d)((vm_v8i)d & (w > 0.0));
-        }
     }
     memcpy(l->s, &sv, sizeof sv);
     memcpy(l->o, &ov, sizeof ov);
-    int any = 0;
-    for (int k = 0; k < LANES; k++)
-        any |= outside[k] < 0;
-    return any;
 #else
-    (void)checked;
+    (void)in_range;
     for (int i = 0; i < n; i += LANES)
         for (int k = 0; k < LANES; k++) {
             double w = fast_exp(x[i + k] - shift);
@@ -94,19 +83,41 @@ PASS_HELPER int stats_lanes(const double *x, double shift, double *out, int n, s
             l->s[k] += w;
             l->o[k] += w > 0.0 ? w * (x[i + k] - shift) : 0.0;
         }
-    return 0;
 #endif
 }
 
-/* stats_lanes without the clamps, and again with them when one would have
- * acted (a masked token, or a z' far below the rest): the same bits as
- * with the clamps throughout, which most chunks never need. */
-PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, struct lanes *l)
+/* stats_lanes over a chunk whose values lie in [xmin, xmax]: without the
+ * clamps where that range keeps every x - shift within theirs (x - shift
+ * rounds monotonically, so the ends bound every token), which most chunks
+ * do, else with them. A NaN end fails the test and takes the clamps. */
+PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, struct lanes *l,
+                             double xmin, double xmax)
 {
-    struct lanes before = *l;
-    if (stats_lanes(x, shift, out, n, l, 1)) {
-        *l = before;
+    if (xmin - shift >= FASTEXP_LOW && xmax - shift <= FASTEXP_HIGH)
+        stats_lanes(x, shift, out, n, l, 1);
+    else
         stats_lanes(x, shift, out, n, l, 0);
+}
+
+/* The smallest and largest of x[0..n) (n a multiple of LANES), lane by
+ * lane then across: what stats_chunk needs to know of a chunk. A NaN may
+ * be passed over: the ends are for the clamps' test, and a row with a NaN
+ * never reaches a sum (fv_load counts it). */
+PASS_HELPER void chunk_ends(const double *x, int n, double *xmin, double *xmax)
+{
+    double lo[LANES], hi[LANES];
+    for (int k = 0; k < LANES; k++)
+        lo[k] = hi[k] = n ? x[k] : 0.0;
+    for (int i = LANES; i < n; i += LANES)
+        for (int k = 0; k < LANES; k++) {
+            lo[k] = x[i + k] < lo[k] ? x[i + k] : lo[k];
+            hi[k] = x[i + k] > hi[k] ? x[i + k] : hi[k];
+        }
+    *xmin = lo[0];
+    *xmax = hi[0];
+    for (int k = 1; k < LANES; k++) {
+        *xmin = lo[k] < *xmin ? lo[k] : *xmin;
+        *xmax = hi[k] > *xmax ? hi[k] : *xmax;
     }
 }
 
@@ -132,7 +143,9 @@ PASS_HELPER double stats_end(const struct lanes *l, const double *x, double shif
 PASS_HELPER void stats_range(const double *z, double shift, double *out, int lo, int hi,
                              struct lanes *l)
 {
-    stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l);
+    double xmin, xmax;
+    chunk_ends(z + lo, hi - lo, &xmin, &xmax);
+    stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l, xmin, xmax);
 }
 
 VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset)
@@ -144,17 +157,17 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
     return stats_end(&l, x, shift, out, body, n, offset);
 }
 
-VEC_PASS double fv_divide_exp_stats(double *z, double t, double shift, double *out, int n,
-                                    double *offset, double *zmax)
+VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, double shift,
+                                    double *out, int n, double *offset, double *zmax)
 {
     struct lanes l = { { 0 }, { 0 } };
     double m = 0.0;
     int body = n - n % LANES;
     for (int lo = 0; lo < n; lo += CHUNK) {
         int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        m = vm_magnitude(z, lo, hi, m);
+        m = vm_magnitude(src, lo, hi, m);
         for (int i = lo; i < hi; i++)
-            z[i] = z[i] / t;
+            z[i] = src[i] / t;
         if (lo < body)
             stats_range(z, shift, out, lo, hi < body ? hi : body, &l);
     }
@@ -164,21 +177,54 @@ VEC_PASS double fv_divide_exp_stats(double *z, double t, double shift, double *o
 
 /* Whether every z[lo..hi) is within RULE_Z_LIMIT's range (finite, and
  * not masked): the common chunk, whose marks need no look at each token. */
-PASS_HELPER int all_in_range(const double *z, int lo, int hi)
+PASS_HELPER int all_in_range(const double *z, int lo, int hi, double *zmin)
 {
-    int out = 0;
-    for (int i = lo; i < hi; i++)
+    int64_t out = 0;
+    double m = INFINITY;
+    int i = lo;
+#ifdef VM_HAS_VEC
+    /* |v| above the limit, as the bits of positive doubles order (+inf
+     * and NaN, whose bits are larger still, included): the sign bit of
+     * lim - |v|, or-ed -- no compare, which the compiler would make lane
+     * by lane here. */
+    const double lim_d = RULE_Z_LIMIT;
+    int64_t lim_bits;
+    memcpy(&lim_bits, &lim_d, sizeof lim_bits);
+    const vm_v8i lim = (vm_v8i){ 0 } + lim_bits, magnitude = (vm_v8i){ 0 } + INT64_MAX;
+    /* Four minima apart, so that no compare waits on the last one. */
+    vm_v8d mv[4];
+    for (int j = 0; j < 4; j++)
+        mv[j] = (vm_v8d){ 0 } + INFINITY;
+    vm_v8i ov = { 0 };
+    for (; i + 4 * LANES <= hi; i += 4 * LANES)
+        for (int j = 0; j < 4; j++) {
+            vm_v8d v;
+            memcpy(&v, z + i + j * LANES, sizeof v);
+            ov |= lim - ((vm_v8i)v & magnitude);
+            mv[j] = VM_SELECT(v < mv[j], v, mv[j]);
+        }
+    for (int j = 0; j < 4; j++)
+        for (int k = 0; k < LANES; k++)
+            m = mv[j][k] < m ? mv[j][k] : m;
+    for (int k = 0; k < LANES; k++)
+        out |= ov[k] < 0;
+#endif
+    for (; i < hi; i++) {
         out |= !((z[i] >= -RULE_Z_LIMIT) & (z[i] <= RULE_Z_LIMIT));
+        m = z[i] < m ? z[i] : m;
+    }
+    *zmin = m;
     return !out;
 }
 
 /* z[lo..hi) loaded: their marks, the blocks' maxima (a short last block
  * scalar), and the counts: out of range without being -inf (NaN and +inf
- * included), and masked. Returns the chunk's largest z. */
+ * included), and masked. Returns the chunk's largest z, and *zmin its
+ * smallest (a NaN passed over). */
 PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int hi, int *bad,
-                               int *n_masked)
+                               int *n_masked, double *zmin)
 {
-    if (all_in_range(z, lo, hi)) {
+    if (all_in_range(z, lo, hi, zmin)) {
         memset(ld->mark + lo, ld->kept, (size_t)(hi - lo));
     } else {
         int b = 0, nm = 0;
@@ -233,18 +279,40 @@ PASS_HELPER void fold(struct run_sums *r, double mc, double sc, double oc)
     }
 }
 
-/* After z[lo..hi) of a load is written: its marks and blocks, and, when
- * asked for, its exponentials at its own largest z' folded into the run. */
+/* ahead[lo..hi) = z / t_ahead, and the count of quotients out of range
+ * that are not -inf. */
+PASS_HELPER void ahead_chunk(const double *z, struct fv_load *ld, int lo, int hi)
+{
+    int b = 0;
+    for (int i = lo; i < hi; i++) {
+        double q = z[i] / ld->t_ahead;
+        ld->ahead[i] = q;
+        b += !((q >= -RULE_Z_LIMIT) & (q <= RULE_Z_LIMIT)) & (q != -INFINITY);
+    }
+    ld->ahead_bad += b;
+}
+
+/* After z[lo..hi) of a load is written: its marks and blocks, the
+ * quotients when asked for, and, when asked for, the exponentials (of the
+ * quotients, with them) at the chunk's own largest value folded into the
+ * run. */
 PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int hi,
                                 struct run_sums *r, int *bad, int *n_masked)
 {
-    double cmax = marks_chunk(z, ld, lo, hi, bad, n_masked);
+    double cmin, cmax = marks_chunk(z, ld, lo, hi, bad, n_masked, &cmin);
+    const double *x = z;
+    if (ld->ahead) {
+        ahead_chunk(z, ld, lo, hi);
+        x = ld->ahead;
+        cmax /= ld->t_ahead; /* the ends of the quotients: division keeps the order */
+        cmin /= ld->t_ahead;
+    }
     if (!ld->sums || cmax == -INFINITY)
         return;
     struct lanes l = { { 0 }, { 0 } };
     int body = lo + (hi - lo) / LANES * LANES;
-    stats_range(z, cmax, NULL, lo, body, &l);
-    double oc, sc = stats_end(&l, z, cmax, NULL, body, hi, &oc);
+    stats_chunk(x + lo, cmax, NULL, body - lo, &l, cmin, cmax);
+    double oc, sc = stats_end(&l, x, cmax, NULL, body, hi, &oc);
     fold(r, cmax, sc, oc);
 }
 

@@ -25,9 +25,15 @@ struct fv_load {
     double *block_max;
     uint8_t kept, masked;
     int sums;
+    /* With ahead, the temperature's quotients made in the same pass:
+     * ahead[i] = z[i] / t_ahead, and the sums taken over those instead of
+     * z (at each chunk's largest quotient, its largest z over t_ahead). */
+    double *ahead;
+    double t_ahead;
     /* out */
     double max, sum, offset;
-    int n_kept; /* the tokens not masked */
+    int n_kept;    /* the tokens not masked */
+    int ahead_bad; /* quotients out of RULE_Z_LIMIT's range that are not -inf */
 };
 
 /* The load from the float row in_f or the double one in_d (the other
@@ -40,12 +46,12 @@ int fv_load(const float *in_f, const double *in_d, double *z, struct fv_load *ld
  * the positive ones (the entropy's term). */
 double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset);
 
-/* z[i] /= t, then fv_exp_stats of the quotients with the given shift (the
- * largest quotient: t > 0 keeps the order), in one pass; *zmax gets the
- * largest |z[i]| before the division over the z[i] that are not -inf (the
- * temperature's range check). */
-double fv_divide_exp_stats(double *z, double t, double shift, double *out, int n, double *offset,
-                           double *zmax);
+/* z[i] = src[i] / t (src may be z), then fv_exp_stats of the quotients
+ * with the given shift (the largest quotient: t > 0 keeps the order), in
+ * one pass; *zmax gets the largest |src[i]| over the src[i] that are not
+ * -inf (the temperature's range check). */
+double fv_divide_exp_stats(const double *src, double *z, double t, double shift, double *out, int n,
+                           double *offset, double *zmax);
 
 /* Every kept mark (mark == kept) but token keep's becomes cut: greedy's
  * cut, on the marks alone. */

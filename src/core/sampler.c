@@ -59,6 +59,7 @@ void trace_free(struct trace *t)
     free(t->work_order);
     free(t->work_rows);
     free(t->fz);
+    free(t->fz_pre);
     free(t->fe);
     free(t->fmark);
     free(t->fkey);
@@ -138,6 +139,7 @@ void trace_invalidate(struct trace *t)
     t->greedy = 0;
     t->n_stages = 0;
     t->fmax_valid = 0;
+    t->p_max_later = 0;
     t->choice = (struct choice){ .id = 0, .rank = 0 };
 }
 
@@ -537,6 +539,7 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
 {
     if (sampler_check(s, e) < 0 || check_input(in, s, t, e) < 0)
         return -1;
+    t->p_max_later = 0; /* every stage's values are final here */
     start_rows(in, s, t);
     if (run_chain(in, s, t, e) < 0) {
         trace_invalidate(t);

@@ -155,6 +155,7 @@ struct trace {
     /* The fast path's per-token state, kept after a run so that any token's
      * row can be looked up (sampler_fast_row); allocated on first use. */
     double *fz;     /* final z' of every token */
+    double *fz_pre; /* z' before the temperature, when a cut before it left its p_max for later */
     double *fe;     /* work area: e^(z' - max) where a run needed it (read trace_e) */
     uint8_t *fmark; /* 0 kept, else 1 + the stage that removed it (TRACE_MASKED + 1: masked) */
     uint32_t *fkey; /* order-preserving keys, for radix selection */
@@ -164,6 +165,14 @@ struct trace {
     void *fhist;    /* the radix descent's histograms (fast_int.h) */
     struct draws_work *dwork; /* the many draws' work space (draws.h) */
     int fmax_valid;           /* the arrays above hold the last fast run */
+    /* The fast path's first cut, when the temperature divides z' after it
+     * and the cut needed no sum of its own (top-k, min-p, top-n-sigma),
+     * leaves its p_max (and a cut that is a probability) unnormalized: a
+     * pass over the vocabulary at that z', fz_pre, that nothing but a
+     * report of the stages reads. 1 + its index in stages, 0: none. */
+    int p_max_later;
+    int cut_later;      /* its cut is a probability: normalized with p_max */
+    double p_max_shift; /* the largest z' there: the sum's shift */
 };
 
 /* Fills s with neutral settings, seed 1 and the lesson order: each setting's
@@ -216,6 +225,11 @@ int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *
  * run used (fastexp.h), computed on the spot: the run stores them only
  * where a stage needed them. */
 double trace_e(const struct trace *t, int id);
+
+/* What stage c of the chain (below t->n_stages) saw: its p_max and its
+ * cut, as stages[c] has them, or finished here with the pass that the fast
+ * path left for whoever reads them (p_max_later). */
+void trace_stage_values(const struct trace *t, int c, double *p_max, double *cut);
 
 /* After sampler_run_fast: the final probability of token id (in range), as
  * its row has it: e^(z' - max) / (kept_mass * sum_exp_shifted) for a kept

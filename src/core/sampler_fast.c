@@ -131,7 +131,9 @@ static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
             cut_after(f, f->z[best], best, 0, STAGE_TEMPERATURE);
         }
     } else if (T != 1.0 && !f->t_loaded) {
-        double zmax = fast_divide(f, T);
+        int keep = f->later && !f->later_kept;
+        double zmax = fast_divide(f, T, keep);
+        f->later_kept |= keep;
         /* The largest quotient is zmax / T rounded, as the reference's is. */
         if (zmax / T > RULE_Z_LIMIT)
             for (int i = 0; i < f->V; i++)
@@ -265,6 +267,7 @@ static int alloc_work(struct trace *t, struct err *e)
     size_t V = (size_t)t->vocab_size;
     if (!t->fz) {
         t->fz = malloc(V * sizeof *t->fz);
+        t->fz_pre = malloc(V * sizeof *t->fz_pre);
         t->fe = malloc(V * sizeof *t->fe);
         t->fmark = malloc(V * sizeof *t->fmark);
         t->fkey = malloc(V * sizeof *t->fkey);
@@ -274,8 +277,8 @@ static int alloc_work(struct trace *t, struct err *e)
         t->fhist =
             malloc(HIST_COPIES * RADIX_BUCKETS * (sizeof(uint32_t) + sizeof(struct rule_mass)));
     }
-    if (!t->fz || !t->fe || !t->fmark || !t->fkey || !t->fcand || !t->fcount || !t->fblock ||
-        !t->fhist)
+    if (!t->fz || !t->fz_pre || !t->fe || !t->fmark || !t->fkey || !t->fcand || !t->fcount ||
+        !t->fblock || !t->fhist)
         return err_set(e, ERR_SYSTEM, "out of memory for the fast sampler (%zu tokens)", V);
     return 0;
 }
@@ -307,6 +310,7 @@ static int fast_PENALTY(struct fast *f, struct stage_report *rep)
     struct trace *t = f->t;
     int *count = t->fcount;
     int start = window_start(in, s), bad = -1;
+    fast_keep_z_before(f);
     for (int j = start; j < in->context_len; j++)
         count[in->context[j]]++;
     for (int j = start; j < in->context_len; j++) {
@@ -449,15 +453,20 @@ static int (*const FAST[STAGE_COUNT])(struct fast *, struct stage_report *) = {
 #undef STAGE
 };
 
-/* Whether an active stage after position c of the chain rewrites z'. */
-static int value_stage_after(const struct sampler_settings *s, int c, int V)
+/* When z' becomes final after a first cut that was remembered while z'
+ * still changed (a custom order: a cut, a value stage, a cut), what that
+ * cut and the listed later ones removed is added up now, at the final z';
+ * the cuts after it add theirs as they go (drop). */
+static void settle_first_cut(struct fast *f)
 {
-    for (int j = c + 1; j < s->chain.n; j++) {
-        enum stage st = s->chain.stage[j];
-        if (stage_rewrites(s, st) && stage_active(s, st, V))
-            return 1;
-    }
-    return 0;
+    if (!f->first_cut)
+        return;
+    fast_exps_kept(f);
+    fast_removed_masses(f, f->e_sum, fast_alive_mass(f));
+    f->first_cut = 0;
+    free(f->dropped);
+    f->dropped = NULL;
+    f->n_dropped = 0;
 }
 
 /* Runs the stages in the chain's order. Returns 0, or -1 when one ran out
@@ -477,19 +486,14 @@ static int run_chain(struct fast *f)
                                       .active = stage_active(s, st, V),
                                       .in = f->n_alive };
         int cutting = stage_cuts(s, st);
-        if (cutting && rep->active && !f->e_final && !value_stage_after(s, c, V)) {
+        if (cutting && rep->active && !f->e_final && !fast_rewrites_after(s, c, V)) {
             /* From here on z' is final: its sums serve every later stage. */
             fast_sum(f);
             f->e_final = 1;
+            settle_first_cut(f);
         }
-        if (rep->active && cutting && (STAGES[st].flags & SF_CUT)) {
-            if (f->all_alive)
-                fast_sum(f); /* the softmax's sum is all p_max needs */
-            else
-                fast_exps_kept(f);
-            double best = f->z[fast_alive_best(f)];
-            rep->p_max = exp(best - f->e_max) / fast_alive_mass(f);
-        }
+        if (rep->active && cutting && (STAGES[st].flags & SF_CUT))
+            fast_stage_p_max(f, c, rep);
         if (FAST[st](f, rep) < 0)
             return -1;
     }
@@ -521,6 +525,7 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
                         .hist_mass = mass,
                         .hist_count = (uint32_t(*)[RADIX_BUCKETS])(mass + HIST_COPIES),
                         .err = e };
+    t->p_max_later = 0;
     int bad = fast_load(f);
     for (int i = 0; bad && i < V; i++) {
         double z = f->z[i], logit = in->logits ? in->logits[i] : (double)in->logits_f[i];
@@ -644,6 +649,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     }
     double S, K;
     statistics(&f, t, &S, &K);
+    fast_finish_p_max(&f);
     int V = f.V;
     int rc = fill_rows(&f, t, in, n_rows < V ? n_rows : V, S, K, t->fcount);
     struct choice ch = { 0 };

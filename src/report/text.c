@@ -307,8 +307,10 @@ static void text_stages(FILE *out, const struct report *r)
             fprintf(out, "off\n");
             continue;
         }
-        report_number(l.p_max, sizeof l.p_max, l.st->p_max, d);
-        report_number(l.cut, sizeof l.cut, l.st->cut, d);
+        double p_max, cut;
+        trace_stage_values(t, c, &p_max, &cut);
+        report_number(l.p_max, sizeof l.p_max, p_max, d);
+        report_number(l.cut, sizeof l.cut, cut, d);
         report_percent(l.mass, sizeof l.mass, l.st->removed_mass, d);
         draws_count_text(l.st->in, l.in, sizeof l.in);
         draws_count_text(l.st->removed, l.removed, sizeof l.removed);

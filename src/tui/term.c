@@ -223,6 +223,11 @@ int term_key(int timeout_ms)
         case KEY_BACKSPACE:
             return AK_BACKSPACE;
         case KEY_RESIZE:
+            /* The terminal kept what it could of the old screen, cropped
+             * or scrolled its own way (tmux drops the top rows when a pane
+             * gets shorter), which curses does not know: paint the next
+             * screen whole rather than as changes to the old one. */
+            clearok(curscr, TRUE);
             return AK_RESIZE;
         default:
             return AK_NONE;
