@@ -11,7 +11,8 @@
 // of the CPU (fast_exp's polynomial, rule_key, the penalty rule), with every
 // product written as __dmul_rn / __fmul_rn: nvcc would otherwise fuse a
 // multiply and an add into one FMA, which gcc in ISO C mode never does, and
-// the two would round differently. Sums over many tokens are block
+// the two would round differently. Where the CPU fuses on purpose (fast_exp
+// calls fma), the device writes __fma_rn. Sums over many tokens are block
 // reductions, so they add in another order than the CPU: they agree to a few
 // units in the last place, which is what the checks' tolerances allow.
 //
@@ -113,26 +114,27 @@ static_assert(TRACE_MASKED + 1 <= 255 && STAGE_COUNT < TRACE_MASKED + 1,
 
 // --- Per-token arithmetic, operation for operation as on the CPU -----------
 
-// fast_exp of fastexp.h. The CPU builds it without contraction; here every
-// product is an explicit round-to-nearest multiply so that no FMA forms.
+// fast_exp of fastexp.h: its fused multiply-adds as __fma_rn, and every
+// other product an explicit round-to-nearest multiply so that no other FMA
+// forms (the CPU builds it without contraction of its own).
 __constant__ double DEV_FASTEXP_T[16] = FASTEXP_TABLE;
 
 __device__ double dev_fast_exp(double x)
 {
     double xc = x < FASTEXP_LOW ? FASTEXP_LOW : x > FASTEXP_HIGH ? FASTEXP_HIGH : x;
-    double kd = __dadd_rn(__dmul_rn(xc, FASTEXP_K_PER_LN2), FASTEXP_ROUND);
+    double kd = __fma_rn(xc, FASTEXP_K_PER_LN2, FASTEXP_ROUND);
     uint64_t kbits = (uint64_t)__double_as_longlong(kd);
     kd = __dsub_rn(kd, FASTEXP_ROUND);
-    double r = __dsub_rn(__dsub_rn(xc, __dmul_rn(kd, FASTEXP_STEP_HI)), __dmul_rn(kd, FASTEXP_STEP_LO));
-    double q = __dadd_rn(__dmul_rn(FASTEXP_Q4, r), FASTEXP_Q3);
-    q = __dadd_rn(__dmul_rn(q, r), FASTEXP_Q2);
-    q = __dadd_rn(__dmul_rn(q, r), FASTEXP_Q1);
-    q = __dadd_rn(__dmul_rn(q, r), FASTEXP_Q0);
-    double p = __dadd_rn(__dmul_rn(__dmul_rn(r, r), q), r);
+    double r = __fma_rn(kd, -FASTEXP_STEP_LO, __fma_rn(kd, -FASTEXP_STEP_HI, xc));
+    double q = __fma_rn(FASTEXP_Q4, r, FASTEXP_Q3);
+    q = __fma_rn(q, r, FASTEXP_Q2);
+    q = __fma_rn(q, r, FASTEXP_Q1);
+    q = __fma_rn(q, r, FASTEXP_Q0);
+    double p = __fma_rn(__dmul_rn(r, r), q, r);
     uint64_t u = kbits & 0xFFFFFFFFu;
     uint64_t tbits = (uint64_t)__double_as_longlong(DEV_FASTEXP_T[u & 15]) + ((u >> 4) << 52);
     double t = __longlong_as_double((long long)tbits);
-    double y = __dadd_rn(t, __dmul_rn(t, p));
+    double y = __fma_rn(t, p, t);
     return x < FASTEXP_LOW ? 0.0 : y;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/sampler.h"
 #include "core/sampler_rules.h"
+#include "core/vecmath.h" /* VM_BLOCK */
 
 #define RADIX_BITS    11
 #define RADIX_BUCKETS (1 << RADIX_BITS)
@@ -35,6 +36,9 @@ struct fast {
     int *cand;
     struct zid *sorted;
     size_t sorted_cap;
+    struct zid *best_cache; /* fast_best_k's last full scan, best_cached of them, while z' holds */
+    int best_cached;
+    int best_resort; /* z' was divided since: the cache is to be sorted again first */
     double e_max;
     double e_sum, e_offset; /* sum of e, and sum of e (z - e_max), with e */
     int sum_valid;          /* e_max, e_sum and e_offset hold for the z' of now (e need not) */
@@ -118,8 +122,15 @@ int fast_load(struct fast *f);
 
 /* The blocks of VM_BLOCK tokens that block_max describes: how many, and
  * where block b ends. */
-int fast_n_blocks(const struct fast *f);
-int fast_block_end(const struct fast *f, int b);
+static inline int fast_n_blocks(const struct fast *f)
+{
+    return (f->V + VM_BLOCK - 1) / VM_BLOCK;
+}
+
+static inline int fast_block_end(const struct fast *f, int b)
+{
+    return (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
+}
 
 /* Room for n sorted candidates. Returns 0, or -1 when out of memory. */
 int fast_reserve_sorted(struct fast *f, size_t n);

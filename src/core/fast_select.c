@@ -120,18 +120,6 @@ int fast_load(struct fast *f)
     return bad && p.divide ? load_with(f, (struct load_plan){ 0, 0, 0 }) : bad;
 }
 
-/* The blocks of VM_BLOCK tokens that block_max describes: how many, and
- * where block b ends. */
-int fast_n_blocks(const struct fast *f)
-{
-    return (f->V + VM_BLOCK - 1) / VM_BLOCK;
-}
-
-int fast_block_end(const struct fast *f, int b)
-{
-    return (b + 1) * VM_BLOCK < f->V ? (b + 1) * VM_BLOCK : f->V;
-}
-
 int fast_reserve_sorted(struct fast *f, size_t n)
 {
     if (n <= f->sorted_cap)
@@ -207,7 +195,8 @@ void fast_exps_kept(struct fast *f)
     } else if (!f->kept_e_valid && f->n_alive > f->V / KEPT_DENSE) {
         fast_exps(f); /* one vector pass beats so many lookups */
     } else if (!f->kept_e_valid) {
-        set_e_max(f);
+        if (!f->sum_valid) /* else e_max holds: no look at every block */
+            set_e_max(f);
         for (int j = 0; j < f->n_alive; j++)
             f->e[f->alive[j]] = fast_exp(f->z[f->alive[j]] - f->e_max);
         f->kept_e_valid = 1;
@@ -223,6 +212,7 @@ double fast_e(const struct fast *f, int i)
 void fast_values_changed(struct fast *f)
 {
     f->best_all = -1;
+    f->best_cached = 0;
     f->e_valid = 0;
     f->sum_valid = 0;
     f->kept_e_valid = 0;
@@ -247,7 +237,10 @@ double fast_divide(struct fast *f, double T, int keep)
 {
     int blocks = f->block_valid;
     double zmax, *src = f->z;
+    int cached = f->best_cached;
     fast_values_changed(f);
+    f->best_cached = cached; /* the division keeps the order: see best_from_cache */
+    f->best_resort = cached > 0;
     for (int b = 0; blocks && b < fast_n_blocks(f); b++)
         f->block_max[b] /= T;
     f->block_valid = blocks;
@@ -512,12 +505,51 @@ static double blocks_bar(struct fast *f, int k)
 
 /* The k best tokens of the kept set (all finite tokens when all is set),
  * sorted into f->sorted[0..n). Returns n, or -1 when out of memory. */
+/* The best tokens of all that the last full scan found, while z' holds:
+ * a later ask for as many or fewer (the rows after top-k) takes them
+ * without a scan. Returns n, or -1 when the cache cannot answer. */
+static int best_from_cache(struct fast *f, int k)
+{
+    if (f->best_cached && f->best_resort) {
+        /* z' was divided since (a rewrite that keeps the order, but may
+         * make ties): sorted again at z' of now, the entries above the
+         * smallest are still the best of all -- a token outside was at or
+         * below it, and still is. */
+        int n = f->best_cached, g = 0;
+        for (int j = 0; j < n; j++)
+            f->best_cache[j].z = f->z[f->best_cache[j].id];
+        qsort(f->best_cache, (size_t)n, sizeof *f->best_cache, rule_zid_cmp);
+        while (g < n && f->best_cache[g].z > f->best_cache[n - 1].z)
+            g++;
+        f->best_cached = g;
+        f->best_resort = 0;
+    }
+    if (!f->best_cache || f->best_cached < k)
+        return -1;
+    memcpy(f->sorted, f->best_cache, (size_t)k * sizeof *f->sorted);
+    return k;
+}
+
+static void best_to_cache(struct fast *f, int n, int k)
+{
+    if (n < k) /* fewer finite tokens than asked: not a prefix of a larger ask */
+        return;
+    struct zid *c = realloc(f->best_cache, (size_t)n * sizeof *c);
+    if (!c)
+        return; /* no cache: the next ask scans */
+    memcpy(c, f->sorted, (size_t)n * sizeof *c);
+    f->best_cache = c;
+    f->best_cached = n;
+}
+
 int fast_best_k(struct fast *f, int k, int all)
 {
     if (fast_reserve_sorted(f, (size_t)k) < 0)
         return -1;
     struct zid *h = f->sorted;
     int n = 0;
+    if ((all || f->all_alive) && best_from_cache(f, k) == k)
+        return k;
     if (all || f->all_alive) {
         /* Once the heap is full, a block whose largest z is below the
          * heap's worst holds no candidate: skip it whole. And from the
@@ -544,5 +576,7 @@ int fast_best_k(struct fast *f, int k, int all)
         }
     }
     qsort(h, (size_t)n, sizeof *h, rule_zid_cmp);
+    if (all || f->all_alive)
+        best_to_cache(f, n, k);
     return n;
 }

@@ -217,14 +217,47 @@ PASS_HELPER int all_in_range(const double *z, int lo, int hi, double *zmin)
     return !out;
 }
 
-/* z[lo..hi) loaded: their marks, the blocks' maxima (a short last block
- * scalar), and the counts: out of range without being -inf (NaN and +inf
- * included), and masked. Returns the chunk's largest z, and *zmin its
- * smallest (a NaN passed over). */
-PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int hi, int *bad,
-                               int *n_masked, double *zmin)
+/* The largest z of each block of z[lo..hi) (lo a multiple of VM_BLOCK; a
+ * short last block scalar) into block_max; returns the chunk's largest. */
+PASS_HELPER double block_maxima(const double *z, struct fv_load *ld, int lo, int hi)
 {
-    if (all_in_range(z, lo, hi, zmin)) {
+    double cmax = -INFINITY;
+    for (int at = lo; at < hi; at += VM_BLOCK) {
+        double m = -INFINITY;
+        if (at + VM_BLOCK <= hi)
+            m = vm_block_max_of(z + at);
+        else
+            for (int i = at; i < hi; i++)
+                m = z[i] > m ? z[i] : m;
+        ld->block_max[at / VM_BLOCK] = m;
+        cmax = m > cmax ? m : cmax;
+    }
+    return cmax;
+}
+
+/* What a load knows of a chunk of z: its smallest and largest (a NaN
+ * passed over), and whether every z is within RULE_Z_LIMIT's range (finite
+ * and not masked); its blocks' maxima are in block_max by then. */
+struct chunk_scan {
+    double min, max;
+    int clean;
+};
+
+/* The scan of z[lo..hi) as it stands (after a division). */
+PASS_HELPER struct chunk_scan scan_chunk(const double *z, struct fv_load *ld, int lo, int hi)
+{
+    struct chunk_scan cs;
+    cs.clean = all_in_range(z, lo, hi, &cs.min);
+    cs.max = block_maxima(z, ld, lo, hi);
+    return cs;
+}
+
+/* z[lo..hi) loaded and scanned (cs): their marks, and the counts: out of
+ * range without being -inf (NaN and +inf included), and masked. */
+PASS_HELPER void marks_chunk(const double *z, struct fv_load *ld, int lo, int hi,
+                             const struct chunk_scan *cs, int *bad, int *n_masked)
+{
+    if (cs->clean) {
         memset(ld->mark + lo, ld->kept, (size_t)(hi - lo));
     } else {
         int b = 0, nm = 0;
@@ -238,18 +271,6 @@ PASS_HELPER double marks_chunk(const double *z, struct fv_load *ld, int lo, int 
         *bad += b;
         *n_masked += nm;
     }
-    double cmax = -INFINITY;
-    for (int at = lo; at < hi; at += VM_BLOCK) {
-        double m = -INFINITY;
-        if (at + VM_BLOCK <= hi)
-            m = vm_block_max_of(z + at);
-        else
-            for (int i = at; i < hi; i++)
-                m = z[i] > m ? z[i] : m;
-        ld->block_max[at / VM_BLOCK] = m;
-        cmax = m > cmax ? m : cmax;
-    }
-    return cmax;
 }
 
 /* The running sums of a load: the largest z' so far, and the exponentials'
@@ -297,9 +318,11 @@ PASS_HELPER void ahead_chunk(const double *z, struct fv_load *ld, int lo, int hi
  * quotients, with them) at the chunk's own largest value folded into the
  * run. */
 PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int hi,
-                                struct run_sums *r, int *bad, int *n_masked)
+                                const struct chunk_scan *cs, struct run_sums *r, int *bad,
+                                int *n_masked)
 {
-    double cmin, cmax = marks_chunk(z, ld, lo, hi, bad, n_masked, &cmin);
+    marks_chunk(z, ld, lo, hi, cs, bad, n_masked);
+    double cmin = cs->min, cmax = cs->max;
     const double *x = z;
     if (ld->ahead) {
         ahead_chunk(z, ld, lo, hi);
@@ -316,23 +339,107 @@ PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int
     fold(r, cmax, sc, oc);
 }
 
-/* z[lo..hi) = (in + shift) / t from the float row or the double one; no
- * division when t is 1 (the same bits). Only one of the rows is given. */
-PASS_HELPER void convert_chunk(const float *in_f, const double *in_d, double shift, double t,
-                               double *z, int lo, int hi)
+/* A chunk of a load that makes the temperature's quotients ahead
+ * (ld->t_ahead, into ld->ahead), z[lo..hi) and their quotients loaded, z
+ * scanned (cs). The
+ * quotients' ends are the ends divided (division keeps the order), so a
+ * chunk whose z are in range and whose quotients' ends are too -- the
+ * common one -- needs no look at each quotient: its marks are set at once
+ * and its exponentials need no clamps. Any other chunk is taken the way of
+ * load_chunk_end, token by token. */
+PASS_HELPER void ahead_chunk_load(const double *z, struct fv_load *ld, int lo, int hi,
+                                  const struct chunk_scan *cs, struct run_sums *r, int *bad,
+                                  int *n_masked)
 {
-    if (in_d && t == 1.0)
-        for (int i = lo; i < hi; i++)
-            z[i] = in_d[i] + shift;
-    else if (in_d)
-        for (int i = lo; i < hi; i++)
-            z[i] = (in_d[i] + shift) / t;
-    else if (t == 1.0)
-        for (int i = lo; i < hi; i++)
-            z[i] = (double)in_f[i] + shift;
-    else
-        for (int i = lo; i < hi; i++)
-            z[i] = ((double)in_f[i] + shift) / t;
+    double t = ld->t_ahead, *q = ld->ahead;
+    double qmin = cs->min / t, qmax = cs->max / t;
+    if (!cs->clean || !(qmin >= -RULE_Z_LIMIT) || !(qmax <= RULE_Z_LIMIT) ||
+        !(qmin - qmax >= FASTEXP_LOW)) {
+        load_chunk_end(z, ld, lo, hi, cs, r, bad, n_masked);
+        return;
+    }
+    memset(ld->mark + lo, ld->kept, (size_t)(hi - lo));
+    int body = lo + (hi - lo) / LANES * LANES;
+    struct lanes l = { { 0 }, { 0 } };
+    stats_lanes(q + lo, qmax, NULL, body - lo, &l, 1);
+    double oc, sc = stats_end(&l, q, qmax, NULL, body, hi, &oc);
+    fold(r, qmax, sc, oc);
+}
+
+#ifdef VM_HAS_VEC
+typedef float vm_v8f __attribute__((vector_size(32)));
+#endif
+
+/* z[lo..hi) = (in + shift) / t from the float row or the double one (only
+ * one of them is given; lo a multiple of VM_BLOCK; no division when t is 1,
+ * the same bits), and in the same pass the chunk's scan (scan_chunk's, the
+ * same bits: each block's maximum as vm_block_max_of takes it), so that z
+ * is read once more only for the exponentials; with ld->ahead, the
+ * quotients z / t_ahead written there too. The division's throughput
+ * bounds this loop: the scan's work goes on beside it. */
+PASS_HELPER struct chunk_scan convert_chunk(const float *in_f, const double *in_d, double shift,
+                                            double t, double *z, struct fv_load *ld, int lo, int hi)
+{
+    double *q = ld->ahead, tq = ld->t_ahead;
+    struct chunk_scan cs = { INFINITY, -INFINITY, 1 };
+    int at = lo;
+#ifdef VM_HAS_VEC
+    /* The range as all_in_range tests it: the sign bit of lim - |v|. */
+    const double lim_d = RULE_Z_LIMIT;
+    int64_t lim_bits;
+    memcpy(&lim_bits, &lim_d, sizeof lim_bits);
+    const vm_v8i lim = (vm_v8i){ 0 } + lim_bits, magnitude = (vm_v8i){ 0 } + INT64_MAX;
+    vm_v8d mn[2] = { (vm_v8d){ 0 } + INFINITY, (vm_v8d){ 0 } + INFINITY };
+    vm_v8i ov = { 0 };
+    for (; at + VM_BLOCK <= hi; at += VM_BLOCK) {
+        vm_v8d mx = { 0 };
+        for (int j = 0; j < VM_BLOCK; j += LANES) {
+            vm_v8d v;
+            if (in_d) {
+                memcpy(&v, in_d + at + j, sizeof v);
+            } else {
+                vm_v8f f;
+                memcpy(&f, in_f + at + j, sizeof f);
+                v = __builtin_convertvector(f, vm_v8d);
+            }
+            v += shift;
+            if (t != 1.0)
+                v = v / t;
+            memcpy(z + at + j, &v, sizeof v);
+            if (q) {
+                vm_v8d w = v / tq;
+                memcpy(q + at + j, &w, sizeof w);
+            }
+            mx = j ? VM_MAX8(v, mx) : v;
+            mn[j / LANES & 1] = VM_SELECT(v < mn[j / LANES & 1], v, mn[j / LANES & 1]);
+            ov |= lim - ((vm_v8i)v & magnitude);
+        }
+        double best = mx[0]; /* the lanes in order, as vm_block_max_of takes them */
+        for (int k = 1; k < LANES; k++)
+            best = mx[k] > best ? mx[k] : best;
+        ld->block_max[at / VM_BLOCK] = best;
+        cs.max = best > cs.max ? best : cs.max;
+    }
+    for (int k = 0; k < LANES; k++) {
+        cs.clean &= ov[k] >= 0;
+        for (int c = 0; c < 2; c++)
+            cs.min = mn[c][k] < cs.min ? mn[c][k] : cs.min;
+    }
+#endif
+    if (at == hi)
+        return cs;
+    for (int i = at; i < hi; i++) {
+        z[i] = in_d ? in_d[i] + shift : (double)in_f[i] + shift;
+        if (t != 1.0)
+            z[i] = z[i] / t;
+        if (q)
+            q[i] = z[i] / tq;
+    }
+    struct chunk_scan tail = scan_chunk(z, ld, at, hi);
+    cs.clean &= tail.clean;
+    cs.min = tail.min < cs.min ? tail.min : cs.min;
+    cs.max = tail.max > cs.max ? tail.max : cs.max;
+    return cs;
 }
 
 VEC_PASS int fv_load(const float *in_f, const double *in_d, double *z, struct fv_load *ld)
@@ -341,8 +448,11 @@ VEC_PASS int fv_load(const float *in_f, const double *in_d, double *z, struct fv
     int bad = 0, n_masked = 0, n = ld->n;
     for (int lo = 0; lo < n; lo += CHUNK) {
         int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        convert_chunk(in_f, in_d, ld->shift, ld->t, z, lo, hi);
-        load_chunk_end(z, ld, lo, hi, &r, &bad, &n_masked);
+        struct chunk_scan cs = convert_chunk(in_f, in_d, ld->shift, ld->t, z, ld, lo, hi);
+        if (ld->ahead)
+            ahead_chunk_load(z, ld, lo, hi, &cs, &r, &bad, &n_masked);
+        else
+            load_chunk_end(z, ld, lo, hi, &cs, &r, &bad, &n_masked);
     }
     ld->max = r.max;
     ld->sum = r.sum;

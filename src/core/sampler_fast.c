@@ -643,6 +643,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     }
     if (run_chain(&f) < 0) {
         free(f.sorted);
+        free(f.best_cache);
         free(f.dropped);
         trace_invalidate(t);
         return f.range_error ? -1 : err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
@@ -666,6 +667,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     for (int j = window_start(in, s); j < in->context_len; j++)
         t->fcount[in->context[j]] = 0;
     free(f.sorted);
+    free(f.best_cache);
     free(f.dropped);
     if (rc < 0)
         return err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
