@@ -244,22 +244,19 @@ double fast_divide(struct fast *f, double T, int keep)
     for (int b = 0; blocks && b < fast_n_blocks(f); b++)
         f->block_max[b] /= T;
     f->block_valid = blocks;
-    if (f->ahead) {
-        /* The load made the quotients, every one in range, and their sums. */
+    if (f->ahead || keep) { /* z' of before stays in fz_pre; the other array becomes z' */
         f->z = f->t->fz_pre;
         f->t->fz_pre = src;
         f->t->fz = f->z;
+    }
+    if (f->ahead) {
+        /* The load made the quotients there, every one in range, and their sums. */
         f->e_max = f->ahead_sums[0];
         f->e_sum = f->ahead_sums[1];
         f->e_offset = f->ahead_sums[2];
         f->sum_valid = 1;
         f->ahead = 0;
         return 0.0;
-    }
-    if (keep) {
-        f->z = f->t->fz_pre;
-        f->t->fz_pre = src;
-        f->t->fz = f->z;
     }
     if (!blocks || rewritten_after(f, STAGE_TEMPERATURE)) {
         if (keep)

@@ -175,6 +175,21 @@ VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, doub
     return stats_end(&l, z, shift, out, body, n, offset);
 }
 
+#ifdef VM_HAS_VEC
+/* The range test of eight lanes without a compare (which the compiler
+ * would make lane by lane): the sign bit of OUT_OF_RANGE(v, limit_bits())
+ * is set where |v| is above RULE_Z_LIMIT, as the bits of positive doubles
+ * order -- +inf and NaN, whose bits are larger still, included. */
+PASS_HELPER int64_t limit_bits(void)
+{
+    const double lim = RULE_Z_LIMIT;
+    int64_t bits;
+    memcpy(&bits, &lim, sizeof bits);
+    return bits;
+}
+#define OUT_OF_RANGE(v, lim) ((lim) - ((vm_v8i)(v)&INT64_MAX))
+#endif
+
 /* Whether every z[lo..hi) is within RULE_Z_LIMIT's range (finite, and
  * not masked): the common chunk, whose marks need no look at each token. */
 PASS_HELPER int all_in_range(const double *z, int lo, int hi, double *zmin)
@@ -183,14 +198,7 @@ PASS_HELPER int all_in_range(const double *z, int lo, int hi, double *zmin)
     double m = INFINITY;
     int i = lo;
 #ifdef VM_HAS_VEC
-    /* |v| above the limit, as the bits of positive doubles order (+inf
-     * and NaN, whose bits are larger still, included): the sign bit of
-     * lim - |v|, or-ed -- no compare, which the compiler would make lane
-     * by lane here. */
-    const double lim_d = RULE_Z_LIMIT;
-    int64_t lim_bits;
-    memcpy(&lim_bits, &lim_d, sizeof lim_bits);
-    const vm_v8i lim = (vm_v8i){ 0 } + lim_bits, magnitude = (vm_v8i){ 0 } + INT64_MAX;
+    const int64_t lim = limit_bits();
     /* Four minima apart, so that no compare waits on the last one. */
     vm_v8d mv[4];
     for (int j = 0; j < 4; j++)
@@ -200,7 +208,7 @@ PASS_HELPER int all_in_range(const double *z, int lo, int hi, double *zmin)
         for (int j = 0; j < 4; j++) {
             vm_v8d v;
             memcpy(&v, z + i + j * LANES, sizeof v);
-            ov |= lim - ((vm_v8i)v & magnitude);
+            ov |= OUT_OF_RANGE(v, lim);
             mv[j] = VM_SELECT(v < mv[j], v, mv[j]);
         }
     for (int j = 0; j < 4; j++)
@@ -300,23 +308,23 @@ PASS_HELPER void fold(struct run_sums *r, double mc, double sc, double oc)
     }
 }
 
-/* ahead[lo..hi) = z / t_ahead, and the count of quotients out of range
- * that are not -inf. */
-PASS_HELPER void ahead_chunk(const double *z, struct fv_load *ld, int lo, int hi)
+/* The quotients ahead[lo..hi) out of range that are not -inf, counted. */
+PASS_HELPER void ahead_count_bad(struct fv_load *ld, int lo, int hi)
 {
     int b = 0;
     for (int i = lo; i < hi; i++) {
-        double q = z[i] / ld->t_ahead;
-        ld->ahead[i] = q;
+        double q = ld->ahead[i];
         b += !((q >= -RULE_Z_LIMIT) & (q <= RULE_Z_LIMIT)) & (q != -INFINITY);
     }
     ld->ahead_bad += b;
 }
 
-/* After z[lo..hi) of a load is written: its marks and blocks, the
- * quotients when asked for, and, when asked for, the exponentials (of the
- * quotients, with them) at the chunk's own largest value folded into the
- * run. */
+/* After z[lo..hi) of a load (and the quotients ahead, when asked for) is
+ * written and scanned (cs): its marks, and, when asked for, the
+ * exponentials (of the quotients, with them) at the chunk's own largest
+ * value folded into the run. The quotients' ends are the ends divided
+ * (division keeps the order), so a clean chunk whose quotients' ends are
+ * in range -- the common one -- needs no look at each quotient. */
 PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int hi,
                                 const struct chunk_scan *cs, struct run_sums *r, int *bad,
                                 int *n_masked)
@@ -325,10 +333,11 @@ PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int
     double cmin = cs->min, cmax = cs->max;
     const double *x = z;
     if (ld->ahead) {
-        ahead_chunk(z, ld, lo, hi);
         x = ld->ahead;
-        cmax /= ld->t_ahead; /* the ends of the quotients: division keeps the order */
+        cmax /= ld->t_ahead;
         cmin /= ld->t_ahead;
+        if (!cs->clean || !(cmin >= -RULE_Z_LIMIT) || !(cmax <= RULE_Z_LIMIT))
+            ahead_count_bad(ld, lo, hi);
     }
     if (!ld->sums || cmax == -INFINITY)
         return;
@@ -337,33 +346,6 @@ PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int
     stats_chunk(x + lo, cmax, NULL, body - lo, &l, cmin, cmax);
     double oc, sc = stats_end(&l, x, cmax, NULL, body, hi, &oc);
     fold(r, cmax, sc, oc);
-}
-
-/* A chunk of a load that makes the temperature's quotients ahead
- * (ld->t_ahead, into ld->ahead), z[lo..hi) and their quotients loaded, z
- * scanned (cs). The
- * quotients' ends are the ends divided (division keeps the order), so a
- * chunk whose z are in range and whose quotients' ends are too -- the
- * common one -- needs no look at each quotient: its marks are set at once
- * and its exponentials need no clamps. Any other chunk is taken the way of
- * load_chunk_end, token by token. */
-PASS_HELPER void ahead_chunk_load(const double *z, struct fv_load *ld, int lo, int hi,
-                                  const struct chunk_scan *cs, struct run_sums *r, int *bad,
-                                  int *n_masked)
-{
-    double t = ld->t_ahead, *q = ld->ahead;
-    double qmin = cs->min / t, qmax = cs->max / t;
-    if (!cs->clean || !(qmin >= -RULE_Z_LIMIT) || !(qmax <= RULE_Z_LIMIT) ||
-        !(qmin - qmax >= FASTEXP_LOW)) {
-        load_chunk_end(z, ld, lo, hi, cs, r, bad, n_masked);
-        return;
-    }
-    memset(ld->mark + lo, ld->kept, (size_t)(hi - lo));
-    int body = lo + (hi - lo) / LANES * LANES;
-    struct lanes l = { { 0 }, { 0 } };
-    stats_lanes(q + lo, qmax, NULL, body - lo, &l, 1);
-    double oc, sc = stats_end(&l, q, qmax, NULL, body, hi, &oc);
-    fold(r, qmax, sc, oc);
 }
 
 #ifdef VM_HAS_VEC
@@ -384,11 +366,7 @@ PASS_HELPER struct chunk_scan convert_chunk(const float *in_f, const double *in_
     struct chunk_scan cs = { INFINITY, -INFINITY, 1 };
     int at = lo;
 #ifdef VM_HAS_VEC
-    /* The range as all_in_range tests it: the sign bit of lim - |v|. */
-    const double lim_d = RULE_Z_LIMIT;
-    int64_t lim_bits;
-    memcpy(&lim_bits, &lim_d, sizeof lim_bits);
-    const vm_v8i lim = (vm_v8i){ 0 } + lim_bits, magnitude = (vm_v8i){ 0 } + INT64_MAX;
+    const int64_t lim = limit_bits();
     vm_v8d mn[2] = { (vm_v8d){ 0 } + INFINITY, (vm_v8d){ 0 } + INFINITY };
     vm_v8i ov = { 0 };
     for (; at + VM_BLOCK <= hi; at += VM_BLOCK) {
@@ -412,7 +390,7 @@ PASS_HELPER struct chunk_scan convert_chunk(const float *in_f, const double *in_
             }
             mx = j ? VM_MAX8(v, mx) : v;
             mn[j / LANES & 1] = VM_SELECT(v < mn[j / LANES & 1], v, mn[j / LANES & 1]);
-            ov |= lim - ((vm_v8i)v & magnitude);
+            ov |= OUT_OF_RANGE(v, lim);
         }
         double best = mx[0]; /* the lanes in order, as vm_block_max_of takes them */
         for (int k = 1; k < LANES; k++)
@@ -449,10 +427,7 @@ VEC_PASS int fv_load(const float *in_f, const double *in_d, double *z, struct fv
     for (int lo = 0; lo < n; lo += CHUNK) {
         int hi = lo + CHUNK < n ? lo + CHUNK : n;
         struct chunk_scan cs = convert_chunk(in_f, in_d, ld->shift, ld->t, z, ld, lo, hi);
-        if (ld->ahead)
-            ahead_chunk_load(z, ld, lo, hi, &cs, &r, &bad, &n_masked);
-        else
-            load_chunk_end(z, ld, lo, hi, &cs, &r, &bad, &n_masked);
+        load_chunk_end(z, ld, lo, hi, &cs, &r, &bad, &n_masked);
     }
     ld->max = r.max;
     ld->sum = r.sum;
