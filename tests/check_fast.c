@@ -202,6 +202,14 @@ START_TEST(test_fast_exp_is_within_one_ulp)
     }
     ck_assert_msg(worst <= 1.0, "fast_exp is %.2f ulp from exp", worst);
     ck_assert_int_eq(differ, 0);
+#ifdef FASTEXP_HAS_VEC
+    /* fast_exp8's table: each entry's bits less j << 48 (fastexp.h says why). */
+    for (uint64_t j = 0; j < 16; j++) {
+        uint64_t b;
+        memcpy(&b, &FASTEXP_T[j], sizeof b);
+        ck_assert_uint_eq(FASTEXP_T8_BITS[j], b - (j << 48));
+    }
+#endif
     /* The ends: e^0 = 1 exactly, below -708 it is 0, and -inf (a masked token) gives 0. */
     ck_assert_double_eq(fast_exp(0.0), 1.0);
     ck_assert_double_eq(fast_exp(-709.0), 0.0);
@@ -365,6 +373,74 @@ START_TEST(test_p_max_left_for_later)
                       fast.p_max_later);
     }
     free(z);
+}
+END_TEST
+
+/* A float row (a model's, the benchmarks') loads as the doubles of the
+ * same values do, though fv_load reads the two apart: the same trace, bit
+ * for bit, over random rows and settings, with a masked token in some
+ * chunks and a row length that ends in a partial block and chunk; and a
+ * float row with a NaN, +inf or a value past the limit is refused with the
+ * same words as its doubles. */
+START_TEST(test_float_rows_load_as_doubles)
+{
+    enum { V = 5000 + 37 };
+    static float zf[V];
+    static double zd[V];
+    struct trace tf, td;
+    struct err e, ed;
+    ck_assert_int_eq(trace_init(&tf, V, &e), 0);
+    ck_assert_int_eq(trace_init(&td, V, &e), 0);
+    for (uint64_t trial = 0; trial < 40; trial++) {
+        uint64_t seed = trial * 7919u + 5u;
+        for (int i = 0; i < V; i++)
+            zf[i] = (float)(3.0 * normal(seed, (uint32_t)i));
+        if (trial % 3 == 1)
+            zf[600 + (int)trial] = -INFINITY; /* a mask in the second chunk */
+        if (trial % 4 == 2)
+            zf[V - 1] = zf[3]; /* a tie in the tail */
+        for (int i = 0; i < V; i++)
+            zd[i] = zf[i];
+        struct sampler_settings s;
+        random_settings(seed, V, &s);
+        struct sampler_input in = { .vocab_size = V, .logits_f = zf, .step = 2 };
+        int rf = sampler_run_fast(&in, &s, &tf, 20, &e);
+        in.logits_f = NULL;
+        in.logits = zd;
+        int rd = sampler_run_fast(&in, &s, &td, 20, &ed);
+        ck_assert_int_eq(rf, rd);
+        if (rf < 0) {
+            ck_assert_str_eq(e.msg, ed.msg);
+            continue;
+        }
+        ck_assert_int_eq(tf.choice.id, td.choice.id);
+        ck_assert_int_eq(tf.kept_count, td.kept_count);
+        double a[4] = { tf.sum_exp_shifted, tf.entropy, tf.entropy_final, tf.kept_mass };
+        double b[4] = { td.sum_exp_shifted, td.entropy, td.entropy_final, td.kept_mass };
+        ck_assert_msg(memcmp(a, b, sizeof a) == 0, "trial %d: the sums differ", (int)trial);
+        for (int r = 0; r < tf.n_rows; r++) {
+            ck_assert_int_eq(tf.rows[r].id, td.rows[r].id);
+            ck_assert(memcmp(&tf.rows[r].prob, &td.rows[r].prob, sizeof(double)) == 0);
+            ck_assert(memcmp(&tf.rows[r].final, &td.rows[r].final, sizeof(double)) == 0);
+        }
+    }
+    static const float BAD[] = { NAN, INFINITY, 3e30f };
+    for (size_t k = 0; k < sizeof BAD / sizeof BAD[0]; k++) {
+        for (int i = 0; i < V; i++)
+            zd[i] = zf[i] = (float)normal(99, (uint32_t)i);
+        zf[1500] = BAD[k];
+        zd[1500] = BAD[k];
+        struct sampler_settings s;
+        sampler_defaults(&s);
+        struct sampler_input in = { .vocab_size = V, .logits_f = zf, .step = 2 };
+        ck_assert_int_eq(sampler_run_fast(&in, &s, &tf, 20, &e), -1);
+        in.logits_f = NULL;
+        in.logits = zd;
+        ck_assert_int_eq(sampler_run_fast(&in, &s, &td, 20, &ed), -1);
+        ck_assert_str_eq(e.msg, ed.msg);
+    }
+    trace_free(&tf);
+    trace_free(&td);
 }
 END_TEST
 
@@ -633,6 +709,7 @@ Suite *suite_fast(void)
     tcase_add_test(core, test_real_size_row);
     tcase_add_test(core, test_p_max_left_for_later);
     tcase_add_test(core, test_float_input);
+    tcase_add_test(core, test_float_rows_load_as_doubles);
     tcase_set_timeout(core, 120);
     suite_add_tcase(s, core);
     return s;

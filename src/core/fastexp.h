@@ -98,9 +98,24 @@ static inline double fast_exp(double x)
             (out)[k_] = __builtin_fma((a)[k_], (b)[k_], (c)[k_]);                                  \
     } while (0)
 
+/* The bits of FASTEXP_T[j] less j << 48 (check_fast.c checks them), for
+ * fast_exp8: fast_exp's T[u & 15] + ((u >> 4) << 52) keeps only bits 0-15
+ * of u, and modulo 2^64 that is T'[u & 15] + (u << 48), u & 15 placed at
+ * bit 48 and taken away again by the table. So the vector code needs
+ * neither of fast_exp's masks nor its right shift -- the permutation reads
+ * the index's low four bits by itself -- three operations fewer in
+ * twenty-two, and the same bits. */
+static const uint64_t FASTEXP_T8_BITS[16] = {
+    0x3ff0000000000000u, 0x3fefb5586cf9890fu, 0x3fef72b83c7d517bu, 0x3fef387a6e756238u,
+    0x3fef06fe0a31b715u, 0x3feedea64c123422u, 0x3feebfdad5362a27u, 0x3feeab07dd485429u,
+    0x3feea09e667f3bcdu, 0x3feea11473eb0187u, 0x3feeace5422aa0dbu, 0x3feec49182a3f090u,
+    0x3feee89f995ad3adu, 0x3fef199bdd85529cu, 0x3fef5818dcfba487u, 0x3fefa4afa2a490dau,
+};
+
 /* out[0..8) = fast_exp(x[k] - shift), operation for operation, in vector
- * registers (pointers in and out, for the reason above). in_range (a
- * constant where it is inlined) says that every x[k] - shift is known to
+ * registers (pointers in and out, for the reason above), the table's
+ * lookup as FASTEXP_T8_BITS says. in_range (a constant where it is
+ * inlined) says that every x[k] - shift is known to
  * lie in [FASTEXP_LOW, FASTEXP_HIGH]: the clamps, which change nothing
  * there, are left out (the same bits, a fifth fewer operations). */
 static inline __attribute__((always_inline)) void fast_exp8(const double *x, double shift,
@@ -112,8 +127,8 @@ static inline __attribute__((always_inline)) void fast_exp8(const double *x, dou
                         FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH, FASTEXP_HIGH };
     vm_v8d v, t0, t1;
     memcpy(&v, x, sizeof v);
-    memcpy(&t0, FASTEXP_T, sizeof t0);
-    memcpy(&t1, FASTEXP_T + 8, sizeof t1);
+    memcpy(&t0, FASTEXP_T8_BITS, sizeof t0);
+    memcpy(&t1, FASTEXP_T8_BITS + 8, sizeof t1);
     v -= shift;
     vm_v8i below = { 0 };
     vm_v8d xc = v;
@@ -128,7 +143,7 @@ static inline __attribute__((always_inline)) void fast_exp8(const double *x, dou
                  C0 = (vm_v8d){ 0 } + FASTEXP_Q0;
     vm_v8d kd, r0, r, q, p, y, rr;
     FE_FMA8(kd, xc, K, RND);
-    vm_v8u u = (vm_v8u)kd & 0xFFFFFFFFu;
+    vm_v8u u = (vm_v8u)kd;
     kd -= FASTEXP_ROUND;
     FE_FMA8(r0, kd, HI, xc);
     FE_FMA8(r, kd, LO, r0);
@@ -138,7 +153,8 @@ static inline __attribute__((always_inline)) void fast_exp8(const double *x, dou
     FE_FMA8(q, q, r, C0);
     rr = r * r;
     FE_FMA8(p, rr, q, r);
-    vm_v8u tbits = (vm_v8u)__builtin_shuffle(t0, t1, u & 15) + ((u >> 4) << 52);
+    /* __builtin_shuffle takes each index modulo 16, as the permutation does. */
+    vm_v8u tbits = (vm_v8u)__builtin_shuffle(t0, t1, u) + (u << 48);
     vm_v8d t = (vm_v8d)tbits;
     FE_FMA8(y, t, p, t);
     if (!in_range)
