@@ -115,9 +115,9 @@ static const uint64_t FASTEXP_T8_BITS[16] = {
 /* out[0..8) = fast_exp(x[k] - shift), operation for operation, in vector
  * registers (pointers in and out, for the reason above), the table's
  * lookup as FASTEXP_T8_BITS says. in_range (a constant where it is
- * inlined) says that every x[k] - shift is known to
- * lie in [FASTEXP_LOW, FASTEXP_HIGH]: the clamps, which change nothing
- * there, are left out (the same bits, a fifth fewer operations). */
+ * inlined) says that every x[k] - shift is known to lie in [FASTEXP_LOW,
+ * FASTEXP_HIGH]: the clamps, which change nothing there, are left out (the
+ * same bits, a fifth fewer operations). */
 static inline __attribute__((always_inline)) void fast_exp8(const double *x, double shift,
                                                             double *out, int in_range)
 {
