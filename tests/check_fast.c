@@ -14,6 +14,7 @@
 #include "core/sampler.h"
 #include "core/sampler_rules.h"
 #include "core/settings.h"
+#include "core/vecmath.h"
 #include "suites.h"
 
 static struct trace ref, fast;
@@ -424,12 +425,15 @@ START_TEST(test_float_rows_load_as_doubles)
             ck_assert(memcmp(&tf.rows[r].final, &td.rows[r].final, sizeof(double)) == 0);
         }
     }
-    static const float BAD[] = { NAN, INFINITY, 3e30f };
-    for (size_t k = 0; k < sizeof BAD / sizeof BAD[0]; k++) {
+    /* Inside a block (1500) and at a block's first token (1536, where a
+     * NaN is the one a running maximum keeps), each bad value. */
+    static const float BAD[] = { NAN, INFINITY, 3e30f, -3e30f };
+    static const int AT[] = { 1500, 1536 };
+    for (size_t k = 0; k < 2 * sizeof BAD / sizeof BAD[0]; k++) {
         for (int i = 0; i < V; i++)
             zd[i] = zf[i] = (float)normal(99, (uint32_t)i);
-        zf[1500] = BAD[k];
-        zd[1500] = BAD[k];
+        zf[AT[k % 2]] = BAD[k / 2];
+        zd[AT[k % 2]] = BAD[k / 2];
         struct sampler_settings s;
         sampler_defaults(&s);
         struct sampler_input in = { .vocab_size = V, .logits_f = zf, .step = 2 };
@@ -669,6 +673,57 @@ START_TEST(test_exp_stats_with_and_without_clamps)
 }
 END_TEST
 
+/* fv_load against the plain loops it fuses: z' = (logit + shift) / t and
+ * each block's maximum (vm_block_max) the same bits, from the float row and
+ * the double one, over rows whose blocks hold ties of +0 and -0 (which of
+ * the two a maximum keeps shows in its bits), with the largest at every
+ * position of a block in turn; the marks; and the sums those of
+ * fv_exp_stats to rounding (each chunk is summed at its own largest). */
+START_TEST(test_load_matches_the_plain_loops)
+{
+    enum { N = 64 * 37 + 21 };
+    static float zf[N];
+    static double zd[N], z[N], bm[N / VM_BLOCK + 1], want[N / VM_BLOCK + 1], q[N];
+    static uint8_t mark[N];
+    static const double T[] = { 1.0, 0.8, 3.0 };
+    for (int trial = 0; trial < 12; trial++) {
+        for (int i = 0; i < N; i++) {
+            double u = philox_uniform(31, (uint32_t)i, (uint32_t)trial, 0);
+            zf[i] = u < 0.3 ? 0.0f : u < 0.6 ? -0.0f : (float)(-4.0 * u);
+        }
+        for (int b = 0; b < N / VM_BLOCK; b++) /* a block's largest, at (b + trial) % 64 */
+            zf[b * VM_BLOCK + (b + trial) % VM_BLOCK] = (float)(trial % 3) * 0.25f;
+        zf[N - 2] = -INFINITY; /* a mask in the tail */
+        for (int i = 0; i < N; i++)
+            zd[i] = zf[i];
+        double t = T[trial % 3], shift = trial % 2 ? -0.0 : 0.0;
+        for (int i = 0; i < N; i++)
+            q[i] = (zd[i] + shift) / t;
+        vm_block_max(q, N, want);
+        for (int from_float = 0; from_float < 2; from_float++) {
+            struct fv_load ld = { .n = N,
+                                  .shift = shift,
+                                  .t = t,
+                                  .mark = mark,
+                                  .block_max = bm,
+                                  .kept = 0,
+                                  .masked = 7,
+                                  .sums = 1 };
+            ck_assert_int_eq(fv_load(from_float ? zf : NULL, from_float ? NULL : zd, z, &ld), 0);
+            ck_assert_msg(memcmp(z, q, sizeof z) == 0, "trial %d: z' differs", trial);
+            ck_assert_msg(memcmp(bm, want, sizeof bm) == 0, "trial %d: a block's maximum differs",
+                          trial);
+            for (int i = 0; i < N; i++)
+                ck_assert_int_eq(mark[i], i == N - 2 ? 7 : 0);
+            ck_assert_int_eq(ld.n_kept, N - 1);
+            double offset, sum = fv_exp_stats(q, ld.max, NULL, N, &offset);
+            ck_assert_double_eq_tol(ld.sum, sum, 1e-14 * sum);
+            ck_assert_double_eq_tol(ld.offset, offset, 1e-13 * fabs(offset));
+        }
+    }
+}
+END_TEST
+
 /* Min-p's bar (sampler_rules.h): the smallest double d with e^d >= min_p,
  * so that "z - max >= bar" is the test e^(z - max) >= min_p itself. Checked
  * at both neighbours of the bar, and token by token over 4,001 doubles
@@ -699,6 +754,7 @@ Suite *suite_fast(void)
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_fast_exp_is_within_one_ulp);
     tcase_add_test(core, test_exp_stats_with_and_without_clamps);
+    tcase_add_test(core, test_load_matches_the_plain_loops);
     tcase_add_test(core, test_min_p_bar);
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);

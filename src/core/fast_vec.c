@@ -349,7 +349,81 @@ PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int
 }
 
 #ifdef VM_HAS_VEC
-typedef float vm_v8f __attribute__((vector_size(32)));
+
+/* One block of VM_BLOCK tokens from at of the load (what convert_chunk
+ * says), its maximum returned; the minima (two chains, so that no compare
+ * waits on the last) into mn, and the z added into sum: a NaN or an
+ * infinity among them leaves sum not finite (z within RULE_Z_LIMIT cannot
+ * add up past a double's range), so that with the ends it is the whole
+ * range test, one addition where the bits' test took three operations. f_in, divide,
+ * ahead: constants where it is inlined, so that each of convert_chunk's
+ * loops has no test in it. The maximum as a tree of VM_MAX8 whose left
+ * side is the earlier: the first of the largest wins in each lane, as in
+ * vm_block_max_of's running maximum (a NaN survives only from the first
+ * row in both), so the same bits, without a chain of eight compares. */
+PASS_HELPER double convert_block(const float *in_f, const double *in_d, double shift, double t,
+                                 double *z, double *q, double tq, int at, vm_v8d *mn, vm_v8d *sum,
+                                 int f_in, int divide, int ahead)
+{
+    vm_v8d row[VM_BLOCK / LANES];
+#pragma GCC unroll 8
+    for (int j = 0; j < VM_BLOCK / LANES; j++) {
+        vm_v8d v;
+        if (f_in) {
+            /* Lane by lane: one conversion instruction (GCC 12 splits
+             * __builtin_convertvector's in two, and joins them). */
+            for (int k = 0; k < LANES; k++)
+                v[k] = in_f[at + j * LANES + k];
+        } else {
+            memcpy(&v, in_d + at + j * LANES, sizeof v);
+        }
+        v += shift;
+        if (divide)
+            v = v / t;
+        memcpy(z + at + j * LANES, &v, sizeof v);
+        if (ahead) {
+            vm_v8d w = v / tq;
+            memcpy(q + at + j * LANES, &w, sizeof w);
+        }
+        mn[j & 1] = VM_SELECT(v < mn[j & 1], v, mn[j & 1]);
+        *sum += v;
+        row[j] = v;
+    }
+    _Static_assert(VM_BLOCK == 8 * LANES, "the tree below takes eight rows");
+    vm_v8d m01 = VM_MAX8(row[1], row[0]), m23 = VM_MAX8(row[3], row[2]);
+    vm_v8d m45 = VM_MAX8(row[5], row[4]), m67 = VM_MAX8(row[7], row[6]);
+    vm_v8d m03 = VM_MAX8(m23, m01), m47 = VM_MAX8(m67, m45), m = VM_MAX8(m47, m03);
+    double best = m[0]; /* the lanes in order, as vm_block_max_of takes them */
+    for (int k = 1; k < LANES; k++)
+        best = m[k] > best ? m[k] : best;
+    return best;
+}
+
+/* convert_block over the full blocks of [lo, hi): their maxima into
+ * block_max and cs; returns where the full blocks end. Clean: every z
+ * finite (the sum) and the ends within RULE_Z_LIMIT, -inf included (a NaN
+ * the ends pass over is in the sum). */
+PASS_HELPER int convert_blocks(const float *in_f, const double *in_d, double shift, double t,
+                               double *z, struct fv_load *ld, int lo, int hi, struct chunk_scan *cs,
+                               int f_in, int divide, int ahead)
+{
+    vm_v8d mn[2] = { (vm_v8d){ 0 } + INFINITY, (vm_v8d){ 0 } + INFINITY };
+    vm_v8d sum = { 0 };
+    int at = lo;
+    for (; at + VM_BLOCK <= hi; at += VM_BLOCK) {
+        double best = convert_block(in_f, in_d, shift, t, z, ld->ahead, ld->t_ahead, at, mn, &sum,
+                                    f_in, divide, ahead);
+        ld->block_max[at / VM_BLOCK] = best;
+        cs->max = best > cs->max ? best : cs->max;
+    }
+    for (int k = 0; k < LANES; k++) {
+        cs->clean &= sum[k] - sum[k] == 0.0;
+        for (int c = 0; c < 2; c++)
+            cs->min = mn[c][k] < cs->min ? mn[c][k] : cs->min;
+    }
+    cs->clean &= (cs->min >= -RULE_Z_LIMIT) & (cs->max <= RULE_Z_LIMIT);
+    return at;
+}
 #endif
 
 /* z[lo..hi) = (in + shift) / t from the float row or the double one (only
@@ -357,8 +431,8 @@ typedef float vm_v8f __attribute__((vector_size(32)));
  * the same bits), and in the same pass the chunk's scan (scan_chunk's, the
  * same bits: each block's maximum as vm_block_max_of takes it), so that z
  * is read once more only for the exponentials; with ld->ahead, the
- * quotients z / t_ahead written there too. The division's throughput
- * bounds this loop: the scan's work goes on beside it. */
+ * quotients z / t_ahead written there too. One loop for each case, so
+ * that none tests in each block what the whole load knows. */
 PASS_HELPER struct chunk_scan convert_chunk(const float *in_f, const double *in_d, double shift,
                                             double t, double *z, struct fv_load *ld, int lo, int hi)
 {
@@ -366,43 +440,14 @@ PASS_HELPER struct chunk_scan convert_chunk(const float *in_f, const double *in_
     struct chunk_scan cs = { INFINITY, -INFINITY, 1 };
     int at = lo;
 #ifdef VM_HAS_VEC
-    const int64_t lim = limit_bits();
-    vm_v8d mn[2] = { (vm_v8d){ 0 } + INFINITY, (vm_v8d){ 0 } + INFINITY };
-    vm_v8i ov = { 0 };
-    for (; at + VM_BLOCK <= hi; at += VM_BLOCK) {
-        vm_v8d mx = { 0 };
-        for (int j = 0; j < VM_BLOCK; j += LANES) {
-            vm_v8d v;
-            if (in_d) {
-                memcpy(&v, in_d + at + j, sizeof v);
-            } else {
-                vm_v8f f;
-                memcpy(&f, in_f + at + j, sizeof f);
-                v = __builtin_convertvector(f, vm_v8d);
-            }
-            v += shift;
-            if (t != 1.0)
-                v = v / t;
-            memcpy(z + at + j, &v, sizeof v);
-            if (q) {
-                vm_v8d w = v / tq;
-                memcpy(q + at + j, &w, sizeof w);
-            }
-            mx = j ? VM_MAX8(v, mx) : v;
-            mn[j / LANES & 1] = VM_SELECT(v < mn[j / LANES & 1], v, mn[j / LANES & 1]);
-            ov |= OUT_OF_RANGE(v, lim);
-        }
-        double best = mx[0]; /* the lanes in order, as vm_block_max_of takes them */
-        for (int k = 1; k < LANES; k++)
-            best = mx[k] > best ? mx[k] : best;
-        ld->block_max[at / VM_BLOCK] = best;
-        cs.max = best > cs.max ? best : cs.max;
-    }
-    for (int k = 0; k < LANES; k++) {
-        cs.clean &= ov[k] >= 0;
-        for (int c = 0; c < 2; c++)
-            cs.min = mn[c][k] < cs.min ? mn[c][k] : cs.min;
-    }
+#define CONVERT_CASE(f_in, divide, ahead)                                                          \
+    convert_blocks(in_f, in_d, shift, t, z, ld, lo, hi, &cs, f_in, divide, ahead)
+#define CONVERT_CASES(f_in)                                                                        \
+    (t != 1.0 ? (q ? CONVERT_CASE(f_in, 1, 1) : CONVERT_CASE(f_in, 1, 0))                          \
+              : (q ? CONVERT_CASE(f_in, 0, 1) : CONVERT_CASE(f_in, 0, 0)))
+    at = in_f ? CONVERT_CASES(1) : CONVERT_CASES(0);
+#undef CONVERT_CASES
+#undef CONVERT_CASE
 #endif
     if (at == hi)
         return cs;
