@@ -724,6 +724,47 @@ START_TEST(test_load_matches_the_plain_loops)
 }
 END_TEST
 
+/* The two searches over the blocks' maxima (vecmath.h) against the loops
+ * they replace: the first at or above a bar (and strictly above) from each
+ * start, with the hit in every lane and in the tail; and the largest as
+ * the running "x > m ? x : m" keeps it, bit for bit -- a NaN passed over,
+ * and of +0 and -0 the first, wherever the two fall. */
+START_TEST(test_block_searches)
+{
+    enum { N = 8 * 9 + 5 };
+    static double x[N];
+    for (int at = 0; at < N; at++) {
+        for (int i = 0; i < N; i++)
+            x[i] = -1.0 - (i % 7);
+        x[at] = 0.5;
+        for (int from = 0; from <= N; from += 3) {
+            ck_assert_int_eq(vm_first_at_least(x, from, N, 0.5, 0), from <= at ? at : N);
+            ck_assert_int_eq(vm_first_at_least(x, from, N, 0.5, 1), N);
+            ck_assert_int_eq(vm_first_at_least(x, from, N, -1.0, 1), from <= at ? at : N);
+        }
+        ck_assert_double_eq(vm_largest(x, N), 0.5);
+    }
+    for (int a = 0; a < N; a += 5)
+        for (int b = 0; b < N; b += 7) {
+            if (a == b)
+                continue;
+            for (int i = 0; i < N; i++)
+                x[i] = i % 11 == 3 ? NAN : -2.0;
+            x[a] = -0.0;
+            x[b] = 0.0;
+            double m = -INFINITY;
+            for (int i = 0; i < N; i++)
+                m = x[i] > m ? x[i] : m;
+            double got = vm_largest(x, N);
+            ck_assert_msg(memcmp(&got, &m, sizeof m) == 0, "-0 at %d, +0 at %d: %g", a, b, got);
+        }
+    for (int i = 0; i < N; i++)
+        x[i] = NAN;
+    ck_assert(vm_largest(x, N) == -INFINITY);
+    ck_assert(vm_largest(x, 0) == -INFINITY);
+}
+END_TEST
+
 /* Min-p's bar (sampler_rules.h): the smallest double d with e^d >= min_p,
  * so that "z - max >= bar" is the test e^(z - max) >= min_p itself. Checked
  * at both neighbours of the bar, and token by token over 4,001 doubles
@@ -755,6 +796,7 @@ Suite *suite_fast(void)
     tcase_add_test(core, test_fast_exp_is_within_one_ulp);
     tcase_add_test(core, test_exp_stats_with_and_without_clamps);
     tcase_add_test(core, test_load_matches_the_plain_loops);
+    tcase_add_test(core, test_block_searches);
     tcase_add_test(core, test_min_p_bar);
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);

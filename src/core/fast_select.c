@@ -164,10 +164,7 @@ void fast_blocks(struct fast *f)
 static void set_e_max(struct fast *f)
 {
     fast_blocks(f);
-    double max = -INFINITY;
-    for (int b = 0; b < fast_n_blocks(f); b++)
-        max = f->block_max[b] > max ? f->block_max[b] : max;
-    f->e_max = max;
+    f->e_max = vm_largest(f->block_max, fast_n_blocks(f));
 }
 
 void fast_exps(struct fast *f)
@@ -241,8 +238,8 @@ double fast_divide(struct fast *f, double T, int keep)
     fast_values_changed(f);
     f->best_cached = cached; /* the division keeps the order: see best_from_cache */
     f->best_resort = cached > 0;
-    for (int b = 0; blocks && b < fast_n_blocks(f); b++)
-        f->block_max[b] /= T;
+    if (blocks) /* division keeps the order: the quotients' maxima */
+        vm_quotients(f->block_max, T, fast_n_blocks(f));
     f->block_valid = blocks;
     if (f->ahead || keep) { /* z' of before stays in fz_pre; the other array becomes z' */
         f->z = f->t->fz_pre;
@@ -263,9 +260,7 @@ double fast_divide(struct fast *f, double T, int keep)
             memcpy(f->z, src, (size_t)f->V * sizeof *f->z);
         return vm_divide(f->z, T, f->V);
     }
-    double max = -INFINITY;
-    for (int b = 0; b < fast_n_blocks(f); b++)
-        max = f->block_max[b] > max ? f->block_max[b] : max;
+    double max = vm_largest(f->block_max, fast_n_blocks(f));
     f->e_max = max;
     f->e_sum = fv_divide_exp_stats(src, f->z, T, max, NULL, f->V, &f->e_offset, &zmax);
     f->sum_valid = 1;
@@ -324,13 +319,8 @@ int fast_alive_best(struct fast *f)
         if (f->best_all >= 0)
             return f->best_all;
         fast_blocks(f);
-        int blocks = fast_n_blocks(f), bb = 0;
-        double m = f->block_max[0]; /* in a register: no load waits on the last compare */
-        for (int b = 1; b < blocks; b++)
-            if (f->block_max[b] > m) {
-                m = f->block_max[b];
-                bb = b;
-            }
+        int blocks = fast_n_blocks(f);
+        int bb = vm_first_at_least(f->block_max, 0, blocks, vm_largest(f->block_max, blocks), 0);
         for (int i = bb * VM_BLOCK; i < f->V; i++)
             if (f->z[i] == f->block_max[bb])
                 return f->best_all = i;
@@ -494,9 +484,10 @@ static double blocks_bar(struct fast *f, int k)
     if (blocks < k)
         return -INFINITY;
     struct zid *h = f->sorted;
-    for (int b = 0; b < blocks; b++)
-        if (n < k || f->block_max[b] > h[0].z)
-            heap_offer(h, &n, k, f->block_max[b], b);
+    for (int b = 0; b < k; b++)
+        heap_offer(h, &n, k, f->block_max[b], b);
+    for (int b = k; (b = vm_first_at_least(f->block_max, b, blocks, h[0].z, 1)) < blocks; b++)
+        heap_offer(h, &n, k, f->block_max[b], b);
     return h[0].z;
 }
 
@@ -553,9 +544,11 @@ int fast_best_k(struct fast *f, int k, int all)
          * start nothing below bar can be among the k best. */
         fast_blocks(f);
         double bar = blocks_bar(f, k);
-        for (int b = 0; b < fast_n_blocks(f); b++) {
-            if (f->block_max[b] < bar || (n == k && f->block_max[b] < h[0].z))
-                continue;
+        int blocks = fast_n_blocks(f);
+        /* The blocks at or above bar, and once the heap is full at or above its worst. */
+        for (int b = 0; (b = vm_first_at_least(f->block_max, b, blocks,
+                                               n == k && h[0].z > bar ? h[0].z : bar, 0)) < blocks;
+             b++) {
             int hi = fast_block_end(f, b);
             for (int i = b * VM_BLOCK; i < hi; i++) {
                 if (f->z[i] < bar || (n == k && f->z[i] < h[0].z))

@@ -79,10 +79,8 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
         double before = f->e_final ? f->e_sum : 0.0;
         /* List the survivors: a block whose largest z is below the cut holds none. */
         fast_blocks(f);
-        int k = 0;
-        for (int b = 0; b < fast_n_blocks(f); b++) {
-            if (f->block_max[b] < zc)
-                continue;
+        int k = 0, blocks = fast_n_blocks(f);
+        for (int b = 0; (b = vm_first_at_least(f->block_max, b, blocks, zc, 0)) < blocks; b++) {
             int hi = fast_block_end(f, b);
             if (!none_masked) {
                 k += vm_collect(f->mark, b * VM_BLOCK, hi, MARK_KEPT, f->alive + k);

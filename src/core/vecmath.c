@@ -5,11 +5,16 @@
 #include "base/vec_clones.h"
 #include "core/sampler_rules.h"
 
+VEC_CLONES void vm_quotients(double *z, double t, int n)
+{
+    for (int i = 0; i < n; i++)
+        z[i] /= t;
+}
+
 VEC_CLONES double vm_divide(double *z, double t, int n)
 {
     double m = vm_magnitude(z, 0, n, 0.0);
-    for (int i = 0; i < n; i++)
-        z[i] /= t;
+    vm_quotients(z, t, n);
     return m;
 }
 
@@ -65,4 +70,44 @@ VEC_CLONES void vm_block_max(const double *x, int n, double *block_max)
             m = x[i] > m ? x[i] : m;
         block_max[full] = m;
     }
+}
+
+VEC_CLONES int vm_first_at_least(const double *x, int from, int n, double bar, int strict)
+{
+    int i = from;
+#ifdef VM_HAS_VEC
+    for (; i + 8 <= n; i += 8) {
+        vm_v8d v;
+        memcpy(&v, x + i, sizeof v);
+        vm_v8i hit = strict ? v > bar : v >= bar;
+        int64_t any = 0;
+        for (int k = 0; k < 8; k++)
+            any |= hit[k];
+        if (any)
+            break;
+    }
+#endif
+    for (; i < n; i++)
+        if (strict ? x[i] > bar : x[i] >= bar)
+            return i;
+    return n;
+}
+
+VEC_CLONES double vm_largest(const double *x, int n)
+{
+    double m = -INFINITY;
+    int i = 0;
+#ifdef VM_HAS_VEC
+    vm_v8d acc = (vm_v8d){ 0 } - INFINITY;
+    for (; i + 8 <= n; i += 8) {
+        vm_v8d v;
+        memcpy(&v, x + i, sizeof v);
+        acc = VM_MAX8(v, acc);
+    }
+    for (int k = 0; k < 8; k++)
+        m = acc[k] > m ? acc[k] : m;
+#endif
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m == 0.0 ? x[vm_first_at_least(x, 0, n, 0.0, 0)] : m;
 }

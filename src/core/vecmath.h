@@ -16,6 +16,9 @@
  * check needs, in the same pass. */
 double vm_divide(double *z, double t, int n);
 
+/* z[i] /= t for every i, and nothing else. */
+void vm_quotients(double *z, double t, int n);
+
 /* The largest x in each block of VM_BLOCK values (the last block may be
  * short): lets a search skip whole blocks that cannot hold a candidate. */
 #define VM_BLOCK 64
@@ -37,11 +40,16 @@ typedef uint64_t vm_v8u __attribute__((vector_size(64)));
 #define VM_MAX8(a, b) VM_SELECT((a) > (b), a, b)
 #endif
 
+/* The helpers below are inlined always: a function built for several
+ * vector units (base/vec_clones.h) would otherwise call one copy of them
+ * built for the plainest. */
+#define VM_INLINE static inline __attribute__((always_inline))
+
 /* The largest of one full block of VM_BLOCK values, in 8 lanes, each lane
  * "x > m ? x : m" in order, then the lanes in order: the loop vm_block_max
  * runs per block, shared with the fast path's fused load pass (fast_vec.c)
  * so both give the same maxima. */
-static inline double vm_block_max_of(const double *x)
+VM_INLINE double vm_block_max_of(const double *x)
 {
     double m[8];
 #ifdef VM_HAS_VEC
@@ -70,7 +78,7 @@ static inline double vm_block_max_of(const double *x)
  * fast path's fused pass). In lanes, four vectors a step: one running
  * maximum would be a chain of dependent compares as long as the row. A NaN
  * is never taken (the compare is false), so the order does not matter. */
-static inline double vm_magnitude(const double *z, int lo, int hi, double m)
+VM_INLINE double vm_magnitude(const double *z, int lo, int hi, double m)
 {
     int i = lo;
 #ifdef VM_HAS_VEC
@@ -96,6 +104,16 @@ static inline double vm_magnitude(const double *z, int lo, int hi, double m)
 }
 
 void vm_block_max(const double *x, int n, double *block_max);
+
+/* The first i in [from, n) with x[i] >= bar (strict: x[i] > bar), n when
+ * there is none: what the loops over the blocks' maxima look for (a block
+ * that may hold a candidate), eight at a time. */
+int vm_first_at_least(const double *x, int from, int n, double bar, int strict);
+
+/* The largest x[i], as "x > m ? x : m" from m = -inf takes it in order (a
+ * NaN passed over; of +0 and -0 the first): the lanes find the value, and
+ * a zero's sign is the first zero's. */
+double vm_largest(const double *x, int n);
 
 /* key[i] = rule_key(z[i]) (sampler_rules.h). */
 void vm_keys(const double *z, uint32_t *key, int n);
