@@ -262,7 +262,7 @@ double fast_divide(struct fast *f, double T, int keep)
     }
     double max = vm_largest(f->block_max, fast_n_blocks(f));
     f->e_max = max;
-    f->e_sum = fv_divide_exp_stats(src, f->z, T, max, NULL, f->V, &f->e_offset, &zmax);
+    f->e_sum = fv_divide_exp_stats(src, f->z, T, max, f->V, &f->e_offset, &zmax);
     f->sum_valid = 1;
     return zmax;
 }

@@ -157,8 +157,8 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
     return stats_end(&l, x, shift, out, body, n, offset);
 }
 
-VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, double shift,
-                                    double *out, int n, double *offset, double *zmax)
+VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, double shift, int n,
+                                    double *offset, double *zmax)
 {
     struct lanes l = { { 0 }, { 0 } };
     double m = 0.0;
@@ -169,10 +169,10 @@ VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, doub
         for (int i = lo; i < hi; i++)
             z[i] = src[i] / t;
         if (lo < body)
-            stats_range(z, shift, out, lo, hi < body ? hi : body, &l);
+            stats_range(z, shift, NULL, lo, hi < body ? hi : body, &l);
     }
     *zmax = m;
-    return stats_end(&l, z, shift, out, body, n, offset);
+    return stats_end(&l, z, shift, NULL, body, n, offset);
 }
 
 #ifdef VM_HAS_VEC

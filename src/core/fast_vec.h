@@ -48,9 +48,9 @@ double fv_exp_stats(const double *x, double shift, double *out, int n, double *o
 
 /* z[i] = src[i] / t (src may be z), then fv_exp_stats of the quotients
  * with the given shift (the largest quotient: t > 0 keeps the order), in
- * one pass; *zmax gets the largest |src[i]| over the src[i] that are not
+ * one pass, storing no exponential; *zmax gets the largest |src[i]| over the src[i] that are not
  * -inf (the temperature's range check). */
-double fv_divide_exp_stats(const double *src, double *z, double t, double shift, double *out, int n,
+double fv_divide_exp_stats(const double *src, double *z, double t, double shift, int n,
                            double *offset, double *zmax);
 
 /* Every kept mark (mark == kept) but token keep's becomes cut: greedy's
