@@ -673,6 +673,38 @@ START_TEST(test_exp_stats_with_and_without_clamps)
 }
 END_TEST
 
+/* fv_divide_exp_stats against the passes it fuses: the quotients and the
+ * largest |z| (vm_divide's), and the sums of fv_exp_stats over the
+ * quotients, all bit for bit, with masked tokens, tokens far below the
+ * rest (the clamps) and a tail shorter than the lanes. */
+START_TEST(test_divide_exp_stats_fuses_the_passes)
+{
+    enum { N = 2053 };
+    static double src[N], z[N], want[N];
+    for (int i = 0; i < N; i++) {
+        src[i] = 6.0 * normal(17, (uint32_t)i);
+        if (i % 211 == 5)
+            src[i] = -INFINITY;
+        if (i >= 1024 && i < 1536 && i % 89 == 0)
+            src[i] = -900.0 - i;
+    }
+    src[700] = -12.5; /* the largest |z| is a negative one */
+    src[701] = -12.5 - 1e-9;
+    static const double T[] = { 0.8, 1.7, 0.01 };
+    for (int k = 0; k < 3; k++) {
+        memcpy(want, src, sizeof want);
+        double want_zmax = vm_divide(want, T[k], N);
+        double max = vm_largest(want, N), want_off, zmax, off;
+        double want_sum = fv_exp_stats(want, max, NULL, N, &want_off);
+        double sum = fv_divide_exp_stats(src, z, T[k], max, N, &off, &zmax);
+        ck_assert_msg(memcmp(z, want, sizeof z) == 0, "T %g: the quotients differ", T[k]);
+        ck_assert_msg(zmax == want_zmax, "T %g: largest |z| %.17g, %.17g", T[k], zmax, want_zmax);
+        ck_assert_msg(sum == want_sum && off == want_off, "T %g: sums %.17g %.17g, %.17g %.17g",
+                      T[k], sum, off, want_sum, want_off);
+    }
+}
+END_TEST
+
 /* fv_load against the plain loops it fuses: z' = (logit + shift) / t and
  * each block's maximum (vm_block_max) the same bits, from the float row and
  * the double one, over rows whose blocks hold ties of +0 and -0 (which of
@@ -796,6 +828,7 @@ Suite *suite_fast(void)
     tcase_add_test(core, test_fast_exp_is_within_one_ulp);
     tcase_add_test(core, test_exp_stats_with_and_without_clamps);
     tcase_add_test(core, test_load_matches_the_plain_loops);
+    tcase_add_test(core, test_divide_exp_stats_fuses_the_passes);
     tcase_add_test(core, test_block_searches);
     tcase_add_test(core, test_min_p_bar);
     tcase_add_test(core, test_random_rows_match_the_reference);

@@ -99,26 +99,42 @@ PASS_HELPER void stats_chunk(const double *x, double shift, double *out, int n, 
         stats_lanes(x, shift, out, n, l, 0);
 }
 
-/* The smallest and largest of x[0..n) (n a multiple of LANES), lane by
- * lane then across: what stats_chunk needs to know of a chunk. A NaN may
- * be passed over: the ends are for the clamps' test, and a row with a NaN
- * never reaches a sum (fv_load counts it). */
+/* The smallest and largest of x[0..n) (n a multiple of LANES), in lanes,
+ * two vectors a step so that no compare waits on the last, then across:
+ * what stats_chunk needs to know of a chunk. A NaN may be passed over:
+ * the ends are for the clamps' test, and a row with a NaN never reaches a
+ * sum (fv_load counts it), so the order of the compares does not matter. */
 PASS_HELPER void chunk_ends(const double *x, int n, double *xmin, double *xmax)
 {
-    double lo[LANES], hi[LANES];
-    for (int k = 0; k < LANES; k++)
-        lo[k] = hi[k] = n ? x[k] : 0.0;
-    for (int i = LANES; i < n; i += LANES)
-        for (int k = 0; k < LANES; k++) {
-            lo[k] = x[i + k] < lo[k] ? x[i + k] : lo[k];
-            hi[k] = x[i + k] > hi[k] ? x[i + k] : hi[k];
-        }
-    *xmin = lo[0];
-    *xmax = hi[0];
-    for (int k = 1; k < LANES; k++) {
-        *xmin = lo[k] < *xmin ? lo[k] : *xmin;
-        *xmax = hi[k] > *xmax ? hi[k] : *xmax;
+    double lo = n ? x[0] : 0.0, hi = lo;
+    int i = 0;
+#ifdef VM_HAS_VEC
+    if (n >= 2 * LANES) {
+        vm_v8d mn[2], mx[2];
+        memcpy(&mn[0], x, sizeof mn[0]);
+        memcpy(&mn[1], x + LANES, sizeof mn[1]);
+        mx[0] = mn[0];
+        mx[1] = mn[1];
+        for (i = 2 * LANES; i + 2 * LANES <= n; i += 2 * LANES)
+            for (int c = 0; c < 2; c++) {
+                vm_v8d v;
+                memcpy(&v, x + i + c * LANES, sizeof v);
+                mn[c] = VM_SELECT(v < mn[c], v, mn[c]);
+                mx[c] = VM_MAX8(v, mx[c]);
+            }
+        for (int c = 0; c < 2; c++)
+            for (int k = 0; k < LANES; k++) {
+                lo = mn[c][k] < lo ? mn[c][k] : lo;
+                hi = mx[c][k] > hi ? mx[c][k] : hi;
+            }
     }
+#endif
+    for (; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    *xmin = lo;
+    *xmax = hi;
 }
 
 /* The lanes' totals, then the last n % LANES tokens from lo on, one by one
@@ -157,6 +173,50 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
     return stats_end(&l, x, shift, out, body, n, offset);
 }
 
+/* z[lo..hi) = src[lo..hi) / t in one pass with what the pass needs of
+ * them: the largest |src| that is not -inf, from m up (vm_magnitude's, the
+ * same value), returned; and the quotients' ends into cmin, cmax (a NaN
+ * passed over, as chunk_ends does). */
+PASS_HELPER double divide_chunk(const double *src, double *z, double t, int lo, int hi, double m,
+                                double *cmin, double *cmax)
+{
+    double qmin = INFINITY, qmax = -INFINITY;
+    int i = lo;
+#ifdef VM_HAS_VEC
+    const vm_v8i sign = (vm_v8i){ 0 } + INT64_MIN;
+    const vm_v8d minf = (vm_v8d){ 0 } - INFINITY;
+    vm_v8d mag = (vm_v8d){ 0 } + m, mn = (vm_v8d){ 0 } + INFINITY, mx = (vm_v8d){ 0 } - INFINITY;
+    for (; i + LANES <= hi; i += LANES) {
+        vm_v8d v;
+        memcpy(&v, src + i, sizeof v);
+        vm_v8d a = (vm_v8d)((vm_v8i)v & ~sign & ~(v == minf)); /* |v|, 0 for -inf */
+        mag = VM_MAX8(a, mag);
+        v = v / t;
+        memcpy(z + i, &v, sizeof v);
+        mn = VM_SELECT(v < mn, v, mn);
+        mx = VM_MAX8(v, mx);
+    }
+    for (int k = 0; k < LANES; k++) {
+        m = mag[k] > m ? mag[k] : m;
+        qmin = mn[k] < qmin ? mn[k] : qmin;
+        qmax = mx[k] > qmax ? mx[k] : qmax;
+    }
+#endif
+    for (; i < hi; i++) {
+        double a = fabs(src[i]);
+        m = ((src[i] != -INFINITY) & (a > m)) ? a : m;
+        z[i] = src[i] / t;
+        qmin = z[i] < qmin ? z[i] : qmin;
+        qmax = z[i] > qmax ? z[i] : qmax;
+    }
+    *cmin = qmin;
+    *cmax = qmax;
+    return m;
+}
+
+/* Each chunk divided (divide_chunk) and its exponentials summed while it
+ * is in the first-level cache; the ends are the whole chunk's, which only
+ * decides whether the clamps are needed (the same bits either way). */
 VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, double shift, int n,
                                     double *offset, double *zmax)
 {
@@ -165,11 +225,10 @@ VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, doub
     int body = n - n % LANES;
     for (int lo = 0; lo < n; lo += CHUNK) {
         int hi = lo + CHUNK < n ? lo + CHUNK : n;
-        m = vm_magnitude(src, lo, hi, m);
-        for (int i = lo; i < hi; i++)
-            z[i] = src[i] / t;
+        double cmin, cmax;
+        m = divide_chunk(src, z, t, lo, hi, m, &cmin, &cmax);
         if (lo < body)
-            stats_range(z, shift, NULL, lo, hi < body ? hi : body, &l);
+            stats_chunk(z + lo, shift, NULL, (hi < body ? hi : body) - lo, &l, cmin, cmax);
     }
     *zmax = m;
     return stats_end(&l, z, shift, NULL, body, n, offset);
