@@ -174,9 +174,10 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
 }
 
 /* z[lo..hi) = src[lo..hi) / t in one pass with what the pass needs of
- * them: the largest |src| that is not -inf, from m up (vm_magnitude's, the
- * same value), returned; and the quotients' ends into cmin, cmax (a NaN
- * passed over, as chunk_ends does). */
+ * them: the largest |src| that is not -inf, from m up (vm_magnitude's
+ * step, the same value), returned; and the quotients' ends into cmin, cmax
+ * (a NaN passed over, as chunk_ends does). Not vm_magnitude itself: a
+ * pass of its own over the chunk made chain (f) 12 % slower. */
 PASS_HELPER double divide_chunk(const double *src, double *z, double t, int lo, int hi, double m,
                                 double *cmin, double *cmax)
 {
@@ -414,12 +415,13 @@ PASS_HELPER void load_chunk_end(const double *z, struct fv_load *ld, int lo, int
  * waits on the last) into mn, and the z added into sum: a NaN or an
  * infinity among them leaves sum not finite (z within RULE_Z_LIMIT cannot
  * add up past a double's range), so that with the ends it is the whole
- * range test, one addition where the bits' test took three operations. f_in, divide,
- * ahead: constants where it is inlined, so that each of convert_chunk's
- * loops has no test in it. The maximum as a tree of VM_MAX8 whose left
- * side is the earlier: the first of the largest wins in each lane, as in
- * vm_block_max_of's running maximum (a NaN survives only from the first
- * row in both), so the same bits, without a chain of eight compares. */
+ * range test, one addition where the bits' test took three operations.
+ * f_in, divide, ahead: constants where it is inlined, so that each of
+ * convert_chunk's loops has no test in it. The maximum as a tree of
+ * VM_MAX8 whose left side is the earlier: the first of the largest wins in
+ * each lane, as in vm_block_max_of's running maximum (a NaN survives only
+ * from the first row in both), so the same bits, without a chain of eight
+ * compares. */
 PASS_HELPER double convert_block(const float *in_f, const double *in_d, double shift, double t,
                                  double *z, double *q, double tq, int at, vm_v8d *mn, vm_v8d *sum,
                                  int f_in, int divide, int ahead)

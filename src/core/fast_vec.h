@@ -48,8 +48,8 @@ double fv_exp_stats(const double *x, double shift, double *out, int n, double *o
 
 /* z[i] = src[i] / t (src may be z), then fv_exp_stats of the quotients
  * with the given shift (the largest quotient: t > 0 keeps the order), in
- * one pass, storing no exponential; *zmax gets the largest |src[i]| over the src[i] that are not
- * -inf (the temperature's range check). */
+ * one pass, storing no exponential; *zmax gets the largest |src[i]| over
+ * the src[i] that are not -inf (the temperature's range check). */
 double fv_divide_exp_stats(const double *src, double *z, double t, double shift, int n,
                            double *offset, double *zmax);
 
