@@ -8,16 +8,18 @@
 #include "base/vec_clones.h"
 #include "core/philox.h"
 #include "model/lmhead_gen.h"
+#include "model/model.h"
 
 #define GEMV_LANES 16
 #define HALF       (GEMV_LANES / 2)
 
-/* The end of one row's product: the tail past the last block of sixteen,
- * then the fixed tree over the sixteen sums. */
-static inline float gemv_finish(float *a, const uint16_t *row, int full, int d, const float *x)
+/* The end of one row's product: the tail past the last block of sixteen
+ * (tail[0] is the row's weight `full`), then the fixed tree over the
+ * sixteen sums. */
+static inline float gemv_finish(float *a, const uint16_t *tail, int full, int d, const float *x)
 {
     for (int i = full; i < d; i++)
-        a[i - full] += lm_float(row[i]) * x[i];
+        a[i - full] += lm_float(tail[i - full]) * x[i];
     for (int k = 0; k < GEMV_LANES / 2; k++)
         a[k] += a[k + GEMV_LANES / 2];
     for (int k = 0; k < GEMV_LANES / 4; k++)
@@ -33,7 +35,48 @@ static float gemv_row(const uint16_t *row, int d, const float *x, int full)
     for (int i = 0; i < full; i += GEMV_LANES)
         for (int k = 0; k < GEMV_LANES; k++)
             a[k] += lm_float(row[i + k]) * x[i + k];
-    return gemv_finish(a, row, full, d, x);
+    return gemv_finish(a, row + full, full, d, x);
+}
+
+/* Where the weights of row r of a tiled head of `rows` rows start, and the
+ * step from one block of sixteen of the row to the next (head_vec.h). */
+static size_t tile_start(int rows, int d, int r, size_t *step)
+{
+    int g = r / HEAD_TILE_ROWS * HEAD_TILE_ROWS;
+    if (g + HEAD_TILE_ROWS > rows) { /* the last, incomplete group: plain rows */
+        *step = GEMV_LANES;
+        return (size_t)r * (size_t)d;
+    }
+    *step = (size_t)HEAD_TILE_ROWS * GEMV_LANES;
+    return (size_t)g * (size_t)d + (size_t)(r - g) * GEMV_LANES;
+}
+
+/* Where the tail of row r past its last block of sixteen starts. */
+static size_t tail_start(int rows, int d, int r)
+{
+    int g = r / HEAD_TILE_ROWS * HEAD_TILE_ROWS, full = d / GEMV_LANES * GEMV_LANES;
+    if (g + HEAD_TILE_ROWS > rows)
+        return (size_t)r * (size_t)d + (size_t)full;
+    return (size_t)g * (size_t)d + (size_t)HEAD_TILE_ROWS * (size_t)full +
+           (size_t)(r - g) * (size_t)(d - full);
+}
+
+void head_put_row(uint16_t *w, int rows, int d, int r, const uint16_t *row)
+{
+    size_t step, at = tile_start(rows, d, r, &step);
+    int full = d / GEMV_LANES * GEMV_LANES;
+    for (int i = 0; i < full; i += GEMV_LANES, at += step)
+        memcpy(w + at, row + i, GEMV_LANES * sizeof *row);
+    memcpy(w + tail_start(rows, d, r), row + full, (size_t)(d - full) * sizeof *row);
+}
+
+void head_get_row(const uint16_t *w, int rows, int d, int r, uint16_t *row)
+{
+    size_t step, at = tile_start(rows, d, r, &step);
+    int full = d / GEMV_LANES * GEMV_LANES;
+    for (int i = 0; i < full; i += GEMV_LANES, at += step)
+        memcpy(row + i, w + at, GEMV_LANES * sizeof *row);
+    memcpy(row + full, w + tail_start(rows, d, r), (size_t)(d - full) * sizeof *row);
 }
 
 void head_split_x(const float *x, int d, float *xs)
@@ -51,70 +94,128 @@ void head_split_x(const float *x, int d, float *xs)
 #if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 typedef float v8f __attribute__((vector_size(32)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef float v16f __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
 
-/* Bytes ahead of the row being read that the product asks the memory for
- * (a software prefetch, into the outer caches: on x86 prefetcht1). On a
- * 2-core EPYC, one row a pass with this reached the two threads' streaming
- * read of the weights (96-104 %, over runs at 31 to 47 GB/s), where four
- * rows a pass with the prefetch into L1 had 62-85 %: one stream a thread,
- * fetched ahead, keeps more of the memory's requests in flight than four
- * streams 8 KB apart, and the pair of add chains of one row (3 cycles a
- * block of sixteen) is still faster than the memory. */
+/* The software prefetch of a group's weights: one line every
+ * GEMV_AHEAD_EVERY bytes, GEMV_AHEAD_BYTES ahead, into the outer caches
+ * (prefetcht1); the memory's own prefetcher fetches the rest of the page.
+ * On a 2-core EPYC (Zen 5) one plain row a pass, with a prefetch every 32
+ * bytes, had 81-87 % of the two threads' streaming read: one row's two add
+ * chains were barely faster than the memory. Four tiled rows a pass (four
+ * chains, 16 lanes wide, in one stream) reached 100-105 %; the same four
+ * rows untiled, as four streams 8 KB apart, had 56 %, and a prefetch per
+ * line cost more instructions than it saved. */
 #define GEMV_AHEAD_BYTES 32768
+#define GEMV_AHEAD_EVERY 4096
+#define GEMV_VEC_SET     2 /* vectors a pass over a group: their 8 sums stay in registers */
 
-/* One row against C vectors (C <= 4), the sums of each pair as gemv_row
- * makes them. Sixteen bf16 loaded as eight 32-bit words hold the even
- * entry in each word's low half and the odd one in its high half: a shift
- * and a mask make them floats, matched with the split x (even entries,
- * then odd), so sum 2j is lane j of the even vector and sum 2j+1 lane j of
- * the odd one. */
-static inline __attribute__((always_inline)) void gemv_tile(const uint16_t *row, size_t d,
-                                                            const float *x, const float *xs, int C,
-                                                            int full, float *out, size_t ldo)
+/* Sixteen bf16 loaded as eight 32-bit words hold the even entry in each
+ * word's low half and the odd one in its high half: a shift and a mask
+ * make them floats, matched with the split x (even entries, then odd), so
+ * sum 2j is lane j of the even vector and sum 2j+1 lane j of the odd one.
+ * Here two rows' blocks fill one 16-lane vector, the first row in lanes
+ * 0-7, and x's halves are repeated to match. */
+#define TWICE(h) __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7)
+
+/* The sixteen sums of one row from its pair's vectors (half 0 or 1), in
+ * gemv_row's order. */
+static inline __attribute__((always_inline)) void pair_sums(v16f even, v16f odd, int half, float *a)
 {
-    v8f even[4] = { 0 }, odd[4] = { 0 };
-    for (int i = 0; i < full; i += GEMV_LANES) {
-        v8u u;
-        memcpy(&u, row + i, sizeof u);
-        /* An integer address: past the last row it points nowhere, and a
-         * prefetch never faults. */
-        __builtin_prefetch((const void *)((uintptr_t)(row + i) + GEMV_AHEAD_BYTES), 0, 2);
-        v8f we = (v8f)(u << 16), wo = (v8f)(u & 0xffff0000u);
-        for (int c = 0; c < C; c++) {
-            v8f xe, xo;
-            memcpy(&xe, xs + (size_t)c * d + (size_t)i, sizeof xe);
-            memcpy(&xo, xs + (size_t)c * d + (size_t)i + HALF, sizeof xo);
-            even[c] += we * xe;
-            odd[c] += wo * xo;
-        }
-    }
-    for (int c = 0; c < C; c++) {
-        float a[GEMV_LANES];
-        for (int j = 0; j < HALF; j++) {
-            a[2 * j] = even[c][j];
-            a[2 * j + 1] = odd[c][j];
-        }
-        out[(size_t)c * ldo] = gemv_finish(a, row, full, (int)d, x + (size_t)c * d);
+    for (int j = 0; j < HALF; j++) {
+        a[2 * j] = even[HALF * half + j];
+        a[2 * j + 1] = odd[HALF * half + j];
     }
 }
 
-/* Each row against four vectors at a time (the row, 8 KB at 4,096, stays
- * in the L1 cache for the next four). */
+/* One full group of HEAD_TILE_ROWS tiled rows (g) against C vectors
+ * (C <= GEMV_VEC_SET): one stream through memory, and each row's sums
+ * added as gemv_row adds them, so the bits are the same. */
+static inline __attribute__((always_inline)) void gemv_group(const uint16_t *g, size_t d,
+                                                             const float *x, const float *xs, int C,
+                                                             int full, float *out, size_t ldo)
+{
+    v16f even[2 * GEMV_VEC_SET] = { 0 }, odd[2 * GEMV_VEC_SET] = { 0 };
+    const int run = GEMV_AHEAD_EVERY / (HEAD_TILE_ROWS * GEMV_LANES * 2); /* blocks a prefetch */
+    const uint16_t *p = g;
+    for (int i0 = 0; i0 < full; i0 += run * GEMV_LANES) {
+        /* An integer address: past the last row it points nowhere, and a
+         * prefetch never faults. */
+        __builtin_prefetch((const void *)((uintptr_t)p + GEMV_AHEAD_BYTES), 0, 2);
+        int end = i0 + run * GEMV_LANES < full ? i0 + run * GEMV_LANES : full;
+        for (int i = i0; i < end; i += GEMV_LANES, p += HEAD_TILE_ROWS * GEMV_LANES) {
+            v16u u0, u1;
+            memcpy(&u0, p, sizeof u0);
+            memcpy(&u1, p + 2 * GEMV_LANES, sizeof u1);
+            v16f we0 = (v16f)(u0 << 16), wo0 = (v16f)(u0 & 0xffff0000u);
+            v16f we1 = (v16f)(u1 << 16), wo1 = (v16f)(u1 & 0xffff0000u);
+            for (int c = 0; c < C; c++) {
+                v8f he, ho;
+                memcpy(&he, xs + (size_t)c * d + (size_t)i, sizeof he);
+                memcpy(&ho, xs + (size_t)c * d + (size_t)i + HALF, sizeof ho);
+                v16f xe = TWICE(he), xo = TWICE(ho);
+                even[2 * c] += we0 * xe;
+                odd[2 * c] += wo0 * xo;
+                even[2 * c + 1] += we1 * xe;
+                odd[2 * c + 1] += wo1 * xo;
+            }
+        }
+    }
+    const uint16_t *tails = g + (size_t)HEAD_TILE_ROWS * (size_t)full;
+    for (int c = 0; c < C; c++)
+        for (int q = 0; q < HEAD_TILE_ROWS; q++) {
+            float a[GEMV_LANES];
+            pair_sums(even[2 * c + q / 2], odd[2 * c + q / 2], q % 2, a);
+            out[(size_t)c * ldo + (size_t)q] = gemv_finish(
+                a, tails + (size_t)q * (d - (size_t)full), full, (int)d, x + (size_t)c * d);
+        }
+}
+
+/* One plain row (of a last, incomplete group) against one vector, the
+ * sums in two 8-lane vectors. */
+static inline __attribute__((always_inline)) float
+gemv_plain(const uint16_t *row, size_t d, const float *x, const float *xs, int full)
+{
+    v8f even = { 0 }, odd = { 0 };
+    for (int i = 0; i < full; i += GEMV_LANES) {
+        v8u u;
+        v8f xe, xo;
+        memcpy(&u, row + i, sizeof u);
+        memcpy(&xe, xs + i, sizeof xe);
+        memcpy(&xo, xs + i + HALF, sizeof xo);
+        even += (v8f)(u << 16) * xe;
+        odd += (v8f)(u & 0xffff0000u) * xo;
+    }
+    float a[GEMV_LANES];
+    for (int j = 0; j < HALF; j++) {
+        a[2 * j] = even[j];
+        a[2 * j + 1] = odd[j];
+    }
+    return gemv_finish(a, row + full, full, (int)d, x);
+}
+
+/* The tiled rows against the vectors: each group against GEMV_VEC_SET
+ * vectors a pass (a group, 32 KB at 4,096, stays in the L1 cache for the
+ * next set), then the plain rows of the incomplete group. */
 VEC_CLONES static void gemv_split(const uint16_t *w, int rows, int d, const float *x,
                                   const float *xs, int n_vec, float *out, size_t ldo)
 {
     size_t D = (size_t)d;
-    int full = d / GEMV_LANES * GEMV_LANES;
-    for (int r = 0; r < rows; r++) {
-        const uint16_t *row = w + (size_t)r * D;
+    int full = d / GEMV_LANES * GEMV_LANES, r = 0;
+    for (; r + HEAD_TILE_ROWS <= rows; r += HEAD_TILE_ROWS) {
+        const uint16_t *g = w + (size_t)r * D;
         int c = 0;
-        for (; c + 4 <= n_vec; c += 4)
-            gemv_tile(row, D, x + (size_t)c * D, xs + (size_t)c * D, 4, full,
-                      out + (size_t)c * ldo + (size_t)r, ldo);
+        for (; c + GEMV_VEC_SET <= n_vec; c += GEMV_VEC_SET)
+            gemv_group(g, D, x + (size_t)c * D, xs + (size_t)c * D, GEMV_VEC_SET, full,
+                       out + (size_t)c * ldo + (size_t)r, ldo);
         for (; c < n_vec; c++)
-            gemv_tile(row, D, x + (size_t)c * D, xs + (size_t)c * D, 1, full,
-                      out + (size_t)c * ldo + (size_t)r, ldo);
+            gemv_group(g, D, x + (size_t)c * D, xs + (size_t)c * D, 1, full,
+                       out + (size_t)c * ldo + (size_t)r, ldo);
     }
+    for (; r < rows; r++)
+        for (int c = 0; c < n_vec; c++)
+            out[(size_t)c * ldo + (size_t)r] =
+                gemv_plain(w + (size_t)r * D, D, x + (size_t)c * D, xs + (size_t)c * D, full);
 }
 #define HAVE_GEMV_SPLIT 1
 #endif
@@ -128,11 +229,14 @@ void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const fl
         return;
     }
 #endif
+    /* The specification, on each row copied out of the tiles. */
+    uint16_t row[MODEL_MAX_HIDDEN];
     int full = d / GEMV_LANES * GEMV_LANES;
-    for (int c = 0; c < n_vec; c++)
-        for (int r = 0; r < rows; r++)
-            out[(size_t)c * ldo + (size_t)r] =
-                gemv_row(w + (size_t)r * (size_t)d, d, x + (size_t)c * (size_t)d, full);
+    for (int r = 0; r < rows; r++) {
+        head_get_row(w, rows, d, r, row);
+        for (int c = 0; c < n_vec; c++)
+            out[(size_t)c * ldo + (size_t)r] = gemv_row(row, d, x + (size_t)c * (size_t)d, full);
+    }
 }
 
 #define LM_BATCH 1024 /* counters per batch: four arrays of them stay in the L1 cache */

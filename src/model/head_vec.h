@@ -6,17 +6,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The layout of a synthetic head's weights (rows x d bf16), tiled for one
+ * stream through memory: the rows in groups of HEAD_TILE_ROWS, and in a
+ * full group the first block of sixteen weights of each of its rows in
+ * turn, then the second block of each, and so on, then the rows' tails past
+ * their last block one after another. The rows of a last, incomplete group
+ * are stored as they are. A group starts at its first row times d, so the
+ * rows [lo, hi) of a head, lo a multiple of HEAD_TILE_ROWS and hi too or
+ * the last row, are a tiled head of their own. */
+#define HEAD_TILE_ROWS 4
+
+/* Row r (d weights) of the tiled head w of `rows` rows: put in, copied out. */
+void head_put_row(uint16_t *w, int rows, int d, int r, const uint16_t *row);
+void head_get_row(const uint16_t *w, int rows, int d, int r, uint16_t *row);
+
 /* x (d floats) rearranged for the vector product: in each block of
  * sixteen entries the eight even ones, then the eight odd ones; the tail
  * past the last block as it is. */
 void head_split_x(const float *x, int d, float *xs);
 
-/* out[c * ldo + r] = sum_i bf16(w[r * d + i]) * x[c * d + i] for the rows r
+/* out[c * ldo + r] = sum_i bf16(W[r][i]) * x[c * d + i] for the rows r
  * in [0, rows) and the vectors c in [0, n_vec), in float: sixteen running
  * sums per row and vector in a fixed pattern, then a fixed tree, and no
- * fused multiply-add (ISO C mode), so every CPU gets the same bits. xs holds
- * the vectors' splits (head_split_x, n_vec x d), which the vector units
- * need; NULL gives the same bits by the plain loop. */
+ * fused multiply-add (ISO C mode), so every CPU gets the same bits. W is
+ * the tiled head w of `rows` rows, d <= MODEL_MAX_HIDDEN. xs holds the
+ * vectors' splits (head_split_x, n_vec x d), which the vector units need;
+ * NULL gives the same bits by the plain loop. */
 void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
                     float *out, size_t ldo);
 

@@ -58,13 +58,21 @@ static void build_task(void *arg, int task, int worker)
     struct build_job *j = arg;
     struct model *m = j->m;
     int lo = task * j->rows, hi = lo + j->rows < m->V ? lo + j->rows : m->V;
-    for (int r = lo; r < hi; r++)
-        head_row(m->seed, (uint32_t)r, m->d, m->scale, m->w + (size_t)r * (size_t)m->d);
+    uint16_t row[MODEL_MAX_HIDDEN];
+    for (int r = lo; r < hi; r++) {
+        head_row(m->seed, (uint32_t)r, m->d, m->scale, row);
+        head_put_row(m->w, m->V, m->d, r, row);
+    }
     /* The caller's own additions come back in increasing order, so what it
      * reports only grows; the last report (all rows) is model_build's. */
     int done = atomic_fetch_add_explicit(&j->done, hi - lo, memory_order_relaxed) + (hi - lo);
     if (worker == 0 && j->p && done < m->V)
         j->p->fn(j->p->arg, j->what, done, m->V);
+}
+
+void model_row(const struct model *m, int r, uint16_t *out)
+{
+    head_get_row(m->w, m->V, m->d, r, out);
 }
 
 /* ---- the products ------------------------------------------------------------- */

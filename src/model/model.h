@@ -23,7 +23,7 @@ struct model {
     int V, d;
     uint64_t seed;
     float scale;  /* lm_weight_scale(d) */
-    uint16_t *w;  /* V x d bf16 weights, row-major (synthetic), or NULL */
+    uint16_t *w;  /* V x d bf16 weights, tiled (head_vec.h; model_row), or NULL */
     size_t bytes; /* of w, or of qw */
     int threads;  /* threads for building and for the product, the caller's included */
     /* A model file's head: the rows in their stored type, the final
@@ -56,6 +56,9 @@ int model_build(struct model *m, int V, int d, uint64_t seed, struct err *e);
 int model_build_progress(struct model *m, int V, int d, uint64_t seed,
                          const struct model_progress *p, struct err *e);
 void model_free(struct model *m);
+
+/* Row r of the synthetic head m, its d weights in order, into out. */
+void model_row(const struct model *m, int r, uint16_t *out);
 
 /* Makes m a view of a model file's head: V rows of d values of type qtype
  * at w (quant.h; borrowed, as gain is), normalized with gain and eps, its

@@ -101,12 +101,15 @@ static enum fit blend_solve(const uint16_t *const *rows, int d, const struct ble
     return f->hn < d ? FIT_OK : FIT_SHORT;
 }
 
-/* Blend b solved on head m's own rows. */
-static enum fit blend_on_head(const struct model *m, const struct blend *b, struct blend_fit *f)
+/* Blend b solved on head m's own rows, copied into w (b->n x d). */
+static enum fit blend_on_head(const struct model *m, const struct blend *b, uint16_t *w,
+                              struct blend_fit *f)
 {
     const uint16_t *rows[SCENARIO_MAX_BLEND];
-    for (int j = 0; j < b->n; j++)
-        rows[j] = m->w + (size_t)b->id[j] * m->d;
+    for (int j = 0; j < b->n; j++) {
+        rows[j] = w + (size_t)j * m->d;
+        model_row(m, b->id[j], w + (size_t)j * m->d);
+    }
     return blend_solve(rows, m->d, b, f);
 }
 
@@ -233,19 +236,25 @@ int scenario_hidden(const struct scenario *s, const struct model *m, const int *
     const struct blend *b = scenario_blend(s, ctx, len);
     int d = m->d, n = b->n;
     struct blend_fit f;
-    enum fit why = blend_on_head(m, b, &f);
-    if (why != FIT_OK)
-        return fit_error(s, m->seed, d, b, why, e);
+    uint16_t *w = malloc((size_t)n * (size_t)d * sizeof *w);
     double *rows = malloc((size_t)n * (size_t)d * sizeof *rows);
     double *g = malloc((size_t)d * sizeof *g);
-    if (!rows || !g) {
+    if (!w || !rows || !g) {
+        free(w);
         free(rows);
         free(g);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < d; i++)
-            rows[(size_t)j * d + i] = lm_float(m->w[(size_t)b->id[j] * d + i]);
+    enum fit why = blend_on_head(m, b, w, &f);
+    if (why != FIT_OK) {
+        free(w);
+        free(rows);
+        free(g);
+        return fit_error(s, m->seed, d, b, why, e);
+    }
+    for (size_t k = 0; k < (size_t)n * (size_t)d; k++)
+        rows[k] = lm_float(w[k]);
+    free(w);
     /* Noise: a normal vector, drawn from the context (its length and last
      * token), with its part along the rows removed so the logits stay. */
     uint32_t last = len > 0 ? (uint32_t)ctx[len - 1] : 0u;
@@ -303,14 +312,16 @@ int scenario_run_open_progress(struct scenario_run *r, const struct scenario *s,
     if (model_build_progress(&r->m, V, d, seed, p, e) < 0)
         return -1;
     /* Every blend is checked now, so that no run stops half way. */
-    int rc = 0;
+    uint16_t *w = malloc((size_t)SCENARIO_MAX_BLEND * (size_t)d * sizeof *w);
+    int rc = w ? 0 : err_set(e, ERR_SYSTEM, "out of memory");
     for (int i = 0; rc == 0 && i < n_blends(s); i++) {
         struct blend_fit f;
         const struct blend *b = blend_no(s, i);
-        enum fit why = blend_on_head(&r->m, b, &f);
+        enum fit why = blend_on_head(&r->m, b, w, &f);
         if (why != FIT_OK)
             rc = fit_error(s, seed, d, b, why, e);
     }
+    free(w);
     if (rc < 0) {
         model_free(&r->m);
         return -1;

@@ -31,7 +31,10 @@ static void fail(const char *msg)
 }
 
 /* The streaming read: every 8-byte word of the weights added up, one
- * chunk a task, so that nothing but the reading costs. */
+ * chunk a task, so that nothing but the reading costs. It asks the memory
+ * ahead as the product does (a line every 4 KB, 32 KB ahead): without
+ * that it read 10-15 % slower here, and the product's share of it would
+ * flatter the product. */
 struct read_job {
     const uint64_t *w;
     size_t words;
@@ -41,9 +44,12 @@ struct read_job {
 VEC_CLONES static uint64_t sum_words(const uint64_t *w, size_t n)
 {
     uint64_t s[8] = { 0 };
-    for (size_t i = 0; i + 8 <= n; i += 8)
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        if (i % 512 == 0) /* every 4 KB */
+            __builtin_prefetch((const void *)((uintptr_t)(w + i) + 32768), 0, 2);
         for (int k = 0; k < 8; k++)
             s[k] += w[i + k];
+    }
     return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
 }
 

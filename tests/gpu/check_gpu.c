@@ -1092,7 +1092,10 @@ static int compare_head(struct run *R, const struct model *m, const float *h, in
             return call_failed(R, where, R->dut_name, &e);
     }
     float *x = malloc((size_t)d * sizeof *x);
-    if (!x) {
+    uint16_t *w = malloc((size_t)d * sizeof *w); /* a row of the head (model_row) */
+    if (!x || !w) {
+        free(x);
+        free(w);
         fail(R, where, NULL, "out of memory");
         return -1;
     }
@@ -1113,7 +1116,7 @@ static int compare_head(struct run *R, const struct model *m, const float *h, in
                     R->head_max_diff = diff;
                 continue;
             }
-            const uint16_t *w = m->w + (size_t)v * d;
+            model_row(m, (int)v, w);
             double sum = 0.0, exact = 0.0;
             for (int i = 0; i < d; i++) {
                 double t = (double)lm_float(w[i]) * (double)x[i];
@@ -1141,6 +1144,7 @@ static int compare_head(struct run *R, const struct model *m, const float *h, in
         R->head_values += V;
     }
     free(x);
+    free(w);
     R->head_equal += (long)B * V - unequal;
     if (bad > HEAD_SHOWN)
         fail(R, where, NULL, "%d more logits beyond the tolerance", bad - HEAD_SHOWN);
