@@ -179,6 +179,33 @@ END_TEST
 #define DIGEST_PRODUCT_1 0x97e73c254d401495ull
 #define DIGEST_PRODUCT_8 0xbec457a465470fb4ull
 
+/* The tiled layout of head_vec.h, on the product test's head (1,027 rows:
+ * 256 full groups of four, then three plain rows; 4,104 weights: 256
+ * blocks of sixteen and a tail of 8): every row comes back as the
+ * generator made it, and the weights sit where the layout says: block b of
+ * row 4g + q at (4g) d + 64 b + 16 q, its tail after the group's 4 x 4,096
+ * block weights, and a plain row at r d. */
+START_TEST(test_rows_in_tiles)
+{
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_build(&m, PRODUCT_V, PRODUCT_D, MODEL_DEFAULT_SEED, &e) == 0, "%s", e.msg);
+    const size_t d = PRODUCT_D;
+    uint16_t want[PRODUCT_D], got[PRODUCT_D];
+    for (int r = 0; r < PRODUCT_V; r++) {
+        head_row(MODEL_DEFAULT_SEED, (uint32_t)r, PRODUCT_D, m.scale, want);
+        model_row(&m, r, got);
+        ck_assert_msg(memcmp(got, want, sizeof want) == 0, "row %d differs", r);
+    }
+    head_row(MODEL_DEFAULT_SEED, 6, PRODUCT_D, m.scale, want); /* group 1, q = 2 */
+    ck_assert_uint_eq(m.w[4 * d + 64 * 5 + 16 * 2 + 7], want[16 * 5 + 7]);
+    ck_assert_uint_eq(m.w[4 * d + 4 * 4096 + 8 * 2 + 3], want[4096 + 3]);
+    head_row(MODEL_DEFAULT_SEED, 1025, PRODUCT_D, m.scale, want); /* a plain row */
+    ck_assert(memcmp(m.w + 1025 * d, want, sizeof want) == 0);
+    model_free(&m);
+}
+END_TEST
+
 START_TEST(test_product_digest)
 {
     struct model m;
@@ -357,6 +384,7 @@ Suite *suite_headbuild(void)
     suite_add_tcase(s, full);
     TCase *product = tcase_create("product");
     tcase_set_timeout(product, 60);
+    tcase_add_test(product, test_rows_in_tiles);
     tcase_add_test(product, test_product_digest);
     tcase_add_test(product, test_rmsnorm_tree);
     suite_add_tcase(s, product);

@@ -8,7 +8,6 @@
 #include "base/vec_clones.h"
 #include "core/philox.h"
 #include "model/lmhead_gen.h"
-#include "model/model.h"
 
 #define GEMV_LANES 16
 #define HALF       (GEMV_LANES / 2)
@@ -27,56 +26,55 @@ static inline float gemv_finish(float *a, const uint16_t *tail, int full, int d,
     return (a[0] + a[2]) + (a[1] + a[3]);
 }
 
-/* One row against one vector: the specification. Sum k gathers the
- * products of the entries i with i % 16 == k, in the order of i. */
-static float gemv_row(const uint16_t *row, int d, const float *x, int full)
-{
-    float a[GEMV_LANES] = { 0 };
-    for (int i = 0; i < full; i += GEMV_LANES)
-        for (int k = 0; k < GEMV_LANES; k++)
-            a[k] += lm_float(row[i + k]) * x[i + k];
-    return gemv_finish(a, row + full, full, d, x);
-}
+/* Where row r of a tiled head of `rows` rows lies (head_vec.h): its first
+ * block of sixteen, the step from one block to the next, and its tail past
+ * the last block. */
+struct row_place {
+    size_t at, step, tail;
+};
 
-/* Where the weights of row r of a tiled head of `rows` rows start, and the
- * step from one block of sixteen of the row to the next (head_vec.h). */
-static size_t tile_start(int rows, int d, int r, size_t *step)
-{
-    int g = r / HEAD_TILE_ROWS * HEAD_TILE_ROWS;
-    if (g + HEAD_TILE_ROWS > rows) { /* the last, incomplete group: plain rows */
-        *step = GEMV_LANES;
-        return (size_t)r * (size_t)d;
-    }
-    *step = (size_t)HEAD_TILE_ROWS * GEMV_LANES;
-    return (size_t)g * (size_t)d + (size_t)(r - g) * GEMV_LANES;
-}
-
-/* Where the tail of row r past its last block of sixteen starts. */
-static size_t tail_start(int rows, int d, int r)
+static struct row_place row_place(int rows, int d, int r)
 {
     int g = r / HEAD_TILE_ROWS * HEAD_TILE_ROWS, full = d / GEMV_LANES * GEMV_LANES;
-    if (g + HEAD_TILE_ROWS > rows)
-        return (size_t)r * (size_t)d + (size_t)full;
-    return (size_t)g * (size_t)d + (size_t)HEAD_TILE_ROWS * (size_t)full +
-           (size_t)(r - g) * (size_t)(d - full);
+    if (g + HEAD_TILE_ROWS > rows) /* the last, incomplete group: plain rows */
+        return (struct row_place){ (size_t)r * (size_t)d, GEMV_LANES,
+                                   (size_t)r * (size_t)d + (size_t)full };
+    size_t base = (size_t)g * (size_t)d;
+    return (struct row_place){ base + (size_t)(r - g) * GEMV_LANES,
+                               (size_t)HEAD_TILE_ROWS * GEMV_LANES,
+                               base + (size_t)HEAD_TILE_ROWS * (size_t)full +
+                                   (size_t)(r - g) * (size_t)(d - full) };
+}
+
+/* One row against one vector: the specification. Sum k gathers the
+ * products of the entries i with i % 16 == k, in the order of i. The row's
+ * blocks are read where pl says, in the tiled head w. */
+static float gemv_row(const uint16_t *w, struct row_place pl, int d, const float *x, int full)
+{
+    float a[GEMV_LANES] = { 0 };
+    const uint16_t *blk = w + pl.at;
+    for (int i = 0; i < full; i += GEMV_LANES, blk += pl.step)
+        for (int k = 0; k < GEMV_LANES; k++)
+            a[k] += lm_float(blk[k]) * x[i + k];
+    return gemv_finish(a, w + pl.tail, full, d, x);
 }
 
 void head_put_row(uint16_t *w, int rows, int d, int r, const uint16_t *row)
 {
-    size_t step, at = tile_start(rows, d, r, &step);
+    struct row_place pl = row_place(rows, d, r);
     int full = d / GEMV_LANES * GEMV_LANES;
-    for (int i = 0; i < full; i += GEMV_LANES, at += step)
-        memcpy(w + at, row + i, GEMV_LANES * sizeof *row);
-    memcpy(w + tail_start(rows, d, r), row + full, (size_t)(d - full) * sizeof *row);
+    for (int i = 0; i < full; i += GEMV_LANES, pl.at += pl.step)
+        memcpy(w + pl.at, row + i, GEMV_LANES * sizeof *row);
+    memcpy(w + pl.tail, row + full, (size_t)(d - full) * sizeof *row);
 }
 
 void head_get_row(const uint16_t *w, int rows, int d, int r, uint16_t *row)
 {
-    size_t step, at = tile_start(rows, d, r, &step);
+    struct row_place pl = row_place(rows, d, r);
     int full = d / GEMV_LANES * GEMV_LANES;
-    for (int i = 0; i < full; i += GEMV_LANES, at += step)
-        memcpy(row + i, w + at, GEMV_LANES * sizeof *row);
-    memcpy(row + full, w + tail_start(rows, d, r), (size_t)(d - full) * sizeof *row);
+    for (int i = 0; i < full; i += GEMV_LANES, pl.at += pl.step)
+        memcpy(row + i, w + pl.at, GEMV_LANES * sizeof *row);
+    memcpy(row + full, w + pl.tail, (size_t)(d - full) * sizeof *row);
 }
 
 void head_split_x(const float *x, int d, float *xs)
@@ -93,12 +91,11 @@ void head_split_x(const float *x, int d, float *xs)
 
 #if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 typedef float v8f __attribute__((vector_size(32)));
-typedef uint32_t v8u __attribute__((vector_size(32)));
 typedef float v16f __attribute__((vector_size(64)));
 typedef uint32_t v16u __attribute__((vector_size(64)));
 
 /* The software prefetch of a group's weights: one line every
- * GEMV_AHEAD_EVERY bytes, GEMV_AHEAD_BYTES ahead, into the outer caches
+ * HEAD_AHEAD_EVERY bytes, HEAD_AHEAD_BYTES ahead, into the outer caches
  * (prefetcht1); the memory's own prefetcher fetches the rest of the page.
  * On a 2-core EPYC (Zen 5) one plain row a pass, with a prefetch every 32
  * bytes, had 81-87 % of the two threads' streaming read: one row's two add
@@ -106,9 +103,7 @@ typedef uint32_t v16u __attribute__((vector_size(64)));
  * chains, 16 lanes wide, in one stream) reached 100-105 %; the same four
  * rows untiled, as four streams 8 KB apart, had 56 %, and a prefetch per
  * line cost more instructions than it saved. */
-#define GEMV_AHEAD_BYTES 32768
-#define GEMV_AHEAD_EVERY 4096
-#define GEMV_VEC_SET     2 /* vectors a pass over a group: their 8 sums stay in registers */
+#define GEMV_VEC_SET 2 /* vectors a pass over a group: their 8 sums stay in registers */
 
 /* Sixteen bf16 loaded as eight 32-bit words hold the even entry in each
  * word's low half and the odd one in its high half: a shift and a mask
@@ -136,12 +131,12 @@ static inline __attribute__((always_inline)) void gemv_group(const uint16_t *g, 
                                                              int full, float *out, size_t ldo)
 {
     v16f even[2 * GEMV_VEC_SET] = { 0 }, odd[2 * GEMV_VEC_SET] = { 0 };
-    const int run = GEMV_AHEAD_EVERY / (HEAD_TILE_ROWS * GEMV_LANES * 2); /* blocks a prefetch */
+    const int run = HEAD_AHEAD_EVERY / (HEAD_TILE_ROWS * GEMV_LANES * 2); /* blocks a prefetch */
     const uint16_t *p = g;
     for (int i0 = 0; i0 < full; i0 += run * GEMV_LANES) {
         /* An integer address: past the last row it points nowhere, and a
          * prefetch never faults. */
-        __builtin_prefetch((const void *)((uintptr_t)p + GEMV_AHEAD_BYTES), 0, 2);
+        __builtin_prefetch((const void *)((uintptr_t)p + HEAD_AHEAD_BYTES), 0, 2);
         int end = i0 + run * GEMV_LANES < full ? i0 + run * GEMV_LANES : full;
         for (int i = i0; i < end; i += GEMV_LANES, p += HEAD_TILE_ROWS * GEMV_LANES) {
             v16u u0, u1;
@@ -171,32 +166,9 @@ static inline __attribute__((always_inline)) void gemv_group(const uint16_t *g, 
         }
 }
 
-/* One plain row (of a last, incomplete group) against one vector, the
- * sums in two 8-lane vectors. */
-static inline __attribute__((always_inline)) float
-gemv_plain(const uint16_t *row, size_t d, const float *x, const float *xs, int full)
-{
-    v8f even = { 0 }, odd = { 0 };
-    for (int i = 0; i < full; i += GEMV_LANES) {
-        v8u u;
-        v8f xe, xo;
-        memcpy(&u, row + i, sizeof u);
-        memcpy(&xe, xs + i, sizeof xe);
-        memcpy(&xo, xs + i + HALF, sizeof xo);
-        even += (v8f)(u << 16) * xe;
-        odd += (v8f)(u & 0xffff0000u) * xo;
-    }
-    float a[GEMV_LANES];
-    for (int j = 0; j < HALF; j++) {
-        a[2 * j] = even[j];
-        a[2 * j + 1] = odd[j];
-    }
-    return gemv_finish(a, row + full, full, (int)d, x);
-}
-
 /* The tiled rows against the vectors: each group against GEMV_VEC_SET
  * vectors a pass (a group, 32 KB at 4,096, stays in the L1 cache for the
- * next set), then the plain rows of the incomplete group. */
+ * next set), then the plain rows of the incomplete group by the plain loop. */
 VEC_CLONES static void gemv_split(const uint16_t *w, int rows, int d, const float *x,
                                   const float *xs, int n_vec, float *out, size_t ldo)
 {
@@ -212,10 +184,10 @@ VEC_CLONES static void gemv_split(const uint16_t *w, int rows, int d, const floa
             gemv_group(g, D, x + (size_t)c * D, xs + (size_t)c * D, 1, full,
                        out + (size_t)c * ldo + (size_t)r, ldo);
     }
-    for (; r < rows; r++)
+    for (; r < rows; r++) /* at most three rows a head: the specification */
         for (int c = 0; c < n_vec; c++)
             out[(size_t)c * ldo + (size_t)r] =
-                gemv_plain(w + (size_t)r * D, D, x + (size_t)c * D, xs + (size_t)c * D, full);
+                gemv_row(w, row_place(rows, d, r), d, x + (size_t)c * D, full);
 }
 #define HAVE_GEMV_SPLIT 1
 #endif
@@ -229,13 +201,11 @@ void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const fl
         return;
     }
 #endif
-    /* The specification, on each row copied out of the tiles. */
-    uint16_t row[MODEL_MAX_HIDDEN];
     int full = d / GEMV_LANES * GEMV_LANES;
     for (int r = 0; r < rows; r++) {
-        head_get_row(w, rows, d, r, row);
+        struct row_place pl = row_place(rows, d, r);
         for (int c = 0; c < n_vec; c++)
-            out[(size_t)c * ldo + (size_t)r] = gemv_row(row, d, x + (size_t)c * (size_t)d, full);
+            out[(size_t)c * ldo + (size_t)r] = gemv_row(w, pl, d, x + (size_t)c * (size_t)d, full);
     }
 }
 

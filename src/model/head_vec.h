@@ -16,6 +16,12 @@
  * the last row, are a tiled head of their own. */
 #define HEAD_TILE_ROWS 4
 
+/* The product's software prefetch: a line every HEAD_AHEAD_EVERY bytes of
+ * weights, HEAD_AHEAD_BYTES ahead (head_vec.c says why; make bench's
+ * streaming read asks the same). */
+#define HEAD_AHEAD_BYTES 32768
+#define HEAD_AHEAD_EVERY 4096
+
 /* Row r (d weights) of the tiled head w of `rows` rows: put in, copied out. */
 void head_put_row(uint16_t *w, int rows, int d, int r, const uint16_t *row);
 void head_get_row(const uint16_t *w, int rows, int d, int r, uint16_t *row);
@@ -29,7 +35,7 @@ void head_split_x(const float *x, int d, float *xs);
  * in [0, rows) and the vectors c in [0, n_vec), in float: sixteen running
  * sums per row and vector in a fixed pattern, then a fixed tree, and no
  * fused multiply-add (ISO C mode), so every CPU gets the same bits. W is
- * the tiled head w of `rows` rows, d <= MODEL_MAX_HIDDEN. xs holds the
+ * the tiled head w of `rows` rows. xs holds the
  * vectors' splits (head_split_x, n_vec x d), which the vector units need;
  * NULL gives the same bits by the plain loop. */
 void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,

@@ -12,6 +12,7 @@
 #include "bench.h"
 
 #include "base/vec_clones.h"
+#include "model/head_vec.h"
 #include "model/model.h"
 #include "model/pool.h"
 #include "core/draws.h"
@@ -32,7 +33,7 @@ static void fail(const char *msg)
 
 /* The streaming read: every 8-byte word of the weights added up, one
  * chunk a task, so that nothing but the reading costs. It asks the memory
- * ahead as the product does (a line every 4 KB, 32 KB ahead): without
+ * ahead as the product does (HEAD_AHEAD_EVERY, HEAD_AHEAD_BYTES): without
  * that it read 10-15 % slower here, and the product's share of it would
  * flatter the product. */
 struct read_job {
@@ -45,8 +46,8 @@ VEC_CLONES static uint64_t sum_words(const uint64_t *w, size_t n)
 {
     uint64_t s[8] = { 0 };
     for (size_t i = 0; i + 8 <= n; i += 8) {
-        if (i % 512 == 0) /* every 4 KB */
-            __builtin_prefetch((const void *)((uintptr_t)(w + i) + 32768), 0, 2);
+        if (i % (HEAD_AHEAD_EVERY / sizeof *w) == 0)
+            __builtin_prefetch((const void *)((uintptr_t)(w + i) + HEAD_AHEAD_BYTES), 0, 2);
         for (int k = 0; k < 8; k++)
             s[k] += w[i + k];
     }
