@@ -67,7 +67,7 @@ endif
 # The program's layers, lowest first (HACKING.md): a file includes headers of
 # its own layer and the ones below it only (make lint checks).
 LAYERS   := base core model backend data source report tui
-SRC_CORE := $(filter-out src/backend/backend_nocuda.c,$(foreach l,$(LAYERS),$(sort $(wildcard src/$(l)/*.c)))) src/cli.c
+SRC_CORE := $(filter-out src/backend/backend_nocuda.c,$(foreach l,$(LAYERS),$(sort $(wildcard src/$(l)/*.c)))) src/cli.c src/cmd_files.c
 SRC_MAIN := src/main.c
 TESTS    := $(sort $(wildcard tests/check_*.c)) tests/model/tokdata.c
 

@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "data/catalog.h"
 #include "cli.h"
+#include "cmd_files.h"
 #include "data/config.h"
 #include "data/keys.h"
 #include "tui/screen.h"
@@ -57,16 +58,6 @@ struct session {
 #define LOGITLAB_VERSION "0.1.0"
 #endif
 
-/* Every message main prints goes through here: "logitlab: ", what, the
- * message with its control characters escaped (utf8.h; a message quotes
- * names from files and from the command line), then tail. */
-static void say(const char *what, const char *msg, const char *tail)
-{
-    fprintf(stderr, "logitlab: %s", what);
-    utf8_write_escaped(stderr, msg, strlen(msg), 0);
-    fprintf(stderr, "%s\n", tail);
-}
-
 /* A write error on the command's output (path, or NULL for standard
  * output), with the reason errno gives. */
 static int write_failed(const char *path, struct err *e)
@@ -74,34 +65,6 @@ static int write_failed(const char *path, struct err *e)
     int why = errno;
     return err_set(e, ERR_SYSTEM, "%s: %s", path ? path : "standard output",
                    why ? strerror(why) : "write error");
-}
-
-static int cmd_lessons(const struct options *o, struct err *e)
-{
-    struct catalog cat;
-    if (catalog_open(&cat, o->lessons_dir, e) < 0)
-        return -1;
-    int bad = 0;
-    for (int i = 0; i < cat.n; i++) {
-        struct lesson L;
-        struct err le;
-        if (lesson_load(&L, cat.files[i], &le) < 0) {
-            say("", le.msg, "");
-            bad++;
-            continue;
-        }
-        char id[4 * sizeof L.id];
-        utf8_escape(L.id, id, sizeof id);
-        printf("%-14s ", id);
-        utf8_write_escaped(stdout, L.title, strlen(L.title), 0);
-        putchar('\n');
-        lesson_free(&L);
-    }
-    catalog_close(&cat);
-    if (bad)
-        return err_set(e, ERR_USAGE, "%d lesson file%s could not be read", bad,
-                       bad == 1 ? "" : "s");
-    return 0;
 }
 
 /* Loads the lesson of the command line (an id, a file, or --logits FILE.npy)
@@ -121,6 +84,9 @@ static int load_lesson(struct session *ss, const char *what, struct lesson *L, s
     catalog_close(&cat);
     if (rc < 0)
         return -1;
+    char warning[LESSON_MODEL_WARNING];
+    if (lesson_model_warning(L, warning, sizeof warning))
+        cmd_say("warning: ", warning, "");
     if (source_open_progress(src, L, &ss->config, o->hidden, rows,
                              &(struct model_progress){ progress_show, &ss->progress }, e) < 0) {
         lesson_free(L);
@@ -279,6 +245,17 @@ static int run_loop(const struct options *o, struct source *src, struct gen *g, 
     return 0;
 }
 
+/* A model computes any step, so its run goes as far as --max-tokens (the
+ * command line's, or the lesson's) asks, past the lesson's own steps. */
+static int grow_to_max_tokens(const struct options *o, struct source *src, struct lesson *L,
+                              struct err *e)
+{
+    struct settings s;
+    if (!L->model.gguf || step_settings(o, src, 1, &s, e) < 0)
+        return 0; /* a bad setting is reported by the loop, at its step */
+    return s.max_tokens > L->n_steps ? lesson_model_grow(L, s.max_tokens, e) : 0;
+}
+
 /* generate: the loop run from the prompt, reported in the format asked for
  * (text streams as it grows). */
 static int cmd_generate(struct session *ss, const char *what, struct err *e)
@@ -288,6 +265,10 @@ static int cmd_generate(struct session *ss, const char *what, struct err *e)
     struct source src;
     if (load_lesson(ss, what, &L, &src, e) < 0)
         return -1;
+    if (grow_to_max_tokens(o, &src, &L, e) < 0) {
+        close_lesson(&L, &src);
+        return -1;
+    }
     struct outfile of;
     struct trace t = { 0 };
     struct gen g = { 0 };
@@ -582,7 +563,7 @@ static int read_config(struct session *ss, struct err *e)
         return 0;
     if (o->config)
         return err_set(e, ERR_USAGE, "%s", ce.msg);
-    say("warning: ", ce.msg, " (the built-in defaults are used)");
+    cmd_say("warning: ", ce.msg, " (the built-in defaults are used)");
     snprintf(ss->config_warning, sizeof ss->config_warning, "%.200s (built-in defaults used)",
              ce.msg);
     return 0;
@@ -689,7 +670,7 @@ int main(int argc, char **argv)
     if (rc >= 0 && close_stdout(&e) < 0)
         rc = -1;
     if (rc < 0) {
-        say("", e.msg, "");
+        cmd_say("", e.msg, "");
         return e.code ? e.code : ERR_USAGE;
     }
     return rc; /* 0, or 128 + the signal that ended the interactive view */

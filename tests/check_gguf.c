@@ -924,6 +924,70 @@ START_TEST(test_llama_bad)
 }
 END_TEST
 
+/* What llama.cpp's own converters write, and other writers' slips in
+ * optional keys: the stories260K GGUF that llama.cpp's converter made
+ * stores tokenizer.ggml.padding_token_id = 0xFFFFFFFF and a separator id
+ * the same way (no such token); other writers use int32 -1. Both mean
+ * absent. An optional key of an unexpected type, or a padding id outside
+ * the vocabulary, is left out with one warning; an unknown key is
+ * ignored. */
+static void k_pad_none_u32(struct gguf_writer *w)
+{
+    gguf_w_u32(w, "tokenizer.ggml.padding_token_id", 0xFFFFFFFFu);
+    gguf_w_u32(w, "tokenizer.ggml.seperator_token_id", 0xFFFFFFFFu);
+    gguf_w_str(w, "some.writer.own_key", "anything");
+}
+static void k_eot_none_i32(struct gguf_writer *w)
+{
+    gguf_w_i32(w, "tokenizer.ggml.eot_token_id", -1);
+    gguf_w_i32(w, "tokenizer.ggml.padding_token_id", -1);
+}
+static void k_bos_flag_str(struct gguf_writer *w)
+{
+    gguf_w_str(w, "tokenizer.ggml.add_bos_token", "yes");
+    gguf_w_f32(w, "llama.rope.freq_base", 500000.0f);
+}
+static void k_pad_far(struct gguf_writer *w)
+{
+    gguf_w_u32(w, "tokenizer.ggml.padding_token_id", 600);
+    gguf_w_str(w, "llama.rope.freq_base", "10000");
+    gguf_w_u32(w, "general.name", 7);
+}
+
+static const struct lenient_model {
+    void (*keys)(struct gguf_writer *w);
+    int pad, eot, n_warnings;
+    const char *warning;
+    float rope_base;
+} LENIENT[] = {
+    { k_pad_none_u32, -1, -1, 0, "", 10000.0f },
+    { k_eot_none_i32, -1, -1, 0, "", 10000.0f },
+    { k_bos_flag_str, -1, -1, 1, P ": tokenizer.ggml.add_bos_token has type string: ignored",
+      500000.0f },
+    { k_pad_far, -1, -1, 3, P ": llama.rope.freq_base has type string: ignored", 10000.0f },
+};
+
+START_TEST(test_llama_lenient)
+{
+    const struct lenient_model *c = &LENIENT[_i];
+    struct buf b;
+    struct gguf *g;
+    struct err e = { 0, "" };
+    struct gguf_llama *L = load(&(struct model_spec){ .keys = c->keys }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "refused: %s", e.msg);
+    ck_assert_int_eq(L->tok.pad, c->pad);
+    ck_assert_int_eq(L->tok.eot, c->eot);
+    ck_assert_int_eq(L->tok.bos, 1); /* the keys that were there still count */
+    ck_assert_int_eq(L->tok.add_bos, 1);
+    ck_assert_int_eq(L->n_warnings, c->n_warnings);
+    ck_assert_str_eq(L->warning, c->warning);
+    ck_assert_float_eq(L->model.hp.rope_base, c->rope_base);
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
 /* A weight of a type quant.h does not read, or whose blocks do not fit
  * the row, is refused when the file is opened. */
 START_TEST(test_llama_type)
@@ -966,6 +1030,7 @@ Suite *suite_gguf(void)
     tcase_add_test(llama, test_llama_ok);
     tcase_add_test(llama, test_llama_rope);
     tcase_add_loop_test(llama, test_llama_bad, 0, (int)(sizeof BAD / sizeof BAD[0]));
+    tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
     suite_add_tcase(s, llama);
     return s;

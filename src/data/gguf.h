@@ -124,6 +124,7 @@ const struct gguf_tensor *gguf_tensor(const struct gguf *g, const char *name);
 int gguf_get_u32(const struct gguf *g, const char *key, uint32_t *v, struct err *e);
 int gguf_get_i32(const struct gguf *g, const char *key, int32_t *v, struct err *e);
 int gguf_get_u64(const struct gguf *g, const char *key, uint64_t *v, struct err *e);
+int gguf_get_i64(const struct gguf *g, const char *key, int64_t *v, struct err *e);
 int gguf_get_f32(const struct gguf *g, const char *key, float *v, struct err *e);
 int gguf_get_bool(const struct gguf *g, const char *key, int *v, struct err *e);
 int gguf_get_str(const struct gguf *g, const char *key, struct gguf_str *v, struct err *e);

@@ -205,6 +205,16 @@ int gguf_get_u64(const struct gguf *g, const char *key, uint64_t *v, struct err 
     return rc;
 }
 
+int gguf_get_i64(const struct gguf *g, const char *key, int64_t *v, struct err *e)
+{
+    int neg;
+    uint64_t mag;
+    int rc = get_int(g, key, (uint64_t)INT64_MAX + 1, INT64_MAX, &neg, &mag, e);
+    if (rc == 1)
+        *v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    return rc;
+}
+
 /* A float of type f32 or f64 at p into *v: 0 when it is neither, -1 when
  * an f64 is finite but beyond float's range. */
 static int float_at(int type, const unsigned char *p, float *v)

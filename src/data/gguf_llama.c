@@ -24,12 +24,70 @@ struct ld {
     unsigned char *used; /* per tensor of g: taken by the model */
 };
 
+/* What an optional key must hold to be read: its class of value types. */
+enum kclass { K_INT, K_FLOAT, K_BOOL, K_STR, K_ARR_STR, K_ARR_FLOAT, K_ARR_INT };
+
+static int is_int_type(int t)
+{
+    return t == GGUF_T_U8 || t == GGUF_T_I8 || t == GGUF_T_U16 || t == GGUF_T_I16 ||
+           t == GGUF_T_U32 || t == GGUF_T_I32 || t == GGUF_T_U64 || t == GGUF_T_I64;
+}
+
+static int in_class(const struct gguf_kv *kv, enum kclass c)
+{
+    int arr = kv->type == GGUF_T_ARRAY;
+    switch (c) {
+    case K_INT:
+        return !arr && is_int_type(kv->type);
+    case K_FLOAT:
+        return kv->type == GGUF_T_F32 || kv->type == GGUF_T_F64;
+    case K_BOOL:
+        return kv->type == GGUF_T_BOOL;
+    case K_STR:
+        return kv->type == GGUF_T_STRING;
+    case K_ARR_STR:
+        return arr && kv->elem == GGUF_T_STRING;
+    case K_ARR_FLOAT:
+        return arr && (kv->elem == GGUF_T_F32 || kv->elem == GGUF_T_F64);
+    case K_ARR_INT:
+        return arr && is_int_type(kv->elem);
+    }
+    return 0;
+}
+
+/* Keeps the first warning of a load and counts the rest (gguf_llama.h). */
+static void warn(struct ld *d, const char *key, const char *why)
+{
+    struct gguf_llama *L = d->L;
+    if (L->n_warnings++ == 0)
+        snprintf(L->warning, sizeof L->warning, "%s: %s %s: ignored", d->g->path, key, why);
+}
+
+/* Whether the optional key may be read as c: 1 when it is absent or of
+ * that class; 0, with a warning, when it holds another type. llama.cpp
+ * loads files whose writers gave an optional key an odd type (it reads
+ * what it needs and leaves the rest), so such a key is left out here too
+ * rather than refusing the model. */
+static int optional_fits(struct ld *d, const char *key, enum kclass c)
+{
+    const struct gguf_kv *kv = gguf_find(d->g, key);
+    if (!kv || in_class(kv, c))
+        return 1;
+    char tb[16];
+    char why[64];
+    snprintf(why, sizeof why, "has type %s%s%s", gguf_type_name(kv->type, tb, sizeof tb),
+             kv->type == GGUF_T_ARRAY ? " of " : "",
+             kv->type == GGUF_T_ARRAY ? gguf_type_name(kv->elem, tb, sizeof tb) : "");
+    warn(d, key, why);
+    return 0;
+}
+
 /* The u32 key as an int in lo..hi: 1, 0 when absent (*v = dflt; an error
  * when required), -1. */
 static int get_int(struct ld *d, const char *key, int required, int lo, int hi, int dflt, int *v)
 {
     uint32_t u;
-    int got = gguf_get_u32(d->g, key, &u, d->e);
+    int got = required || optional_fits(d, key, K_INT) ? gguf_get_u32(d->g, key, &u, d->e) : 0;
     if (got < 0)
         return -1;
     if (!got) {
@@ -48,7 +106,7 @@ static int get_int(struct ld *d, const char *key, int required, int lo, int hi, 
 /* A float key, finite and above 0 (and below hi): 1, 0 (*v = dflt), -1. */
 static int get_pos(struct ld *d, const char *key, int required, float hi, float dflt, float *v)
 {
-    int got = gguf_get_f32(d->g, key, v, d->e);
+    int got = required || optional_fits(d, key, K_FLOAT) ? gguf_get_f32(d->g, key, v, d->e) : 0;
     if (got < 0)
         return -1;
     if (!got) {
@@ -78,7 +136,9 @@ static int check_arch(struct ld *d)
                        "%s: architecture '%s' is not supported (logitlab runs llama)", d->g->path,
                        (gguf_escape(a.s, a.len, buf, sizeof buf), buf));
     uint32_t experts;
-    got = gguf_get_u32(d->g, "llama.expert_count", &experts, d->e);
+    got = optional_fits(d, "llama.expert_count", K_INT)
+              ? gguf_get_u32(d->g, "llama.expert_count", &experts, d->e)
+              : 0;
     if (got < 0)
         return -1;
     if (got && experts > 0)
@@ -300,11 +360,12 @@ static int load_rope(struct ld *d)
         d->L->rope_scaling = "llama3 (rope_freqs.weight)";
     }
     struct gguf_str type;
-    int got = gguf_get_str(d->g, "llama.rope.scaling.type", &type, d->e);
+    const char *tkey = "llama.rope.scaling.type", *fkey = "llama.rope.scale_linear";
+    int got = optional_fits(d, tkey, K_STR) ? gguf_get_str(d->g, tkey, &type, d->e) : 0;
     if (got < 0)
         return -1;
     float factor = 1.0f;
-    if (gguf_get_f32(d->g, "llama.rope.scale_linear", &factor, d->e) < 0)
+    if (optional_fits(d, fkey, K_FLOAT) && gguf_get_f32(d->g, fkey, &factor, d->e) < 0)
         return -1;
     if (got && !(type.len == 4 && memcmp(type.s, "none", 4) == 0)) {
         if (type.len == 6 && memcmp(type.s, "linear", 6) == 0) {
@@ -329,8 +390,10 @@ static int load_strs(struct ld *d, const char *key, int required, int max, struc
                      int *count)
 {
     uint64_t n;
-    int got = gguf_get_arr_len(d->g, key, GGUF_T_STRING, &n, d->e);
     *count = 0;
+    if (!required && !optional_fits(d, key, K_ARR_STR))
+        return 0;
+    int got = gguf_get_arr_len(d->g, key, GGUF_T_STRING, &n, d->e);
     if (got < 0)
         return -1;
     if (!got)
@@ -361,7 +424,9 @@ static int load_scores_types(struct ld *d)
     struct gguf_llama *L = d->L;
     size_t n = (size_t)L->tok.n;
     uint64_t have;
-    int got = gguf_get_arr_len(d->g, "tokenizer.ggml.scores", GGUF_T_F32, &have, d->e);
+    int got = optional_fits(d, "tokenizer.ggml.scores", K_ARR_FLOAT)
+                  ? gguf_get_arr_len(d->g, "tokenizer.ggml.scores", GGUF_T_F32, &have, d->e)
+                  : 0;
     if (got < 0)
         return -1;
     if (got) {
@@ -376,7 +441,9 @@ static int load_scores_types(struct ld *d)
                                d->g->path, i);
         L->tok.scores = L->scores;
     }
-    got = gguf_get_arr_len(d->g, "tokenizer.ggml.token_type", GGUF_T_I32, &have, d->e);
+    got = optional_fits(d, "tokenizer.ggml.token_type", K_ARR_INT)
+              ? gguf_get_arr_len(d->g, "tokenizer.ggml.token_type", GGUF_T_I32, &have, d->e)
+              : 0;
     if (got < 0)
         return -1;
     if (got) {
@@ -395,8 +462,52 @@ static int load_scores_types(struct ld *d)
     return 0;
 }
 
+/* GGUF writers mark an optional id that a model lacks with -1 (int32) or
+ * its unsigned twin 0xFFFFFFFF (llama.cpp's converters write the padding
+ * and separator ids so): such a value means absent. */
+static int is_no_token(const struct gguf_kv *kv, int64_t v)
+{
+    return v == -1 || (kv->type == GGUF_T_U32 && v == UINT32_MAX);
+}
+
+/* One special id: 1 with *id inside the vocabulary, 0 when absent or
+ * marked absent, -1. One the run steers by (steer: BOS, EOS, EOT, unknown)
+ * outside the vocabulary is refused; padding, which logitlab never uses,
+ * is then left out with a warning, as llama.cpp leaves it. */
+static int special_id(struct ld *d, const char *key, int steer, int *id)
+{
+    const struct gguf_kv *kv = gguf_find(d->g, key);
+    int64_t v;
+    *id = -1;
+    if (!kv || !optional_fits(d, key, K_INT))
+        return 0;
+    if (gguf_get_i64(d->g, key, &v, d->e) < 0)
+        return -1;
+    if (is_no_token(kv, v))
+        return 0;
+    if (v >= 0 && v < d->L->tok.n) {
+        *id = (int)v;
+        return 1;
+    }
+    if (steer)
+        return err_set(d->e, ERR_USAGE, "%s: %s is %lld, outside the vocabulary (0 to %d)",
+                       d->g->path, key, (long long)v, d->L->tok.n - 1);
+    char why[96];
+    snprintf(why, sizeof why, "is %lld, outside the vocabulary (0 to %d)", (long long)v,
+             d->L->tok.n - 1);
+    warn(d, key, why);
+    return 0;
+}
+
+/* A bool key that may be absent (the default stays) or of an odd type. */
+static int optional_bool(struct ld *d, const char *key, int *v)
+{
+    return optional_fits(d, key, K_BOOL) ? gguf_get_bool(d->g, key, v, d->e) : 0;
+}
+
 /* The special ids, each -1 when absent, else inside the vocabulary; the
- * flags with their defaults. */
+ * flags with their defaults. Ids logitlab has no use for (separator, mask,
+ * fill-in-the-middle) are not read. */
 static int load_special(struct ld *d)
 {
     struct tok_spec *t = &d->L->tok;
@@ -404,20 +515,14 @@ static int load_special(struct ld *d)
     int *id[] = { &t->bos, &t->eos, &t->eot, &t->unk, &t->pad };
     for (int i = 0; i < 5; i++) {
         char key[64];
-        uint32_t v;
         snprintf(key, sizeof key, "tokenizer.ggml.%s_token_id", KEY[i]);
-        int got = gguf_get_u32(d->g, key, &v, d->e);
-        if (got < 0)
+        if (special_id(d, key, id[i] != &t->pad, id[i]) < 0)
             return -1;
-        if (got && v >= (uint32_t)t->n)
-            return err_set(d->e, ERR_USAGE, "%s: %s is %u, outside the vocabulary (0 to %d)",
-                           d->g->path, key, (unsigned)v, t->n - 1);
-        *id[i] = got ? (int)v : -1;
     }
     t->add_bos = t->kind == TOK_SPM || t->bos >= 0;
     t->add_space_prefix = 1;
-    if (gguf_get_bool(d->g, "tokenizer.ggml.add_bos_token", &t->add_bos, d->e) < 0 ||
-        gguf_get_bool(d->g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, d->e) < 0)
+    if (optional_bool(d, "tokenizer.ggml.add_bos_token", &t->add_bos) < 0 ||
+        optional_bool(d, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) < 0)
         return -1;
     if (t->add_bos && t->bos < 0)
         return err_set(d->e, ERR_USAGE,
@@ -447,7 +552,8 @@ static int load_tokenizer(struct ld *d)
                        d->g->path, buf);
     }
     struct gguf_str s = { NULL, 0 };
-    if (gguf_get_str(d->g, "tokenizer.ggml.pre", &s, d->e) < 0)
+    if (optional_fits(d, "tokenizer.ggml.pre", K_STR) &&
+        gguf_get_str(d->g, "tokenizer.ggml.pre", &s, d->e) < 0)
         return -1;
     t->pre = (struct tok_str){ s.s, s.len };
     if (load_strs(d, "tokenizer.ggml.tokens", 1, MAX_VOCAB, &L->text, &t->n) < 0 ||
@@ -458,8 +564,11 @@ static int load_tokenizer(struct ld *d)
     t->merges = L->merges;
     if (load_scores_types(d) < 0 || load_special(d) < 0)
         return -1;
-    got = gguf_get_str(d->g, "tokenizer.chat_template", &L->chat_template, d->e);
-    if (got < 0 || gguf_get_str(d->g, "general.name", &L->name, d->e) < 0)
+    got = optional_fits(d, "tokenizer.chat_template", K_STR)
+              ? gguf_get_str(d->g, "tokenizer.chat_template", &L->chat_template, d->e)
+              : 0;
+    if (got < 0 || (optional_fits(d, "general.name", K_STR) &&
+                    gguf_get_str(d->g, "general.name", &L->name, d->e) < 0))
         return -1;
     L->has_chat_template = got;
     return 0;

@@ -24,6 +24,8 @@
 #include "data/tokenizer.h"
 #include "model/llama.h"
 
+#define GGUF_LLAMA_WARNING 512
+
 struct gguf_llama {
     struct llama_model model;
     struct tok_spec tok;
@@ -33,6 +35,11 @@ struct gguf_llama {
     /* How the rotary angles are scaled, for display: "none", "llama3
      * (rope_freqs.weight)", "llama3", "linear". */
     const char *rope_scaling;
+    /* Optional metadata that was left out: the first such key's line
+     * ("x.gguf: tokenizer.ggml.add_bos_token has type string: ignored"),
+     * and how many there were (0: none, warning empty). */
+    char warning[GGUF_LLAMA_WARNING];
+    int n_warnings;
     /* owned storage behind model and tok */
     struct llama_layer *layers;
     float *rope_divisors; /* when the metadata asks for linear scaling */

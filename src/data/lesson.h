@@ -18,17 +18,20 @@
 #include "core/settings.h"
 #include "data/vocab.h"
 
-#define LESSON_MAX_BYTES    (1 << 20) /* a lesson file larger than this is refused */
-#define LESSON_MAX_VOCAB    4096      /* tokens in a lesson's vocabulary */
-#define LESSON_MAX_STEPS    256
-#define LESSON_MODEL_STEPS  64   /* steps of a model lesson unless it says */
-#define LESSON_MAX_CONTEXT  1024 /* token ids in a prompt or context */
-#define LESSON_MAX_HIDDEN   64   /* size of a toy head's hidden vector */
-#define LESSON_MAX_ASK      32   /* values asked for in one exercise step */
-#define LESSON_MAX_TRY      16   /* suggested settings in one step */
-#define LESSON_MAX_REQUESTS 8    /* requests of the batch a lesson declares */
-#define LESSON_MAX_LINE     197  /* inih's 200-byte buffer less \r, \n and \0 */
-#define LESSON_ID_MAX       32
+#define LESSON_MAX_BYTES   (1 << 20) /* a lesson file larger than this is refused */
+#define LESSON_MAX_VOCAB   4096      /* tokens in a lesson's vocabulary */
+#define LESSON_MAX_STEPS   256
+#define LESSON_MODEL_STEPS 64   /* steps of a model lesson unless it says */
+#define LESSON_MAX_CONTEXT 1024 /* token ids in a prompt or context */
+/* Positions a model's KV cache holds (at most its trained context): the
+ * longest prompt and the most steps a lesson file may have. */
+#define LESSON_MODEL_CONTEXT (LESSON_MAX_CONTEXT + LESSON_MAX_STEPS)
+#define LESSON_MAX_HIDDEN    64  /* size of a toy head's hidden vector */
+#define LESSON_MAX_ASK       32  /* values asked for in one exercise step */
+#define LESSON_MAX_TRY       16  /* suggested settings in one step */
+#define LESSON_MAX_REQUESTS  8   /* requests of the batch a lesson declares */
+#define LESSON_MAX_LINE      197 /* inih's 200-byte buffer less \r, \n and \0 */
+#define LESSON_ID_MAX        32
 
 /* One setting as the file gave it; applied in file order. */
 struct lesson_setting {

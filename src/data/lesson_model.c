@@ -27,6 +27,19 @@ void lesson_gguf_free(struct lesson_gguf *g)
     free(g);
 }
 
+const char *lesson_model_warning(const struct lesson *L, char *buf, size_t n)
+{
+    const struct lesson_gguf *g = L->model.gguf;
+    if (!g || !g->llama || g->llama->n_warnings == 0)
+        return NULL;
+    int more = g->llama->n_warnings - 1;
+    if (more)
+        snprintf(buf, n, "%s (and %d more key%s)", g->llama->warning, more, more > 1 ? "s" : "");
+    else
+        snprintf(buf, n, "%s", g->llama->warning);
+    return buf;
+}
+
 /* The template's family, from the markers only its format uses. */
 static enum chat_format chat_format_of(const char *tmpl, size_t len)
 {
@@ -106,6 +119,9 @@ static int model_vocab(const struct lesson_gguf *g, struct vocab *v, struct err 
     if (rc < 0)
         return -1;
     const struct tok_spec *s = &g->llama->tok;
+    v->has_bos = s->bos >= 0 && s->bos < n;
+    v->bos = s->bos;
+    v->strip_space = s->kind == TOK_SPM && s->add_space_prefix;
     /* Llama 3.1's <|eom_id|> ends a turn that calls a tool, as llama.cpp counts it. */
     int ends[4] = { s->eos, s->eot, vocab_find(v, "<|eot_id|>"), vocab_find(v, "<|eom_id|>") };
     v->n_eos = 0;
@@ -224,6 +240,16 @@ static char *model_text(const struct lesson_gguf *g)
     return buf;
 }
 
+/* Steps [from, to) of L as steps the model computes, nothing said. */
+static void plain_steps(struct lesson *L, int from, int to)
+{
+    for (int k = from; k < to; k++) {
+        memset(&L->steps[k], 0, sizeof L->steps[k]);
+        L->steps[k].given = GIVEN_MODEL;
+        L->steps[k].digits = DIGITS_DEFAULT;
+    }
+}
+
 /* A lesson of LESSON_MODEL_STEPS steps, each computed by the model. */
 static int model_steps(struct lesson *L, struct err *e)
 {
@@ -231,11 +257,34 @@ static int model_steps(struct lesson *L, struct err *e)
     L->steps = calloc((size_t)L->n_steps, sizeof *L->steps);
     if (!L->steps)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    for (int k = 0; k < L->n_steps; k++) {
-        L->steps[k].given = GIVEN_MODEL;
-        L->steps[k].digits = DIGITS_DEFAULT;
-    }
+    plain_steps(L, 0, L->n_steps);
     L->model.steps = L->n_steps;
+    return 0;
+}
+
+int lesson_model_grow(struct lesson *L, int want, struct err *e)
+{
+    const struct lesson_gguf *g = L->model.gguf;
+    if (want <= L->n_steps)
+        return 0;
+    /* The KV cache's room (source/kind_gguf.c), which the model's own
+     * trained context may make shorter. */
+    int ctx = g->llama->model.hp.n_ctx_train;
+    if (ctx > LESSON_MODEL_CONTEXT)
+        ctx = LESSON_MODEL_CONTEXT;
+    if (want > ctx - L->prompt_len)
+        return err_set(e, ERR_USAGE,
+                       "--max-tokens %d: %s runs a context of %d tokens and the prompt takes %d: "
+                       "at most %d",
+                       want, g->path, ctx, L->prompt_len,
+                       ctx - L->prompt_len > 0 ? ctx - L->prompt_len : 0);
+    struct lesson_step *s = realloc(L->steps, (size_t)want * sizeof *s);
+    if (!s)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    L->steps = s;
+    plain_steps(L, L->n_steps, want);
+    L->n_steps = want;
+    L->model.steps = want;
     return 0;
 }
 

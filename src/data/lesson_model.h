@@ -60,6 +60,19 @@ int lesson_attach_model(struct lesson *L, const struct model_request *r, struct 
  * and replaces L's prompt with it. Returns 0, or -1 with L unchanged. */
 int lesson_set_prompt(struct lesson *L, const char *text, struct err *e);
 
+/* The line to warn with when L's model left optional metadata out
+ * ("x.gguf: tokenizer.ggml.pre has type u32: ignored (and 2 more keys)"),
+ * into buf; NULL when there is none. */
+#define LESSON_MODEL_WARNING 640 /* room for the line */
+const char *lesson_model_warning(const struct lesson *L, char *buf, size_t n);
+
+/* Gives the model lesson L at least want steps (generate --max-tokens on a
+ * model runs as long as asked), the new ones computed by the model: 0, or
+ * -1 when the context cannot hold the prompt and want more tokens
+ * ("--max-tokens 600: x.gguf runs a context of 512 tokens and the prompt
+ * takes 10: at most 502"). L must have a model (L->model.gguf). */
+int lesson_model_grow(struct lesson *L, int want, struct err *e);
+
 /* Frees what lesson_from_model or lesson_use_model made (lesson_free calls it). */
 void lesson_gguf_free(struct lesson_gguf *g);
 

@@ -26,6 +26,8 @@ struct vocab {
     int byte_level;    /* 1: tokens are raw bytes, read without separators */
     int join_space;    /* 1: sequences read with a space between tokens (word-level) */
     int first_special; /* ids from here on are special tokens (<|eot_id|>); n if none */
+    int has_bos, bos;  /* the token a model's prompt starts with, which is no text */
+    int strip_space;   /* a text's first space is the tokenizer's (SentencePiece's prefix) */
     int n_eos;
     int eos[VOCAB_MAX_EOS]; /* end-of-sequence tokens */
     /* Word-level: one string per token. Byte-level: bytes and display forms

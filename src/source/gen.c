@@ -226,10 +226,13 @@ int gen_count(const struct gen *g)
  * [0, *prompt), the generated text shown [*from, *len). */
 static char *shown(const struct gen *g, int final, size_t *len, size_t *prompt, size_t *from)
 {
+    /* A model's BOS marks where the sequence starts; it is not text (as
+     * llama.cpp's detokenizer leaves control tokens out). */
+    int b = g->len > 0 && g->v->has_bos && g->ids[0] == g->v->bos;
     int plen = g->prompt_len < g->len ? g->prompt_len : g->len;
     size_t total, gl;
-    char *text = detok_alloc(g->v, g->ids, g->len, &total);
-    *prompt = vocab_detok(g->v, g->ids, plen, NULL, 0);
+    char *text = detok_alloc(g->v, g->ids + b, g->len - b, &total);
+    *prompt = plen > b ? vocab_detok(g->v, g->ids + b, plen - b, NULL, 0) : 0;
     gl = vocab_detok(g->v, g->ids + plen, g->len - plen, NULL, 0);
     /* The generated text is the tail of the whole (a join-space vocabulary
      * puts a space before it, which belongs to it). */
@@ -238,6 +241,14 @@ static char *shown(const struct gen *g, int final, size_t *len, size_t *prompt, 
                   : g->decided < gl                  ? g->decided
                                                      : gl;
     *len = keep ? *from + keep : *prompt;
+    /* SentencePiece put a space before the first word; its decoder takes it
+     * off again, as llama2.c does after BOS. */
+    if (text && g->v->strip_space && *len > 0 && text[0] == ' ') {
+        memmove(text, text + 1, *len);
+        *len -= 1;
+        *prompt -= *prompt > 0;
+        *from -= *from > 0;
+    }
     if (text)
         text[*len] = '\0';
     return text;

@@ -124,7 +124,7 @@ static int file_open(struct source *src, int hidden, struct err *e)
                        L->model.gguf->path, m->hp.n_vocab, L->vocab.n);
     }
     /* Room for the longest context a lesson can reach: its prompt and steps. */
-    s->n_ctx = LESSON_MAX_CONTEXT + LESSON_MAX_STEPS;
+    s->n_ctx = LESSON_MODEL_CONTEXT;
     if (m->hp.n_ctx_train > 0 && s->n_ctx > m->hp.n_ctx_train)
         s->n_ctx = m->hp.n_ctx_train;
     s->x = malloc((size_t)m->hp.n_embd * sizeof *s->x);

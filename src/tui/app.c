@@ -269,6 +269,9 @@ int app_open_lesson(struct app *a, const char *what, int index, struct err *e)
     /* A lesson that declares its requests opens on them (its message says why not). */
     if (a->L.n_request)
         app_toggle_batch(a);
+    char warning[LESSON_MODEL_WARNING];
+    if (lesson_model_warning(&a->L, warning, sizeof warning))
+        app_msg(a, 1, "%s", warning);
     return 0;
 }
 
