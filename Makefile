@@ -64,6 +64,11 @@ else
   CUDA_CHECK_OBJ := $(if $(NVCC),$(BUILD)/gpu/backend_cuda.o)
 endif
 
+# The trained model that ships (data/stories260K/, data/README.md): its
+# llama2.c checkpoint and tokenizer converted by logitlab's own GGUF writer
+# into the file the stories lessons run (git-ignored, installed with data/).
+TRAINED  := data/stories260K.gguf
+
 # The program's layers, lowest first (HACKING.md): a file includes headers of
 # its own layer and the ones below it only (make lint checks).
 LAYERS   := base core model backend data source report tui
@@ -85,11 +90,12 @@ GPU_TEST := $(BUILD)/check_gpu
 # Whether this build has CUDA: switching (CUDA=0, nvcc installed) relinks.
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
+.PHONY: test-model-file
 .PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model bench-peers test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
 	test-install test-valgrind format format-check lint \
         golden clean config svg
 
-all: config $(BIN) $(GPU_BINS) $(CUDA_CHECK_OBJ)
+all: config $(BIN) $(GPU_BINS) $(CUDA_CHECK_OBJ) $(TRAINED)
 
 config:
 ifeq ($(CUDA_STATE),on)
@@ -126,6 +132,16 @@ test-model: $(SAN_BIN) $(BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/s
 	tests/model.sh $(SAN_BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/san/model_check
 	tests/readme.sh $(BIN) $(BUILD)/models/llama3-q8_0.gguf
 
+# A small test model with random weights and the real Llama 3 vocabulary
+# (the one tests/model.sh checks as llama3-q8_0), for trying --model
+# without a download: TYPE=Q4_K (any type gen_model takes) for another.
+TYPE ?= Q8_0
+test-model-file: $(BUILD)/gen_model
+	@mkdir -p $(BUILD)/models
+	$(BUILD)/gen_model --arch llama3 --layers 2 --embd 256 --heads 4 --kv-heads 2 --ff 512 \
+		--tied 1 --rope-scaling llama3 --seed 11 --type $(TYPE) -o $(BUILD)/models/test-$(TYPE).gguf
+	@echo "test model: $(BUILD)/models/test-$(TYPE).gguf (random weights: its tokens are noise)"
+
 # llama.cpp as the oracle (fetched from npm, built under build/oracle: about
 # 10 minutes the first time) and the exact reference (numpy): regenerates the
 # goldens of test-model and compares the three. Not part of `make test`.
@@ -144,10 +160,10 @@ bench-peers: $(BUILD)/bench_fast
 
 test-build: $(TEST_BIN) $(SAN_BIN)
 
-test-unit: $(TEST_BIN)
+test-unit: $(TEST_BIN) $(TRAINED)
 	$(TEST_BIN)
 
-test-cli: $(SAN_BIN) $(BIN)
+test-cli: $(SAN_BIN) $(BIN) $(TRAINED)
 	tests/cli.sh $(SAN_BIN)
 	tests/screens.sh $(SAN_BIN)
 	tests/svg.sh $(SAN_BIN)
@@ -231,6 +247,14 @@ $(KIT)/%: tests/bench/%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@mkdir -p $(@D)
 	@echo "  LD KIT  $@"
 	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(KIT_LIBS)
+
+$(BUILD)/llama2c_gguf: tools/llama2c_gguf.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
+
+$(TRAINED): data/stories260K/stories260K.bin data/stories260K/tok512.bin $(BUILD)/llama2c_gguf
+	@echo "  GGUF    $@"
+	@$(BUILD)/llama2c_gguf data/stories260K/stories260K.bin data/stories260K/tok512.bin stories260K $@
 
 # The tests' generator of small GGUF models (random weights, the real
 # Llama 3 or Llama 2 vocabulary), and the model benchmark's timing program.
@@ -326,11 +350,13 @@ DESTDIR ?=
 SHARE    = $(DESTDIR)$(PREFIX)/share/logitlab
 MAN1     = $(DESTDIR)$(PREFIX)/share/man/man1
 
-install: $(BIN)
+install: $(BIN) $(TRAINED)
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)/lessons $(SHARE)/data/scenarios $(MAN1)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/logitlab
 	install -m 644 lessons/*.ini $(SHARE)/lessons/
-	install -m 644 data/llama3-vocab.bin data/README.md $(SHARE)/data/
+	install -m 644 data/llama3-vocab.bin data/README.md $(TRAINED) $(SHARE)/data/
+	install -d $(SHARE)/data/stories260K
+	install -m 644 data/stories260K/LICENSE $(SHARE)/data/stories260K/
 	install -m 644 data/scenarios/*.ini $(SHARE)/data/scenarios/
 	install -m 644 doc/logitlab.1 $(MAN1)/logitlab.1
 	@echo "installed logitlab in $(DESTDIR)$(PREFIX) (lessons and data in $(SHARE))"

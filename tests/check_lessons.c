@@ -12,6 +12,7 @@
 
 #include "data/catalog.h"
 #include "data/lesson.h"
+#include "data/vocab.h"
 #include "model/lmhead.h"
 #include "core/sampler.h"
 #include "core/settings.h"
@@ -435,6 +436,92 @@ START_TEST(test_engine_requests_and_seeds)
 }
 END_TEST
 
+/* The trained model that ships (lessons 18 to 21 on data/stories260K.gguf).
+ * Source of the numbers: llama2.c's run.c on the same checkpoint
+ * (stories260K.bin, tok512.bin), which prints the same probabilities to
+ * four places, and an independent float64 forward pass of the GGUF
+ * (../shared/models/stories260K/README.md, "Known outputs"). */
+static int tok(const char *text)
+{
+    int id = vocab_lookup(&L.vocab, text);
+    ck_assert_msg(id >= 0, "no token '%s'", text);
+    return id;
+}
+
+START_TEST(test_trained_next)
+{
+    load("trained-next");
+    step(1, NULL);
+    const int prompt[] = { 1, 403, 407, 261, 378, 432, 383, 286, 261, 376 };
+    ck_assert_int_eq(ctx_len, 10);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(ctx[i], prompt[i]);
+    ck_assert_int_eq(L.vocab.n, 512);
+    ck_assert_rounds_to(row(tok(" g"))->prob, 0.6403, 4);
+    ck_assert_rounds_to(row(tok(" b"))->prob, 0.2754, 4);
+    ck_assert_rounds_to(row(tok(" do"))->prob, 0.0215, 4);
+    ck_assert_rounds_to(row(tok(" c"))->prob, 0.0120, 4);
+    ck_assert_rounds_to(row(tok(" f"))->prob, 0.0098, 4);
+    ck_assert_int_eq(T.choice.id, tok(" g")); /* seed 2: u = 0.0738 */
+    step(2, NULL);
+    ck_assert_rounds_to(row(tok("ir"))->prob, 0.995, 3);
+    step(3, NULL);
+    ck_assert_int_eq(ctx[ctx_len - 1], tok("ir"));
+    ck_assert_rounds_to(row(tok("l"))->prob, 0.9993, 4);
+}
+END_TEST
+
+START_TEST(test_trained_branch)
+{
+    load("trained-branch");
+    step(1, NULL);
+    ck_assert_int_eq(T.choice.id, tok(" b")); /* seed 1: u = 0.672 */
+    ck_assert_rounds_to(T.choice.u, 0.672, 3);
+    step(2, NULL);
+    ck_assert_rounds_to(row(tok("o"))->prob, 0.795, 3);
+    ck_assert_rounds_to(row(tok("ir"))->prob, 0.113, 3);
+    ck_assert_rounds_to(row(tok("un"))->prob, 0.044, 3);
+    step(3, NULL);
+    ck_assert_rounds_to(row(tok("y"))->prob, 0.993, 3);
+}
+END_TEST
+
+/* llama2.c's doc/stories260K.md: greedy decoding from "Once upon a time". */
+START_TEST(test_trained_loop)
+{
+    load("trained-loop");
+    step(60, NULL);
+    char text[2048];
+    vocab_detok(&L.vocab, ctx + 1, ctx_len - 1, text, sizeof text);
+    const char *story = " Once upon a time, there was a little girl named Lily. She loved to play "
+                        "outside in the park. One day, she saw a big, red ball. She wanted to "
+                        "play with it, but it was too high.";
+    ck_assert_msg(strncmp(text, story, strlen(story)) == 0, "%s", text);
+}
+END_TEST
+
+/* "The cat was very": " e" 0.089, " happy" 0.080, " s" 0.077; the counts
+ * the lesson quotes for temperature, top-p and min-p. */
+START_TEST(test_trained_flat)
+{
+    load("trained-flat");
+    step(1, NULL);
+    ck_assert_rounds_to(row(tok(" e"))->prob, 0.089, 3);
+    ck_assert_rounds_to(row(tok(" happy"))->prob, 0.080, 3);
+    ck_assert_rounds_to(row(tok(" s"))->prob, 0.077, 3);
+    step(1, "temperature", "0.5", NULL);
+    ck_assert_rounds_to(row(tok(" e"))->final, 0.164, 3);
+    step(1, "temperature", "1.5", NULL);
+    ck_assert_rounds_to(row(tok(" e"))->final, 0.062, 3);
+    step(1, "top-p", "0.95", NULL);
+    ck_assert_int_eq(T.kept_count, 29);
+    step(1, "min-p", "0.05", NULL);
+    ck_assert_int_eq(T.kept_count, 32);
+    step(1, "temperature", "0.5", "min-p", "0.05", NULL);
+    ck_assert_int_eq(T.kept_count, 18);
+}
+END_TEST
+
 Suite *suite_lessons(void)
 {
     Suite *s = suite_create("lessons");
@@ -455,5 +542,13 @@ Suite *suite_lessons(void)
     tcase_add_test(core, test_stop_rules);
     tcase_add_test(core, test_engine_requests_and_seeds);
     suite_add_tcase(s, core);
+    TCase *trained = tcase_create("trained");
+    tcase_add_checked_fixture(trained, NULL, teardown);
+    tcase_set_timeout(trained, 120);
+    tcase_add_test(trained, test_trained_next);
+    tcase_add_test(trained, test_trained_branch);
+    tcase_add_test(trained, test_trained_loop);
+    tcase_add_test(trained, test_trained_flat);
+    suite_add_tcase(s, trained);
     return s;
 }

@@ -326,7 +326,7 @@ expect 0 "" --version
 [ $? -eq 0 ] && ok || bad "show | head failed"
 
 # Hostile inputs (issue 12), one file per class of defect.
-for f in "$HERE"/cli_hostile_*.sh; do
+for f in "$HERE"/cli_hostile_*.sh "$HERE"/cli_trained.sh; do
     # shellcheck disable=SC1090
     . "$f"
 done

@@ -20,6 +20,8 @@ cd "$TMP" || exit 1
 n=$("$B" lessons 2>"$TMP/err" | wc -l)
 [ "$n" -eq "$(ls "$HERE"/lessons/*.ini | wc -l)" ] && ok || bad "installed lessons: $n listed ($(cat "$TMP/err"))"
 "$B" show toy --temperature 0.5 | grep -q ' on .* 0.7258 ' && ok || bad "installed: show toy"
+"$B" show trained-next --top 1 --format json | grep -q '"id": 298' && ok ||
+    bad "installed: the trained model's lesson cannot find data/stories260K.gguf"
 "$B" show real-france --hidden-size 512 --top 1 --format json | grep -q '"id": 12366' && ok ||
     bad "installed: the full-size lesson cannot find its data"
 if command -v groff >/dev/null 2>&1; then

@@ -35,6 +35,7 @@ Suite *suite_drawstoy(void);
 Suite *suite_toybatch(void);
 Suite *suite_words(void);
 Suite *suite_marks(void);
+Suite *suite_llama2c(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

@@ -51,7 +51,6 @@ struct gguf_state {
     float *x, *logits; /* the normalized vector and V logits of the last call */
     int *ctx;          /* the context those logits are for */
     int ctx_len, ctx_cap, valid;
-    double body_ms, head_ms; /* what the last call's body and head took */
     int body_tokens;         /* positions the body ran in the last call */
     float h_last[8];         /* the first entries of the last hidden vector */
     double h_norm;           /* and its length */
@@ -264,15 +263,11 @@ static int file_logits(struct source *src, int k, const int *ctx, int len,
         return 0;
     }
     s->valid = 0;
-    double t0 = clock_ms();
     struct kv_slot *slot = pick_slot(s, ctx, len, e);
     if (!slot || run_body(s, slot, ctx, len, e) < 0)
         return -1;
-    double t1 = clock_ms();
     if (run_head(s, slot->h, e) < 0 || remember_ctx(s, ctx, len, e) < 0)
         return -1;
-    s->body_ms = t1 - t0;
-    s->head_ms = clock_ms() - t1;
     note_hidden(s, slot->h);
     s->valid = 1;
     *out = (struct source_logits){ .f = s->logits };
@@ -329,10 +324,12 @@ static void file_describe(const struct source *src, char *buf, size_t n)
                        m->hp.n_vocab, m->hp.n_embd, type, (double)s->head.bytes / 1e6);
     if (len < 0 || (size_t)len >= n)
         return;
+    /* The times are the status line's (the whole step's), so that this
+     * paragraph is the same on every run and every machine. */
     snprintf(buf + len, n - (size_t)len,
-             "This step: the %d layers ran %d new position%s in %.1f ms (the KV cache kept the "
-             "rest), the head took %.1f ms on the %s.",
-             m->hp.n_layer, s->body_tokens, s->body_tokens == 1 ? "" : "s", s->body_ms, s->head_ms,
+             "This step: the %d layers ran %d new position%s (the KV cache kept the rest), the "
+             "head ran on the %s.",
+             m->hp.n_layer, s->body_tokens, s->body_tokens == 1 ? "" : "s",
              s->be ? s->be->ops->name : "CPU");
 }
 

@@ -107,6 +107,7 @@ int source_hidden(struct source *src, const int *ctx, int len, float *h, struct 
 
 /* A paragraph on how the last step was computed (a real model's hidden
  * vector, head and times), or "" for a kind that has none. */
+#define SOURCE_DESCRIBE_MAX 640 /* room for what source_describe says */
 void source_describe(const struct source *src, char *buf, size_t n);
 
 /* The float logits of step k as source_run_step ran it last, when they are

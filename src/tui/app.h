@@ -83,6 +83,7 @@ struct app_entry {
     struct stop_result stop; /* after appending the choice */
     int n_ans;               /* the answers given, for an exercise step */
     struct app_answer *ans;  /* (owned) */
+    char *how; /* what the source said of this step (a model's hidden vector), or NULL (owned) */
 };
 
 struct app {

@@ -59,6 +59,7 @@ void app_drop_history(struct app *a, int from)
     for (int i = from; i < a->n_hist; i++) {
         free(a->hist[i].ctx);
         free(a->hist[i].ans);
+        free(a->hist[i].how);
     }
     if (from < a->n_hist)
         a->n_hist = from;
@@ -149,6 +150,11 @@ static int record_step(struct app *a, int id, int forced)
         memcpy(ans, a->ans, (size_t)S->n_ask * sizeof *ans);
     if (len)
         memcpy(ctx, a->gen.ids, (size_t)len * sizeof *ctx);
+    /* A model's source describes only its latest run: the step keeps what
+     * it said, so that the lesson pane explains the step when it is shown
+     * again (NULL when out of memory: the pane then says less). */
+    char how[SOURCE_DESCRIBE_MAX];
+    source_describe(&a->source, how, sizeof how);
     a->hist[a->n_hist++] = (struct app_entry){
         .step = k,
         .ctx = ctx,
@@ -161,6 +167,7 @@ static int record_step(struct app *a, int id, int forced)
         .stop = a->gen.stop,
         .n_ans = S->n_ask,
         .ans = ans,
+        .how = how[0] ? strdup(how) : NULL,
     };
     return 0;
 }

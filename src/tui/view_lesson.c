@@ -239,17 +239,19 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
                  a->script_text);
         add_wrapped(L, "", buf, width, COL_WARN, 0);
     }
-    if (a->cur_step == 1 && a->L.text && !en) {
+    if (a->cur_step == 1 && a->L.text) {
         add_paragraphs(L, "", a->L.text, width, COL_DEFAULT, ATTR_BOLD);
         add_line(L, "", COL_DEFAULT, 0);
     }
-    if (a->cur_step == 1 && a->L.model.gguf && !en)
+    if (a->cur_step == 1 && a->L.model.gguf)
         prompt_tokens(a, L, width);
     head_lines(a, L, width);
-    char how[640];
-    source_describe(&a->source, how, sizeof how); /* a real model's hidden vector and head */
-    if (how[0] && !en)
-        add_wrapped(L, "", how, width, COL_ACCENT, 0);
+    /* A real model's hidden vector and head: the live step's from the
+     * source, a step taken before from what its entry kept. */
+    char how[SOURCE_DESCRIBE_MAX];
+    source_describe(&a->source, how, sizeof how);
+    if (en ? en->how != NULL : how[0] != '\0')
+        add_wrapped(L, "", en ? en->how : how, width, COL_ACCENT, 0);
     if (S->text)
         add_paragraphs(L, "", S->text, width, COL_DEFAULT, 0);
     if (S->given == GIVEN_PROBS)
