@@ -21,7 +21,7 @@
 #define Q4_1_BYTES   20  /* d, m (f16), qs[16] */
 #define Q5_0_BYTES   22  /* d (f16), qh[4] (the fifth bits), qs[16] */
 #define Q5_1_BYTES   24  /* d, m (f16), qh[4], qs[16] */
-#define IQ4_NL_BYTES 18  /* d (f16), qs[16]: indices into QUANT_IQ4_LEVELS */
+#define IQ4_NL_BYTES 18  /* d (f16), qs[16]: indices of levels (QUANT_IQ4_LEVELS_INIT) */
 #define Q2_K_BYTES   84  /* sc[16], qs[64], d, dmin (f16) */
 #define Q3_K_BYTES   110 /* hmask[32], qs[64], sc[12], d (f16) */
 #define Q4_K_BYTES   144
@@ -52,8 +52,9 @@
 #define IQ4_XS_QS 8   /* 128 bytes of 4-bit indices */
 
 /* The sixteen levels of IQ4_NL and IQ4_XS (ggml's kvalues_iq4nl, a table
- * of its ggml-common.h): a 4-bit index n stands for QUANT_IQ4_LEVELS[n]
- * times the scale, denser near zero, where most weights are. */
+ * of its ggml-common.h), as an initializer: a 4-bit index n stands for
+ * level n times the scale, the levels denser near zero, where most weights
+ * are. */
 #define QUANT_IQ4_LEVELS_INIT                                                                      \
     {                                                                                              \
         -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113                   \
