@@ -21,8 +21,10 @@
 #include "model/quant.h"
 #include "suites.h"
 
-#define P         "t.gguf"
-#define SUPPORTED "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K" /* quant.h's list */
+#define P "t.gguf"
+#define SUPPORTED                                                                                  \
+    "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, "         \
+    "IQ4_XS" /* quant.h's list */
 
 struct buf {
     unsigned char *p;
@@ -327,10 +329,10 @@ START_TEST(test_writer_refuses)
     unsigned char *p = NULL;
     size_t n = 0;
     struct gguf_writer *w = gguf_w_new();
-    ck_assert_int_eq(gguf_w_tensor(w, "q2", 1, (const int64_t[]){ 256 }, 10, NULL), -1);
+    ck_assert_int_eq(gguf_w_tensor(w, "iq2", 1, (const int64_t[]){ 256 }, 16, NULL), -1);
     ck_assert_int_eq(gguf_w_tensor(w, "ok", 1, (const int64_t[]){ 1 }, QT_F32, "abcd"), -1);
     ck_assert_int_eq(gguf_w_to_mem(w, &p, &n, &e), -1);
-    ck_assert_str_eq(e.msg, "a tensor of a type or shape the writer cannot size: q2");
+    ck_assert_str_eq(e.msg, "a tensor of a type or shape the writer cannot size: iq2");
     gguf_w_free(w);
     w = gguf_w_new();
     ck_assert_int_eq(gguf_w_tensor(w, "q8", 1, (const int64_t[]){ 33 }, QT_Q8_0, NULL), -1);
@@ -387,7 +389,7 @@ static const struct patch {
     { 195, 8, 1ull << 63, P ": tensor 't.first' has a dimension of 9223372036854775808" },
     /* 2^62 values of 4 bytes: 2^64 bytes */
     { 195, 8, 1ull << 62, P ": tensor 't.first' is too large (its size overflows)" },
-    { 211, 4, 10, P ": tensor 't.first' has type Q2_K; logitlab reads " SUPPORTED },
+    { 211, 4, 16, P ": tensor 't.first' has type IQ2_XXS; logitlab reads " SUPPORTED },
     { 211, 4, 99, P ": tensor 't.first' has type type 99; logitlab reads " SUPPORTED },
     { 243, 8, 48,
       P ": tensor 't.second' has rows of 48 values, not a multiple of Q8_0's "
@@ -570,14 +572,59 @@ START_TEST(test_escape)
 }
 END_TEST
 
+/* Each block type's sizes as the reader applies them (ggml-common.h's
+ * static_asserts), its rows a whole number of blocks, its data inside the
+ * file: a tensor "w" of 3 rows of 2 blocks (after the header (24), "w"'s
+ * descriptor (8 + 1 + 4 + 16 + 4 + 8 = 41), padding to 96) opens with 6
+ * blocks of bytes; rows of 1.5 blocks are refused, and so is the file cut
+ * one byte short of the data. */
+static const struct {
+    int type, block, bytes;
+    const char *name;
+} BLOCK_TYPES[] = {
+    { QT_Q8_0, 32, 34, "Q8_0" },   { QT_Q4_0, 32, 18, "Q4_0" },   { QT_Q4_1, 32, 20, "Q4_1" },
+    { QT_Q5_0, 32, 22, "Q5_0" },   { QT_Q5_1, 32, 24, "Q5_1" },   { QT_IQ4_NL, 32, 18, "IQ4_NL" },
+    { QT_Q2_K, 256, 84, "Q2_K" },  { QT_Q3_K, 256, 110, "Q3_K" }, { QT_Q4_K, 256, 144, "Q4_K" },
+    { QT_Q5_K, 256, 176, "Q5_K" }, { QT_Q6_K, 256, 210, "Q6_K" }, { QT_IQ4_XS, 256, 136, "IQ4_XS" },
+};
+
+START_TEST(test_block_types)
+{
+    int type = BLOCK_TYPES[_i].type, block = BLOCK_TYPES[_i].block, bytes = BLOCK_TYPES[_i].bytes;
+    unsigned char *data = calloc(6, (size_t)bytes);
+    struct gguf_writer *w = gguf_w_new();
+    ck_assert_int_eq(gguf_w_tensor(w, "w", 2, (const int64_t[]){ 2 * block, 3 }, type, data), 0);
+    struct buf b = finish(w);
+    struct gguf *g = open_ok(&b);
+    const struct gguf_tensor *t = gguf_tensor(g, "w");
+    ck_assert_uint_eq(g->data_offset, 96);
+    ck_assert_int_eq(t->type, type);
+    ck_assert_uint_eq(t->bytes, 6 * (size_t)bytes);
+    gguf_close(g);
+    char want[200];
+    snprintf(want, sizeof want,
+             P ": truncated: tensor 'w' needs bytes 0 to %d of the data section, "
+               "which holds %d",
+             6 * bytes, 6 * bytes - 1);
+    expect_bad(b.p, 96 + 6 * (size_t)bytes - 1, want);
+    put_le(b.p + 24 + 8 + 1 + 4, (uint64_t)(3 * block / 2), 8); /* ne[0], after the name, n_dims */
+    snprintf(want, sizeof want,
+             P ": tensor 'w' has rows of %d values, not a multiple of %s's block of %d",
+             3 * block / 2, BLOCK_TYPES[_i].name, block);
+    expect_bad(b.p, b.n, want);
+    free(b.p);
+    free(data);
+}
+END_TEST
+
 /* A refusal naming a tensor prints it escaped: a terminal never sees ESC. */
 START_TEST(test_escaped_message)
 {
     struct gguf_writer *w = gguf_w_new();
     gguf_w_tensor(w, "x\x1b[2J", 1, (const int64_t[]){ 1 }, QT_F32, (const float[]){ 1 });
     struct buf b = finish(w);
-    put_le(b.p + find(&b, "x\x1b[2J") + 5 + 4 + 8, 10, 4);
-    expect_bad(b.p, b.n, P ": tensor 'x\\x1B[2J' has type Q2_K; logitlab reads " SUPPORTED);
+    put_le(b.p + find(&b, "x\x1b[2J") + 5 + 4 + 8, 16, 4);
+    expect_bad(b.p, b.n, P ": tensor 'x\\x1B[2J' has type IQ2_XXS; logitlab reads " SUPPORTED);
     free(b.p);
 }
 END_TEST
@@ -995,8 +1042,8 @@ START_TEST(test_llama_type)
     struct buf b = model_file(&(struct model_spec){ 0 });
     /* after the name: n_dims (4), ne[0] and ne[1] (8 each), then the type */
     size_t at = find(&b, "blk.0.attn_q.weight") + 19 + 4 + 16;
-    put_le(b.p + at, 10, 4);
-    expect_bad(b.p, b.n, LP "0.attn_q.weight' has type Q2_K; logitlab reads " SUPPORTED);
+    put_le(b.p + at, 16, 4);
+    expect_bad(b.p, b.n, LP "0.attn_q.weight' has type IQ2_XXS; logitlab reads " SUPPORTED);
     put_le(b.p + at, QT_Q8_0, 4);
     expect_bad(b.p, b.n,
                LP "0.attn_q.weight' has rows of 8 values, not a multiple of Q8_0's block of 32");
@@ -1020,6 +1067,8 @@ Suite *suite_gguf(void)
     tcase_add_test(bad, test_prefixes);
     tcase_add_test(bad, test_every_byte);
     tcase_add_test(bad, test_bad_names_alignment);
+    tcase_add_loop_test(bad, test_block_types, 0,
+                        (int)(sizeof BLOCK_TYPES / sizeof BLOCK_TYPES[0]));
     suite_add_tcase(s, bad);
     TCase *get = tcase_create("getters");
     tcase_add_test(get, test_getters);

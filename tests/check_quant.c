@@ -1,7 +1,8 @@
 /* check_quant.c - the weight types (model/quant.h): hand-built blocks whose
- * values are worked out in the comments from ggml's layouts (doc/quant.md),
- * a second decoder written here from that description (ggml's
- * dequantize_row_* formulas, value by value), the half-precision
+ * values are worked out in the comments from ggml's layouts and formulas
+ * (ggml-common.h, dequantize_row_* of ggml-quants.c; doc/quant.md), a
+ * second decoder written here from that description, value by value, the
+ * half-precision
  * conversions on their edge values and against a nearest-value search, the
  * quantizers' rounding against the scales they store, the dot products
  * against a double sum with quant.h's bound and against the specification
@@ -15,8 +16,15 @@
 #include "model/quant.h"
 #include "suites.h"
 
-static const int ALL[] = { QT_F32, QT_F16, QT_BF16, QT_Q8_0, QT_Q4_0, QT_Q4_K, QT_Q5_K, QT_Q6_K };
+/* Every type; from ALL[3] on, the block types. */
+static const int ALL[] = { QT_F32,  QT_F16,    QT_BF16, QT_Q8_0, QT_Q4_0,
+                           QT_Q4_K, QT_Q5_K,   QT_Q6_K, QT_Q4_1, QT_Q5_0,
+                           QT_Q5_1, QT_IQ4_NL, QT_Q2_K, QT_Q3_K, QT_IQ4_XS };
 #define NALL ((int)(sizeof ALL / sizeof ALL[0]))
+
+/* IQ4_NL's and IQ4_XS's sixteen levels (ggml-common.h's kvalues_iq4nl). */
+static const int IQ4[16] = { -127, -104, -83, -65, -49, -35, -22, -10,
+                             1,    13,   25,  38,  53,  69,  89,  113 };
 
 /* xorshift64: a fixed sequence, so every failure reproduces. */
 static uint64_t next_u64(uint64_t *s)
@@ -41,6 +49,18 @@ static void put16(unsigned char *p, uint16_t h)
     p[0] = (unsigned char)h, p[1] = (unsigned char)(h >> 8);
 }
 
+static uint32_t le32_at(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Value j (0-31) of a small block's 16 bytes of nibbles: the low nibble of
+ * byte j for j < 16, the high nibble of byte j - 16 for the others. */
+static int nibble_at(const unsigned char *qs, int j)
+{
+    return (qs[j % 16] >> (j < 16 ? 0 : 4)) & 15;
+}
+
 static int bits_equal(float a, float b)
 {
     return memcmp(&a, &b, sizeof a) == 0;
@@ -57,6 +77,47 @@ static void k_pair(const unsigned char *s, int j, int *sc, int *m)
         *sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
         *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
     }
+}
+
+/* ref_value for Q4_1, Q5_0, Q5_1, IQ4_NL (blocks of 32) and Q2_K, Q3_K,
+ * IQ4_XS (blocks of 256). */
+static float ref_value_more(int type, const unsigned char *b, int i, float *q, float *scale)
+{
+    int h = i / 128, k = (i % 128) / 32, l = i % 32, g = i / 16, s = i / 32;
+    switch (type) {
+    case QT_Q4_1: /* d * n + m */
+        return f16_at(b) * (float)nibble_at(b + 4, i) + f16_at(b + 2);
+    case QT_Q5_1: /* d * n + m, n's fifth bit from bit i of qh */
+        return f16_at(b) * (float)(nibble_at(b + 8, i) + 16 * (int)((le32_at(b + 4) >> i) & 1)) +
+               f16_at(b + 2);
+    case QT_Q5_0: /* d * (n - 16) */
+        *q = (float)(nibble_at(b + 6, i) + 16 * (int)((le32_at(b + 2) >> i) & 1) - 16);
+        *scale = f16_at(b);
+        return *scale * *q;
+    case QT_IQ4_NL: /* d * level[n] */
+        *q = (float)IQ4[nibble_at(b + 2, i)], *scale = f16_at(b);
+        return *scale * *q;
+    case QT_IQ4_XS: { /* d * (ls - 32) * level[n], ls from sc_l and sc_h */
+        int ls =
+            ((b[4 + s / 2] >> (4 * (s & 1))) & 15) | ((((b[2] | b[3] << 8) >> (2 * s)) & 3) << 4);
+        *q = (float)IQ4[nibble_at(b + 8 + 16 * s, i % 32)];
+        *scale = f16_at(b) * (float)(ls - 32);
+        return *scale * *q;
+    }
+    case QT_Q2_K: { /* (d * sc) * n - dmin * m, sc and m the nibbles of byte g */
+        int n = (b[16 + 32 * h + l] >> (2 * k)) & 3;
+        float d1 = f16_at(b + 80) * (float)(b[g] & 15), m1 = f16_at(b + 82) * (float)(b[g] >> 4);
+        return d1 * (float)n - m1;
+    }
+    case QT_Q3_K: { /* d * (sc - 32) * n, n = two bits, less 4 when the hmask bit is clear */
+        int n = ((b[32 + 32 * h + l] >> (2 * k)) & 3) - ((b[l] >> (4 * h + k)) & 1 ? 0 : 4);
+        int sc = ((b[96 + g % 8] >> (g < 8 ? 0 : 4)) & 15) |
+                 (((b[104 + g % 4] >> (2 * (g / 4))) & 3) << 4);
+        *q = (float)n, *scale = f16_at(b + 108) * (float)(sc - 32);
+        return *scale * *q;
+    }
+    }
+    return NAN;
 }
 
 /* Value i of a block: for the scaled types the integer (*q) and its scale
@@ -100,7 +161,7 @@ static float ref_value(int type, const unsigned char *b, int i, float *q, float 
         return *scale * *q;
     }
     }
-    return NAN;
+    return ref_value_more(type, b, i, q, scale);
 }
 
 static float ref_at(int type, const void *row, int64_t i, float *q, float *scale)
@@ -138,10 +199,17 @@ static unsigned char *random_row(int type, int64_t n, uint64_t *s)
             put16(p, quant_f32_to_bf16(4 * next_float(s)));
         } else if (type == QT_Q6_K) {
             put16(p + 208, random_scale(s));
+        } else if (type == QT_Q3_K) {
+            put16(p + 108, random_scale(s));
+        } else if (type == QT_Q2_K) { /* d and dmin, positive in ggml's files */
+            put16(p + 80, random_scale(s) & 0x7fff);
+            put16(p + 82, random_scale(s) & 0x7fff);
         } else {
             put16(p, random_scale(s));
             if (type == QT_Q4_K || type == QT_Q5_K) /* dmin is positive in ggml's files */
                 put16(p + 2, random_scale(s) & 0x7fff);
+            if (type == QT_Q4_1 || type == QT_Q5_1) /* m, the minimum: either sign */
+                put16(p + 2, random_scale(s));
         }
     }
     return r;
@@ -282,12 +350,22 @@ START_TEST(test_row_bytes)
     ck_assert_uint_eq(quant_row_bytes(QT_F32, 7), 28);
     ck_assert_uint_eq(quant_row_bytes(QT_F16, 3), 6);
     ck_assert_uint_eq(quant_row_bytes(QT_BF16, 5), 10);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q4_1, 96), 3 * 20);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q5_0, 32), 22);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q5_1, 64), 48);
+    ck_assert_uint_eq(quant_row_bytes(QT_IQ4_NL, 64), 36);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q2_K, 512), 168);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q3_K, 256), 110);
+    ck_assert_uint_eq(quant_row_bytes(QT_IQ4_XS, 768), 3 * 136);
     /* Not a multiple of the block, negative, unsupported, unknown: 0. */
     ck_assert_uint_eq(quant_row_bytes(QT_Q8_0, 33), 0);
     ck_assert_uint_eq(quant_row_bytes(QT_Q4_K, 300), 0);
     ck_assert_uint_eq(quant_row_bytes(QT_Q6_K, 128), 0);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q5_1, 48), 0);
+    ck_assert_uint_eq(quant_row_bytes(QT_Q3_K, 32), 0);
+    ck_assert_uint_eq(quant_row_bytes(QT_IQ4_XS, 224), 0);
     ck_assert_uint_eq(quant_row_bytes(QT_F32, -4), 0);
-    ck_assert_uint_eq(quant_row_bytes(10, 256), 0); /* Q2_K */
+    ck_assert_uint_eq(quant_row_bytes(16, 256), 0); /* IQ2_XXS */
     ck_assert_uint_eq(quant_row_bytes(99, 256), 0);
     ck_assert_uint_eq(quant_row_bytes(QT_F32, INT64_MAX), 0); /* more bytes than size_t holds */
 }
@@ -298,7 +376,7 @@ START_TEST(test_names)
     char b[32];
     ck_assert_str_eq(quant_name(QT_Q4_K, b, sizeof b), "Q4_K");
     ck_assert_str_eq(quant_name(QT_BF16, b, sizeof b), "BF16");
-    /* ggml's own ids for types logitlab does not read (ggml.h's enum ggml_type). */
+    /* ggml's own ids (ggml.h's enum ggml_type), of types logitlab reads and does not. */
     ck_assert_str_eq(quant_name(10, b, sizeof b), "Q2_K");
     ck_assert_str_eq(quant_name(3, b, sizeof b), "Q4_1");
     ck_assert_str_eq(quant_name(9, b, sizeof b), "Q8_1");
@@ -312,12 +390,17 @@ START_TEST(test_names)
     ck_assert_str_eq(quant_name(99, b, sizeof b), "type 99");
     ck_assert_str_eq(quant_name(-1, b, sizeof b), "type -1");
     ck_assert_str_eq(quant_name(QT_Q4_K, b, 3), "Q4"); /* cut to the buffer */
-    ck_assert_str_eq(quant_supported_list(), "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K");
-    ck_assert_ptr_null(quant_info(10));
+    ck_assert_str_eq(quant_supported_list(),
+                     "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, "
+                     "Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS");
+    ck_assert_ptr_null(quant_info(16));
     ck_assert_ptr_null(quant_info(QUANT_MAX_TYPE));
-    /* ggml's block sizes: 32 values in 34 and 18 bytes, 256 in 144, 176, 210. */
-    static const int BLOCK[] = { 1, 1, 1, 32, 32, 256, 256, 256 };
-    static const int BYTES[] = { 4, 2, 2, 34, 18, 144, 176, 210 };
+    /* ggml's block sizes (ggml-common.h's static_asserts), in ALL's order:
+     * 32 values in 34, 18, 20 (2 halves + 16), 22 (half + 4 + 16), 24, 18;
+     * 256 in 144, 176, 210, 84 (2 halves + 16 + 64), 110 (half + 64 + 32 +
+     * 12), 136 (half + 2 + 4 + 128). */
+    static const int BLOCK[] = { 1, 1, 1, 32, 32, 256, 256, 256, 32, 32, 32, 32, 256, 256, 256 };
+    static const int BYTES[] = { 4, 2, 2, 34, 18, 144, 176, 210, 20, 22, 24, 18, 84, 110, 136 };
     for (int i = 0; i < NALL; i++) {
         const struct qtype_info *t = quant_info(ALL[i]);
         ck_assert_ptr_nonnull(t);
@@ -449,6 +532,192 @@ START_TEST(test_q6_k_block)
 }
 END_TEST
 
+/* The product of a hand-built block with x on every build the CPU runs,
+ * all the same bits as want (a sum exact in float, in any order). */
+static void dot_every_path(int type, const unsigned char *b, const float *x, int64_t n, float want)
+{
+    for (int path = QUANT_PORTABLE; path <= QUANT_AVX512; path++) {
+        if (!quant_path_ok(path))
+            continue;
+        float got;
+        quant_dot_rows_on(path, type, b, n, 1, x, &got);
+        ck_assert_msg(bits_equal(got, want), "type %d %s: %a, want %a", type, quant_path_name(path),
+                      (double)got, (double)want);
+    }
+}
+
+START_TEST(test_q4_1_block)
+{
+    /* ggml's dequantize_row_q4_1: value = n * d + m, n the low nibble of byte
+     * j (value j) or its high nibble (value j + 16). d = 0.5 (0x3800), m =
+     * -1.25 (0xbd00):
+     *   byte 0 = 0x3a: value 0 = 10 * 0.5 - 1.25 = 3.75, value 16 = 3 * 0.5 - 1.25 = 0.25;
+     *   byte 15 = 0xf0: value 15 = -1.25, value 31 = 15 * 0.5 - 1.25 = 6.25;
+     *   zero bytes: -1.25. Against ones: 3.75 + 0.25 + 6.25 - 29 * 1.25 = -26. */
+    unsigned char b[20] = { 0x00, 0x38, 0x00, 0xbd, 0x3a };
+    b[4 + 15] = 0xf0;
+    float v[32], ones[32];
+    quant_dequant(QT_Q4_1, b, v, 32);
+    ck_assert(v[0] == 3.75f && v[16] == 0.25f && v[15] == -1.25f && v[31] == 6.25f);
+    ck_assert(v[1] == -1.25f && v[17] == -1.25f);
+    for (int i = 0; i < 32; i++)
+        ones[i] = 1.0f;
+    dot_every_path(QT_Q4_1, b, ones, 32, -26.0f);
+    /* The one rounding: d = 1 + 2^-10 (0x3c01), m = 2^-24 (0x0001, the
+     * smallest subnormal half): value 31 = 15 * d + m = 15.0146484375 +
+     * 2^-24, and float's step at 15 is 2^-20, so it is 15.0146484375. */
+    b[1] = 0x3c, b[0] = 0x01, b[2] = 0x01, b[3] = 0x00;
+    quant_dequant(QT_Q4_1, b, v, 32);
+    ck_assert(v[31] == 15.0146484375f && v[1] == 0x1p-24f);
+}
+END_TEST
+
+START_TEST(test_q5_0_block)
+{
+    /* ggml's dequantize_row_q5_0: value = (n - 16) * d, n's low four bits as
+     * Q4_0's and its fifth bit bit j of the little-endian word qh (bytes 2-5)
+     * for value j. d = 0.25 (0x3400), qh = 0x80020001 (bits 0, 17, 31):
+     *   byte 0 = 0x3a: value 0 = (10 + 16 - 16) * 0.25 = 2.5, value 16 = (3 - 16) * 0.25 = -3.25;
+     *   byte 1 = 0x0f: value 1 = (15 - 16) * 0.25 = -0.25, value 17 = (0 + 16 - 16) * 0.25 = 0;
+     *   byte 15 = 0xff: value 15 = -0.25, value 31 = (15 + 16 - 16) * 0.25 = 3.75;
+     *   zero bytes: (0 - 16) * 0.25 = -4. */
+    unsigned char b[22] = { 0x00, 0x34, 0x01, 0x00, 0x02, 0x80, 0x3a, 0x0f };
+    b[6 + 15] = 0xff;
+    float v[32];
+    quant_dequant(QT_Q5_0, b, v, 32);
+    ck_assert(v[0] == 2.5f && v[16] == -3.25f && v[1] == -0.25f && v[17] == 0.0f);
+    ck_assert(v[15] == -0.25f && v[31] == 3.75f && v[2] == -4.0f && v[18] == -4.0f);
+}
+END_TEST
+
+START_TEST(test_q5_1_block)
+{
+    /* ggml's dequantize_row_q5_1: value = n * d + m, n as Q5_0's (qh at bytes
+     * 4-7, nibbles from byte 8). d = 0.5 (0x3800), m = 1 (0x3c00), qh =
+     * 0x00010002 (bits 1 and 16):
+     *   byte 0 = 0x21: value 0 = 1 * 0.5 + 1 = 1.5, value 16 = (2 + 16) * 0.5 + 1 = 10;
+     *   byte 1 = 0xf7: value 1 = (7 + 16) * 0.5 + 1 = 12.5, value 17 = 15 * 0.5 + 1 = 8.5;
+     *   zero bytes: 1. */
+    unsigned char b[24] = { 0x00, 0x38, 0x00, 0x3c, 0x02, 0x00, 0x01, 0x00, 0x21, 0xf7 };
+    float v[32];
+    quant_dequant(QT_Q5_1, b, v, 32);
+    ck_assert(v[0] == 1.5f && v[16] == 10.0f && v[1] == 12.5f && v[17] == 8.5f);
+    ck_assert(v[2] == 1.0f && v[31] == 1.0f);
+}
+END_TEST
+
+START_TEST(test_iq4_nl_block)
+{
+    /* ggml's dequantize_row_iq4_nl: value = d * level[n], the nibbles as
+     * Q4_0's, level = kvalues_iq4nl. d = 0.5 (0x3800):
+     *   byte 0 = 0xf0: value 0 = -127 * 0.5 = -63.5, value 16 = 113 * 0.5 = 56.5;
+     *   byte 3 = 0x78: value 3 = 1 * 0.5 = 0.5, value 19 = -10 * 0.5 = -5;
+     *   zero bytes: -63.5. Against ones: 56.5 + 0.5 - 5 - 29 * 63.5 = -1789.5.
+     * With d = -2 (0xc000) the first level is -127 * -2 = 254. */
+    unsigned char b[18] = { 0x00, 0x38, 0xf0 };
+    b[2 + 3] = 0x78;
+    float v[32], ones[32];
+    quant_dequant(QT_IQ4_NL, b, v, 32);
+    ck_assert(v[0] == -63.5f && v[16] == 56.5f && v[3] == 0.5f && v[19] == -5.0f);
+    ck_assert(v[1] == -63.5f && v[31] == -63.5f);
+    for (int i = 0; i < 32; i++)
+        ones[i] = 1.0f;
+    dot_every_path(QT_IQ4_NL, b, ones, 32, -1789.5f);
+    b[1] = 0xc0;
+    quant_dequant(QT_IQ4_NL, b, v, 32);
+    ck_assert(v[1] == 254.0f && v[16] == -226.0f);
+}
+END_TEST
+
+START_TEST(test_q2_k_block)
+{
+    /* ggml's dequantize_row_q2_K: value 128h + 32k + l (h < 2, k < 4, l < 32)
+     * is n = bits 2k, 2k + 1 of qs[32h + l] (qs at byte 16); its group of 16,
+     * g = value / 16, has scale byte sc[g] (bytes 0-15): weight = (d * (sc[g]
+     * & 15)) * n - dmin * (sc[g] >> 4), d at byte 80, dmin at 82.
+     * d = 0.5 (0x3800), dmin = 0.25 (0x3400); sc[0] = 0x23 (3, min 2), sc[1]
+     * = 0x0f (15, 0), sc[2] = 0xf1 (1, 15), sc[15] = 0x5a (10, 5):
+     *   qs[0] = 0x1b (n = 3, 2, 1, 0 for k = 0..3):
+     *     value 0 (group 0) = 1.5 * 3 - 0.5 = 4, value 32 (group 2) = 0.5 * 2 - 3.75 = -2.75,
+     *     value 64 (group 4, sc 0) = 0;
+     *   qs[16] = 0x03: value 16 (group 1) = 7.5 * 3 - 0 = 22.5;
+     *   qs[63] = 0xc0: value 255 (h 1, k 3, l 31; group 15) = 5 * 3 - 1.25 = 13.75;
+     *   value 1 (n = 0, group 0) = -0.5. */
+    unsigned char b[84] = { 0x23, 0x0f, 0xf1 };
+    b[15] = 0x5a;
+    b[16 + 0] = 0x1b, b[16 + 16] = 0x03, b[16 + 63] = 0xc0;
+    b[80] = 0x00, b[81] = 0x38, b[82] = 0x00, b[83] = 0x34;
+    float v[256];
+    quant_dequant(QT_Q2_K, b, v, 256);
+    ck_assert(v[0] == 4.0f && v[32] == -2.75f && v[64] == 0.0f && v[16] == 22.5f);
+    ck_assert(v[255] == 13.75f && v[1] == -0.5f && v[17] == 0.0f);
+    /* The one rounding: d = 1 + 2^-10 (0x3c01), dmin = 2^-24 (0x0001): value
+     * 0 = (1 + 2^-10) * 3 * 3 - 2 * 2^-24 = 9.0087890625 - 2^-23, and float's
+     * step at 9 is 2^-20: 9.0087890625. Value 16 = (1 + 2^-10) * 15 * 3 =
+     * 45.0439453125, exact. */
+    b[80] = 0x01, b[81] = 0x3c, b[82] = 0x01, b[83] = 0x00;
+    quant_dequant(QT_Q2_K, b, v, 256);
+    ck_assert(v[0] == 9.0087890625f && v[16] == 45.0439453125f);
+}
+END_TEST
+
+START_TEST(test_q3_k_block)
+{
+    /* ggml's dequantize_row_q3_K: value 128h + 32k + l has two bits n at 2k
+     * of qs[32h + l] (qs at byte 32), less 4 unless bit 4h + k of hmask[l]
+     * (bytes 0-31) is set; weight = d * (s[g] - 32) * n for its group g =
+     * value / 16, d at byte 108. The six-bit s[g] (bytes 96-107): low four
+     * bits in byte 96 + g % 8 (low nibble for g < 8, high for g >= 8), top
+     * two at bit 2 (g / 4) of byte 104 + g % 4. Here s[0] = 33 = 10 0001,
+     * s[1] = 34 = 10 0010, s[8] = 63 = 11 1111, s[15] = 16 = 01 0000, the
+     * rest 0:
+     *   byte 96 = 1 | 15 << 4 = 0xf1, byte 97 = 0x02,
+     *   byte 104 = 2 | 3 << 4 = 0x32 (s0's top, s8's top), byte 105 = 0x02,
+     *   byte 107 = 1 << 6 = 0x40 (s15's top).
+     * d = 0.5 (0x3800), scales 0.5, 1, -16 (group 2, s = 0), 15.5 (group 8),
+     * -8 (group 15):
+     *   qs[0] = 0x1b, hmask[0] = 0x11 (bits 0, 4):
+     *     value 0 = n 3, bit set: 3 * 0.5 = 1.5; value 32 (k 1) = n 2, bit clear: -2 * -16 = 32;
+     *   qs[16] = 0x02, hmask[16] = 0: value 16 = (2 - 4) * 1 = -2;
+     *   qs[32] = 0x01: value 128 (h 1, group 8) = n 1, bit 4 set: 15.5;
+     *   qs[63] = 0x80, hmask[31] = 0x80: value 255 = n 2, bit 7 set: 2 * -8 = -16;
+     *   value 1 = (0 - 4) * 0.5 = -2. */
+    unsigned char b[110] = { 0x11 };
+    b[31] = 0x80;
+    b[32 + 0] = 0x1b, b[32 + 16] = 0x02, b[32 + 32] = 0x01, b[32 + 63] = 0x80;
+    b[96] = 0xf1, b[97] = 0x02, b[104] = 0x32, b[105] = 0x02, b[107] = 0x40;
+    b[108] = 0x00, b[109] = 0x38;
+    float v[256];
+    quant_dequant(QT_Q3_K, b, v, 256);
+    ck_assert(v[0] == 1.5f && v[32] == 32.0f && v[16] == -2.0f && v[128] == 15.5f);
+    ck_assert(v[255] == -16.0f && v[1] == -2.0f);
+}
+END_TEST
+
+START_TEST(test_iq4_xs_block)
+{
+    /* ggml's dequantize_row_iq4_xs: sub-block s (32 values) has the six-bit
+     * ls, low four bits nibble s % 2 of sc_l[s / 2] (bytes 4-7), top two at
+     * bit 2s of the little-endian sc_h (bytes 2-3); weight = d * (ls - 32) *
+     * level[n], its 16 bytes of nibbles at 8 + 16s as IQ4_NL's. d = 0.25
+     * (0x3400); ls = 33 (s 0), 0 (s 1), 63 (s 5), 20 = 01 0100 (s 7):
+     *   sc_l = 0x01, 0, 0xf0, 0x40; sc_h = 2 | 3 << 10 | 1 << 14 = 0x4c02;
+     *   byte 8 = 0xf0: value 0 = 0.25 * 1 * -127 = -31.75, value 16 = 0.25 * 113 = 28.25;
+     *   byte 24 = 0x98: value 32 = 0.25 * -32 * 1 = -8, value 48 = -8 * 13 = -104;
+     *   byte 8 + 80 + 3 = 0x0e: value 163 = 0.25 * 31 * 89 = 689.75, value 179 = 7.75 * -127
+     *   = -984.25;
+     *   byte 8 + 112 + 15 = 0x70: value 239 = 0.25 * -12 * -127 = 381, value 255 = -3 * -10 = 30;
+     *   value 1 = -31.75. */
+    unsigned char b[136] = { 0x00, 0x34, 0x02, 0x4c, 0x01, 0x00, 0xf0, 0x40, 0xf0 };
+    b[8 + 16] = 0x98, b[8 + 80 + 3] = 0x0e, b[8 + 112 + 15] = 0x70;
+    float v[256];
+    quant_dequant(QT_IQ4_XS, b, v, 256);
+    ck_assert(v[0] == -31.75f && v[16] == 28.25f && v[32] == -8.0f && v[48] == -104.0f);
+    ck_assert(v[163] == 689.75f && v[179] == -984.25f && v[239] == 381.0f && v[255] == 30.0f);
+    ck_assert(v[1] == -31.75f);
+}
+END_TEST
+
 /* quant_dequant gives what the decoder here gives, value for value, on
  * random bytes (every bit pattern of the integers and the scale bytes). */
 START_TEST(test_dequant_matches_reference)
@@ -510,6 +779,54 @@ START_TEST(test_quantize_q4_0_known)
 }
 END_TEST
 
+START_TEST(test_quantize_q4_1_known)
+{
+    /* ggml's quantize_row_q4_1_ref on x_j = j - 16: min = -16, max = 15, d =
+     * 31/15 = 2.0667 -> half 0x4022 (2 + 34/512 = 2.06640625), m = -16
+     * (0xcc00); n = trunc((x + 16) * 15/31 + 0.5): n0 = 0, n1 = trunc(0.98)
+     * = 0, n2 = trunc(1.47) = 1, n15 = trunc(7.76) = 7, n16 = trunc(8.24) =
+     * 8, n17 = trunc(8.73) = 8, n18 = trunc(9.21) = 9, n31 = trunc(15.5) =
+     * 15. Byte j holds n_j and n_(j+16): 0x80, 0x80, 0x91, ..., 0xf7. */
+    float x[32];
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)(j - 16);
+    unsigned char b[20];
+    quant_quantize(QT_Q4_1, x, b, 32);
+    ck_assert_uint_eq(b[0] | (b[1] << 8), 0x4022);
+    ck_assert_uint_eq(b[2] | (b[3] << 8), 0xcc00);
+    ck_assert(b[4] == 0x80 && b[5] == 0x80 && b[6] == 0x91 && b[4 + 15] == 0xf7);
+}
+END_TEST
+
+START_TEST(test_quantize_q5_known)
+{
+    /* Q5_0 (quantize_row_q5_0_ref) on x_j = j - 16: the value of largest
+     * magnitude is x0 = -16, d = -16 / -16 = 1 (0x3c00), n = trunc(x + 16.5)
+     * = j: bytes j | j << 4, the fifth bits 16..31 set (qh = 0xffff0000),
+     * and every value comes back exactly. Q5_1 (quantize_row_q5_1_ref) on
+     * x_j = j / 4: min 0, max 7.75, d = 7.75 / 31 = 0.25 (0x3400), m = 0, n
+     * = trunc(x * 4 + 0.5) = j: the same nibbles and fifth bits, exact. */
+    float x[32], v[32];
+    unsigned char b[24];
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)(j - 16);
+    quant_quantize(QT_Q5_0, x, b, 32);
+    ck_assert(b[0] == 0x00 && b[1] == 0x3c);
+    ck_assert(b[2] == 0x00 && b[3] == 0x00 && b[4] == 0xff && b[5] == 0xff);
+    ck_assert(b[6] == 0x00 && b[7] == 0x11 && b[6 + 15] == 0xff);
+    quant_dequant(QT_Q5_0, b, v, 32);
+    ck_assert(memcmp(v, x, sizeof v) == 0);
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)j / 4;
+    quant_quantize(QT_Q5_1, x, b, 32);
+    ck_assert(b[0] == 0x00 && b[1] == 0x34 && b[2] == 0x00 && b[3] == 0x00);
+    ck_assert(b[4] == 0x00 && b[5] == 0x00 && b[6] == 0xff && b[7] == 0xff);
+    ck_assert(b[8] == 0x00 && b[9] == 0x11 && b[8 + 15] == 0xff);
+    quant_dequant(QT_Q5_1, b, v, 32);
+    ck_assert(memcmp(v, x, sizeof v) == 0);
+}
+END_TEST
+
 /* Every stored integer is the nearest one against the scales as stored
  * (ggml's second pass), so each value is within half a step of its
  * weight, or as near as the range of its group allows. For the K types the
@@ -517,29 +834,78 @@ END_TEST
  * Q8_0 and Q4_0 within their scale's half step, plus the f16 rounding of
  * the scale times the integer (127 * 2^-11 d and 8 * 2^-11 d) and, for
  * Q4_0, a full step at +8 (clamped to 7). */
+/* A symmetric type's bound: half a step of its scale, or the distance
+ * past its levels lo .. hi (in steps). */
+static double sym_bound(float scale, double lo, double hi, float x)
+{
+    double a = fmin(lo * scale, hi * scale), z = fmax(lo * scale, hi * scale);
+    return fabsf(scale) * 0.5 * (1 + 1e-5) + fmax(0.0, fmax(a - x, x - z)) + 1e-7;
+}
+
+/* IQ4_NL, IQ4_XS: the levels are picked against the scale before its f16
+ * rounding (2^-11 of it, times a level of at most 127), to the nearest:
+ * within half the wider gap beside the chosen level, or past an end level. */
+static double level_bound(float q, float scale, float x)
+{
+    int k = 0;
+    while (IQ4[k] != (int)q)
+        k++;
+    if (scale == 0.0f)
+        return fabsf(x) + 1e-7; /* a group stored as zeros */
+    double gap = fmax(k > 0 ? IQ4[k] - IQ4[k - 1] : 0, k < 15 ? IQ4[k + 1] - IQ4[k] : 0);
+    double t = (double)x / scale, past = k == 0    ? fmax(0.0, -127 - t)
+                                         : k == 15 ? fmax(0.0, t - 113)
+                                                   : 0;
+    return fabsf(scale) * (gap / 2 * (1 + 0x1p-10) + 127 * 0x1p-11 + past) + 1e-6 * fabsf(x) + 1e-7;
+}
+
+/* Q2_K, Q4_K, Q5_K: half a step of the scale d1, or the distance past the
+ * range [-m1, nmax d1 - m1]. */
+static double affine_bound(double d1, double m1, double nmax, float x)
+{
+    double lo = -m1, hi = nmax * d1 - m1;
+    return d1 * 0.5 * (1 + 1e-5) + fmax(0.0, fmax(lo - x, x - hi)) + 1e-6 * fabs(m1) + 1e-7;
+}
+
 static double step_bound(int type, const unsigned char *b, int i, float x, float w)
 {
     float q, scale;
     (void)w;
     ref_value(type, b, i, &q, &scale);
-    if (type == QT_Q8_0)
+    switch (type) {
+    case QT_Q8_0:
         return fabsf(scale) * (0.5 + 128 * 0x1p-11) + 1e-7 * fabsf(x);
-    if (type == QT_Q4_0)
+    case QT_Q4_0:
         return fabsf(scale) * (1.0 + 8 * 0x1p-11);
-    if (type == QT_Q6_K) {
-        double lo = -32.0 * scale, hi = 31.0 * scale, a = fmin(lo, hi), z = fmax(lo, hi);
-        return fabsf(scale) * 0.5 * (1 + 1e-5) + fmax(0.0, fmax(a - x, x - z)) + 1e-7;
+    case QT_Q5_0:
+        return fabsf(scale) * (1.0 + 16 * 0x1p-11);
+    case QT_Q6_K:
+        return sym_bound(scale, -32, 31, x);
+    case QT_Q3_K:
+        return sym_bound(scale, -4, 3, x);
+    case QT_IQ4_NL:
+    case QT_IQ4_XS:
+        return level_bound(q, scale, x);
+    case QT_Q4_1:
+    case QT_Q5_1: { /* against d and m before their f16 rounding (2^-11 of each) */
+        double d = fabsf(f16_at(b)), m = fabsf(f16_at(b + 2)), nmax = type == QT_Q4_1 ? 15 : 31;
+        return d * (0.5 + nmax * 0x1p-11) * (1 + 0x1p-10) + m * 0x1p-11 + 1e-6 * fabsf(x) + 1e-7;
     }
-    int j = i / 32, sc, m;
-    k_pair(b + 4, j, &sc, &m);
-    double d1 = (double)f16_at(b) * sc, m1 = (double)f16_at(b + 2) * m;
-    double nmax = type == QT_Q4_K ? 15 : 31, lo = -m1, hi = nmax * d1 - m1;
-    return d1 * 0.5 * (1 + 1e-5) + fmax(0.0, fmax(lo - x, x - hi)) + 1e-6 * fabs(m1) + 1e-7;
+    case QT_Q2_K: {
+        int sc = b[i / 16];
+        return affine_bound((double)f16_at(b + 80) * (sc & 15), (double)f16_at(b + 82) * (sc >> 4),
+                            3, x);
+    }
+    }
+    int sc, m;
+    k_pair(b + 4, i / 32, &sc, &m);
+    return affine_bound((double)f16_at(b) * sc, (double)f16_at(b + 2) * m,
+                        type == QT_Q4_K ? 15 : 31, x);
 }
 
 START_TEST(test_quantize_rounds_to_stored_scales)
 {
-    int type = ALL[3 + _i]; /* the block types */
+    int type = ALL[3 + _i]; /* the block types, in ALL's order */
     const struct qtype_info *t = quant_info(type);
     uint64_t s = 77;
     int64_t n = 64 * 256;
@@ -563,8 +929,14 @@ START_TEST(test_quantize_rounds_to_stored_scales)
      * source) gives 0.00387 (Q8_0), 0.0638 (Q4_0), 0.0541 (Q4_K), 0.0275
      * (Q5_K), 0.0133 (Q6_K); the bounds allow 4% more. The K types' searches
      * earn their keep: with the first step only, Q4_K gives 0.0595, Q5_K
-     * 0.0296, Q6_K 0.0141, past these bounds. */
-    static const double RMS[] = { 0.0040, 0.066, 0.0563, 0.0286, 0.0138 };
+     * 0.0296, Q6_K 0.0141, past these bounds. The types after them, from
+     * quantizers whose bytes are ggml's too (quantize_row_*_ref, and for
+     * IQ4_NL and IQ4_XS the quantize_iq4_* that llama-quantize runs; checked
+     * against llama.cpp de3ff815, doc/quant.md): Q4_1 0.0593, Q5_0 0.0308,
+     * Q5_1 0.0297, IQ4_NL 0.0639, Q2_K 0.232, Q3_K 0.1246, IQ4_XS 0.0644,
+     * again with 4% to spare. */
+    static const double RMS[] = { 0.0040, 0.066,  0.0563, 0.0286, 0.0138, 0.0617,
+                                  0.0321, 0.0309, 0.0665, 0.2413, 0.1296, 0.0670 };
     ck_assert_msg(sqrt(se / sx) < RMS[_i], "type %d: relative rms %g", type, sqrt(se / sx));
     free(x), free(w), free(b);
 }
@@ -608,7 +980,11 @@ static int64_t test_length(int type, int k)
 static float spec_dot(int type, const void *row, const float *x, int64_t n)
 {
     float acc[4][8] = { { 0 } };
-    int group = type == QT_Q8_0 || type == QT_Q4_0 ? 32 : type == QT_Q6_K ? 16 : 0;
+    int group = type == QT_Q8_0 || type == QT_Q4_0 || type == QT_Q5_0 || type == QT_IQ4_NL ||
+                        type == QT_IQ4_XS
+                    ? 32
+                : type == QT_Q6_K || type == QT_Q3_K ? 16
+                                                     : 0;
     if (!group) {
         for (int64_t i = 0; i < n; i++) {
             float q, sc, w = ref_at(type, row, i, &q, &sc);
@@ -773,11 +1149,11 @@ START_TEST(test_unsupported_type)
 {
     float x[256] = { 1 }, out[2] = { 7, 7 };
     unsigned char row[256] = { 0 };
-    ck_assert(quant_dot(10, row, x, 256) == 0.0f);
+    ck_assert(quant_dot(16, row, x, 256) == 0.0f); /* IQ2_XXS */
     quant_dot_n(99, row, 256, x, 256, 2, out);
     ck_assert(out[0] == 0.0f && out[1] == 0.0f);
     out[0] = out[1] = 7;
-    quant_dot_rows(10, row, 256, 2, x, out);
+    quant_dot_rows(16, row, 256, 2, x, out);
     ck_assert(out[0] == 0.0f && out[1] == 0.0f);
 }
 END_TEST
@@ -803,12 +1179,21 @@ Suite *suite_quant(void)
     tcase_add_test(blocks, test_q4_k_block);
     tcase_add_test(blocks, test_q5_k_block);
     tcase_add_test(blocks, test_q6_k_block);
+    tcase_add_test(blocks, test_q4_1_block);
+    tcase_add_test(blocks, test_q5_0_block);
+    tcase_add_test(blocks, test_q5_1_block);
+    tcase_add_test(blocks, test_iq4_nl_block);
+    tcase_add_test(blocks, test_q2_k_block);
+    tcase_add_test(blocks, test_q3_k_block);
+    tcase_add_test(blocks, test_iq4_xs_block);
     tcase_add_loop_test(blocks, test_dequant_matches_reference, 0, NALL);
     suite_add_tcase(s, blocks);
     TCase *make = tcase_create("quantize");
     tcase_add_test(make, test_quantize_q8_0_known);
     tcase_add_test(make, test_quantize_q4_0_known);
-    tcase_add_loop_test(make, test_quantize_rounds_to_stored_scales, 0, 5);
+    tcase_add_test(make, test_quantize_q4_1_known);
+    tcase_add_test(make, test_quantize_q5_known);
+    tcase_add_loop_test(make, test_quantize_rounds_to_stored_scales, 0, NALL - 3);
     tcase_add_test(make, test_quantize_zero_and_float_types);
     suite_add_tcase(s, make);
     TCase *dot = tcase_create("dot");

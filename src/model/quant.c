@@ -4,9 +4,10 @@
  *
  * The specification of the dot product. A row is decoded a span of 256
  * values at a time (quant_int.h) into either the weights themselves
- * ("direct": F32, F16, BF16, Q4_K, Q5_K) or small integers and one scale
- * per group ("scaled": Q8_0 and Q4_0 per 32, Q6_K per 16; the weight is
- * scale * integer, exactly). Four accumulators of eight float lanes,
+ * ("direct": F32, F16, BF16, Q4_1, Q5_1, Q2_K, Q4_K, Q5_K) or small
+ * integers and one scale per group ("scaled": Q8_0, Q4_0, Q5_0, IQ4_NL and
+ * IQ4_XS per 32, Q3_K and Q6_K per 16; the weight is scale * integer,
+ * exactly). Four accumulators of eight float lanes,
  * starting at +0, take the products:
  *   direct: value i of the row goes to lane i % 8 of accumulator (i / 8) % 4,
  *           acc = fmaf(w_i, x_i, acc), in increasing i;
@@ -302,10 +303,18 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
     }
 }
 
+/* A type's kernels on the AVX2 and AVX-512 paths: "own", its decoder and
+ * one-vector product in quant_avx2.c; "plain", the portable decoder (the
+ * same values) with the AVX2 build's loops, which multiply them in the
+ * specification's order, so either gives the portable build's bits. */
 #if QUANT_HAVE_AVX2
-#define AVX2_KERNELS(s, block, bytes, group)                                                       \
+#define AVX2_KERNELS_own(s, block, bytes, group)                                                   \
     {                                                                                              \
         quant_avx2_dec_##s, quant_avx2_dot_n, quant_avx2_dot1_##s, block, bytes, group             \
+    }
+#define AVX2_KERNELS_plain(s, block, bytes, group)                                                 \
+    {                                                                                              \
+        dec_##s, quant_avx2_dot_n, NULL, block, bytes, group                                       \
     }
 /* The AVX-512 path: AVX2's kernels, one-vector products where it has its own. */
 #define avx512_dot1_f32  quant_avx2_dot1_f32
@@ -316,39 +325,66 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
 #define avx512_dot1_q4_k quant_avx512_dot1_q4_k
 #define avx512_dot1_q5_k quant_avx2_dot1_q5_k
 #define avx512_dot1_q6_k quant_avx2_dot1_q6_k
-#define AVX512_KERNELS(s, block, bytes, group)                                                     \
+#define AVX512_KERNELS_own(s, block, bytes, group)                                                 \
     {                                                                                              \
         quant_avx2_dec_##s, quant_avx512_dot_n, avx512_dot1_##s, block, bytes, group               \
     }
+#define AVX512_KERNELS_plain(s, block, bytes, group)                                               \
+    {                                                                                              \
+        dec_##s, quant_avx512_dot_n, NULL, block, bytes, group                                     \
+    }
 #else
-#define AVX512_KERNELS(s, block, bytes, group)                                                     \
+#define NO_KERNELS(s, block, bytes, group)                                                         \
     {                                                                                              \
         NULL, NULL, NULL, block, bytes, group                                                      \
     }
-#define AVX2_KERNELS(s, block, bytes, group)                                                       \
-    {                                                                                              \
-        NULL, NULL, NULL, block, bytes, group                                                      \
-    }
+#define AVX2_KERNELS_own     NO_KERNELS
+#define AVX2_KERNELS_plain   NO_KERNELS
+#define AVX512_KERNELS_own   NO_KERNELS
+#define AVX512_KERNELS_plain NO_KERNELS
 #endif
 
 /* One row per supported type, in the order refusals list them: its id,
  * name, block (values) and bytes, the values per scale of its scaled form
- * (0: direct), and the suffix of its decoders and quantizer. */
+ * (0: direct), the suffix of its decoders and quantizer, and its AVX2
+ * kernels (own or plain, above). */
 #define QUANT_TYPES(X)                                                                             \
-    X(QT_F32, F32, 1, 4, 0, f32)                                                                   \
-    X(QT_F16, F16, 1, 2, 0, f16)                                                                   \
-    X(QT_BF16, BF16, 1, 2, 0, bf16)                                                                \
-    X(QT_Q8_0, Q8_0, QK_SMALL, Q8_0_BYTES, 32, q8_0)                                               \
-    X(QT_Q4_0, Q4_0, QK_SMALL, Q4_0_BYTES, 32, q4_0)                                               \
-    X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k)                                                \
-    X(QT_Q5_K, Q5_K, QK_SUPER, Q5_K_BYTES, 0, q5_k)                                                \
-    X(QT_Q6_K, Q6_K, QK_SUPER, Q6_K_BYTES, 16, q6_k)
+    X(QT_F32, F32, 1, 4, 0, f32, own)                                                              \
+    X(QT_F16, F16, 1, 2, 0, f16, own)                                                              \
+    X(QT_BF16, BF16, 1, 2, 0, bf16, own)                                                           \
+    X(QT_Q8_0, Q8_0, QK_SMALL, Q8_0_BYTES, 32, q8_0, own)                                          \
+    X(QT_Q4_0, Q4_0, QK_SMALL, Q4_0_BYTES, 32, q4_0, own)                                          \
+    X(QT_Q4_1, Q4_1, QK_SMALL, Q4_1_BYTES, 0, q4_1, plain)                                         \
+    X(QT_Q5_0, Q5_0, QK_SMALL, Q5_0_BYTES, 32, q5_0, plain)                                        \
+    X(QT_Q5_1, Q5_1, QK_SMALL, Q5_1_BYTES, 0, q5_1, plain)                                         \
+    X(QT_IQ4_NL, IQ4_NL, QK_SMALL, IQ4_NL_BYTES, 32, iq4_nl, plain)                                \
+    X(QT_Q2_K, Q2_K, QK_SUPER, Q2_K_BYTES, 0, q2_k, plain)                                         \
+    X(QT_Q3_K, Q3_K, QK_SUPER, Q3_K_BYTES, 16, q3_k, plain)                                        \
+    X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k, own)                                           \
+    X(QT_Q5_K, Q5_K, QK_SUPER, Q5_K_BYTES, 0, q5_k, own)                                           \
+    X(QT_Q6_K, Q6_K, QK_SUPER, Q6_K_BYTES, 16, q6_k, own)                                          \
+    X(QT_IQ4_XS, IQ4_XS, QK_SUPER, IQ4_XS_BYTES, 32, iq4_xs, plain)
 
-#define make_q8_0 quant_make_q8_0
-#define make_q4_0 quant_make_q4_0
-#define make_q4_k quant_make_q4_k
-#define make_q5_k quant_make_q5_k
-#define make_q6_k quant_make_q6_k
+#define dec_q4_1   quant_dec_q4_1
+#define dec_q5_0   quant_dec_q5_0
+#define dec_q5_1   quant_dec_q5_1
+#define dec_iq4_nl quant_dec_iq4_nl
+#define dec_q2_k   quant_dec_q2_k
+#define dec_q3_k   quant_dec_q3_k
+#define dec_iq4_xs quant_dec_iq4_xs
+
+#define make_q8_0   quant_make_q8_0
+#define make_q4_0   quant_make_q4_0
+#define make_q4_k   quant_make_q4_k
+#define make_q5_k   quant_make_q5_k
+#define make_q6_k   quant_make_q6_k
+#define make_q4_1   quant_make_q4_1
+#define make_q5_0   quant_make_q5_0
+#define make_q5_1   quant_make_q5_1
+#define make_iq4_nl quant_make_iq4_nl
+#define make_q2_k   quant_make_q2_k
+#define make_q3_k   quant_make_q3_k
+#define make_iq4_xs quant_make_iq4_xs
 
 struct qrow {
     struct qtype_info info;
@@ -356,17 +392,17 @@ struct qrow {
     void (*quantize)(const float *in, unsigned char *out, int64_t n);
 };
 
-#define QROW(id, name, block, bytes, group, s)                                                     \
+#define QROW(id, name, block, bytes, group, s, avx)                                                \
     { { id, #name, block, bytes },                                                                 \
       { { dec_##s, quant_portable_dot_n, NULL, block, bytes, group },                              \
-        AVX2_KERNELS(s, block, bytes, group),                                                      \
-        AVX512_KERNELS(s, block, bytes, group) },                                                  \
+        AVX2_KERNELS_##avx(s, block, bytes, group),                                                \
+        AVX512_KERNELS_##avx(s, block, bytes, group) },                                            \
       make_##s },
 static const struct qrow TYPES[] = { QUANT_TYPES(QROW) };
 #define NTYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
 
 /* ", F32, F16, ...": the list, from the same rows. */
-#define QLIST(id, name, block, bytes, group, s) ", " #name
+#define QLIST(id, name, block, bytes, group, s, avx) ", " #name
 static const char SUPPORTED[] = QUANT_TYPES(QLIST);
 
 /* Every type ggml has given an id, so that a refusal can name it. */

@@ -8,17 +8,19 @@
  * layouts are ggml's (doc/quant.md gives them in words); dequantizing is
  * exact: every stored value becomes the float ggml's dequantize_row_* gives
  * (for every type here each weight is a product of small integers and f16
- * scales that float holds exactly, but the Q4_K and Q5_K minimum, which is
- * subtracted with one rounding, as ggml does), so a product of dequantized
- * rows computed in double is the exact reference the model tests compare
- * with.
+ * scales that float holds exactly, but where an offset is added, Q4_1's and
+ * Q5_1's minimum, or subtracted, the Q2_K, Q4_K and Q5_K minimum: with one
+ * rounding, as ggml does), so a product of dequantized rows computed in
+ * double is the exact reference the model tests compare with.
  *
  * The dot products come in three builds of one specification (quant.c says
  * it in full): a portable one in plain C (fmaf), one for x86-64 CPUs with
  * AVX2, FMA and F16C (quant_avx2.c), and that one with an AVX-512 product
  * for Q4_K (same file), chosen at run time. All perform the same float
  * operations in the same order, so they give the same bits; so do quant_dot,
- * quant_dot_n and quant_dot_rows, for every vector.
+ * quant_dot_n and quant_dot_rows, for every vector. (Q4_1, Q5_0, Q5_1,
+ * IQ4_NL, Q2_K, Q3_K and IQ4_XS have no AVX2 decoder of their own: the AVX2
+ * build multiplies the portable decoder's values, quant_dec.c.)
  */
 #ifndef LOGITLAB_QUANT_H
 #define LOGITLAB_QUANT_H
@@ -30,10 +32,17 @@ enum qtype {
     QT_F32 = 0,
     QT_F16 = 1,
     QT_Q4_0 = 2,
+    QT_Q4_1 = 3,
+    QT_Q5_0 = 6,
+    QT_Q5_1 = 7,
     QT_Q8_0 = 8,
+    QT_Q2_K = 10,
+    QT_Q3_K = 11,
     QT_Q4_K = 12,
     QT_Q5_K = 13,
     QT_Q6_K = 14,
+    QT_IQ4_NL = 20,
+    QT_IQ4_XS = 23,
     QT_BF16 = 30,
 };
 
@@ -54,7 +63,8 @@ const struct qtype_info *quant_info(int type);
  * type logitlab does not read), "type 99" (none of ggml's) -- into buf. */
 const char *quant_name(int type, char *buf, size_t n);
 
-/* "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K": what a refusal lists. */
+/* "F32, F16, BF16, Q8_0, Q4_0, Q4_1, ..., Q6_K, IQ4_XS": what a refusal
+ * lists (blocks of 32 first, then of 256). */
 const char *quant_supported_list(void);
 
 /* Bytes that n values of type take; n must be a multiple of its block.
@@ -69,8 +79,9 @@ void quant_dequant(int type, const void *row, float *out, int64_t n);
  * bits on every call and on either build). With w the values quant_dequant
  * gives, u = 2^-24 and k = n/32 + 10, the result is within
  * gamma_k sum_i |w_i x_i| of the exact sum, gamma_k = k u / (1 - k u) (no
- * product meets more than k roundings; quant.c counts them). An
- * unsupported type gives 0. */
+ * product meets more than k roundings; quant.c counts them: n/32 + 6 for
+ * the types that add an offset or none, at most n/64 + 8 for those with
+ * a scale per group). An unsupported type gives 0. */
 float quant_dot(int type, const void *row, const float *x, int64_t n);
 
 /* The same product for nx vectors at once (prefill, a batch of heads):
@@ -109,7 +120,8 @@ enum quant_path {
     QUANT_PORTABLE = 0, /* plain C: every CPU */
     QUANT_AVX2 = 1,     /* x86-64 with AVX2, FMA and F16C (2013 on) */
     QUANT_AVX512 = 2,   /* AVX2's, plus AVX-512F: Q4_K's one-vector product, the direct
-                           form's (F32, F16, BF16, Q4_K, Q5_K) products of several vectors */
+                           form's (F32, F16, BF16, Q4_1, Q5_1, Q2_K, Q4_K, Q5_K) products
+                           of several vectors */
 };
 
 /* The path quant_dot takes on this CPU. */
@@ -128,11 +140,13 @@ void quant_dot_n_on(int path, int type, const void *row, int64_t n, const float 
 /* out = the blocks that store in[0..n) (n a multiple of the block, in[]
  * finite), by ggml's reference rounding: quantize_row_*_ref, the same
  * searches for the K types (make_qkx2_quants for the scale and minimum of
- * each Q4_K / Q5_K sub-block, make_qx_quants for Q6_K), in the same float
- * operations, so the bytes are those ggml's C reference writes when it is
- * built without FMA contraction (checked on 4,000 blocks of each type
- * against llama.cpp de3ff815's ggml-quants.c; doc/quant.md). F16 and BF16
- * round to nearest even. */
+ * each Q2_K / Q4_K / Q5_K sub-block, make_q3_quants for Q3_K,
+ * make_qx_quants for Q6_K), and for IQ4_NL and IQ4_XS the search that
+ * llama-quantize runs without an importance matrix (quantize_iq4_nl,
+ * quantize_iq4_xs), in the same float operations, so the bytes are those
+ * ggml's C writes when it is built without FMA contraction (checked on
+ * 4,000 blocks of each type against llama.cpp de3ff815's ggml-quants.c;
+ * doc/quant.md). F16 and BF16 round to nearest even. */
 void quant_quantize(int type, const float *in, void *out, int64_t n);
 
 /* Half-precision conversions, IEEE binary16 and bfloat16. To float: exact.

@@ -2,13 +2,17 @@
  * What the reader accepts must be inside the input: every entry's value,
  * every tensor's data, every string an accessor hands out; every refusal
  * names the file. The getters run on every entry with every type, so a
- * getter that trusts a type it was not given shows up here. */
+ * getter that trusts a type it was not given shows up here. The first rows
+ * of every accepted tensor are decoded and multiplied (model/quant.h), so
+ * that a decoder that reads past the sizes the reader gave its type shows
+ * up too (ASan), whatever the blocks hold. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/gguf.h"
 #include "data/gguf_llama.h"
+#include "model/quant.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -59,6 +63,30 @@ static void probe(const struct gguf *g, const struct gguf_kv *kv, const uint8_t 
     gguf_escape(kv->key.s, kv->key.len, esc, sizeof esc);
 }
 
+/* Up to 4 rows of a tensor (rows of at most 4096 values) dequantized and
+ * multiplied by a vector of ones: every byte they read must be the tensor's. */
+static void decode_rows(const struct gguf_tensor *x)
+{
+    int64_t n = x->ne[0];
+    size_t rb = quant_row_bytes(x->type, n);
+    if (rb == 0 || x->bytes % rb != 0)
+        abort(); /* the reader accepted a type or shape quant.h cannot size */
+    if (n > 4096)
+        return;
+    int rows = x->bytes / rb < 4 ? (int)(x->bytes / rb) : 4;
+    float *v = malloc((size_t)n * sizeof *v), *ones = malloc((size_t)n * sizeof *ones), out[4];
+    if (!v || !ones) {
+        free(v), free(ones);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        ones[i] = 1.0f;
+    for (int r = 0; r < rows; r++)
+        quant_dequant(x->type, (const unsigned char *)x->data + (size_t)r * rb, v, n);
+    quant_dot_rows(x->type, x->data, n, rows, ones, out);
+    free(v), free(ones);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct err e;
@@ -80,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         inside(data, size, x->data, x->bytes);
         if (x->offset % g->alignment != 0 || x->bytes == 0)
             abort();
+        decode_rows(x);
     }
     struct gguf_llama *L = gguf_llama_new(g, &e);
     if (L) {

@@ -55,13 +55,41 @@ for f in lessons/*.ini; do
 done
 # GGUF: a whole small model (30 KB: one layer of width 8, the 312-token
 # SentencePiece vocabulary), so that the fuzzer starts from a file the
-# reader and the llama loader accept.
+# reader and the llama loader accept; the same at width 32 in each type of
+# blocks of 32 (25-40 KB). A model in a type of blocks of 256 would be past
+# the harness's 64 KB, so those types come in types.gguf below.
 [ -x "$GEN" ] || make --no-print-directory "$GEN" >/dev/null 2>&1 || true
 if [ -x "$GEN" ]; then
     "$GEN" --arch llama2 --type F32 --vocab tiny --layers 1 --embd 8 --heads 2 --kv-heads 1 \
         --ff 16 -o "$S/gguf/tiny.gguf" >/dev/null || echo "fuzz: gen_model failed: no GGUF seed"
+    for t in Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL; do
+        "$GEN" --arch llama2 --type $t --vocab tiny --layers 1 --embd 32 --heads 2 --kv-heads 1 \
+            --ff 64 -o "$S/gguf/tiny-$t.gguf" >/dev/null || echo "fuzz: gen_model failed: no $t seed"
+    done
 else
     echo "fuzz: $GEN is missing and could not be made: the GGUF harness starts from nothing"
+fi
+# GGUF: types.gguf, one tensor of two rows of two blocks in every type
+# logitlab reads (no metadata: the llama loader refuses it, the reader and
+# the decoders take it), its bytes a fixed pattern. The sizes are ggml's
+# (doc/quant.md): type id, values and bytes per block.
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$S/gguf/types.gguf" <<'PY'
+import struct, sys
+SIZES = [(0, 1, 4), (1, 1, 2), (30, 1, 2), (8, 32, 34), (2, 32, 18), (3, 32, 20), (6, 32, 22),
+         (7, 32, 24), (20, 32, 18), (10, 256, 84), (11, 256, 110), (12, 256, 144),
+         (13, 256, 176), (14, 256, 210), (23, 256, 136)]
+head, data = b"", b""
+for t, block, size in SIZES:
+    name = b"t%d" % t
+    head += struct.pack("<Q", len(name)) + name + struct.pack("<IQQIQ", 2, 2 * block, 2, t, len(data))
+    n = 4 * size
+    data += bytes((i * 37 + t) % 256 for i in range(n)) + bytes(-n % 32)
+out = b"GGUF" + struct.pack("<IQQ", 3, len(SIZES), 0) + head
+open(sys.argv[1], "wb").write(out + bytes(-len(out) % 32) + data)
+PY
+else
+    echo "fuzz: python3 is missing: no GGUF seed of every type"
 fi
 # Tokenizer: each line of the tokenizer corpus (its escapes undone, so
 # invalid bytes are in) after each mode byte: 0 Llama 3, 1 Llama 3 with

@@ -8,12 +8,25 @@
  *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny
  *             --shape 1b --threads N] -o OUT.gguf
  *
- * TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q5_K Q6_K (every matrix of that type:
- * llama-quantize --pure), or Q4_K_M, Q5_K_M: llama.cpp's mixes, the base
- * type (Q4_K, Q5_K) with Q6_K for the head (output.weight, or the token
- * embeddings when they are tied) and for attn_v and ffn_down on the layers
- * llama.cpp's use_more_bits picks (the first and last eighth, and every
- * third in between). Norms and rope_freqs.weight are F32 in every file.
+ * TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K
+ * Q6_K IQ4_XS (every matrix of that type: llama-quantize --pure), or one of
+ * llama.cpp's mixes, as llama-quantize makes them for a llama without
+ * experts (llama-quant.cpp's llama_tensor_get_type_impl): Q6_K for the head
+ * (output.weight, or the token embeddings when they are tied), and
+ *   Q4_K_M, Q5_K_M: Q4_K, Q5_K, with Q6_K for attn_v and ffn_down on the
+ *     layers llama.cpp's use_more_bits picks (the first and last eighth,
+ *     and every third in between);
+ *   Q2_K_MIX (llama-quantize's Q2_K): Q2_K, with Q3_K for attn_output and
+ *     ffn_down, and for attn_v Q4_K when 4 or more heads share a KV head,
+ *     else Q3_K;
+ *   Q3_K_M: Q3_K, with Q4_K for attn_output, attn_v (Q5_K on layers 0 and
+ *     1) and ffn_down (Q5_K on the first sixteenth of the layers);
+ *   Q4_K_S: Q4_K, with Q5_K for attn_v on layers 0-3 and ffn_down on the
+ *     first eighth;
+ *   Q5_K_S: Q5_K.
+ * A tensor whose rows do not fill the blocks of its type is refused (where
+ * llama-quantize would fall back to a type of smaller blocks). Norms and
+ * rope_freqs.weight are F32 in every file.
  *
  * Weights: each value is the sum of four 16-bit uniforms from Philox4x32-10
  * (key: the seed; counter: tensor, row, pair of values, 0), centred and
@@ -47,18 +60,40 @@ struct opts {
     unsigned long long seed;
 };
 
-/* One --type: the base type of the matrices, whether it is a _M mix, and
- * llama.cpp's general.file_type for it (llama_ftype). */
+/* How a --type picks the types of the tensors: all the base type, or one
+ * of llama-quantize's mixes (the comment at the top). */
+enum mix { PURE, MIX_K_M, MIX_Q2_K, MIX_Q3_K_M, MIX_Q4_K_S, MIX_Q5_K_S };
+
+/* One --type: the base type of the matrices, its mix, and llama.cpp's
+ * general.file_type for it (llama_ftype, llama.h; a pure file says the
+ * ftype of the mix of its base type, as llama-quantize --pure writes). */
 struct type_row {
     const char *name;
     int base, mix, ftype;
 };
 
 static const struct type_row TYPES[] = {
-    { "F32", QT_F32, 0, 0 },      { "F16", QT_F16, 0, 1 },    { "BF16", QT_BF16, 0, 32 },
-    { "Q8_0", QT_Q8_0, 0, 7 },    { "Q4_0", QT_Q4_0, 0, 2 },  { "Q4_K", QT_Q4_K, 0, 14 },
-    { "Q5_K", QT_Q5_K, 0, 16 },   { "Q6_K", QT_Q6_K, 0, 18 }, { "Q4_K_M", QT_Q4_K, 1, 15 },
-    { "Q5_K_M", QT_Q5_K, 1, 17 },
+    { "F32", QT_F32, PURE, 0 },
+    { "F16", QT_F16, PURE, 1 },
+    { "BF16", QT_BF16, PURE, 32 },
+    { "Q8_0", QT_Q8_0, PURE, 7 },
+    { "Q4_0", QT_Q4_0, PURE, 2 },
+    { "Q4_1", QT_Q4_1, PURE, 3 },
+    { "Q5_0", QT_Q5_0, PURE, 8 },
+    { "Q5_1", QT_Q5_1, PURE, 9 },
+    { "IQ4_NL", QT_IQ4_NL, PURE, 25 },
+    { "Q2_K", QT_Q2_K, PURE, 10 },
+    { "Q3_K", QT_Q3_K, PURE, 11 }, /* Q3_K_S */
+    { "Q4_K", QT_Q4_K, PURE, 14 }, /* Q4_K_S */
+    { "Q5_K", QT_Q5_K, PURE, 16 }, /* Q5_K_S */
+    { "Q6_K", QT_Q6_K, PURE, 18 },
+    { "IQ4_XS", QT_IQ4_XS, PURE, 30 },
+    { "Q2_K_MIX", QT_Q2_K, MIX_Q2_K, 10 },
+    { "Q3_K_M", QT_Q3_K, MIX_Q3_K_M, 12 },
+    { "Q4_K_S", QT_Q4_K, MIX_Q4_K_S, 14 },
+    { "Q4_K_M", QT_Q4_K, MIX_K_M, 15 },
+    { "Q5_K_S", QT_Q5_K, MIX_Q5_K_S, 16 },
+    { "Q5_K_M", QT_Q5_K, MIX_K_M, 17 },
 };
 
 enum kind { K_MAT, K_NORM, K_VALUES };
@@ -196,12 +231,29 @@ static int add(struct gen *g, const char *name, int kind, int type, int64_t rows
     return 0;
 }
 
+/* Layer i's (of n) attn_v ('v'), attn_output ('o') or ffn_down ('d') in
+ * the mix (the comment at the top); gqa: query heads per KV head. */
+static int mix_type(const struct type_row *ty, char part, int i, int n, int gqa)
+{
+    switch (ty->mix) {
+    case MIX_K_M:
+        return part != 'o' && more_bits(i, n) ? QT_Q6_K : ty->base;
+    case MIX_Q2_K:
+        return part == 'v' && gqa >= 4 ? QT_Q4_K : QT_Q3_K;
+    case MIX_Q3_K_M:
+        return part == 'v' && i < 2 ? QT_Q5_K : part == 'd' && i < n / 16 ? QT_Q5_K : QT_Q4_K;
+    case MIX_Q4_K_S:
+        return (part == 'v' && i < 4) || (part == 'd' && i < n / 8) ? QT_Q5_K : ty->base;
+    }
+    return ty->base;
+}
+
 /* Every tensor of the model, in llama.cpp's order, with the mix's types. */
 static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, int n_vocab,
                 const float *rope)
 {
-    int hd = o->embd / o->heads, base = ty->base;
-    int head = ty->mix ? QT_Q6_K : base;
+    int hd = o->embd / o->heads, base = ty->base, gqa = o->heads / o->kv;
+    int head = ty->mix != PURE ? QT_Q6_K : base;
     int64_t e = o->embd, kv = (int64_t)o->kv * hd;
     if (add(g, "token_embd.weight", K_MAT, o->tied ? head : base, n_vocab, e) < 0)
         return -1;
@@ -211,16 +263,17 @@ static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, 
         g->t[g->n - 1].values = rope;
     }
     for (int i = 0; i < o->layers; i++) {
-        int more = ty->mix && more_bits(i, o->layers) ? QT_Q6_K : base;
+        int v = mix_type(ty, 'v', i, o->layers, gqa), out = mix_type(ty, 'o', i, o->layers, gqa);
+        int down = mix_type(ty, 'd', i, o->layers, gqa);
         struct {
             const char *part;
             int kind, type;
             int64_t rows, cols;
         } p[] = {
             { "attn_norm", K_NORM, 0, 1, e },      { "attn_q", K_MAT, base, e, e },
-            { "attn_k", K_MAT, base, kv, e },      { "attn_v", K_MAT, more, kv, e },
-            { "attn_output", K_MAT, base, e, e },  { "ffn_norm", K_NORM, 0, 1, e },
-            { "ffn_gate", K_MAT, base, o->ff, e }, { "ffn_down", K_MAT, more, e, o->ff },
+            { "attn_k", K_MAT, base, kv, e },      { "attn_v", K_MAT, v, kv, e },
+            { "attn_output", K_MAT, out, e, e },   { "ffn_norm", K_NORM, 0, 1, e },
+            { "ffn_gate", K_MAT, base, o->ff, e }, { "ffn_down", K_MAT, down, e, o->ff },
             { "ffn_up", K_MAT, base, o->ff, e },
         };
         for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) {
@@ -363,8 +416,9 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model --arch llama3|llama2 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|"
-                    "Q5_K|Q6_K|Q4_K_M|Q5_K_M\n"
+    fprintf(stderr, "usage: gen_model --arch llama3|llama2 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
+                    "Q5_0|Q5_1|IQ4_NL|Q2_K|Q3_K|Q4_K|\n"
+                    "       Q5_K|Q6_K|IQ4_XS|Q2_K_MIX|Q3_K_M|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M\n"
                     "       [--layers N --embd N --heads N --kv-heads N --ff N --ctx N --seed N\n"
                     "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
                     "        --shape 1b --threads N] -o OUT.gguf\n");
@@ -495,6 +549,31 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
     return strcmp(o->arch, "llama3") == 0 ? tokdata_llama3(td, dir, e) : tokdata_llama2(td, dir, e);
 }
 
+/* A mix's tensors that are not of its base type: "; attn_v Q5_K: layers 0 1". */
+static void report_mix(const struct opts *o, const struct type_row *ty)
+{
+    static const struct {
+        char part;
+        const char *name;
+    } PARTS[] = { { 'v', "attn_v" }, { 'o', "attn_output" }, { 'd', "ffn_down" } };
+    static const int MORE[] = { QT_Q3_K, QT_Q4_K, QT_Q5_K, QT_Q6_K };
+    char qn[32];
+    printf("; %s Q6_K", o->tied ? "token_embd" : "output");
+    for (size_t p = 0; p < sizeof PARTS / sizeof PARTS[0]; p++)
+        for (size_t t = 0; t < sizeof MORE / sizeof MORE[0]; t++) {
+            int first = 1;
+            for (int i = 0; i < o->layers; i++) {
+                if (MORE[t] == ty->base ||
+                    mix_type(ty, PARTS[p].part, i, o->layers, o->heads / o->kv) != MORE[t])
+                    continue;
+                if (first)
+                    printf("; %s %s: layers", PARTS[p].name, quant_name(MORE[t], qn, sizeof qn));
+                printf(" %d", i);
+                first = 0;
+            }
+        }
+}
+
 /* What the file holds, on one line after its size. */
 static void report(const struct opts *o, const struct type_row *ty, int n_vocab, uint64_t size)
 {
@@ -502,12 +581,8 @@ static void report(const struct opts *o, const struct type_row *ty, int n_vocab,
            "head, rope scaling %s",
            o->out, (unsigned long long)size, o->arch, ty->name, o->layers, o->embd, o->heads, o->kv,
            o->ff, n_vocab, o->tied ? "tied" : "untied", o->rope);
-    if (ty->mix) {
-        printf("; Q6_K: %s, attn_v and ffn_down of layers", o->tied ? "token_embd" : "output");
-        for (int i = 0; i < o->layers; i++)
-            if (more_bits(i, o->layers))
-                printf(" %d", i);
-    }
+    if (ty->mix != PURE)
+        report_mix(o, ty);
     printf("\n");
 }
 

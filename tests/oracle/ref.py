@@ -35,10 +35,17 @@ TYPES = {
     0: ("F32", 1, 4),
     1: ("F16", 1, 2),
     2: ("Q4_0", 32, 18),
+    3: ("Q4_1", 32, 20),
+    6: ("Q5_0", 32, 22),
+    7: ("Q5_1", 32, 24),
     8: ("Q8_0", 32, 34),
+    10: ("Q2_K", 256, 84),
+    11: ("Q3_K", 256, 110),
     12: ("Q4_K", 256, 144),
     13: ("Q5_K", 256, 176),
     14: ("Q6_K", 256, 210),
+    20: ("IQ4_NL", 32, 18),
+    23: ("IQ4_XS", 256, 136),
     30: ("BF16", 1, 2),
 }
 
@@ -176,6 +183,105 @@ def dq_q4_0(raw):
     return (d[:, None] * q).reshape(-1)
 
 
+def nibbles32(qs):
+    """The 4-bit numbers of blocks of 32 (Q4_0's order): per 16 bytes, the 16 low nibbles are
+    elements 0..15, the high ones 16..31. (nb, 16) bytes -> (nb, 32)."""
+    qs = qs.astype(np.int64)
+    return np.concatenate([qs & 0xF, qs >> 4], axis=1)
+
+
+def fifth_bits(qh):
+    """Q5_0 and Q5_1: element j's fifth bit is bit j of a little-endian 32-bit word. (nb, 32)."""
+    w = qh.astype(np.int64)
+    word = w[:, 0] | (w[:, 1] << 8) | (w[:, 2] << 16) | (w[:, 3] << 24)
+    return (word[:, None] >> np.arange(32)) & 1
+
+
+def dq_q4_1(raw):
+    # The step d and the block's minimum m: element = d * n + m, n = 0..15.
+    b = raw.reshape(-1, 20)
+    d, m = half(b[:, 0:2]), half(b[:, 2:4])
+    q = nibbles32(b[:, 4:20]).astype(np.float64)
+    return (d[:, None] * q + m[:, None]).reshape(-1)
+
+
+def dq_q5_0(raw):
+    # d, then the fifth bits, then the low nibbles: element = d * (n - 16), n = 0..31.
+    b = raw.reshape(-1, 22)
+    d = half(b[:, 0:2])
+    q = (nibbles32(b[:, 6:22]) + 16 * fifth_bits(b[:, 2:6]) - 16).astype(np.float64)
+    return (d[:, None] * q).reshape(-1)
+
+
+def dq_q5_1(raw):
+    # d, m, the fifth bits, the low nibbles: element = d * n + m, n = 0..31.
+    b = raw.reshape(-1, 24)
+    d, m = half(b[:, 0:2]), half(b[:, 2:4])
+    q = (nibbles32(b[:, 8:24]) + 16 * fifth_bits(b[:, 4:8])).astype(np.float64)
+    return (d[:, None] * q + m[:, None]).reshape(-1)
+
+
+# IQ4_NL's and IQ4_XS's sixteen levels: a 4-bit index n stands for level[n] times the scale.
+IQ4_LEVELS = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
+                      np.float64)
+
+
+def dq_iq4_nl(raw):
+    b = raw.reshape(-1, 18)
+    d = half(b[:, 0:2])
+    return (d[:, None] * IQ4_LEVELS[nibbles32(b[:, 2:18])]).reshape(-1)
+
+
+def dq_iq4_xs(raw):
+    # Eight sub-blocks of 32, each with a 6-bit scale stored plus 32: its low four bits a nibble
+    # of bytes 4..7 (sub-block j: byte 4 + j // 2, low nibble for even j), its top two bits
+    # 2j, 2j + 1 of the little-endian 16-bit word at bytes 2..3. Indices as IQ4_NL's.
+    b = raw.reshape(-1, 136)
+    d = half(b[:, 0:2])
+    sh = b[:, 2].astype(np.int64) | (b[:, 3].astype(np.int64) << 8)
+    sl = b[:, 4:8].astype(np.int64)
+    j = np.arange(8)
+    ls = ((sl[:, j // 2] >> (4 * (j % 2))) & 0xF) | (((sh[:, None] >> (2 * j)) & 3) << 4)
+    q = IQ4_LEVELS[nibbles32(b[:, 8:136].reshape(-1, 16)).reshape(-1, 8, 32)]
+    return ((d[:, None] * (ls - 32))[:, :, None] * q).reshape(-1)
+
+
+def two_bit_runs(qs):
+    """Q2_K and Q3_K's 2-bit numbers: in each half of 128 elements, byte l of its 32 gives bits
+    2k and 2k + 1 to element 32k + l. (nb, 64) bytes -> (nb, 256)."""
+    qs = qs.astype(np.int64).reshape(-1, 2, 1, 32)
+    return ((qs >> (2 * np.arange(4)).reshape(1, 1, 4, 1)) & 3).reshape(-1, 256)
+
+
+def dq_q2_k(raw):
+    # 16 scale bytes (group g = element // 16: a 4-bit scale, low, and a 4-bit min, high), the
+    # 2-bit numbers, d, dmin: element = d * scale * n - dmin * min.
+    b = raw.reshape(-1, 84)
+    sc = b[:, 0:16].astype(np.int64)
+    q = two_bit_runs(b[:, 16:80]).reshape(-1, 16, 16).astype(np.float64)
+    d, dmin = half(b[:, 80:82]), half(b[:, 82:84])
+    x = (d[:, None] * (sc & 0xF))[:, :, None] * q - (dmin[:, None] * (sc >> 4))[:, :, None]
+    return x.reshape(-1)
+
+
+def dq_q3_k(raw):
+    # hmask (32 bytes), the 2-bit numbers, 12 bytes of sixteen 6-bit scales, d. Element
+    # 32j + l (j = 0..7) has the third bit j of hmask[l]: when clear, 4 is taken off the two
+    # bits (-4..3). Scale g: low four bits the low (g < 8) or high nibble of byte g % 8, top two
+    # bits 2 (g // 4), 2 (g // 4) + 1 of byte 8 + g % 4; stored plus 32.
+    b = raw.reshape(-1, 110)
+    hm = b[:, 0:32].astype(np.int64)
+    high = ((hm[:, None, :] >> np.arange(8)[None, :, None]) & 1).reshape(-1, 256)
+    q = (two_bit_runs(b[:, 32:96]) - 4 * (1 - high)).reshape(-1, 16, 16).astype(np.float64)
+    s = b[:, 96:108].astype(np.int64)
+    g = np.arange(16)
+    low = np.concatenate([s[:, 0:8] & 0xF, s[:, 0:8] >> 4], axis=1)
+    top = (s[:, 8 + g % 4] >> (2 * (g // 4))) & 3
+    d = half(b[:, 108:110])
+    x = (d[:, None] * ((low | (top << 4)) - 32))[:, :, None] * q
+    return x.reshape(-1)
+
+
 def k_scales(sc):
     """The eight 6-bit (scale, min) pairs packed in a K-quant block's 12 bytes."""
     sc = sc.astype(np.int64)
@@ -239,7 +345,9 @@ def dq_q6_k(raw):
 
 
 DEQUANT = {"F32": dq_f32, "F16": dq_f16, "BF16": dq_bf16, "Q8_0": dq_q8_0, "Q4_0": dq_q4_0,
-           "Q4_K": dq_q4_k, "Q5_K": dq_q5_k, "Q6_K": dq_q6_k}
+           "Q4_1": dq_q4_1, "Q5_0": dq_q5_0, "Q5_1": dq_q5_1, "IQ4_NL": dq_iq4_nl,
+           "Q2_K": dq_q2_k, "Q3_K": dq_q3_k, "Q4_K": dq_q4_k, "Q5_K": dq_q5_k, "Q6_K": dq_q6_k,
+           "IQ4_XS": dq_iq4_xs}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,8 +358,9 @@ DEQUANT = {"F32": dq_f32, "F16": dq_f16, "BF16": dq_bf16, "Q8_0": dq_q8_0, "Q4_0
 # Optional: llama.cpp's rounding of activations, to show that it explains llama.cpp's distance
 # from the exact numbers (--mimic-llama). ggml's CPU kernels multiply a weight matrix by a
 # vector that they first convert to the weight type's partner: F16 by F16, BF16 by BF16,
-# Q8_0 and Q4_0 by Q8_0 (blocks of 32 with one half-float scale), the K types by Q8_K (blocks
-# of 256 with one float scale). The products of the rounded numbers are then exact enough.
+# Q8_0, Q4_0, Q5_0 and IQ4_NL by Q8_0 (blocks of 32 with one half-float scale), Q4_1 and Q5_1
+# by Q8_1 (the same and a block sum), the K types and IQ4_XS by Q8_K (blocks of 256 with one
+# float scale). The products of the rounded numbers are then exact enough.
 
 
 def round_f16(x):
@@ -285,8 +394,12 @@ def round_q8_k(x):
     return (d.astype(np.float32).astype(np.float64) * q).reshape(x.shape)
 
 
+# Q4_1 and Q5_1 meet Q8_1: Q8_0's numbers, plus a sum of each block that the kernels use for
+# the minimum's term (kept in f16, which this does not model).
 ACT_ROUND = {"F32": None, "F16": round_f16, "BF16": round_bf16, "Q8_0": round_q8_0,
-             "Q4_0": round_q8_0, "Q4_K": round_q8_k, "Q5_K": round_q8_k, "Q6_K": round_q8_k}
+             "Q4_0": round_q8_0, "Q4_1": round_q8_0, "Q5_0": round_q8_0, "Q5_1": round_q8_0,
+             "IQ4_NL": round_q8_0, "Q2_K": round_q8_k, "Q3_K": round_q8_k, "Q4_K": round_q8_k,
+             "Q5_K": round_q8_k, "Q6_K": round_q8_k, "IQ4_XS": round_q8_k}
 
 
 class Weight:
