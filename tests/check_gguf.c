@@ -11,6 +11,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1014,6 +1015,29 @@ static const struct lenient_model {
     { k_pad_far, -1, -1, 3, P ": llama.rope.freq_base has type string: ignored", 10000.0f },
 };
 
+/* A weight that is NaN or infinite is refused when the model is read,
+ * naming the tensor, the row and the column (blk.0.ffn_up.weight is
+ * [8, 16]: the value at row 3, column 5 is float 3 x 8 + 5). */
+START_TEST(test_llama_nonfinite_weight)
+{
+    struct buf b = model_file(&(struct model_spec){ 0 });
+    struct err e = { 0, "" };
+    struct gguf *g = gguf_open_mem(P, b.p, b.n, &e);
+    ck_assert_msg(g != NULL, "%s", e.msg);
+    const struct gguf_tensor *t = gguf_tensor(g, "blk.0.ffn_up.weight");
+    size_t at = (size_t)((const unsigned char *)t->data - b.p) + 4 * (3 * 8 + 5);
+    gguf_close(g);
+    const float inf = -INFINITY;
+    memcpy(b.p + at, &inf, 4);
+    g = gguf_open_mem(P, b.p, b.n, &e);
+    ck_assert_ptr_null(gguf_llama_new(g, &e));
+    ck_assert_str_eq(e.msg, LP "0.ffn_up.weight' (F32) holds a NaN or infinite weight at row 3, "
+                               "column 5");
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
 START_TEST(test_llama_lenient)
 {
     const struct lenient_model *c = &LENIENT[_i];
@@ -1079,6 +1103,7 @@ Suite *suite_gguf(void)
     tcase_add_test(llama, test_llama_ok);
     tcase_add_test(llama, test_llama_rope);
     tcase_add_loop_test(llama, test_llama_bad, 0, (int)(sizeof BAD / sizeof BAD[0]));
+    tcase_add_test(llama, test_llama_nonfinite_weight);
     tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
     suite_add_tcase(s, llama);

@@ -1158,6 +1158,56 @@ START_TEST(test_unsupported_type)
 }
 END_TEST
 
+/* The f16 scales of each block, where ggml-common.h's block structs put
+ * them (block_q2_K: scales[16], qs[64], then d and dmin; block_q3_K:
+ * hmask[32], qs[64], scales[12], d; block_q6_K: ql[128], qh[64],
+ * scales[16], d; the rest start with d, and m or dmin after it). A NaN or
+ * an infinity there is found in the block it is in, and the block then
+ * really decodes to non-finite weights; anywhere else in zeroed blocks it
+ * is not a scale. */
+START_TEST(test_bad_scales)
+{
+    static const struct {
+        int type, at[2];
+    } S[] = { { QT_Q8_0, { 0, -1 } },  { QT_Q4_0, { 0, -1 } },   { QT_Q4_1, { 0, 2 } },
+              { QT_Q5_0, { 0, -1 } },  { QT_Q5_1, { 0, 2 } },    { QT_IQ4_NL, { 0, -1 } },
+              { QT_Q2_K, { 80, 82 } }, { QT_Q3_K, { 108, -1 } }, { QT_Q4_K, { 0, 2 } },
+              { QT_Q5_K, { 0, 2 } },   { QT_Q6_K, { 208, -1 } }, { QT_IQ4_XS, { 0, -1 } } };
+    static const uint16_t BAD[2] = { 0x7E00, 0xFC00 }; /* NaN, -inf */
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
+        const struct qtype_info *q = quant_info(S[i].type);
+        unsigned char blocks[3 * 256];
+        float out[256];
+        for (int k = 0; k < 2 && S[i].at[k] >= 0; k++) {
+            memset(blocks, 0, sizeof blocks);
+            ck_assert_int_eq(quant_first_bad_block(q->id, blocks, 3 * q->block), -1);
+            unsigned char *p = blocks + q->bytes + S[i].at[k];
+            p[0] = (unsigned char)BAD[k];
+            p[1] = (unsigned char)(BAD[k] >> 8);
+            ck_assert_msg(quant_first_bad_block(q->id, blocks, 3 * q->block) == 1, "%s at %d",
+                          q->name, S[i].at[k]);
+            quant_dequant(q->id, blocks + q->bytes, out, q->block);
+            int nonfinite = 0;
+            for (int j = 0; j < q->block; j++)
+                nonfinite += !isfinite(out[j]);
+            ck_assert_msg(nonfinite > 0, "%s: byte %d is no scale", q->name, S[i].at[k]);
+        }
+        /* a byte of quants set to all ones is no scale */
+        memset(blocks, 0, sizeof blocks);
+        memset(blocks + q->bytes + q->bytes - 2, 0xFF, 2);
+        int last_is_scale = S[i].at[0] == q->bytes - 2 || S[i].at[1] == q->bytes - 2;
+        ck_assert_int_eq(quant_first_bad_block(q->id, blocks, 3 * q->block),
+                         last_is_scale ? 1 : -1);
+    }
+    const float f[8] = { 0, 1, 2, 3, 4, NAN, 6, INFINITY };
+    ck_assert_int_eq(quant_first_bad_block(QT_F32, f, 8), 5);
+    const uint16_t h[4] = { 0x3C00, 0x0001, 0x7C00, 0 }; /* 1, a subnormal, +inf */
+    ck_assert_int_eq(quant_first_bad_block(QT_F16, h, 4), 2);
+    const uint16_t b[4] = { 0x3F80, 0xFF81, 0, 0 }; /* 1, a NaN */
+    ck_assert_int_eq(quant_first_bad_block(QT_BF16, b, 4), 1);
+}
+END_TEST
+
 Suite *suite_quant(void)
 {
     Suite *s = suite_create("quant");
@@ -1172,6 +1222,7 @@ Suite *suite_quant(void)
     tcase_add_test(table, test_row_bytes);
     tcase_add_test(table, test_names);
     tcase_add_test(table, test_unsupported_type);
+    tcase_add_test(table, test_bad_scales);
     suite_add_tcase(s, table);
     TCase *blocks = tcase_create("blocks");
     tcase_add_test(blocks, test_q8_0_block);

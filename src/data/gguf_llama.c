@@ -217,6 +217,28 @@ static const struct gguf_tensor *take(struct ld *d, const char *name)
     return t;
 }
 
+/* A scale or a weight that is NaN or infinite would make every logit NaN
+ * at the first step, with no word of where it came from: it is refused
+ * here, naming the tensor and the row. */
+static int check_finite(struct ld *d, const char *name, const struct qtensor *q)
+{
+    int64_t bad = quant_first_bad_block(q->type, q->data, q->rows * q->cols);
+    if (bad < 0)
+        return 0;
+    const struct qtype_info *i = quant_info(q->type);
+    char qn[32];
+    int64_t per_row = q->cols / i->block;
+    if (i->block == 1)
+        return err_set(
+            d->e, ERR_USAGE,
+            "%s: tensor '%s' (%s) holds a NaN or infinite weight at row %lld, column %lld",
+            d->g->path, name, i->name, (long long)(bad / per_row), (long long)(bad % per_row));
+    return err_set(d->e, ERR_USAGE,
+                   "%s: tensor '%s' (%s) has a NaN or infinite scale in block %lld of row %lld",
+                   d->g->path, name, quant_name(q->type, qn, sizeof qn), (long long)(bad % per_row),
+                   (long long)(bad / per_row));
+}
+
 /* Checks t against the shape [ne0] (ne1 0) or [ne0, ne1] and fills q. */
 static int check_tensor(struct ld *d, const struct gguf_tensor *t, const char *name, int64_t ne0,
                         int64_t ne1, struct qtensor *q)
@@ -243,7 +265,7 @@ static int check_tensor(struct ld *d, const struct gguf_tensor *t, const char *n
     q->type = t->type;
     q->rows = ne1 ? ne1 : 1;
     q->cols = ne0;
-    return 0;
+    return check_finite(d, name, q);
 }
 
 /* A tensor the model needs, of shape [ne0] (ne1 0) or [ne0, ne1]. */

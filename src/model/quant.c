@@ -346,24 +346,26 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
 
 /* One row per supported type, in the order refusals list them: its id,
  * name, block (values) and bytes, the values per scale of its scaled form
- * (0: direct), the suffix of its decoders and quantizer, and its AVX2
- * kernels (own or plain, above). */
+ * (0: direct), the suffix of its decoders and quantizer, its AVX2 kernels
+ * (own or plain, above), and where its block keeps its f16 scales (byte
+ * offsets, -1 for none; for F32, F16 and BF16 the value itself, which
+ * must be finite too). */
 #define QUANT_TYPES(X)                                                                             \
-    X(QT_F32, F32, 1, 4, 0, f32, own)                                                              \
-    X(QT_F16, F16, 1, 2, 0, f16, own)                                                              \
-    X(QT_BF16, BF16, 1, 2, 0, bf16, own)                                                           \
-    X(QT_Q8_0, Q8_0, QK_SMALL, Q8_0_BYTES, 32, q8_0, own)                                          \
-    X(QT_Q4_0, Q4_0, QK_SMALL, Q4_0_BYTES, 32, q4_0, own)                                          \
-    X(QT_Q4_1, Q4_1, QK_SMALL, Q4_1_BYTES, 0, q4_1, plain)                                         \
-    X(QT_Q5_0, Q5_0, QK_SMALL, Q5_0_BYTES, 32, q5_0, plain)                                        \
-    X(QT_Q5_1, Q5_1, QK_SMALL, Q5_1_BYTES, 0, q5_1, plain)                                         \
-    X(QT_IQ4_NL, IQ4_NL, QK_SMALL, IQ4_NL_BYTES, 32, iq4_nl, plain)                                \
-    X(QT_Q2_K, Q2_K, QK_SUPER, Q2_K_BYTES, 0, q2_k, plain)                                         \
-    X(QT_Q3_K, Q3_K, QK_SUPER, Q3_K_BYTES, 16, q3_k, plain)                                        \
-    X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k, own)                                           \
-    X(QT_Q5_K, Q5_K, QK_SUPER, Q5_K_BYTES, 0, q5_k, own)                                           \
-    X(QT_Q6_K, Q6_K, QK_SUPER, Q6_K_BYTES, 16, q6_k, own)                                          \
-    X(QT_IQ4_XS, IQ4_XS, QK_SUPER, IQ4_XS_BYTES, 32, iq4_xs, plain)
+    X(QT_F32, F32, 1, 4, 0, f32, own, 0, -1)                                                       \
+    X(QT_F16, F16, 1, 2, 0, f16, own, 0, -1)                                                       \
+    X(QT_BF16, BF16, 1, 2, 0, bf16, own, 0, -1)                                                    \
+    X(QT_Q8_0, Q8_0, QK_SMALL, Q8_0_BYTES, 32, q8_0, own, 0, -1)                                   \
+    X(QT_Q4_0, Q4_0, QK_SMALL, Q4_0_BYTES, 32, q4_0, own, 0, -1)                                   \
+    X(QT_Q4_1, Q4_1, QK_SMALL, Q4_1_BYTES, 0, q4_1, plain, 0, 2)                                   \
+    X(QT_Q5_0, Q5_0, QK_SMALL, Q5_0_BYTES, 32, q5_0, plain, 0, -1)                                 \
+    X(QT_Q5_1, Q5_1, QK_SMALL, Q5_1_BYTES, 0, q5_1, plain, 0, 2)                                   \
+    X(QT_IQ4_NL, IQ4_NL, QK_SMALL, IQ4_NL_BYTES, 32, iq4_nl, plain, 0, -1)                         \
+    X(QT_Q2_K, Q2_K, QK_SUPER, Q2_K_BYTES, 0, q2_k, plain, 80, 82)                                 \
+    X(QT_Q3_K, Q3_K, QK_SUPER, Q3_K_BYTES, 16, q3_k, plain, 108, -1)                               \
+    X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k, own, QK_D, QK_DMIN)                            \
+    X(QT_Q5_K, Q5_K, QK_SUPER, Q5_K_BYTES, 0, q5_k, own, QK_D, QK_DMIN)                            \
+    X(QT_Q6_K, Q6_K, QK_SUPER, Q6_K_BYTES, 16, q6_k, own, 208, -1)                                 \
+    X(QT_IQ4_XS, IQ4_XS, QK_SUPER, IQ4_XS_BYTES, 32, iq4_xs, plain, 0, -1)
 
 #define dec_q4_1   quant_dec_q4_1
 #define dec_q5_0   quant_dec_q5_0
@@ -392,8 +394,8 @@ struct qrow {
     void (*quantize)(const float *in, unsigned char *out, int64_t n);
 };
 
-#define QROW(id, name, block, bytes, group, s, avx)                                                \
-    { { id, #name, block, bytes },                                                                 \
+#define QROW(id, name, block, bytes, group, s, avx, sc0, sc1)                                      \
+    { { id, #name, block, bytes, { sc0, sc1 } },                                                   \
       { { dec_##s, quant_portable_dot_n, NULL, block, bytes, group },                              \
         AVX2_KERNELS_##avx(s, block, bytes, group),                                                \
         AVX512_KERNELS_##avx(s, block, bytes, group) },                                            \
@@ -402,7 +404,7 @@ static const struct qrow TYPES[] = { QUANT_TYPES(QROW) };
 #define NTYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
 
 /* ", F32, F16, ...": the list, from the same rows. */
-#define QLIST(id, name, block, bytes, group, s, avx) ", " #name
+#define QLIST(id, name, block, bytes, group, s, avx, sc0, sc1) ", " #name
 static const char SUPPORTED[] = QUANT_TYPES(QLIST);
 
 /* Every type ggml has given an id, so that a refusal can name it. */
@@ -446,6 +448,42 @@ const char *quant_name(int type, char *buf, size_t n)
 const char *quant_supported_list(void)
 {
     return SUPPORTED + 2;
+}
+
+/* Whether the f16 scale at p is finite (exponent bits not all ones). */
+static int f16_finite(const unsigned char *p)
+{
+    return (quant_le16(p) & 0x7C00) != 0x7C00;
+}
+
+/* The first value of n (of type F32, F16 or BF16) that is not finite. */
+static int64_t first_bad_value(int type, const unsigned char *p, int64_t n)
+{
+    float buf[256];
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t k = n - i < 256 ? n - i : 256;
+        quant_dequant(type, p + (size_t)i * (size_t)quant_info(type)->bytes, buf, k);
+        for (int64_t j = 0; j < k; j++)
+            if (!isfinite(buf[j]))
+                return i + j;
+    }
+    return -1;
+}
+
+int64_t quant_first_bad_block(int type, const void *data, int64_t n)
+{
+    const struct qrow *r = row_of(type);
+    const unsigned char *p = data;
+    if (!r || n <= 0)
+        return -1;
+    if (r->info.block == 1)
+        return first_bad_value(type, p, n);
+    int64_t blocks = n / r->info.block;
+    const int *at = r->info.scale_at;
+    for (int64_t b = 0; b < blocks; b++, p += r->info.bytes)
+        if (!f16_finite(p + at[0]) || (at[1] >= 0 && !f16_finite(p + at[1])))
+            return b;
+    return -1;
 }
 
 size_t quant_row_bytes(int type, int64_t n)

@@ -54,6 +54,7 @@ struct qtype_info {
     const char *name; /* "Q4_K", as llama.cpp names it */
     int block;        /* values per block (1 for F32, F16, BF16) */
     int bytes;        /* bytes per block */
+    int scale_at[2];  /* byte offsets of its f16 scales in a block, -1 for none */
 };
 
 /* The supported type with id type, or NULL. */
@@ -70,6 +71,12 @@ const char *quant_supported_list(void);
 /* Bytes that n values of type take; n must be a multiple of its block.
  * 0 for an unsupported type or an n that is not (or is negative). */
 size_t quant_row_bytes(int type, int64_t n);
+
+/* The first block of the n values at data (n a multiple of the block)
+ * whose f16 scale is NaN or infinite -- for F32, F16 and BF16 the first
+ * value that is --, or -1 when there is none: ggml would turn every weight
+ * of such a block into NaN or infinity. */
+int64_t quant_first_bad_block(int type, const void *data, int64_t n);
 
 /* out[0..n) = the n values stored at row (n a multiple of the block). */
 void quant_dequant(int type, const void *row, float *out, int64_t n);

@@ -51,9 +51,9 @@ struct gguf_state {
     float *x, *logits; /* the normalized vector and V logits of the last call */
     int *ctx;          /* the context those logits are for */
     int ctx_len, ctx_cap, valid;
-    int body_tokens;         /* positions the body ran in the last call */
-    float h_last[8];         /* the first entries of the last hidden vector */
-    double h_norm;           /* and its length */
+    int body_tokens; /* positions the body ran in the last call */
+    float h_last[8]; /* the first entries of the last hidden vector */
+    double h_norm;   /* and its length */
 };
 
 /* Reads a byte of every page of the mapped file, saying how far it got: the
