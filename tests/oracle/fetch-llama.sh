@@ -47,7 +47,7 @@ echo "fetch-llama: llama.cpp $COMMIT ($DESCR), from $PKG (sha256 $SHA)"
 # The configuration is part of the stamp: changing it rebuilds.
 NOAMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 CONFIG="Release GGML_NATIVE=ON CUDA=OFF CURL=OFF static $NOAMX"
-if [ ! -x "$BLD/bin/llama-bench" ] || [ "$(cat "$BLD/.built" 2>/dev/null)" != "$CONFIG" ]; then
+if [ ! -x "$BLD/bin/llama-bench" ] || [ ! -x "$BLD/bin/llama-quantize" ] || [ "$(cat "$BLD/.built" 2>/dev/null)" != "$CONFIG" ]; then
 	echo "fetch-llama: cmake build ($JOBS jobs): $CONFIG"
 	start=$(date +%s)
 	cmake -S "$SRC" -B "$BLD" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
@@ -58,7 +58,7 @@ if [ ! -x "$BLD/bin/llama-bench" ] || [ "$(cat "$BLD/.built" 2>/dev/null)" != "$
 		echo "fetch-llama: cmake configure failed (see $OUT/cmake-configure.log)" >&2
 		exit 3
 	}
-	cmake --build "$BLD" --config Release -j "$JOBS" --target llama llama-bench \
+	cmake --build "$BLD" --config Release -j "$JOBS" --target llama llama-bench llama-quantize \
 		>"$OUT/cmake-build.log" 2>&1 || {
 		echo "fetch-llama: cmake build failed (see $OUT/cmake-build.log)" >&2
 		exit 3
