@@ -988,6 +988,35 @@ START_TEST(test_llama_lenient)
 }
 END_TEST
 
+static void k_arch_starcoder(struct gguf_writer *w)
+{
+    gguf_w_str(w, "general.architecture", "starcoder");
+}
+
+/* A vocabulary-only file (as llama.cpp's models/ggml-vocab-*.gguf: the
+ * tokenizer's keys, another architecture's, no tensor) is a vocabulary to
+ * gguf_llama_vocab_new and no model to gguf_llama_new. */
+START_TEST(test_llama_vocab_only)
+{
+    struct gguf_writer *w = gguf_w_new();
+    model_keys(w, &(struct model_spec){ .drop = "general.architecture", .keys = k_arch_starcoder });
+    struct buf b = finish(w);
+    struct err e;
+    struct gguf *g = gguf_open_mem(P, b.p, b.n, &e);
+    ck_assert_msg(g != NULL, "%s", e.msg);
+    struct gguf_llama *L = gguf_llama_vocab_new(g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    ck_assert(L->tok.kind == TOK_SPM && L->tok.n == 6 && L->tok.bos == 1 && L->tok.eos == 2);
+    ck_assert(L->tok.scores[5] == -3.0f && L->tok.types[1] == TOKT_CONTROL);
+    ck_assert(L->model.hp.n_layer == 0 && L->model.layers == NULL);
+    gguf_llama_free(L);
+    ck_assert_ptr_null(gguf_llama_new(g, &e));
+    ck_assert_str_eq(e.msg, P ": architecture 'starcoder' is not supported (logitlab runs llama)");
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
 /* A weight of a type quant.h does not read, or whose blocks do not fit
  * the row, is refused when the file is opened. */
 START_TEST(test_llama_type)
@@ -1032,6 +1061,7 @@ Suite *suite_gguf(void)
     tcase_add_loop_test(llama, test_llama_bad, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
+    tcase_add_test(llama, test_llama_vocab_only);
     suite_add_tcase(s, llama);
     return s;
 }

@@ -624,7 +624,8 @@ static int load_all(struct ld *d)
     return 0;
 }
 
-struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e)
+/* A load of g by load (the whole model, or its vocabulary). */
+static struct gguf_llama *load_by(const struct gguf *g, int (*load)(struct ld *), struct err *e)
 {
     struct gguf_llama *L = calloc(1, sizeof *L);
     unsigned char *used = calloc(g->n_tensors ? g->n_tensors : 1, 1);
@@ -634,13 +635,23 @@ struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e)
         return NULL;
     }
     struct ld d = { g, L, e, used };
-    int rc = load_all(&d);
+    int rc = load(&d);
     free(used);
     if (rc < 0) {
         gguf_llama_free(L);
         return NULL;
     }
     return L;
+}
+
+struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e)
+{
+    return load_by(g, load_all, e);
+}
+
+struct gguf_llama *gguf_llama_vocab_new(const struct gguf *g, struct err *e)
+{
+    return load_by(g, load_tokenizer, e);
 }
 
 void gguf_llama_free(struct gguf_llama *L)

@@ -54,6 +54,13 @@ struct gguf_llama {
  * missing", ...). */
 struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e);
 
+/* Reads only g's tokenizer metadata (tokenizer.ggml.*, general.name), as
+ * llama.cpp's vocabulary loader does: any general.architecture, no
+ * hyperparameters, no tensors. For a vocabulary-only file (llama.cpp's
+ * models/ggml-vocab-*.gguf) or a model of an architecture logitlab does not
+ * run; the model part of the result is left empty. */
+struct gguf_llama *gguf_llama_vocab_new(const struct gguf *g, struct err *e);
+
 void gguf_llama_free(struct gguf_llama *L);
 
 #endif
