@@ -722,7 +722,7 @@ START_TEST(test_llama_ok)
     const struct tok_spec *t = &L->tok;
     ck_assert(t->kind == TOK_SPM && t->n == 6 && t->n_merges == 0 && t->pre.len == 0);
     ck_assert(t->bos == 1 && t->eos == 2 && t->unk == 0 && t->eot == -1 && t->pad == -1);
-    ck_assert(t->add_bos == 1 && t->add_space_prefix == 1);
+    ck_assert(t->add_bos == -1 && t->add_space_prefix == 1); /* absent: the kind's default */
     ck_assert(t->text[3].len == 4 && memcmp(t->text[3].s,
                                             "\xE2\x96\x81"
                                             "a",
@@ -829,6 +829,22 @@ static void k_bos6(struct gguf_writer *w)
 {
     gguf_w_u32(w, "tokenizer.ggml.bos_token_id", 6);
 }
+static void k_add_bos(struct gguf_writer *w)
+{
+    gguf_w_bool(w, "tokenizer.ggml.add_bos_token", 1);
+}
+/* A pre-tokenizer logitlab lacks, in a file with more faults after it
+ * (BPE without merges, a vocabulary size that disagrees). */
+static void k_pre_qwen3(struct gguf_writer *w)
+{
+    gguf_w_str(w, "tokenizer.ggml.model", "gpt2");
+    gguf_w_str(w, "tokenizer.ggml.pre", "qwen3");
+    gguf_w_u32(w, "llama.vocab_size", 7);
+}
+#define PRE_HAS                                                                                    \
+    "(logitlab has llama-bpe, dbrx, qwen2, qwen35, starcoder, gpt-2, falcon, deepseek-coder, "     \
+    "default, and their "                                                                          \
+    "aliases: doc/gguf.md)"
 static void k_scores5(struct gguf_writer *w)
 {
     gguf_w_array(w, "tokenizer.ggml.scores", GGUF_T_F32, (const float[]){ 0, 0, 0, 0, 0 }, 5);
@@ -881,8 +897,10 @@ static const struct bad_model {
     { { .drop = "tokenizer.ggml.tokens" }, P ": tokenizer.ggml.tokens is missing" },
     { { .drop = "tokenizer.ggml.bos_token_id", .keys = k_bos6 },
       P ": tokenizer.ggml.bos_token_id is 6, outside the vocabulary (0 to 5)" },
-    { { .drop = "tokenizer.ggml.bos_token_id" },
+    { { .drop = "tokenizer.ggml.bos_token_id", .keys = k_add_bos },
       P ": tokenizer.ggml.add_bos_token is true but there is no bos_token_id" },
+    { { .drop = "tokenizer.ggml.model", .keys = k_pre_qwen3 },
+      P ": the pre-tokenizer 'qwen3' is not supported " PRE_HAS },
     { { .drop = "tokenizer.ggml.scores", .keys = k_scores5 },
       P ": 'tokenizer.ggml.scores' has 5 elements, expected 6" },
     { { .drop = "tokenizer.ggml.token_type", .keys = k_type9 },
@@ -977,8 +995,8 @@ START_TEST(test_llama_lenient)
     ck_assert_msg(L != NULL, "refused: %s", e.msg);
     ck_assert_int_eq(L->tok.pad, c->pad);
     ck_assert_int_eq(L->tok.eot, c->eot);
-    ck_assert_int_eq(L->tok.bos, 1); /* the keys that were there still count */
-    ck_assert_int_eq(L->tok.add_bos, 1);
+    ck_assert_int_eq(L->tok.bos, 1);      /* the keys that were there still count */
+    ck_assert_int_eq(L->tok.add_bos, -1); /* absent, or left out */
     ck_assert_int_eq(L->n_warnings, c->n_warnings);
     ck_assert_str_eq(L->warning, c->warning);
     ck_assert_float_eq(L->model.hp.rope_base, c->rope_base);
@@ -1012,6 +1030,16 @@ START_TEST(test_llama_vocab_only)
     gguf_llama_free(L);
     ck_assert_ptr_null(gguf_llama_new(g, &e));
     ck_assert_str_eq(e.msg, P ": architecture 'starcoder' is not supported (logitlab runs llama)");
+    gguf_close(g);
+    free(b.p);
+    /* A pre-tokenizer logitlab lacks is what a vocabulary-only load names too. */
+    w = gguf_w_new();
+    model_keys(w, &(struct model_spec){ .drop = "tokenizer.ggml.model", .keys = k_pre_qwen3 });
+    b = finish(w);
+    g = gguf_open_mem(P, b.p, b.n, &e);
+    ck_assert_msg(g != NULL, "%s", e.msg);
+    ck_assert_ptr_null(gguf_llama_vocab_new(g, &e));
+    ck_assert_str_eq(e.msg, P ": the pre-tokenizer 'qwen3' is not supported " PRE_HAS);
     gguf_close(g);
     free(b.p);
 }

@@ -1,0 +1,253 @@
+/* check_vocabs.c - the tokenizers (src/data/tokenizer*.c) on vocabularies
+ * unlike Llama's, as llama.cpp's vocabulary loader takes them (its
+ * llama-vocab.cpp at the pinned commit, tests/oracle/README.md): a byte
+ * without a token, two tokens of one byte string, the pre-tokenizer table
+ * and its BOS defaults. Small
+ * vocabularies built here: the 256 bytes in GPT-2's spelling (id = the
+ * byte), then the tokens and merges a case adds; the real Llama 2 one
+ * (tests/model/tokdata.c) where its flags say more. llama.cpp's own test
+ * vectors on whole vocabularies are tests/vocab.sh's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/tokenizer.h"
+#include "model/tokdata.h"
+#include "suites.h"
+
+#define VB_MAX     300
+#define VB_MERGES  8
+#define VB_IDS     64
+#define VB_TEXTLEN 32
+
+/* A byte-level vocabulary under construction. */
+struct vb {
+    struct tok_spec spec;
+    struct tok_str text[VB_MAX];
+    char str[VB_MAX][VB_TEXTLEN];
+    int32_t types[VB_MAX];
+    struct tok_str merges[VB_MERGES];
+};
+
+/* The 256 bytes, pre-tokenizer pre (NULL: none), no merges, no special
+ * ids, add_bos as the file would say it (-1: absent). */
+static void vb_init(struct vb *v, const char *pre, int add_bos)
+{
+    memset(v, 0, sizeof *v);
+    for (unsigned b = 0; b < 256; b++) {
+        v->text[b] = (struct tok_str){ v->str[b], tokdata_spell_byte(b, v->str[b]) };
+        v->types[b] = TOKT_NORMAL;
+    }
+    v->spec = (struct tok_spec){ .kind = TOK_BPE,
+                                 .pre = { pre, pre ? strlen(pre) : 0 },
+                                 .n = 256,
+                                 .text = v->text,
+                                 .types = v->types,
+                                 .merges = v->merges,
+                                 .bos = -1,
+                                 .eos = -1,
+                                 .eot = -1,
+                                 .unk = -1,
+                                 .pad = -1,
+                                 .add_bos = add_bos };
+}
+
+/* Adds a token of text s (as stored) and type; returns its id. */
+static int vb_add(struct vb *v, const char *s, int type)
+{
+    int id = v->spec.n++;
+    ck_assert_int_lt(id, VB_MAX);
+    snprintf(v->str[id], VB_TEXTLEN, "%s", s);
+    v->text[id] = (struct tok_str){ v->str[id], strlen(s) };
+    v->types[id] = type;
+    return id;
+}
+
+static void vb_merge(struct vb *v, const char *m)
+{
+    ck_assert_int_lt(v->spec.n_merges, VB_MERGES);
+    v->merges[v->spec.n_merges++] = (struct tok_str){ m, strlen(m) };
+}
+
+static struct tokenizer *vb_new(const struct vb *v)
+{
+    struct err e;
+    struct tokenizer *t = tokenizer_new(&v->spec, "v.gguf", &e);
+    ck_assert_msg(t != NULL, "%s", e.msg);
+    return t;
+}
+
+static void vb_refused(const struct vb *v, const char *want)
+{
+    struct err e;
+    err_clear(&e);
+    ck_assert_msg(tokenizer_new(&v->spec, "v.gguf", &e) == NULL, "accepted; want '%s'", want);
+    ck_assert_str_eq(e.msg, want);
+}
+
+/* The ids of text (special: special tokens' text is theirs) against want. */
+static void expect(const struct tokenizer *t, const char *text, int special, const int *want,
+                   int n_want)
+{
+    int ids[VB_IDS], n;
+    struct err e;
+    ck_assert_msg(tokenizer_encode(t, text, strlen(text), 0, special, ids, VB_IDS, &n, &e) == 0,
+                  "%s", e.msg);
+    char got[512] = "", exp[512] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), " %d", ids[i]);
+    for (int i = 0; i < n_want; i++)
+        snprintf(exp + strlen(exp), sizeof exp - strlen(exp), " %d", want[i]);
+    ck_assert_msg(strcmp(got, exp) == 0, "'%s' (special %d): got%s, want%s", text, special, got,
+                  exp);
+}
+
+#define EXPECT(t, text, special, ...)                                                              \
+    do {                                                                                           \
+        const int want_[] = { __VA_ARGS__ };                                                       \
+        expect(t, text, special, want_, (int)(sizeof want_ / sizeof want_[0]));                    \
+    } while (0)
+
+/* A byte without a token of its own: the vocabulary loads (StarCoder's has
+ * none for 0xC0, 0xC1, 0xF1, 0xF5 to 0xFF; Falcon's none for 0x03 and other
+ * controls), and where the byte is left unmerged it gives no id. llama.cpp
+ * (llm_tokenizer_bpe_session::tokenize) looks a leftover symbol up, then
+ * each of its bytes' spelling, and appends nothing when neither is a token.
+ * Ids: 'a' 97, 'b' 98, 0xA9 169; "q" merges with nothing. */
+START_TEST(test_missing_byte)
+{
+    static struct vb v;
+    vb_init(&v, "gpt-2", -1);
+    snprintf(v.str['q'], VB_TEXTLEN, "qq"); /* no token is the byte 'q' any more */
+    v.text['q'].len = 2;
+    snprintf(v.str[0xc3], VB_TEXTLEN, "xy"); /* nor 0xC3, the lead byte of "é" */
+    v.text[0xc3].len = 2;
+    struct tokenizer *t = vb_new(&v);
+    EXPECT(t, "aqb", 0, 97, 98);
+    EXPECT(t, "\xc3\xa9", 0, 169); /* é: its second byte's token alone */
+    char piece[4];
+    ck_assert_uint_eq(tokenizer_piece(t, 'q', piece, sizeof piece), 2); /* "qq" is still a token */
+    tokenizer_free(t);
+}
+END_TEST
+
+/* Two tokens of one byte string, as GPT-NeoX's vocabulary has (user-defined
+ * runs of spaces stored raw, "  ", beside "ĠĠ") and DeepSeek's (a
+ * user-defined "ý" beside "Ã½", both the bytes C3 BD once spelled out, or
+ * not): llama.cpp keys its text-to-id map by the stored text and looks a
+ * merged piece up by its GPT-2 spelling, so the spelled token is what
+ * merging reaches, while the raw one is found only as a special token, by
+ * its text as written (always for a user-defined one, with --special for a
+ * control one). Ids: "ĠĠ" 256, the raw "  " 257, merge "Ġ Ġ". */
+START_TEST(test_same_bytes)
+{
+    static struct vb v;
+    vb_init(&v, "gpt-2", -1);
+    int spelled = vb_add(&v, "\xc4\xa0\xc4\xa0", TOKT_NORMAL);
+    int raw = vb_add(&v, "  ", TOKT_CONTROL);
+    vb_merge(&v, "\xc4\xa0 \xc4\xa0");
+    struct tokenizer *t = vb_new(&v);
+    EXPECT(t, "  ", 0, spelled); /* GPT-2's split keeps trailing blanks together */
+    EXPECT(t, "  ", 1, raw);
+    tokenizer_free(t);
+    v.types[raw] = TOKT_USER_DEFINED; /* matched in the text always */
+    t = vb_new(&v);
+    EXPECT(t, "  ", 0, raw);
+    tokenizer_free(t);
+    /* A merge with a side not in GPT-2's spelling never applies, as
+     * llama.cpp matches merges against spelled text: accepted, unused. */
+    vb_init(&v, "gpt-2", -1);
+    vb_add(&v, "ab", TOKT_NORMAL);
+    vb_merge(&v, "\x1b[1m b");
+    t = vb_new(&v);
+    EXPECT(t, "ab", 0, 97, 98);
+    tokenizer_free(t);
+    /* The same text twice: llama.cpp's loader aborts (its map would be
+     * smaller than the vocabulary); refused here, the text escaped. */
+    vb_init(&v, "gpt-2", -1);
+    vb_add(&v, "ab", TOKT_NORMAL);
+    vb_add(&v, "ab", TOKT_NORMAL);
+    vb_refused(&v, "v.gguf: tokens 256 and 257 are both 'ab'");
+}
+END_TEST
+
+/* The pre-tokenizer is checked first: one logitlab lacks is named whatever
+ * else is wrong (here a merge that names no token and a BOS outside the
+ * vocabulary), as llama.cpp's load() reads tokenizer.ggml.pre before the
+ * tokens. */
+#define PRE_HAS                                                                                    \
+    "(logitlab has llama-bpe, dbrx, qwen2, qwen35, starcoder, gpt-2, falcon, deepseek-coder, "     \
+    "default, and their "                                                                          \
+    "aliases: doc/gguf.md)"
+START_TEST(test_pre_first)
+{
+    static struct vb v;
+    vb_init(&v, "qwen3", -1);
+    vb_merge(&v, "a zz");
+    v.spec.bos = 999;
+    vb_refused(&v, "v.gguf: the pre-tokenizer 'qwen3' is not supported " PRE_HAS);
+    struct err e;
+    struct tok_str pre = { "deepseek-v3", 11 }, none = { NULL, 0 }, qwen = { "qwen2", 5 };
+    ck_assert_int_eq(tokenizer_check_pre(TOK_BPE, &pre, "v.gguf", &e), -1);
+    ck_assert_str_eq(e.msg, "v.gguf: the pre-tokenizer 'deepseek-v3' is not supported " PRE_HAS);
+    ck_assert_int_eq(tokenizer_check_pre(TOK_BPE, &none, "v.gguf", &e), 0);
+    ck_assert_int_eq(tokenizer_check_pre(TOK_BPE, &qwen, "v.gguf", &e), 0);
+    ck_assert_int_eq(tokenizer_check_pre(TOK_SPM, &pre, "v.gguf", &e), 0); /* SPM ignores it */
+}
+END_TEST
+
+/* BOS: tokenizer.ggml.add_bos_token when the file has it; absent, llama.cpp's
+ * default (load(): SentencePiece yes; byte-level BPE no, but for the
+ * pre-tokenizers it sets add_bos for, llama-bpe and its aliases). */
+static int bos_of(const char *pre, int add_bos, int bos)
+{
+    static struct vb v;
+    vb_init(&v, pre, add_bos);
+    v.spec.bos = bos;
+    struct tokenizer *t = vb_new(&v);
+    int on = tokenizer_add_bos(t);
+    tokenizer_free(t);
+    return on;
+}
+
+START_TEST(test_bos_default)
+{
+    ck_assert_int_eq(bos_of("llama-bpe", -1, 0), 1);
+    ck_assert_int_eq(bos_of("llama3", -1, 0), 1);
+    ck_assert_int_eq(bos_of("pixtral", -1, 0), 1);
+    ck_assert_int_eq(bos_of("gpt-2", -1, 0), 0); /* GPT-2's <|endoftext|> is its BOS id */
+    ck_assert_int_eq(bos_of("starcoder", -1, 0), 0);
+    ck_assert_int_eq(bos_of("qwen2", -1, 0), 0);
+    ck_assert_int_eq(bos_of("dbrx", -1, 0), 0); /* Llama 3's split, not its default */
+    ck_assert_int_eq(bos_of(NULL, -1, 0), 0);
+    ck_assert_int_eq(bos_of("gpt-2", 1, 0), 1); /* the file's word wins */
+    ck_assert_int_eq(bos_of("llama-bpe", 0, 0), 0);
+    ck_assert_int_eq(bos_of("llama-bpe", -1, -1), 0); /* a default without a BOS id: none */
+    /* SentencePiece: yes unless the file says no. */
+    struct tokdata d;
+    struct err e;
+    ck_assert_msg(tokdata_llama2(&d, "data", &e) == 0, "%s", e.msg);
+    int says[3] = { -1, 0, 1 }, want[3] = { 1, 0, 1 };
+    for (int i = 0; i < 3; i++) {
+        d.spec.add_bos = says[i];
+        struct tokenizer *t = tokenizer_new(&d.spec, "llama2", &e);
+        ck_assert_msg(t != NULL, "%s", e.msg);
+        ck_assert_int_eq(tokenizer_add_bos(t), want[i]);
+        tokenizer_free(t);
+    }
+    tokdata_free(&d);
+}
+END_TEST
+
+Suite *suite_vocabs(void)
+{
+    Suite *s = suite_create("vocabs");
+    TCase *tc = tcase_create("vocabs");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_missing_byte);
+    tcase_add_test(tc, test_same_bytes);
+    tcase_add_test(tc, test_pre_first);
+    tcase_add_test(tc, test_bos_default);
+    suite_add_tcase(s, tc);
+    return s;
+}
