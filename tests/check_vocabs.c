@@ -2,10 +2,10 @@
  * unlike Llama's, as llama.cpp's vocabulary loader takes them (its
  * llama-vocab.cpp at the pinned commit, tests/oracle/README.md): a byte
  * without a token, two tokens of one byte string, the pre-tokenizer table
- * and its BOS defaults. Small
+ * and its BOS defaults, the Unicode 15.1 classes. Small
  * vocabularies built here: the 256 bytes in GPT-2's spelling (id = the
- * byte), then the tokens and merges a case adds; the real Llama 2 one
- * (tests/model/tokdata.c) where its flags say more. llama.cpp's own test
+ * byte), then the tokens and merges a case adds; the real Llama 2 and 3
+ * ones (tests/model/tokdata.c) where they say more. llama.cpp's own test
  * vectors on whole vocabularies are tests/vocab.sh's. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +239,64 @@ START_TEST(test_bos_default)
 }
 END_TEST
 
+/* The classes are llama.cpp's Unicode 15.1, not Debian 12's PCRE2 Unicode
+ * 14 (tokenizer_bpe.c). U+11F04 KAWI LETTER A (new in 15.0) is a letter:
+ * Llama 3's split makes "𑼄" and "'ll" two words, so the ids are those of
+ * each alone, its four bytes' (172 239 120 226: no merge joins them) and
+ * "'ll" (3358); read as unassigned, it would join the apostrophe in one
+ * punctuation word and "ll" would be another: 172 239 120 226 6 ("'") 657
+ * ("ll"), as Debian 12's PCRE2 alone would have it. */
+START_TEST(test_unicode15_letter)
+{
+    struct tokdata d;
+    struct err e;
+    ck_assert_msg(tokdata_llama3(&d, "data", &e) == 0, "%s", e.msg);
+    struct tokenizer *t = tokenizer_new(&d.spec, "llama3", &e);
+    ck_assert_msg(t != NULL, "%s", e.msg);
+    EXPECT(t, "\xf0\x91\xbc\x84'll", 0, 172, 239, 120, 226, 3358);
+    EXPECT(t, "'ll", 0, 3358);
+    tokenizer_free(t);
+    tokdata_free(&d);
+}
+END_TEST
+
+/* Numbers and marks new in Unicode 15, on small vocabularies whose one
+ * merge joins two bytes across the boundary the class makes. Kawi digits
+ * U+11F50..U+11F53 (F0 91 BD 90..93) are numbers: Llama 3's \p{N}{1,3}
+ * cuts four of them 3 + 1, so the merge of 0x92 (the third's last byte)
+ * and 0xF0 (the fourth's first) never applies: 16 byte ids (as other
+ * characters they would be one word, and the merge would apply); two of
+ * them are one word, where it does. U+0CF3, a
+ * Kannada sign (E0 B3 B3), is a mark: Qwen3.5's [\p{L}\p{M}]+ keeps it with
+ * the letter before it, so "a" merges with 0xE0. */
+START_TEST(test_unicode15_classes)
+{
+    static struct vb v;
+    char m[16], a[4], b[4];
+    vb_init(&v, "llama-bpe", -1);
+    a[tokdata_spell_byte(0x92, a)] = '\0';
+    b[tokdata_spell_byte(0xf0, b)] = '\0';
+    snprintf(m, sizeof m, "%s%s", a, b);
+    int joined = vb_add(&v, m, TOKT_NORMAL);
+    snprintf(m, sizeof m, "%s %s", a, b);
+    vb_merge(&v, m);
+    struct tokenizer *t = vb_new(&v);
+    EXPECT(t, "\xf0\x91\xbd\x90\xf0\x91\xbd\x91\xf0\x91\xbd\x92\xf0\x91\xbd\x93", 0, 0xf0, 0x91,
+           0xbd, 0x90, 0xf0, 0x91, 0xbd, 0x91, 0xf0, 0x91, 0xbd, 0x92, 0xf0, 0x91, 0xbd, 0x93);
+    EXPECT(t, "\xf0\x91\xbd\x92\xf0\x91\xbd\x93", 0, 0xf0, 0x91, 0xbd, joined, 0x91, 0xbd, 0x93);
+    tokenizer_free(t);
+    vb_init(&v, "qwen35", -1);
+    b[tokdata_spell_byte(0xe0, b)] = '\0';
+    snprintf(m, sizeof m, "a%s", b);
+    joined = vb_add(&v, m, TOKT_NORMAL);
+    snprintf(m, sizeof m, "a %s", b);
+    vb_merge(&v, m);
+    t = vb_new(&v);
+    EXPECT(t, "a\xe0\xb3\xb3", 0, joined, 0xb3, 0xb3);
+    tokenizer_free(t);
+}
+END_TEST
+
 Suite *suite_vocabs(void)
 {
     Suite *s = suite_create("vocabs");
@@ -248,6 +306,8 @@ Suite *suite_vocabs(void)
     tcase_add_test(tc, test_same_bytes);
     tcase_add_test(tc, test_pre_first);
     tcase_add_test(tc, test_bos_default);
+    tcase_add_test(tc, test_unicode15_letter);
+    tcase_add_test(tc, test_unicode15_classes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,18 @@
  * that is a whole token whole, unmerged (ignore_merges, as llama.cpp and
  * Hugging Face do for Llama 3).
  *
+ * The letter, number, mark and punctuation classes are llama.cpp's, which
+ * come from Unicode 15.1 (its unicode-data.cpp); Debian 12's PCRE2 (10.42)
+ * knows Unicode 14, where the 5,116 code points assigned since are
+ * unassigned. Every difference between the two, found by setting PCRE2's
+ * \p{L} \p{N} \p{M} \p{P} \p{S} against llama.cpp's table for each of
+ * the 1,114,112 code points (tests/oracle/unicode_classes.sh), is one of
+ * those; the ones of the classes the expressions use are added to PCRE2's
+ * below (U15_*), so that, say, U+11F04 KAWI LETTER A is a letter
+ * ("\U00011F04'll" splits before the apostrophe, as in llama.cpp). The symbols (S) and the control
+ * and format characters (C) that are new are left out: no expression here tells them from
+ * unassigned code points.
+ *
  * Text that is not valid UTF-8 is read as llama.cpp reads it (its
  * unicode_cpts_from_utf8), because the ids must be llama.cpp's: a lead byte
  * followed by the continuation bytes it announces is the code point their
@@ -44,12 +56,25 @@
     "\\t\\n\\x0B\\f\\r "                                                                           \
     "\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
 
-/* The letter, number, mark and punctuation classes, to write inside a
- * bracket. */
-#define UL "\\p{L}"
-#define UN "\\p{N}"
-#define UM "\\p{M}"
-#define UP "\\p{P}"
+/* The code points that llama.cpp's Unicode 15.1 puts in a class and
+ * Debian 12's PCRE2 (Unicode 14) leaves unassigned (the file's comment),
+ * to write inside a bracket beside PCRE2's own class: letters, numbers,
+ * marks, punctuation. */
+#define U15_L                                                                                      \
+    "\\x{1123F}-\\x{11240}\\x{11F02}\\x{11F04}-\\x{11F10}\\x{11F12}-\\x{11F33}\\x{1342F}"          \
+    "\\x{13441}-\\x{13446}\\x{1B132}\\x{1B155}\\x{1DF25}-\\x{1DF2A}\\x{1E030}-\\x{1E06D}"          \
+    "\\x{1E4D0}-\\x{1E4EB}\\x{2B739}\\x{2EBF0}-\\x{2EE5D}\\x{31350}-\\x{323AF}"
+#define U15_N "\\x{11F50}-\\x{11F59}\\x{1D2C0}-\\x{1D2D3}\\x{1E4F0}-\\x{1E4F9}"
+#define U15_M                                                                                      \
+    "\\x{CF3}\\x{ECE}\\x{10EFD}-\\x{10EFF}\\x{11241}\\x{11F00}-\\x{11F01}\\x{11F03}"               \
+    "\\x{11F34}-\\x{11F3A}\\x{11F3E}-\\x{11F42}\\x{13440}\\x{13447}-\\x{13455}\\x{1E08F}"          \
+    "\\x{1E4EC}-\\x{1E4EF}"
+#define U15_P "\\x{11B00}-\\x{11B09}\\x{11F43}-\\x{11F4F}"
+/* llama.cpp's classes, to write inside a bracket. */
+#define UL "\\p{L}" U15_L
+#define UN "\\p{N}" U15_N
+#define UM "\\p{M}" U15_M
+#define UP "\\p{P}" U15_P
 
 /* The contractions, either case (Llama 3's "(?i:'s|...)" as llama.cpp
  * writes it out). */
