@@ -1006,6 +1006,36 @@ START_TEST(test_llama_lenient)
 }
 END_TEST
 
+/* The ids beyond BOS, EOS, EOT, unknown and padding (enum tok_extra):
+ * llama.cpp's older prefix key wins over fim_pre, and an id outside the
+ * vocabulary is left out with a warning, as llama.cpp warns and keeps
+ * none. */
+static void k_extra(struct gguf_writer *w)
+{
+    gguf_w_u32(w, "tokenizer.ggml.eom_token_id", 4);
+    gguf_w_u32(w, "tokenizer.ggml.fim_pre_token_id", 3);
+    gguf_w_u32(w, "tokenizer.ggml.prefix_token_id", 5);
+    gguf_w_u32(w, "tokenizer.ggml.fim_sep_token_id", 600);
+}
+
+START_TEST(test_llama_extra_ids)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    struct gguf_llama *L = load(&(struct model_spec){ .keys = k_extra }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    const int *x = L->tok.extra;
+    ck_assert(x[TOKX_EOM] == 4 && x[TOKX_FIM_PRE] == 5 && x[TOKX_FIM_SEP] == -1);
+    ck_assert(x[TOKX_FIM_SUF] == -1 && x[TOKX_FIM_MID] == -1 && x[TOKX_FIM_PAD] == -1);
+    ck_assert_str_eq(L->warning, P ": tokenizer.ggml.fim_sep_token_id is 600, outside the "
+                                   "vocabulary (0 to 5): ignored");
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
 static void k_arch_starcoder(struct gguf_writer *w)
 {
     gguf_w_str(w, "general.architecture", "starcoder");
@@ -1090,6 +1120,7 @@ Suite *suite_gguf(void)
     tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
     tcase_add_test(llama, test_llama_vocab_only);
+    tcase_add_test(llama, test_llama_extra_ids);
     suite_add_tcase(s, llama);
     return s;
 }

@@ -2,7 +2,8 @@
  * unlike Llama's, as llama.cpp's vocabulary loader takes them (its
  * llama-vocab.cpp at the pinned commit, tests/oracle/README.md): a byte
  * without a token, two tokens of one byte string, the pre-tokenizer table
- * and its BOS defaults, the Unicode 15.1 classes. Small
+ * and its BOS defaults, the Unicode 15.1 classes, the tokens llama.cpp
+ * takes for control tokens by their text and the ends of generation. Small
  * vocabularies built here: the 256 bytes in GPT-2's spelling (id = the
  * byte), then the tokens and merges a case adds; the real Llama 2 and 3
  * ones (tests/model/tokdata.c) where they say more. llama.cpp's own test
@@ -27,6 +28,7 @@ struct vb {
     char str[VB_MAX][VB_TEXTLEN];
     int32_t types[VB_MAX];
     struct tok_str merges[VB_MERGES];
+    int extra[TOKX_N];
 };
 
 /* The 256 bytes, pre-tokenizer pre (NULL: none), no merges, no special
@@ -38,6 +40,8 @@ static void vb_init(struct vb *v, const char *pre, int add_bos)
         v->text[b] = (struct tok_str){ v->str[b], tokdata_spell_byte(b, v->str[b]) };
         v->types[b] = TOKT_NORMAL;
     }
+    for (int i = 0; i < TOKX_N; i++)
+        v->extra[i] = -1;
     v->spec = (struct tok_spec){ .kind = TOK_BPE,
                                  .pre = { pre, pre ? strlen(pre) : 0 },
                                  .n = 256,
@@ -49,6 +53,7 @@ static void vb_init(struct vb *v, const char *pre, int add_bos)
                                  .eot = -1,
                                  .unk = -1,
                                  .pad = -1,
+                                 .extra = v->extra,
                                  .add_bos = add_bos };
 }
 
@@ -297,6 +302,85 @@ START_TEST(test_unicode15_classes)
 }
 END_TEST
 
+/* Tokens llama.cpp's loader takes for control tokens by their text,
+ * whatever their type (load(), "auto-detect special tokens by text"):
+ * Qwen2 stores <|fim_prefix|> as user-defined, GPT-NeoX <|endoftext|> as
+ * normal; as control tokens their text is theirs only with --special. */
+START_TEST(test_control_by_text)
+{
+    static struct vb v;
+    vb_init(&v, "qwen2", -1);
+    int fim = vb_add(&v, "<|fim_prefix|>", TOKT_USER_DEFINED);
+    int eot = vb_add(&v, "<|endoftext|>", TOKT_NORMAL);
+    int word = vb_add(&v, "<|word|>", TOKT_USER_DEFINED); /* known to nobody: stays */
+    struct tokenizer *t = vb_new(&v);
+    ck_assert_int_eq(tokenizer_type(t, fim), TOKT_CONTROL);
+    ck_assert_int_eq(tokenizer_type(t, eot), TOKT_CONTROL);
+    ck_assert_int_eq(tokenizer_type(t, word), TOKT_USER_DEFINED);
+    EXPECT(t, "<|fim_prefix|>", 1, fim);
+    EXPECT(t, "<|endoftext|>", 1, eot);
+    EXPECT(t, "<|word|>", 0, word);
+    /* Without --special, Qwen2's split: "<|", "fim", "_prefix", "|>". */
+    EXPECT(t, "<|fim_prefix|>", 0, '<', '|', 'f', 'i', 'm', '_', 'p', 'r', 'e', 'f', 'i', 'x', '|',
+           '>');
+    tokenizer_free(t);
+    /* A fill-in-the-middle role the file names an id for is not looked
+     * for by text: the user-defined token stays user-defined. */
+    v.extra[TOKX_FIM_PRE] = word;
+    t = vb_new(&v);
+    ck_assert_int_eq(tokenizer_type(t, fim), TOKT_USER_DEFINED);
+    EXPECT(t, "<|fim_prefix|>", 0, fim);
+    tokenizer_free(t);
+}
+END_TEST
+
+static void expect_eog(const struct tokenizer *t, const int *want, int n_want)
+{
+    int ids[16];
+    int n = tokenizer_eog(t, ids, 16);
+    ck_assert_int_eq(n, n_want);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(ids[i], want[i]);
+}
+
+#define EXPECT_EOG(t, ...)                                                                         \
+    do {                                                                                           \
+        const int want_[] = { __VA_ARGS__ };                                                       \
+        expect_eog(t, want_, (int)(sizeof want_ / sizeof want_[0]));                               \
+    } while (0)
+
+/* The ends of generation, as llama.cpp lists them: the EOS, EOT and EOM
+ * ids, the known end texts (<|im_end|>, </s>, ...), the fill-in-the-middle
+ * pad, repo and file-separator tokens; no <|end|> where <|return|> and
+ * <|call|> are ends too (gpt-oss), and gpt-oss's <|start|> user-defined. */
+START_TEST(test_ends_of_generation)
+{
+    static struct vb v;
+    vb_init(&v, "qwen2", -1);
+    int eos = vb_add(&v, "<eos-of-file>", TOKT_CONTROL);
+    int im_end = vb_add(&v, "<|im_end|>", TOKT_CONTROL);
+    int pad = vb_add(&v, "<|fim_pad|>", TOKT_USER_DEFINED);
+    int sep = vb_add(&v, "<|file_sep|>", TOKT_USER_DEFINED);
+    int s_end = vb_add(&v, "</s>", TOKT_NORMAL);
+    v.spec.eos = eos;
+    v.extra[TOKX_EOM] = 'x';
+    struct tokenizer *t = vb_new(&v);
+    EXPECT_EOG(t, 'x', eos, im_end, pad, sep, s_end);
+    tokenizer_free(t);
+    vb_init(&v, "gpt-2", -1);
+    int end = vb_add(&v, "<|end|>", TOKT_CONTROL);
+    int ret = vb_add(&v, "<|return|>", TOKT_CONTROL);
+    int call = vb_add(&v, "<|call|>", TOKT_CONTROL);
+    int start = vb_add(&v, "<|start|>", TOKT_CONTROL);
+    t = vb_new(&v);
+    EXPECT_EOG(t, ret, call);
+    ck_assert_int_eq(tokenizer_type(t, end), TOKT_USER_DEFINED);
+    ck_assert_int_eq(tokenizer_type(t, start), TOKT_USER_DEFINED);
+    EXPECT(t, "<|start|><|end|>", 0, start, end);
+    tokenizer_free(t);
+}
+END_TEST
+
 Suite *suite_vocabs(void)
 {
     Suite *s = suite_create("vocabs");
@@ -308,6 +392,8 @@ Suite *suite_vocabs(void)
     tcase_add_test(tc, test_bos_default);
     tcase_add_test(tc, test_unicode15_letter);
     tcase_add_test(tc, test_unicode15_classes);
+    tcase_add_test(tc, test_control_by_text);
+    tcase_add_test(tc, test_ends_of_generation);
     suite_add_tcase(s, tc);
     return s;
 }

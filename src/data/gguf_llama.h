@@ -46,6 +46,7 @@ struct gguf_llama {
     struct tok_str *text, *merges;
     float *scores;
     int32_t *types;
+    int extra[TOKX_N]; /* tok.extra */
 };
 
 /* Reads g (which must outlive the result) as a llama model. Returns NULL

@@ -181,10 +181,40 @@ static int optional_bool(struct ld *d, const char *key, int *v)
     return gl_optional_fits(d, key, K_BOOL) ? gguf_get_bool(d->g, key, v, d->e) : 0;
 }
 
+/* The ids of enum tok_extra, as llama.cpp reads them: each absent, or
+ * inside the vocabulary (else left out with a warning, as llama.cpp warns
+ * and keeps none); the older prefix, suffix and middle keys win over the
+ * fim_ ones when both are there, as they come later in llama.cpp's list. */
+static int load_extra(struct ld *d)
+{
+    static const char *const KEY[][2] = {
+        [TOKX_EOM] = { "eom", NULL },
+        [TOKX_FIM_PRE] = { "fim_pre", "prefix" },
+        [TOKX_FIM_SUF] = { "fim_suf", "suffix" },
+        [TOKX_FIM_MID] = { "fim_mid", "middle" },
+        [TOKX_FIM_PAD] = { "fim_pad", NULL },
+        [TOKX_FIM_REP] = { "fim_rep", NULL },
+        [TOKX_FIM_SEP] = { "fim_sep", NULL },
+    };
+    for (int i = 0; i < TOKX_N; i++) {
+        char key[64];
+        int old = -1;
+        snprintf(key, sizeof key, "tokenizer.ggml.%s_token_id", KEY[i][0]);
+        if (special_id(d, key, 0, &d->L->extra[i]) < 0)
+            return -1;
+        snprintf(key, sizeof key, "tokenizer.ggml.%s_token_id", KEY[i][1] ? KEY[i][1] : "");
+        if (KEY[i][1] && special_id(d, key, 0, &old) < 0)
+            return -1;
+        if (old >= 0)
+            d->L->extra[i] = old;
+    }
+    d->L->tok.extra = d->L->extra;
+    return 0;
+}
+
 /* The special ids, each -1 when absent, else inside the vocabulary; the
  * flags, add_bos -1 when absent (the tokenizer's default: tokenizer.h).
- * Ids logitlab has no use for (separator, mask, fill-in-the-middle) are not
- * read. */
+ * Ids logitlab has no use for (separator, mask) are not read. */
 static int load_special(struct ld *d)
 {
     struct tok_spec *t = &d->L->tok;
@@ -198,7 +228,7 @@ static int load_special(struct ld *d)
     }
     t->add_bos = -1;
     t->add_space_prefix = 1;
-    if (optional_bool(d, "tokenizer.ggml.add_bos_token", &t->add_bos) < 0 ||
+    if (load_extra(d) < 0 || optional_bool(d, "tokenizer.ggml.add_bos_token", &t->add_bos) < 0 ||
         optional_bool(d, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) < 0)
         return -1;
     if (t->add_bos == 1 && t->bos < 0)

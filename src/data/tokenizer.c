@@ -134,7 +134,7 @@ static int alloc_tables(struct tokenizer *t, size_t text_bytes, struct err *e)
 }
 
 /* The types of the spec's tokens (an unknown type is UNDEFINED, as in
- * llama.cpp). */
+ * llama.cpp), before tok_attr_apply changes some by their text. */
 static int copy_types(struct tokenizer *t, const struct tok_spec *s, const char *path,
                       struct err *e)
 {
@@ -339,6 +339,9 @@ static int check_spec(const struct tok_spec *s, const char *path, struct err *e)
         check_id(s->eot, "EOT", s->n, path, e) < 0 || check_id(s->unk, "UNK", s->n, path, e) < 0 ||
         check_id(s->pad, "padding", s->n, path, e) < 0)
         return -1;
+    for (int i = 0; s->extra && i < TOKX_N; i++)
+        if (check_id(s->extra[i], "EOM or fill-in-the-middle", s->n, path, e) < 0)
+            return -1;
     return 0;
 }
 
@@ -376,8 +379,8 @@ struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, stru
     }
     int pre = s->kind == TOK_BPE ? bpe_pre_find(&s->pre) : -1;
     take_ids(t, s, pre);
-    if (copy_types(t, s, path, e) < 0 || build_keys(t, s, path, e) < 0 ||
-        build_table(t, path, e) < 0 || build_bytes(t, path, e) < 0)
+    if (copy_types(t, s, path, e) < 0 || tok_attr_apply(t, s, e) < 0 ||
+        build_keys(t, s, path, e) < 0 || build_table(t, path, e) < 0 || build_bytes(t, path, e) < 0)
         goto fail;
     if (t->kind == TOK_SPM)
         build_pieces(t); /* the special tokens are found by their pieces */
@@ -402,6 +405,7 @@ void tokenizer_free(struct tokenizer *t)
     free(t->score);
     free(t->slot);
     free(t->special);
+    free(t->eog);
     free(t);
 }
 
@@ -580,4 +584,11 @@ int tokenizer_bos(const struct tokenizer *t)
 int tokenizer_add_bos(const struct tokenizer *t)
 {
     return t->add_bos;
+}
+
+int tokenizer_eog(const struct tokenizer *t, int *ids, int max)
+{
+    for (int i = 0; i < t->n_eog && i < max; i++)
+        ids[i] = t->eog[i];
+    return t->n_eog;
 }

@@ -22,7 +22,10 @@
  * matched in the text only when asked (--special), the longest first, as
  * llama.cpp does; otherwise their text is ordinary text. USER_DEFINED tokens
  * are always matched, as in llama.cpp and Hugging Face (they are words the
- * model's makers added to the vocabulary).
+ * model's makers added to the vocabulary). A token llama.cpp's loader takes
+ * for a control token by its text (<|endoftext|>, </s>, <|fim_prefix|>, ...)
+ * is one here too, whatever the file's type says, and the ends of
+ * generation are llama.cpp's (tokenizer_attr.c).
  *
  * A byte-level vocabulary may lack a byte (StarCoder has no token for 0xC0,
  * 0xC1 or 0xF5 to 0xFF, which UTF-8 never uses; Falcon none for some
@@ -80,6 +83,22 @@ struct tok_str {
     size_t len;
 };
 
+/* Ids the metadata may name beyond BOS, EOS, EOT, unknown and padding:
+ * they decide which tokens end a generation and which llama.cpp looks for
+ * by their text (tokenizer_attr.c). tokenizer.ggml.eom_token_id,
+ * fim_pre_token_id (or the older prefix_token_id), fim_suf (suffix),
+ * fim_mid (middle), fim_pad, fim_rep, fim_sep. */
+enum tok_extra {
+    TOKX_EOM,
+    TOKX_FIM_PRE,
+    TOKX_FIM_SUF,
+    TOKX_FIM_MID,
+    TOKX_FIM_PAD,
+    TOKX_FIM_REP,
+    TOKX_FIM_SEP,
+    TOKX_N,
+};
+
 /* What the metadata gives; every array has n entries (merges n_merges). */
 struct tok_spec {
     enum tok_kind kind;
@@ -91,6 +110,7 @@ struct tok_spec {
     int n_merges;
     const struct tok_str *merges; /* tokenizer.ggml.merges: "Ġ t" (two tokens, one space) */
     int bos, eos, eot, unk, pad;  /* ids, -1 when the metadata has none */
+    const int *extra;             /* TOKX_N ids, -1 each when absent; NULL: all absent */
     /* tokenizer.ggml.add_bos_token, or -1 when the file does not say:
      * then llama.cpp's default, 1 for SPM and by the pre-tokenizer for BPE
      * (1 for llama-bpe and its aliases, 0 for the others); a default of 1
@@ -136,5 +156,10 @@ int tokenizer_count(const struct tokenizer *t);
 int tokenizer_type(const struct tokenizer *t, int id);
 int tokenizer_bos(const struct tokenizer *t);
 int tokenizer_add_bos(const struct tokenizer *t);
+
+/* The tokens that end a generation, as llama.cpp's loader lists them
+ * (tokenizer_attr.c): up to max of them into ids, ascending; returns how
+ * many there are (which may be more than max). */
+int tokenizer_eog(const struct tokenizer *t, int *ids, int max);
 
 #endif

@@ -1,4 +1,5 @@
 /* tokenizer_int.h - what tokenizer.c (the tables, special tokens, pieces),
+ * tokenizer_attr.c (what llama.cpp decides by a token's text),
  * tokenizer_bpe.c (byte-level BPE) and tokenizer_spm.c (SentencePiece) share.
  *
  * Every token has a key, the bytes a piece of text is looked up by, and a
@@ -37,6 +38,8 @@ struct tokenizer {
     int *special;      /* ids matched in the text before tokenizing, longest first */
     int n_special;
     int bos, eos, eot, unk, add_bos, add_space_prefix;
+    int *eog; /* the ends of generation, ascending (tokenizer_attr.c) */
+    int n_eog;
     struct tok_bpe *bpe;
 };
 
@@ -79,6 +82,11 @@ const char *tok_quote(const char *s, size_t len, char *buf, size_t n);
 /* Whether a token of type (enum tok_type) stands for its text as written:
  * special tokens do; the others are spelled in the kind's alphabet. */
 int tok_as_written(int type);
+
+/* Marks the tokens llama.cpp's loader takes for control tokens by their
+ * text and lists the ends of generation (t->eog), from t->type and s's
+ * texts and ids (tokenizer_attr.c). */
+int tok_attr_apply(struct tokenizer *t, const struct tok_spec *s, struct err *e);
 
 /* The raw bytes of a GPT-2-spelled token s into out (room for len bytes:
  * spelling never makes a token shorter). Characters outside the spelling are
