@@ -55,9 +55,9 @@ int cmd_lessons(const struct options *o, struct err *e)
 static int print_ids(const struct tokenizer *t, const struct options *o, const char *text,
                      size_t len, struct err *e)
 {
-    /* At most 3 ids a byte of text, plus SentencePiece's space and BOS
-     * (tokenizer_encode). */
-    size_t max = 3 * len + 2;
+    /* At most 3 ids a byte of text (a U+FFFD or a U+2581 in byte tokens),
+     * 3 more for SentencePiece's space in front, and BOS. */
+    size_t max = 3 * len + 4;
     int *ids = malloc(max * sizeof *ids), n = 0;
     if (!ids)
         return err_set(e, ERR_SYSTEM, "out of memory for %zu token ids", max);

@@ -158,13 +158,11 @@ static void bpe_key_piece(struct tokenizer *t, int i, const struct tok_str *x, u
 {
     int spelled = 0;
     size_t len = x->len ? bpe_unspell(x->s, x->len, t->key + *at, &spelled) : 0;
-    if (tok_as_written(t->type[i])) {
-        memcpy(t->piece + *pat, x->s, x->len);
-        *pat += (uint32_t)x->len;
-    } else {
-        memcpy(t->piece + *pat, t->key + *at, len);
-        *pat += (uint32_t)len;
-    }
+    const char *piece = tok_as_written(t->type[i]) ? x->s : t->key + *at;
+    size_t piece_len = tok_as_written(t->type[i]) ? x->len : len;
+    if (piece_len)
+        memcpy(t->piece + *pat, piece, piece_len);
+    *pat += (uint32_t)piece_len;
     if (spelled) {
         *at += (uint32_t)len;
         t->max_key = len > t->max_key ? len : t->max_key;
