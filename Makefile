@@ -144,9 +144,10 @@ test-model-file: $(BUILD)/gen_model
 
 # llama.cpp as the oracle (fetched from npm, built under build/oracle: about
 # 10 minutes the first time) and the exact reference (numpy): regenerates the
-# goldens of test-model and compares the three. Not part of `make test`.
+# goldens of test-model and compares the three; and llama.cpp's tokenizer tests
+# on its vocabulary files (tests/oracle/vocab.sh). Not part of `make test`.
 test-oracle: $(BIN) $(BUILD)/gen_model
-	tests/oracle/run.sh $(BIN) $(BUILD)/gen_model
+	@s=0; tests/oracle/vocab.sh $(BIN) || s=1; tests/oracle/run.sh $(BIN) $(BUILD)/gen_model || s=1; exit $$s
 
 # A model of Llama 3.2 1B's shapes in Q8_0 and Q4_K_M: prefill and decode
 # ms per token, logitlab against llama.cpp's CPU build in the same run.

@@ -21,6 +21,7 @@ static void usage_commands(FILE *out)
             "       logitlab generate LESSON [SETTINGS]\n"
             "       logitlab export LESSON [-o FILE] [--force] [SETTINGS]\n"
             "       logitlab lessons\n"
+            "       logitlab tokenize -m FILE.gguf (-p TEXT | -f FILE) [--special] [--no-bos]\n"
             "       logitlab [show|generate|export] --model FILE.gguf [-p TEXT] [OPTIONS]\n"
             "\n"
             "logitlab shows how a language model turns its last hidden vector into the next\n"
@@ -37,6 +38,8 @@ static void usage_commands(FILE *out)
             "  export LESSON  every step of a lesson as one Markdown handout, exercises as\n"
             "                 worksheets with the answers at the end\n"
             "  lessons        list the lessons (id and title) in teaching order\n"
+            "  tokenize       print the ids the model's tokenizer gives the text, on one\n"
+            "                 line; the file may hold a vocabulary only (any architecture)\n"
             "\n"
             "LESSON is a lesson id (see 'logitlab lessons') or the path of a lesson file.\n"
             "\n"
@@ -76,6 +79,9 @@ static void usage_model(FILE *out)
                  "  -f, --prompt-file FILE  the prompt read from FILE, byte for byte\n"
                  "  --special            special tokens' text in the prompt (<|eot_id|>) is\n"
                  "                       those tokens; otherwise it is plain text\n"
+                 "  --no-bos             tokenize: no BOS first, even where the file asks for\n"
+                 "                       one (with neither --special: llama.cpp's tokenizer\n"
+                 "                       tests, add_special and parse_special both off)\n"
                  "  --chat               wrap the prompt in the model's chat format (a user\n"
                  "                       turn, then the assistant's header)\n"
                  "  --save-logits FILE.npy  show: write the step's logits as float32 .npy,\n"
@@ -274,6 +280,7 @@ enum {
     IN_EXPORT = 8,
     IN_LESSONS = 16,
     IN_PICTURE = 32,
+    IN_TOKENIZE = 64,
 };
 #define IN_WRITERS (IN_SHOW | IN_GENERATE | IN_EXPORT) /* those that write a report */
 #define IN_RUNS    (IN_VIEW | IN_WRITERS | IN_PICTURE) /* those that run a lesson */
@@ -293,8 +300,8 @@ static const struct cli_option {
     unsigned takes;  /* the commands that take it (IN_*); the others refuse it */
     int names;       /* ANY_TEXT, or A_FILE / A_DIR: an empty value is refused */
 } OPTIONS[] = {
-    { "help", no_argument, opt_help, 0, 0, 'h', IN_ALL, ANY_TEXT },
-    { "version", no_argument, opt_version, 0, 0, 'V', IN_ALL, ANY_TEXT },
+    { "help", no_argument, opt_help, 0, 0, 'h', IN_ALL | IN_TOKENIZE, ANY_TEXT },
+    { "version", no_argument, opt_version, 0, 0, 'V', IN_ALL | IN_TOKENIZE, ANY_TEXT },
     { "step", required_argument, opt_step, 0, 0, 0, IN_DRAWN | IN_SHOW, ANY_TEXT },
     { "format", required_argument, opt_format, 0, 0, 0, IN_WRITERS | IN_PICTURE, ANY_TEXT },
     { "top", required_argument, opt_top, 0, 0, 0, IN_SHOW | IN_EXPORT, ANY_TEXT },
@@ -316,10 +323,12 @@ static const struct cli_option {
     { "theme", required_argument, opt_theme, 0, 0, 0, IN_DRAWN, ANY_TEXT },
     { "big", no_argument, NULL, FLAG(big), 0, IN_DRAWN, ANY_TEXT },
     { "backend", required_argument, opt_backend, 0, 0, 0, IN_RUNS, ANY_TEXT },
-    { "model", required_argument, NULL, VALUE(model), 'm', IN_RUNS, A_FILE },
-    { "prompt", required_argument, NULL, VALUE(prompt), 'p', IN_RUNS, ANY_TEXT },
-    { "prompt-file", required_argument, NULL, VALUE(prompt_file), 'f', IN_RUNS, A_FILE },
-    { "special", no_argument, NULL, FLAG(special), 0, IN_RUNS, ANY_TEXT },
+    { "model", required_argument, NULL, VALUE(model), 'm', IN_RUNS | IN_TOKENIZE, A_FILE },
+    { "prompt", required_argument, NULL, VALUE(prompt), 'p', IN_RUNS | IN_TOKENIZE, ANY_TEXT },
+    { "prompt-file", required_argument, NULL, VALUE(prompt_file), 'f', IN_RUNS | IN_TOKENIZE,
+      A_FILE },
+    { "special", no_argument, NULL, FLAG(special), 0, IN_RUNS | IN_TOKENIZE, ANY_TEXT },
+    { "no-bos", no_argument, NULL, FLAG(no_bos), 0, IN_TOKENIZE, ANY_TEXT },
     { "chat", no_argument, NULL, FLAG(chat), 0, IN_RUNS, ANY_TEXT },
     { "save-logits", required_argument, NULL, VALUE(save_logits), 0, IN_SHOW, A_FILE },
 };
@@ -384,7 +393,8 @@ static int find_command(struct options *o, int *rest, char ***args, struct err *
 {
     char **w = *args;
     if (*rest > 0 && (strcmp(w[0], "show") == 0 || strcmp(w[0], "lessons") == 0 ||
-                      strcmp(w[0], "generate") == 0 || strcmp(w[0], "export") == 0)) {
+                      strcmp(w[0], "generate") == 0 || strcmp(w[0], "export") == 0 ||
+                      strcmp(w[0], "tokenize") == 0)) {
         o->command = w[0];
         (*args)++;
         (*rest)--;
@@ -393,6 +403,14 @@ static int find_command(struct options *o, int *rest, char ***args, struct err *
     if (o->command && strcmp(o->command, "lessons") == 0) {
         if (*rest > 0)
             return err_set(e, ERR_USAGE, "'lessons' takes no argument (got '%s')", w[0]);
+        return 0;
+    }
+    if (o->command && strcmp(o->command, "tokenize") == 0) {
+        if (*rest > 0)
+            return err_set(e, ERR_USAGE,
+                           "'tokenize' takes no argument (got '%s'): the text goes in -p TEXT or "
+                           "-f FILE",
+                           w[0]);
         return 0;
     }
     if (o->command && *rest == 0 && !o->logits && !o->model)
@@ -471,10 +489,8 @@ static unsigned command_bit(const struct options *o, const char **name)
         const char *word;
         unsigned bit;
     } COMMANDS[] = {
-        { "show", IN_SHOW },
-        { "generate", IN_GENERATE },
-        { "export", IN_EXPORT },
-        { "lessons", IN_LESSONS },
+        { "show", IN_SHOW },       { "generate", IN_GENERATE }, { "export", IN_EXPORT },
+        { "lessons", IN_LESSONS }, { "tokenize", IN_TOKENIZE },
     };
     for (size_t i = 0; command && i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (strcmp(command, COMMANDS[i].word) == 0) {
@@ -507,6 +523,21 @@ static int check_takes(const struct options *o, const unsigned char *given, stru
         return err_set(e, ERR_USAGE, "--%s: %s does not take it", o->over[0].name, name);
     if (given[option_index("size")] && !o->headless && !o->svg)
         return err_set(e, ERR_USAGE, "--size needs --headless (a terminal has its own size)");
+    return 0;
+}
+
+/* tokenize: a file and one text, and only the options it takes. */
+static int check_tokenize(const struct options *o, const unsigned char *given, struct err *e)
+{
+    if (check_takes(o, given, e) < 0)
+        return -1;
+    if (!o->model)
+        return err_set(e, ERR_USAGE,
+                       "tokenize needs --model FILE.gguf (a model, or a vocabulary-only file)");
+    if (o->prompt && o->prompt_file)
+        return err_set(e, ERR_USAGE, "--prompt and --prompt-file are two texts: give one");
+    if (!o->prompt && !o->prompt_file)
+        return err_set(e, ERR_USAGE, "tokenize needs a text: -p TEXT or -f FILE");
     return 0;
 }
 
@@ -543,6 +574,8 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         return -1;
     if (o->command && strcmp(o->command, "lessons") == 0)
         return check_takes(o, given, e);
+    if (o->command && strcmp(o->command, "tokenize") == 0)
+        return check_tokenize(o, given, e);
     if (check_output(o, e) < 0)
         return -1;
     if (rest > 1)

@@ -23,7 +23,7 @@ enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
 
 struct options {
     enum cli_action action;
-    const char *command; /* "show", "lessons", or NULL */
+    const char *command; /* "show", "lessons", "tokenize", ..., or NULL */
     const char *lesson;
     int step;
     enum report_format format;
@@ -54,6 +54,7 @@ struct options {
     const char *prompt_file; /* -f, --prompt-file FILE: the prompt read from FILE */
     int special;             /* --special: special tokens' text in the prompt is theirs */
     int chat;                /* --chat: the prompt wrapped in the model's chat format */
+    int no_bos;              /* --no-bos: tokenize puts no BOS first, whatever the file says */
     const char *save_logits; /* --save-logits OUT.npy: show writes the step's logits */
     int n_over;
     struct override over[MAX_OVERRIDES]; /* settings in command-line order */

@@ -3,11 +3,15 @@
 #include "cmd_files.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/utf8.h"
 #include "data/catalog.h"
+#include "data/gguf.h"
+#include "data/gguf_llama.h"
 #include "data/lesson.h"
+#include "data/tokenizer.h"
 
 /* Every message main prints goes through here: "logitlab: ", what, the
  * message with its control characters escaped (utf8.h; a message quotes
@@ -45,4 +49,47 @@ int cmd_lessons(const struct options *o, struct err *e)
         return err_set(e, ERR_USAGE, "%d lesson file%s could not be read", bad,
                        bad == 1 ? "" : "s");
     return 0;
+}
+
+/* The ids of text by t, printed on one line. */
+static int print_ids(const struct tokenizer *t, const struct options *o, const char *text,
+                     size_t len, struct err *e)
+{
+    /* At most 3 ids a byte of text (a U+FFFD or a U+2581 in byte tokens),
+     * 3 more for SentencePiece's space in front, and BOS. */
+    size_t max = 3 * len + 4;
+    int *ids = malloc(max * sizeof *ids), n = 0;
+    if (!ids)
+        return err_set(e, ERR_SYSTEM, "out of memory for %zu token ids", max);
+    int bos = !o->no_bos && tokenizer_add_bos(t);
+    if (tokenizer_encode(t, text, len, bos, o->special, ids, (int)max, &n, e) < 0) {
+        free(ids);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? " " : "", ids[i]);
+    putchar('\n');
+    free(ids);
+    return 0;
+}
+
+int cmd_tokenize(const struct options *o, const char *text, size_t len, struct err *e)
+{
+    struct gguf *g = gguf_open(o->model, e);
+    struct gguf_llama *L = g ? gguf_llama_vocab_new(g, e) : NULL;
+    struct tokenizer *t = L ? tokenizer_new(&L->tok, o->model, e) : NULL;
+    int rc = t ? 0 : -1;
+    if (rc == 0 && L->n_warnings > 0) {
+        char more[48] = "";
+        if (L->n_warnings > 1)
+            snprintf(more, sizeof more, " (and %d more key%s)", L->n_warnings - 1,
+                     L->n_warnings > 2 ? "s" : "");
+        cmd_say("warning: ", L->warning, more);
+    }
+    if (rc == 0)
+        rc = print_ids(t, o, text, len, e);
+    tokenizer_free(t);
+    gguf_llama_free(L);
+    gguf_close(g);
+    return rc;
 }

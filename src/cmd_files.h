@@ -1,5 +1,6 @@
 /* cmd_files.h - commands of the command line that read files but run no
- * lesson: `logitlab lessons`. Above every layer, beside main.c and cli.c.
+ * lesson: `logitlab lessons`, `logitlab tokenize`. Above every layer,
+ * beside main.c and cli.c.
  */
 #ifndef LOGITLAB_CMD_FILES_H
 #define LOGITLAB_CMD_FILES_H
@@ -15,5 +16,16 @@ void cmd_say(const char *what, const char *msg, const char *tail);
 /* `logitlab lessons`: each lesson's id and title, a line each; a lesson
  * that cannot be read is named on standard error and counted in e. */
 int cmd_lessons(const struct options *o, struct err *e);
+
+/* `logitlab tokenize`: the ids of text (len bytes) by the tokenizer of the
+ * GGUF file --model, one line, separated by spaces. The file is read as
+ * llama.cpp's vocabulary loader reads it (gguf_llama_vocab_new: any
+ * architecture, no tensors needed). A BOS goes first when the file asks
+ * for one (tokenizer.ggml.add_bos_token, else llama.cpp's default for its
+ * tokenizer), unless --no-bos; special tokens' text is theirs only with
+ * --special. So `--no-bos` alone is llama.cpp's test-tokenizer-0
+ * (add_special and parse_special off), and `--special` alone its
+ * llama-tokenize. A warning about the file's metadata goes to stderr. */
+int cmd_tokenize(const struct options *o, const char *text, size_t len, struct err *e);
 
 #endif

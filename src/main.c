@@ -589,6 +589,10 @@ static int run_command(struct session *ss, struct err *e)
         return -1;
     if (o->command && strcmp(o->command, "lessons") == 0)
         return cmd_lessons(o, e);
+    if (o->command && strcmp(o->command, "tokenize") == 0) {
+        const char *text = ss->model.prompt ? ss->model.prompt : o->prompt;
+        return cmd_tokenize(o, text, strlen(text), e);
+    }
     /* --logits is a .npy file whatever its name (catalog_load_any knows it
      * by its content): anything else, a lesson file or id included, is
      * refused here by name, as the .npy reader says, for the cost of a

@@ -673,6 +673,36 @@ START_TEST(test_cli_bad_arguments)
 }
 END_TEST
 
+/* tokenize: a file, one text, and only its own options. */
+START_TEST(test_cli_tokenize)
+{
+    CLI_REFUSED("tokenize needs --model FILE.gguf (a model, or a vocabulary-only file)", "tokenize",
+                "-p", "hi");
+    CLI_REFUSED("tokenize needs a text: -p TEXT or -f FILE", "tokenize", "-m", "v.gguf");
+    CLI_REFUSED("--prompt and --prompt-file are two texts: give one", "tokenize", "-m", "v.gguf",
+                "-p", "hi", "-f", "t.txt");
+    CLI_REFUSED("'tokenize' takes no argument (got 'toy'): the text goes in -p TEXT or -f FILE",
+                "tokenize", "toy", "-m", "v.gguf", "-p", "hi");
+    CLI_REFUSED("--chat: tokenize does not take it", "tokenize", "-m", "v.gguf", "-p", "hi",
+                "--chat");
+    CLI_REFUSED("--top-k: tokenize does not take it", "tokenize", "-m", "v.gguf", "-p", "hi",
+                "--top-k", "3");
+    CLI_REFUSED("--no-bos: show does not take it", "show", "-m", "v.gguf", "--no-bos");
+    struct options o;
+    struct err e;
+    int rc = cli_run((const char *const[]){ "logitlab", "tokenize", "-m", "v.gguf", "-f", "t.txt",
+                                            "--no-bos", "--special", NULL },
+                     &o, &e);
+    ck_assert_msg(rc == 0, "refused: %s", e.msg);
+    ck_assert_str_eq(o.command, "tokenize");
+    ck_assert_str_eq(o.model, "v.gguf");
+    ck_assert_str_eq(o.prompt_file, "t.txt");
+    ck_assert_int_eq(o.no_bos, 1);
+    ck_assert_int_eq(o.special, 1);
+    ck_assert_ptr_null(o.lesson);
+}
+END_TEST
+
 START_TEST(test_cli_good_command_line)
 {
     struct options o;
@@ -925,6 +955,7 @@ Suite *suite_errors(void)
     tcase_add_test(tc, test_cli_unknown_option);
     tcase_add_test(tc, test_cli_missing_value);
     tcase_add_test(tc, test_cli_bad_arguments);
+    tcase_add_test(tc, test_cli_tokenize);
     tcase_add_test(tc, test_cli_too_many_settings);
     tcase_add_test(tc, test_lesson_ambiguities_refused);
     tcase_add_test(tc, test_cli_order_with_empty_stage);

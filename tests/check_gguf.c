@@ -770,7 +770,7 @@ START_TEST(test_llama_ok)
     const struct tok_spec *t = &L->tok;
     ck_assert(t->kind == TOK_SPM && t->n == 6 && t->n_merges == 0 && t->pre.len == 0);
     ck_assert(t->bos == 1 && t->eos == 2 && t->unk == 0 && t->eot == -1 && t->pad == -1);
-    ck_assert(t->add_bos == 1 && t->add_space_prefix == 1);
+    ck_assert(t->add_bos == -1 && t->add_space_prefix == 1); /* absent: the kind's default */
     ck_assert(t->text[3].len == 4 && memcmp(t->text[3].s,
                                             "\xE2\x96\x81"
                                             "a",
@@ -877,6 +877,22 @@ static void k_bos6(struct gguf_writer *w)
 {
     gguf_w_u32(w, "tokenizer.ggml.bos_token_id", 6);
 }
+static void k_add_bos(struct gguf_writer *w)
+{
+    gguf_w_bool(w, "tokenizer.ggml.add_bos_token", 1);
+}
+/* A pre-tokenizer logitlab lacks, in a file with more faults after it
+ * (BPE without merges, a vocabulary size that disagrees). */
+static void k_pre_qwen3(struct gguf_writer *w)
+{
+    gguf_w_str(w, "tokenizer.ggml.model", "gpt2");
+    gguf_w_str(w, "tokenizer.ggml.pre", "qwen3");
+    gguf_w_u32(w, "llama.vocab_size", 7);
+}
+#define PRE_HAS                                                                                    \
+    "(logitlab has llama-bpe, dbrx, qwen2, qwen35, starcoder, gpt-2, falcon, deepseek-coder, "     \
+    "default, and their "                                                                          \
+    "aliases: doc/gguf.md)"
 static void k_scores5(struct gguf_writer *w)
 {
     gguf_w_array(w, "tokenizer.ggml.scores", GGUF_T_F32, (const float[]){ 0, 0, 0, 0, 0 }, 5);
@@ -929,8 +945,10 @@ static const struct bad_model {
     { { .drop = "tokenizer.ggml.tokens" }, P ": tokenizer.ggml.tokens is missing" },
     { { .drop = "tokenizer.ggml.bos_token_id", .keys = k_bos6 },
       P ": tokenizer.ggml.bos_token_id is 6, outside the vocabulary (0 to 5)" },
-    { { .drop = "tokenizer.ggml.bos_token_id" },
+    { { .drop = "tokenizer.ggml.bos_token_id", .keys = k_add_bos },
       P ": tokenizer.ggml.add_bos_token is true but there is no bos_token_id" },
+    { { .drop = "tokenizer.ggml.model", .keys = k_pre_qwen3 },
+      P ": the pre-tokenizer 'qwen3' is not supported " PRE_HAS },
     { { .drop = "tokenizer.ggml.scores", .keys = k_scores5 },
       P ": 'tokenizer.ggml.scores' has 5 elements, expected 6" },
     { { .drop = "tokenizer.ggml.token_type", .keys = k_type9 },
@@ -1048,12 +1066,81 @@ START_TEST(test_llama_lenient)
     ck_assert_msg(L != NULL, "refused: %s", e.msg);
     ck_assert_int_eq(L->tok.pad, c->pad);
     ck_assert_int_eq(L->tok.eot, c->eot);
-    ck_assert_int_eq(L->tok.bos, 1); /* the keys that were there still count */
-    ck_assert_int_eq(L->tok.add_bos, 1);
+    ck_assert_int_eq(L->tok.bos, 1);      /* the keys that were there still count */
+    ck_assert_int_eq(L->tok.add_bos, -1); /* absent, or left out */
     ck_assert_int_eq(L->n_warnings, c->n_warnings);
     ck_assert_str_eq(L->warning, c->warning);
     ck_assert_float_eq(L->model.hp.rope_base, c->rope_base);
     gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
+/* The ids beyond BOS, EOS, EOT, unknown and padding (enum tok_extra):
+ * llama.cpp's older prefix key wins over fim_pre, and an id outside the
+ * vocabulary is left out with a warning, as llama.cpp warns and keeps
+ * none. */
+static void k_extra(struct gguf_writer *w)
+{
+    gguf_w_u32(w, "tokenizer.ggml.eom_token_id", 4);
+    gguf_w_u32(w, "tokenizer.ggml.fim_pre_token_id", 3);
+    gguf_w_u32(w, "tokenizer.ggml.prefix_token_id", 5);
+    gguf_w_u32(w, "tokenizer.ggml.fim_sep_token_id", 600);
+}
+
+START_TEST(test_llama_extra_ids)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    struct gguf_llama *L = load(&(struct model_spec){ .keys = k_extra }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    const int *x = L->tok.extra;
+    ck_assert(x[TOKX_EOM] == 4 && x[TOKX_FIM_PRE] == 5 && x[TOKX_FIM_SEP] == -1);
+    ck_assert(x[TOKX_FIM_SUF] == -1 && x[TOKX_FIM_MID] == -1 && x[TOKX_FIM_PAD] == -1);
+    ck_assert_str_eq(L->warning, P ": tokenizer.ggml.fim_sep_token_id is 600, outside the "
+                                   "vocabulary (0 to 5): ignored");
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
+static void k_arch_starcoder(struct gguf_writer *w)
+{
+    gguf_w_str(w, "general.architecture", "starcoder");
+}
+
+/* A vocabulary-only file (as llama.cpp's models/ggml-vocab-*.gguf: the
+ * tokenizer's keys, another architecture's, no tensor) is a vocabulary to
+ * gguf_llama_vocab_new and no model to gguf_llama_new. */
+START_TEST(test_llama_vocab_only)
+{
+    struct gguf_writer *w = gguf_w_new();
+    model_keys(w, &(struct model_spec){ .drop = "general.architecture", .keys = k_arch_starcoder });
+    struct buf b = finish(w);
+    struct err e;
+    struct gguf *g = gguf_open_mem(P, b.p, b.n, &e);
+    ck_assert_msg(g != NULL, "%s", e.msg);
+    struct gguf_llama *L = gguf_llama_vocab_new(g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    ck_assert(L->tok.kind == TOK_SPM && L->tok.n == 6 && L->tok.bos == 1 && L->tok.eos == 2);
+    ck_assert(L->tok.scores[5] == -3.0f && L->tok.types[1] == TOKT_CONTROL);
+    ck_assert(L->model.hp.n_layer == 0 && L->model.layers == NULL);
+    gguf_llama_free(L);
+    ck_assert_ptr_null(gguf_llama_new(g, &e));
+    ck_assert_str_eq(e.msg, P ": architecture 'starcoder' is not supported (logitlab runs llama)");
+    gguf_close(g);
+    free(b.p);
+    /* A pre-tokenizer logitlab lacks is what a vocabulary-only load names too. */
+    w = gguf_w_new();
+    model_keys(w, &(struct model_spec){ .drop = "tokenizer.ggml.model", .keys = k_pre_qwen3 });
+    b = finish(w);
+    g = gguf_open_mem(P, b.p, b.n, &e);
+    ck_assert_msg(g != NULL, "%s", e.msg);
+    ck_assert_ptr_null(gguf_llama_vocab_new(g, &e));
+    ck_assert_str_eq(e.msg, P ": the pre-tokenizer 'qwen3' is not supported " PRE_HAS);
     gguf_close(g);
     free(b.p);
 }
@@ -1106,6 +1193,8 @@ Suite *suite_gguf(void)
     tcase_add_test(llama, test_llama_nonfinite_weight);
     tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
+    tcase_add_test(llama, test_llama_vocab_only);
+    tcase_add_test(llama, test_llama_extra_ids);
     suite_add_tcase(s, llama);
     return s;
 }

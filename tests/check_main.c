@@ -21,6 +21,7 @@ int main(void)
     srunner_add_suite(sr, suite_quant());
     srunner_add_suite(sr, suite_gguf());
     srunner_add_suite(sr, suite_tokenizer());
+    srunner_add_suite(sr, suite_vocabs());
     srunner_add_suite(sr, suite_llama());
     srunner_add_suite(sr, suite_nonfinite());
     srunner_add_suite(sr, suite_escape());

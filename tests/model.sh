@@ -7,7 +7,9 @@
 #      the greedy continuation as the exact reference's (tests/golden/model/,
 #      written by `make test-oracle`);
 #   2. the command line: show, generate, --save-logits read back by --logits,
-#      and the refusals;
+#      the refusals, and `logitlab tokenize` on llama.cpp's own tokenizer tests
+#      (tests/golden/vocab/: the generated files' vocabularies are its llama-bpe
+#      and llama-spm ones);
 #   3. the interactive view in a real terminal (tmux) on a model: every key of
 #      the full-size lessons, the prompt edited, a token forced.
 # Usage: tests/model.sh LOGITLAB GEN_MODEL MODEL_CHECK [SAN_MODEL_CHECK]
@@ -118,6 +120,26 @@ expect 2 "logitlab: --logits and --model are two sources of logits: give one" \
     show --logits "$TMP/row.npy" --model "$M3"
 expect 2 "logitlab: --model runs a full-size lesson (real-france, ...) or none; 'toy' has its own logits" \
     show toy --model "$M3"
+
+# tokenize: llama.cpp's tokenizer tests (its models/ggml-vocab-llama-bpe.gguf and
+# -llama-spm.gguf vectors, copied by `make test-oracle`; the in-tree vocabularies are those
+# two: data/README.md), then BOS and special tokens as the file and the flags say ("Hello
+# world" is 9906 1917 and 15043 3186 in those vectors; BOS 128000 and 1).
+vectors() { # NAME FILE.gguf
+    if line=$("$HERE/vocab.sh" "$BIN" "$2" "$HERE/golden/vocab/$1.inp" "$HERE/golden/vocab/$1.out"); then
+        ok
+    else
+        bad "llama.cpp's tokenizer tests, $1"
+    fi
+    printf '%s\n' "$line" | sed 's/^/  /'
+}
+vectors llama-bpe "$M3"
+vectors llama-spm "$M2"
+[ "$("$BIN" tokenize -m "$M3" -p "Hello world")" = "128000 9906 1917" ] && ok || bad "tokenize: BOS"
+[ "$("$BIN" tokenize -m "$M2" --no-bos -p "Hello world")" = "15043 3186" ] && ok || bad "tokenize --no-bos"
+[ "$("$BIN" tokenize -m "$M3" --no-bos --special -p "<|eot_id|>")" = "128009" ] && ok ||
+    bad "tokenize --special"
+expect 2 "logitlab: nowhere.gguf: cannot open: No such file or directory" tokenize -m nowhere.gguf -p hi
 
 # 3. The view in a terminal, on the model.
 if ! command -v tmux >/dev/null 2>&1; then

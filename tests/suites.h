@@ -21,6 +21,7 @@ Suite *suite_backend(void);
 Suite *suite_quant(void);
 Suite *suite_gguf(void);
 Suite *suite_tokenizer(void);
+Suite *suite_vocabs(void);
 Suite *suite_llama(void);
 Suite *suite_nonfinite(void);
 Suite *suite_escape(void);

@@ -1,7 +1,7 @@
 /* gguf_llama.c - a GGUF file's metadata and tensors as a llama model and its
- * tokenizer's spec, every value checked (gguf_llama.h). The key and tensor
- * names are llama.cpp's (LLM_ARCH_LLAMA): "llama.block_count",
- * "blk.N.attn_q.weight", "tokenizer.ggml.tokens", ... */
+ * tokenizer's spec (the tokenizer's keys: gguf_vocab.c), every value
+ * checked (gguf_llama.h). The key and tensor names are llama.cpp's
+ * (LLM_ARCH_LLAMA): "llama.block_count", "blk.N.attn_q.weight", ... */
 #include "data/gguf_llama.h"
 
 #include <math.h>
@@ -9,85 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/gguf_llama_int.h"
 #include "model/quant.h"
 
-#define MAX_FF     (1 << 20) /* feed-forward width (Llama 3.1 405B: 53,248) */
-#define MAX_CTX    (1 << 24) /* trained context (Llama 3.1: 131,072) */
-#define MAX_VOCAB  (1 << 24) /* tokens (Llama 3: 128,256; Gemma: 256,000) */
-#define NAME_SHOWN 80
-
-/* The state of one load. */
-struct ld {
-    const struct gguf *g;
-    struct gguf_llama *L;
-    struct err *e;
-    unsigned char *used; /* per tensor of g: taken by the model */
-};
-
-/* What an optional key must hold to be read: its class of value types. */
-enum kclass { K_INT, K_FLOAT, K_BOOL, K_STR, K_ARR_STR, K_ARR_FLOAT, K_ARR_INT };
-
-static int is_int_type(int t)
-{
-    return t == GGUF_T_U8 || t == GGUF_T_I8 || t == GGUF_T_U16 || t == GGUF_T_I16 ||
-           t == GGUF_T_U32 || t == GGUF_T_I32 || t == GGUF_T_U64 || t == GGUF_T_I64;
-}
-
-static int in_class(const struct gguf_kv *kv, enum kclass c)
-{
-    int arr = kv->type == GGUF_T_ARRAY;
-    switch (c) {
-    case K_INT:
-        return !arr && is_int_type(kv->type);
-    case K_FLOAT:
-        return kv->type == GGUF_T_F32 || kv->type == GGUF_T_F64;
-    case K_BOOL:
-        return kv->type == GGUF_T_BOOL;
-    case K_STR:
-        return kv->type == GGUF_T_STRING;
-    case K_ARR_STR:
-        return arr && kv->elem == GGUF_T_STRING;
-    case K_ARR_FLOAT:
-        return arr && (kv->elem == GGUF_T_F32 || kv->elem == GGUF_T_F64);
-    case K_ARR_INT:
-        return arr && is_int_type(kv->elem);
-    }
-    return 0;
-}
-
-/* Keeps the first warning of a load and counts the rest (gguf_llama.h). */
-static void warn(struct ld *d, const char *key, const char *why)
-{
-    struct gguf_llama *L = d->L;
-    if (L->n_warnings++ == 0)
-        snprintf(L->warning, sizeof L->warning, "%s: %s %s: ignored", d->g->path, key, why);
-}
-
-/* Whether the optional key may be read as c: 1 when it is absent or of
- * that class; 0, with a warning, when it holds another type. llama.cpp
- * loads files whose writers gave an optional key an odd type (it reads
- * what it needs and leaves the rest), so such a key is left out here too
- * rather than refusing the model. */
-static int optional_fits(struct ld *d, const char *key, enum kclass c)
-{
-    const struct gguf_kv *kv = gguf_find(d->g, key);
-    if (!kv || in_class(kv, c))
-        return 1;
-    char tb[16];
-    char why[64];
-    snprintf(why, sizeof why, "has type %s%s%s", gguf_type_name(kv->type, tb, sizeof tb),
-             kv->type == GGUF_T_ARRAY ? " of " : "",
-             kv->type == GGUF_T_ARRAY ? gguf_type_name(kv->elem, tb, sizeof tb) : "");
-    warn(d, key, why);
-    return 0;
-}
+#define MAX_FF  (1 << 20) /* feed-forward width (Llama 3.1 405B: 53,248) */
+#define MAX_CTX (1 << 24) /* trained context (Llama 3.1: 131,072) */
 
 /* The u32 key as an int in lo..hi: 1, 0 when absent (*v = dflt; an error
  * when required), -1. */
 static int get_int(struct ld *d, const char *key, int required, int lo, int hi, int dflt, int *v)
 {
     uint32_t u;
-    int got = required || optional_fits(d, key, K_INT) ? gguf_get_u32(d->g, key, &u, d->e) : 0;
+    int got = required || gl_optional_fits(d, key, K_INT) ? gguf_get_u32(d->g, key, &u, d->e) : 0;
     if (got < 0)
         return -1;
     if (!got) {
@@ -106,7 +39,7 @@ static int get_int(struct ld *d, const char *key, int required, int lo, int hi, 
 /* A float key, finite and above 0 (and below hi): 1, 0 (*v = dflt), -1. */
 static int get_pos(struct ld *d, const char *key, int required, float hi, float dflt, float *v)
 {
-    int got = required || optional_fits(d, key, K_FLOAT) ? gguf_get_f32(d->g, key, v, d->e) : 0;
+    int got = required || gl_optional_fits(d, key, K_FLOAT) ? gguf_get_f32(d->g, key, v, d->e) : 0;
     if (got < 0)
         return -1;
     if (!got) {
@@ -136,7 +69,7 @@ static int check_arch(struct ld *d)
                        "%s: architecture '%s' is not supported (logitlab runs llama)", d->g->path,
                        (gguf_escape(a.s, a.len, buf, sizeof buf), buf));
     uint32_t experts;
-    got = optional_fits(d, "llama.expert_count", K_INT)
+    got = gl_optional_fits(d, "llama.expert_count", K_INT)
               ? gguf_get_u32(d->g, "llama.expert_count", &experts, d->e)
               : 0;
     if (got < 0)
@@ -383,11 +316,11 @@ static int load_rope(struct ld *d)
     }
     struct gguf_str type;
     const char *tkey = "llama.rope.scaling.type", *fkey = "llama.rope.scale_linear";
-    int got = optional_fits(d, tkey, K_STR) ? gguf_get_str(d->g, tkey, &type, d->e) : 0;
+    int got = gl_optional_fits(d, tkey, K_STR) ? gguf_get_str(d->g, tkey, &type, d->e) : 0;
     if (got < 0)
         return -1;
     float factor = 1.0f;
-    if (optional_fits(d, fkey, K_FLOAT) && gguf_get_f32(d->g, fkey, &factor, d->e) < 0)
+    if (gl_optional_fits(d, fkey, K_FLOAT) && gguf_get_f32(d->g, fkey, &factor, d->e) < 0)
         return -1;
     if (got && !(type.len == 4 && memcmp(type.s, "none", 4) == 0)) {
         if (type.len == 6 && memcmp(type.s, "linear", 6) == 0) {
@@ -404,196 +337,6 @@ static int load_rope(struct ld *d)
         }
     }
     return factor == 1.0f ? 0 : linear_rope(d, factor);
-}
-
-/* A string array as (pointer, length) pairs: 1, 0 when absent (an error
- * when required), -1. */
-static int load_strs(struct ld *d, const char *key, int required, int max, struct tok_str **out,
-                     int *count)
-{
-    uint64_t n;
-    *count = 0;
-    if (!required && !optional_fits(d, key, K_ARR_STR))
-        return 0;
-    int got = gguf_get_arr_len(d->g, key, GGUF_T_STRING, &n, d->e);
-    if (got < 0)
-        return -1;
-    if (!got)
-        return required ? err_set(d->e, ERR_USAGE, "%s: %s is missing", d->g->path, key) : 0;
-    if (n > (uint64_t)max || (required && n == 0))
-        return err_set(d->e, ERR_USAGE, "%s: %s has %llu entries (1 to %d)", d->g->path, key,
-                       (unsigned long long)n, max);
-    struct gguf_str *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!tmp || !*out) {
-        free(tmp);
-        return err_set(d->e, ERR_SYSTEM, "%s: out of memory (%s)", d->g->path, key);
-    }
-    if (gguf_get_strs(d->g, key, tmp, (size_t)n, d->e) < 0) {
-        free(tmp);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        (*out)[i] = (struct tok_str){ tmp[i].s, tmp[i].len };
-    free(tmp);
-    *count = (int)n;
-    return 1;
-}
-
-/* tokenizer.ggml.scores and token_type, each optional, one per token. */
-static int load_scores_types(struct ld *d)
-{
-    struct gguf_llama *L = d->L;
-    size_t n = (size_t)L->tok.n;
-    uint64_t have;
-    int got = optional_fits(d, "tokenizer.ggml.scores", K_ARR_FLOAT)
-                  ? gguf_get_arr_len(d->g, "tokenizer.ggml.scores", GGUF_T_F32, &have, d->e)
-                  : 0;
-    if (got < 0)
-        return -1;
-    if (got) {
-        L->scores = malloc(n * sizeof *L->scores);
-        if (!L->scores)
-            return err_set(d->e, ERR_SYSTEM, "%s: out of memory (scores)", d->g->path);
-        if (gguf_get_f32s(d->g, "tokenizer.ggml.scores", L->scores, n, d->e) < 0)
-            return -1;
-        for (size_t i = 0; i < n; i++)
-            if (isnan(L->scores[i]))
-                return err_set(d->e, ERR_USAGE, "%s: tokenizer.ggml.scores element %zu is NaN",
-                               d->g->path, i);
-        L->tok.scores = L->scores;
-    }
-    got = optional_fits(d, "tokenizer.ggml.token_type", K_ARR_INT)
-              ? gguf_get_arr_len(d->g, "tokenizer.ggml.token_type", GGUF_T_I32, &have, d->e)
-              : 0;
-    if (got < 0)
-        return -1;
-    if (got) {
-        L->types = malloc(n * sizeof *L->types);
-        if (!L->types)
-            return err_set(d->e, ERR_SYSTEM, "%s: out of memory (token types)", d->g->path);
-        if (gguf_get_i32s(d->g, "tokenizer.ggml.token_type", L->types, n, d->e) < 0)
-            return -1;
-        for (size_t i = 0; i < n; i++)
-            if (L->types[i] < TOKT_UNDEFINED || L->types[i] > TOKT_BYTE)
-                return err_set(d->e, ERR_USAGE,
-                               "%s: tokenizer.ggml.token_type element %zu is %d, outside 0 to 6",
-                               d->g->path, i, (int)L->types[i]);
-        L->tok.types = L->types;
-    }
-    return 0;
-}
-
-/* GGUF writers mark an optional id that a model lacks with -1 (int32) or
- * its unsigned twin 0xFFFFFFFF (llama.cpp's converters write the padding
- * and separator ids so): such a value means absent. */
-static int is_no_token(const struct gguf_kv *kv, int64_t v)
-{
-    return v == -1 || (kv->type == GGUF_T_U32 && v == UINT32_MAX);
-}
-
-/* One special id: 1 with *id inside the vocabulary, 0 when absent or
- * marked absent, -1. One the run steers by (steer: BOS, EOS, EOT, unknown)
- * outside the vocabulary is refused; padding, which logitlab never uses,
- * is then left out with a warning, as llama.cpp leaves it. */
-static int special_id(struct ld *d, const char *key, int steer, int *id)
-{
-    const struct gguf_kv *kv = gguf_find(d->g, key);
-    int64_t v;
-    *id = -1;
-    if (!kv || !optional_fits(d, key, K_INT))
-        return 0;
-    if (gguf_get_i64(d->g, key, &v, d->e) < 0)
-        return -1;
-    if (is_no_token(kv, v))
-        return 0;
-    if (v >= 0 && v < d->L->tok.n) {
-        *id = (int)v;
-        return 1;
-    }
-    if (steer)
-        return err_set(d->e, ERR_USAGE, "%s: %s is %lld, outside the vocabulary (0 to %d)",
-                       d->g->path, key, (long long)v, d->L->tok.n - 1);
-    char why[96];
-    snprintf(why, sizeof why, "is %lld, outside the vocabulary (0 to %d)", (long long)v,
-             d->L->tok.n - 1);
-    warn(d, key, why);
-    return 0;
-}
-
-/* A bool key that may be absent (the default stays) or of an odd type. */
-static int optional_bool(struct ld *d, const char *key, int *v)
-{
-    return optional_fits(d, key, K_BOOL) ? gguf_get_bool(d->g, key, v, d->e) : 0;
-}
-
-/* The special ids, each -1 when absent, else inside the vocabulary; the
- * flags with their defaults. Ids logitlab has no use for (separator, mask,
- * fill-in-the-middle) are not read. */
-static int load_special(struct ld *d)
-{
-    struct tok_spec *t = &d->L->tok;
-    static const char *const KEY[] = { "bos", "eos", "eot", "unknown", "padding" };
-    int *id[] = { &t->bos, &t->eos, &t->eot, &t->unk, &t->pad };
-    for (int i = 0; i < 5; i++) {
-        char key[64];
-        snprintf(key, sizeof key, "tokenizer.ggml.%s_token_id", KEY[i]);
-        if (special_id(d, key, id[i] != &t->pad, id[i]) < 0)
-            return -1;
-    }
-    t->add_bos = t->kind == TOK_SPM || t->bos >= 0;
-    t->add_space_prefix = 1;
-    if (optional_bool(d, "tokenizer.ggml.add_bos_token", &t->add_bos) < 0 ||
-        optional_bool(d, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) < 0)
-        return -1;
-    if (t->add_bos && t->bos < 0)
-        return err_set(d->e, ERR_USAGE,
-                       "%s: tokenizer.ggml.add_bos_token is true but there is no bos_token_id",
-                       d->g->path);
-    return 0;
-}
-
-static int load_tokenizer(struct ld *d)
-{
-    struct gguf_llama *L = d->L;
-    struct tok_spec *t = &L->tok;
-    struct gguf_str m;
-    int got = gguf_get_str(d->g, "tokenizer.ggml.model", &m, d->e);
-    if (got < 0)
-        return -1;
-    if (!got)
-        return err_set(d->e, ERR_USAGE, "%s: tokenizer.ggml.model is missing", d->g->path);
-    if (m.len == 4 && memcmp(m.s, "gpt2", 4) == 0) {
-        t->kind = TOK_BPE;
-    } else if (m.len == 5 && memcmp(m.s, "llama", 5) == 0) {
-        t->kind = TOK_SPM;
-    } else {
-        char buf[NAME_SHOWN];
-        gguf_escape(m.s, m.len, buf, sizeof buf);
-        return err_set(d->e, ERR_USAGE, "%s: tokenizer '%s' is not supported (gpt2 or llama)",
-                       d->g->path, buf);
-    }
-    struct gguf_str s = { NULL, 0 };
-    if (optional_fits(d, "tokenizer.ggml.pre", K_STR) &&
-        gguf_get_str(d->g, "tokenizer.ggml.pre", &s, d->e) < 0)
-        return -1;
-    t->pre = (struct tok_str){ s.s, s.len };
-    if (load_strs(d, "tokenizer.ggml.tokens", 1, MAX_VOCAB, &L->text, &t->n) < 0 ||
-        load_strs(d, "tokenizer.ggml.merges", t->kind == TOK_BPE, INT32_MAX, &L->merges,
-                  &t->n_merges) < 0)
-        return -1;
-    t->text = L->text;
-    t->merges = L->merges;
-    if (load_scores_types(d) < 0 || load_special(d) < 0)
-        return -1;
-    got = optional_fits(d, "tokenizer.chat_template", K_STR)
-              ? gguf_get_str(d->g, "tokenizer.chat_template", &L->chat_template, d->e)
-              : 0;
-    if (got < 0 || (optional_fits(d, "general.name", K_STR) &&
-                    gguf_get_str(d->g, "general.name", &L->name, d->e) < 0))
-        return -1;
-    L->has_chat_template = got;
-    return 0;
 }
 
 /* The embedding, the final norm, the head (or the tie), every layer. */
@@ -623,7 +366,8 @@ static int load_tensors(struct ld *d)
 
 static int load_all(struct ld *d)
 {
-    if (check_arch(d) < 0 || load_hparams(d) < 0 || load_tokenizer(d) < 0)
+    if (gguf_vocab_check(d) < 0 || check_arch(d) < 0 || load_hparams(d) < 0 ||
+        gguf_vocab_load(d) < 0)
         return -1;
     d->L->model.hp.n_vocab = d->L->tok.n;
     const char *vocab = "the vocabulary (tokenizer.ggml.tokens)";
@@ -646,7 +390,8 @@ static int load_all(struct ld *d)
     return 0;
 }
 
-struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e)
+/* A load of g by load (the whole model, or its vocabulary). */
+static struct gguf_llama *load_by(const struct gguf *g, int (*load)(struct ld *), struct err *e)
 {
     struct gguf_llama *L = calloc(1, sizeof *L);
     unsigned char *used = calloc(g->n_tensors ? g->n_tensors : 1, 1);
@@ -656,13 +401,23 @@ struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e)
         return NULL;
     }
     struct ld d = { g, L, e, used };
-    int rc = load_all(&d);
+    int rc = load(&d);
     free(used);
     if (rc < 0) {
         gguf_llama_free(L);
         return NULL;
     }
     return L;
+}
+
+struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e)
+{
+    return load_by(g, load_all, e);
+}
+
+struct gguf_llama *gguf_llama_vocab_new(const struct gguf *g, struct err *e)
+{
+    return load_by(g, gguf_vocab_load, e);
 }
 
 void gguf_llama_free(struct gguf_llama *L)

@@ -46,6 +46,7 @@ struct gguf_llama {
     struct tok_str *text, *merges;
     float *scores;
     int32_t *types;
+    int extra[TOKX_N]; /* tok.extra */
 };
 
 /* Reads g (which must outlive the result) as a llama model. Returns NULL
@@ -53,6 +54,13 @@ struct gguf_llama {
  * (logitlab runs llama)", "x.gguf: tensor 'blk.3.ffn_up.weight' is
  * missing", ...). */
 struct gguf_llama *gguf_llama_new(const struct gguf *g, struct err *e);
+
+/* Reads only g's tokenizer metadata (tokenizer.ggml.*, general.name), as
+ * llama.cpp's vocabulary loader does: any general.architecture, no
+ * hyperparameters, no tensors. For a vocabulary-only file (llama.cpp's
+ * models/ggml-vocab-*.gguf) or a model of an architecture logitlab does not
+ * run; the model part of the result is left empty. */
+struct gguf_llama *gguf_llama_vocab_new(const struct gguf *g, struct err *e);
 
 void gguf_llama_free(struct gguf_llama *L);
 

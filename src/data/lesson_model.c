@@ -90,8 +90,8 @@ static int gguf_open_all(const struct model_request *r, struct lesson_gguf **out
 
 /* The vocabulary of the tokenizer's pieces: the bytes each id stands for;
  * the special tokens (from the first of the trailing control tokens) as
- * their text; the end tokens the metadata names, with <|eot_id|> and
- * <|eom_id|>. */
+ * their text; the ends of generation as llama.cpp lists them
+ * (tokenizer_eog: EOS, EOT, <|eot_id|>, <|eom_id|>, <|im_end|>, ...). */
 static int model_vocab(const struct lesson_gguf *g, struct vocab *v, struct err *e)
 {
     const struct tokenizer *t = g->tok;
@@ -122,16 +122,8 @@ static int model_vocab(const struct lesson_gguf *g, struct vocab *v, struct err 
     v->has_bos = s->bos >= 0 && s->bos < n;
     v->bos = s->bos;
     v->strip_space = s->kind == TOK_SPM && s->add_space_prefix;
-    /* Llama 3.1's <|eom_id|> ends a turn that calls a tool, as llama.cpp counts it. */
-    int ends[4] = { s->eos, s->eot, vocab_find(v, "<|eot_id|>"), vocab_find(v, "<|eom_id|>") };
-    v->n_eos = 0;
-    for (int i = 0; i < 4; i++) {
-        int dup = 0;
-        for (int j = 0; j < v->n_eos; j++)
-            dup |= v->eos[j] == ends[i];
-        if (ends[i] >= 0 && ends[i] < n && !dup && v->n_eos < VOCAB_MAX_EOS)
-            v->eos[v->n_eos++] = ends[i];
-    }
+    int got = tokenizer_eog(t, v->eos, VOCAB_MAX_EOS);
+    v->n_eos = got < VOCAB_MAX_EOS ? got : VOCAB_MAX_EOS;
     return 0;
 }
 

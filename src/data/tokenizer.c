@@ -107,78 +107,113 @@ const char *tok_quote(const char *s, size_t len, char *buf, size_t n)
     return buf;
 }
 
-/* Does token i of the spec stand for its text as written? Special tokens do;
- * the others are spelled in the kind's alphabet. */
-static int as_written(int type)
+int tok_as_written(int type)
 {
     return type == TOKT_CONTROL || type == TOKT_USER_DEFINED || type == TOKT_UNKNOWN;
 }
 
-static int alloc_tables(struct tokenizer *t, size_t key_bytes, struct err *e)
+static int alloc_tables(struct tokenizer *t, size_t text_bytes, struct err *e)
 {
     size_t n = (size_t)t->n;
     uint32_t slots = 1;
     while (slots < 2 * n)
         slots <<= 1;
     t->mask = slots - 1;
-    t->key = malloc(key_bytes ? key_bytes : 1);
+    t->key = malloc(text_bytes ? text_bytes : 1);
     t->key_off = malloc((n + 1) * sizeof *t->key_off);
-    t->type = malloc(n);
+    t->piece = malloc(text_bytes ? text_bytes : 1);
+    t->piece_off = malloc((n + 1) * sizeof *t->piece_off);
     t->slot = malloc(slots * sizeof *t->slot);
-    if (t->kind == TOK_SPM) {
+    if (t->kind == TOK_SPM)
         t->score = calloc(n, sizeof *t->score);
-        t->piece = malloc(key_bytes ? key_bytes : 1);
-        t->piece_off = malloc((n + 1) * sizeof *t->piece_off);
-    }
-    if (!t->key || !t->key_off || !t->type || !t->slot ||
-        (t->kind == TOK_SPM && (!t->score || !t->piece || !t->piece_off)))
+    if (!t->key || !t->key_off || !t->piece || !t->piece_off || !t->slot ||
+        (t->kind == TOK_SPM && !t->score))
         return err_set(e, ERR_SYSTEM, "out of memory for a vocabulary of %d tokens", t->n);
     memset(t->slot, 0xff, slots * sizeof *t->slot);
     return 0;
 }
 
-/* Keys (and SPM's scores) from the spec; pieces come later for SPM. */
+/* The types of the spec's tokens (an unknown type is UNDEFINED, as in
+ * llama.cpp), before tok_attr_apply changes some by their text. */
+static int copy_types(struct tokenizer *t, const struct tok_spec *s, const char *path,
+                      struct err *e)
+{
+    t->type = malloc((size_t)s->n);
+    if (!t->type)
+        return err_set(e, ERR_SYSTEM, "out of memory for a vocabulary of %d tokens", s->n);
+    for (int i = 0; i < s->n; i++) {
+        if (!s->text[i].s && s->text[i].len)
+            return err_set(e, ERR_USAGE, "%s: token %d has no text", path, i);
+        int type = s->types ? s->types[i] : TOKT_NORMAL;
+        t->type[i] = (int8_t)(type >= TOKT_UNDEFINED && type <= TOKT_BYTE ? type : TOKT_UNDEFINED);
+    }
+    return 0;
+}
+
+/* BPE's key and piece of token i (see tokenizer_int.h): the piece is the
+ * text as written for a special token, else its bytes; the key the bytes
+ * when the whole text is in GPT-2's spelling, else nothing. */
+static void bpe_key_piece(struct tokenizer *t, int i, const struct tok_str *x, uint32_t *at,
+                          uint32_t *pat)
+{
+    int spelled = 0;
+    size_t len = x->len ? bpe_unspell(x->s, x->len, t->key + *at, &spelled) : 0;
+    const char *piece = tok_as_written(t->type[i]) ? x->s : t->key + *at;
+    size_t piece_len = tok_as_written(t->type[i]) ? x->len : len;
+    if (piece_len)
+        memcpy(t->piece + *pat, piece, piece_len);
+    *pat += (uint32_t)piece_len;
+    if (spelled) {
+        *at += (uint32_t)len;
+        t->max_key = len > t->max_key ? len : t->max_key;
+    }
+}
+
+/* Keys (and SPM's scores; BPE's pieces) from the spec; SPM's pieces come
+ * later, once the byte tokens are known. */
 static int build_keys(struct tokenizer *t, const struct tok_spec *s, const char *path,
                       struct err *e)
 {
     size_t total = 0;
     for (int i = 0; i < s->n; i++) {
-        if (!s->text[i].s && s->text[i].len)
-            return err_set(e, ERR_USAGE, "%s: token %d has no text", path, i);
         total += s->text[i].len;
         if (total > UINT32_MAX)
             return err_set(e, ERR_USAGE, "%s: the tokens' text passes 4 GiB", path);
     }
     if (alloc_tables(t, total, e) < 0)
         return -1;
-    uint32_t at = 0;
+    uint32_t at = 0, pat = 0;
     for (int i = 0; i < s->n; i++) {
-        int type = s->types ? s->types[i] : TOKT_NORMAL;
-        t->type[i] = (int8_t)(type >= TOKT_UNDEFINED && type <= TOKT_BYTE ? type : TOKT_UNDEFINED);
-        t->key_off[i] = at;
         const struct tok_str *x = &s->text[i];
-        size_t len = x->len;
-        if (len && t->kind == TOK_BPE && !as_written(t->type[i]))
-            len = bpe_unspell(x->s, x->len, t->key + at);
-        else if (len)
-            memcpy(t->key + at, x->s, len);
-        at += (uint32_t)len;
-        t->max_key = len > t->max_key ? len : t->max_key;
-        if (t->score && s->scores)
+        t->key_off[i] = at;
+        t->piece_off[i] = pat;
+        if (t->kind == TOK_BPE) {
+            bpe_key_piece(t, i, x, &at, &pat);
+            continue;
+        }
+        if (x->len)
+            memcpy(t->key + at, x->s, x->len);
+        at += (uint32_t)x->len;
+        t->max_key = x->len > t->max_key ? x->len : t->max_key;
+        if (s->scores)
             t->score[i] = s->scores[i];
     }
     t->key_off[s->n] = at;
+    t->piece_off[s->n] = pat;
     return 0;
 }
 
-/* The id table; two tokens with one key would make encoding ambiguous. */
+/* The id table. Two tokens of one key are two of one text (a BPE key is
+ * its text's bytes, one to one), which would make encoding ambiguous;
+ * llama.cpp's loader refuses them too (its text-to-id map must be as large
+ * as the vocabulary). */
 static int build_table(struct tokenizer *t, const char *path, struct err *e)
 {
     for (int i = 0; i < t->n; i++) {
         const char *k = t->key + t->key_off[i];
         size_t len = t->key_off[i + 1] - t->key_off[i];
         if (len == 0)
-            continue; /* matches nothing; its piece is empty */
+            continue; /* matches nothing */
         int dup = tok_find(t, k, len);
         if (dup >= 0) {
             char q[200];
@@ -194,7 +229,10 @@ static int build_table(struct tokenizer *t, const char *path, struct err *e)
 }
 
 /* SPM bytes: <0xNN> (as llama.cpp spells them, upper case), else the byte as
- * a one-byte piece. BPE bytes: the token whose raw bytes are that byte. */
+ * a one-byte piece; llama.cpp looks them up when it needs one, and a
+ * vocabulary without one is refused here. BPE bytes: the token whose key
+ * is that byte, or none (-1): llama.cpp's BPE gives no id for a byte it
+ * has no token for. */
 static int build_bytes(struct tokenizer *t, const char *path, struct err *e)
 {
     for (int b = 0; b < 256; b++) {
@@ -207,8 +245,6 @@ static int build_bytes(struct tokenizer *t, const char *path, struct err *e)
             return err_set(e, ERR_USAGE,
                            "%s: no token for the byte 0x%02X (no %s, no one-byte piece)", path, b,
                            name);
-        if (id < 0)
-            return err_set(e, ERR_USAGE, "%s: no token for the byte 0x%02X", path, b);
         t->byte_tok[b] = id;
     }
     return 0;
@@ -234,7 +270,8 @@ static void build_pieces(struct tokenizer *t)
             continue;
         }
         for (uint32_t j = 0; j < len; j++) {
-            if (!as_written(t->type[i]) && j + 2 < len && memcmp(k + j, "\xe2\x96\x81", 3) == 0) {
+            if (!tok_as_written(t->type[i]) && j + 2 < len &&
+                memcmp(k + j, "\xe2\x96\x81", 3) == 0) {
                 t->piece[at++] = ' ';
                 j += 2;
             } else {
@@ -253,12 +290,13 @@ static int cmp_special(const void *pa, const void *pb)
     return a[1] < b[1] ? -1 : a[1] > b[1];
 }
 
-/* Special tokens, longest first (ties by id), as llama.cpp looks for them. */
+/* Special tokens, longest first (ties by id: llama.cpp's sort leaves their
+ * order to its library), as llama.cpp looks for them. */
 static int build_specials(struct tokenizer *t, struct err *e)
 {
     int n = 0;
     for (int i = 0; i < t->n; i++)
-        n += as_written(t->type[i]) && t->key_off[i + 1] > t->key_off[i];
+        n += tok_as_written(t->type[i]) && t->piece_off[i + 1] > t->piece_off[i];
     uint32_t *pairs = malloc(2 * (size_t)(n ? n : 1) * sizeof *pairs);
     t->special = malloc((size_t)(n ? n : 1) * sizeof *t->special);
     if (!pairs || !t->special) {
@@ -267,8 +305,8 @@ static int build_specials(struct tokenizer *t, struct err *e)
     }
     int k = 0;
     for (int i = 0; i < t->n; i++)
-        if (as_written(t->type[i]) && t->key_off[i + 1] > t->key_off[i]) {
-            pairs[2 * k] = t->key_off[i + 1] - t->key_off[i];
+        if (tok_as_written(t->type[i]) && t->piece_off[i + 1] > t->piece_off[i]) {
+            pairs[2 * k] = t->piece_off[i + 1] - t->piece_off[i];
             pairs[2 * k + 1] = (uint32_t)i;
             k++;
         }
@@ -299,18 +337,23 @@ static int check_spec(const struct tok_spec *s, const char *path, struct err *e)
         check_id(s->eot, "EOT", s->n, path, e) < 0 || check_id(s->unk, "UNK", s->n, path, e) < 0 ||
         check_id(s->pad, "padding", s->n, path, e) < 0)
         return -1;
+    for (int i = 0; s->extra && i < TOKX_N; i++)
+        if (check_id(s->extra[i], "EOM or fill-in-the-middle", s->n, path, e) < 0)
+            return -1;
     return 0;
 }
 
-struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, struct err *e)
+int tokenizer_check_pre(enum tok_kind kind, const struct tok_str *pre, const char *path,
+                        struct err *e)
 {
-    if (check_spec(s, path, e) < 0)
-        return NULL;
-    struct tokenizer *t = calloc(1, sizeof *t);
-    if (!t) {
-        err_set(e, ERR_SYSTEM, "out of memory");
-        return NULL;
-    }
+    if (kind == TOK_BPE && bpe_pre_find(pre) < 0)
+        return bpe_pre_refuse(pre, path, e);
+    return 0;
+}
+
+/* The spec's ids and flags, add_bos resolved (tokenizer.h). */
+static void take_ids(struct tokenizer *t, const struct tok_spec *s, int pre)
+{
     t->kind = s->kind;
     t->n = s->n;
     t->bos = s->bos;
@@ -318,13 +361,28 @@ struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, stru
     t->eot = s->eot;
     t->unk = s->unk;
     t->add_bos = s->add_bos;
+    if (t->add_bos < 0)
+        t->add_bos = (s->kind == TOK_SPM || bpe_pre_add_bos(pre)) && s->bos >= 0;
     t->add_space_prefix = s->add_space_prefix;
-    if (build_keys(t, s, path, e) < 0 || build_table(t, path, e) < 0 ||
-        build_bytes(t, path, e) < 0 || build_specials(t, e) < 0)
+}
+
+struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, struct err *e)
+{
+    if (tokenizer_check_pre(s->kind, &s->pre, path, e) < 0 || check_spec(s, path, e) < 0)
+        return NULL;
+    struct tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        err_set(e, ERR_SYSTEM, "out of memory");
+        return NULL;
+    }
+    int pre = s->kind == TOK_BPE ? bpe_pre_find(&s->pre) : -1;
+    take_ids(t, s, pre);
+    if (copy_types(t, s, path, e) < 0 || tok_attr_apply(t, s, e) < 0 ||
+        build_keys(t, s, path, e) < 0 || build_table(t, path, e) < 0 || build_bytes(t, path, e) < 0)
         goto fail;
     if (t->kind == TOK_SPM)
-        build_pieces(t);
-    else if (bpe_build(t, s, path, e) < 0)
+        build_pieces(t); /* the special tokens are found by their pieces */
+    if (build_specials(t, e) < 0 || (t->kind == TOK_BPE && bpe_build(t, s, pre, path, e) < 0))
         goto fail;
     return t;
 fail:
@@ -345,6 +403,7 @@ void tokenizer_free(struct tokenizer *t)
     free(t->score);
     free(t->slot);
     free(t->special);
+    free(t->eog);
     free(t);
 }
 
@@ -396,8 +455,8 @@ static size_t find_key(const char *s, size_t n, const char *key, size_t klen)
 static int split_by(const struct tokenizer *t, const char *text, int id, const struct segs *in,
                     struct segs *out, struct err *e)
 {
-    const char *key = t->key + t->key_off[id];
-    size_t klen = t->key_off[id + 1] - t->key_off[id];
+    const char *key = t->piece + t->piece_off[id];
+    size_t klen = t->piece_off[id + 1] - t->piece_off[id];
     out->n = 0;
     for (size_t i = 0; i < in->n; i++) {
         struct seg g = in->s[i];
@@ -499,11 +558,9 @@ size_t tokenizer_piece(const struct tokenizer *t, int id, char *buf, size_t n)
 {
     if (id < 0 || id >= t->n)
         return 0;
-    const char *p = t->piece ? t->piece : t->key;
-    const uint32_t *off = t->piece ? t->piece_off : t->key_off;
-    size_t len = off[id + 1] - off[id];
+    size_t len = t->piece_off[id + 1] - t->piece_off[id];
     if (n)
-        memcpy(buf, p + off[id], len < n ? len : n);
+        memcpy(buf, t->piece + t->piece_off[id], len < n ? len : n);
     return len;
 }
 
@@ -525,4 +582,11 @@ int tokenizer_bos(const struct tokenizer *t)
 int tokenizer_add_bos(const struct tokenizer *t)
 {
     return t->add_bos;
+}
+
+int tokenizer_eog(const struct tokenizer *t, int *ids, int max)
+{
+    for (int i = 0; i < t->n_eog && i < max; i++)
+        ids[i] = t->eog[i];
+    return t->n_eog;
 }

@@ -4,25 +4,37 @@
  * for is said below.
  *
  * Two kinds, as tokenizer.ggml.model names them:
- *   "gpt2"   byte-level BPE with merges (Llama 3): the text is first split
- *            by the pre-tokenizer's regex (tokenizer.ggml.pre "llama-bpe",
- *            also "llama3", "llama-v3"; PCRE2 with UTF and UCP for its
- *            letter and number classes), then each piece's bytes are merged
- *            pair by pair in the order of the merges list; a piece that is a
- *            whole token stays whole (llama-bpe's ignore_merges). Also
- *            "smollm"/"starcoder" and "gpt-2" with llama.cpp's expressions;
- *            "default" or no pre at all gets llama.cpp's default BPE split;
- *            any other pre is refused. (tokenizer_bpe.c)
+ *   "gpt2"   byte-level BPE with merges (Llama 3, GPT-2, StarCoder, Qwen2):
+ *            the text is first split by the pre-tokenizer's expressions
+ *            (tokenizer.ggml.pre, one table in tokenizer_bpe.c of llama.cpp's
+ *            names: "llama-bpe", "qwen2", "starcoder", "gpt-2", ...; none at
+ *            all is llama.cpp's "default"; any other is refused), then each
+ *            piece's bytes are merged pair by pair in the order of the merges
+ *            list; a piece that is a whole token stays whole where llama.cpp
+ *            says so (llama-bpe's ignore_merges). (tokenizer_bpe.c)
  *   "llama"  SentencePiece-style BPE with scores and byte fallback (Llama 2,
- *            Mistral, TinyLlama): spaces become U+2581, a space goes in front
- *            (add_space_prefix) of the text and after each special token, the
- *            best-scoring pair that is a token merges first, and what no
- *            token covers becomes its <0xNN> byte tokens. (tokenizer_spm.c)
+ *            Mistral, TinyLlama, Phi-3): spaces become U+2581, a space goes
+ *            in front (add_space_prefix) of the text and after each special
+ *            token, the best-scoring pair that is a token merges first, and
+ *            what no token covers becomes its <0xNN> byte tokens.
+ *            (tokenizer_spm.c)
  * Special tokens (types CONTROL and UNKNOWN, such as <|eot_id|> or <s>) are
  * matched in the text only when asked (--special), the longest first, as
  * llama.cpp does; otherwise their text is ordinary text. USER_DEFINED tokens
  * are always matched, as in llama.cpp and Hugging Face (they are words the
- * model's makers added to the vocabulary).
+ * model's makers added to the vocabulary). A token llama.cpp's loader takes
+ * for a control token by its text (<|endoftext|>, </s>, <|fim_prefix|>, ...)
+ * is one here too, whatever the file's type says, and the ends of
+ * generation are llama.cpp's (tokenizer_attr.c).
+ *
+ * A byte-level vocabulary may lack a byte (StarCoder has no token for 0xC0,
+ * 0xC1 or 0xF5 to 0xFF, which UTF-8 never uses; Falcon none for some
+ * control characters): that byte, where it is left unmerged, gives no id,
+ * as in llama.cpp. Token texts are looked up as llama.cpp looks them up, in
+ * GPT-2's byte spelling ("Ġ" for a space): a token whose text is not so
+ * spelled (a user-defined run of spaces in GPT-NeoX, a raw "🇸" beside
+ * "ðŁĩ¸" in Command-R) is never a merge's result or a byte's token, only a
+ * special token's match.
  *
  * Text need not be valid UTF-8; it is read as llama.cpp reads it. BPE
  * decodes it first: a lead byte with the continuation bytes it announces is
@@ -33,8 +45,9 @@
  * four bytes, whatever they are) and gives a symbol that is no token its
  * byte tokens. So on valid UTF-8 the pieces of the ids read back the text
  * exactly (for SPM, with the spaces it puts in front, and a U+2581 in the
- * text read as a space); on other text BPE's read back its U+FFFDs, and
- * SPM's every byte (a U+2581 cut into byte tokens as its three bytes).
+ * text read as a space; for BPE, when every byte has a token); on other
+ * text BPE's read back its U+FFFDs, and SPM's every byte (a U+2581 cut into
+ * byte tokens as its three bytes).
  *
  * Encoding is O(n log n) in the text (a heap of candidate pairs) plus one
  * pass over the text per special token; up to TOK_MAX_TEXT bytes at once.
@@ -70,6 +83,22 @@ struct tok_str {
     size_t len;
 };
 
+/* Ids the metadata may name beyond BOS, EOS, EOT, unknown and padding:
+ * they decide which tokens end a generation and which llama.cpp looks for
+ * by their text (tokenizer_attr.c). tokenizer.ggml.eom_token_id,
+ * fim_pre_token_id (or the older prefix_token_id), fim_suf (suffix),
+ * fim_mid (middle), fim_pad, fim_rep, fim_sep. */
+enum tok_extra {
+    TOKX_EOM,
+    TOKX_FIM_PRE,
+    TOKX_FIM_SUF,
+    TOKX_FIM_MID,
+    TOKX_FIM_PAD,
+    TOKX_FIM_REP,
+    TOKX_FIM_SEP,
+    TOKX_N,
+};
+
 /* What the metadata gives; every array has n entries (merges n_merges). */
 struct tok_spec {
     enum tok_kind kind;
@@ -81,7 +110,12 @@ struct tok_spec {
     int n_merges;
     const struct tok_str *merges; /* tokenizer.ggml.merges: "Ġ t" (two tokens, one space) */
     int bos, eos, eot, unk, pad;  /* ids, -1 when the metadata has none */
-    int add_bos;          /* tokenizer.ggml.add_bos_token (default: 1 for llama, BPE: 1 when bos) */
+    const int *extra;             /* TOKX_N ids, -1 each when absent; NULL: all absent */
+    /* tokenizer.ggml.add_bos_token, or -1 when the file does not say:
+     * then llama.cpp's default, 1 for SPM and by the pre-tokenizer for BPE
+     * (1 for llama-bpe and its aliases, 0 for the others); a default of 1
+     * without a BOS id is 0. */
+    int add_bos;
     int add_space_prefix; /* SPM: tokenizer.ggml.add_space_prefix (default 1) */
 };
 
@@ -89,9 +123,16 @@ struct tokenizer;
 
 /* Builds the tokenizer of spec s; path names the file in messages ("x.gguf:
  * merge 17 'a b' names a token that is not in the vocabulary"). Returns NULL
- * with e on failure: an unknown kind or pre-tokenizer, a merge or a byte
- * token missing, a duplicate token. */
+ * with e on failure: an unknown kind or pre-tokenizer (refused before
+ * anything else is looked at), a merge naming no token, SPM's token for a
+ * byte missing, two tokens of one text (llama.cpp refuses those too). */
 struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, struct err *e);
+
+/* Whether logitlab has the tokenizer of kind with pre-tokenizer pre (len 0:
+ * none); 0, or -1 with e ("x.gguf: the pre-tokenizer 'qwen3' is not
+ * supported (...)"). SPM takes any pre, as llama.cpp ignores it. */
+int tokenizer_check_pre(enum tok_kind kind, const struct tok_str *pre, const char *path,
+                        struct err *e);
 void tokenizer_free(struct tokenizer *t);
 
 /* Encodes text (len bytes; need not be valid UTF-8: see above) into ids
@@ -115,5 +156,10 @@ int tokenizer_count(const struct tokenizer *t);
 int tokenizer_type(const struct tokenizer *t, int id);
 int tokenizer_bos(const struct tokenizer *t);
 int tokenizer_add_bos(const struct tokenizer *t);
+
+/* The tokens that end a generation, as llama.cpp's loader lists them
+ * (tokenizer_attr.c): up to max of them into ids, ascending; returns how
+ * many there are (which may be more than max). */
+int tokenizer_eog(const struct tokenizer *t, int *ids, int max);
 
 #endif

@@ -1,24 +1,28 @@
 /* tokenizer_bpe.c - byte-level BPE (tokenizer.ggml.model "gpt2"): the text
- * is cut into words by the pre-tokenizer's regular expression, and each
+ * is cut into words by the pre-tokenizer's regular expressions, and each
  * word's bytes are merged pair by pair, the pair whose merge comes first in
  * the merges list first (the leftmost of equal pairs first).
  *
- * Pre-tokenizers:
- *   "llama-bpe" (also "llama3", "llama-v3"): Llama 3's split, the one
- *     llama.cpp uses for it, in PCRE2 syntax: contractions ('s 't 're 've 'm
- *     'll 'd, either case), a letter run with at most one other character in
- *     front, up to three digits, a punctuation run with its line breaks,
- *     line breaks with the blanks before them, blanks not followed by a
- *     non-blank, other blanks. "Blank" is the Unicode White_Space set, as
- *     llama.cpp's tables have it (PCRE2's own \s adds U+180E). A word that is
- *     a whole token is that token, unmerged ("ignore_merges", as llama.cpp
- *     and Hugging Face do for Llama 3).
- *   "smollm", "starcoder": every digit alone, then GPT-2's split; "gpt-2":
- *     GPT-2's split.
- *   "default" or none: llama.cpp's default for BPE models, four expressions.
- * Where there are several expressions, each cuts the pieces of the one
- * before, and what a match leaves between matches is a piece too, as in
- * llama.cpp. Only llama-bpe skips the merges for a word that is a token.
+ * Pre-tokenizers: PRE_KINDS below, by llama.cpp's names (its
+ * llama-vocab.cpp), each family with the expressions llama.cpp applies in
+ * turn. Where there are several, each cuts the pieces of the one before,
+ * and what a match leaves between matches is a piece too, as in llama.cpp.
+ * "Blank" (\s) is the Unicode White_Space set, as llama.cpp's tables have
+ * it (PCRE2's own \s adds U+180E). Only the llama-bpe family takes a word
+ * that is a whole token whole, unmerged (ignore_merges, as llama.cpp and
+ * Hugging Face do for Llama 3).
+ *
+ * The letter, number, mark and punctuation classes are llama.cpp's, which
+ * come from Unicode 15.1 (its unicode-data.cpp); Debian 12's PCRE2 (10.42)
+ * knows Unicode 14, where the 5,116 code points assigned since are
+ * unassigned. Every difference between the two, found by setting PCRE2's
+ * \p{L} \p{N} \p{M} \p{P} \p{S} against llama.cpp's table for each of
+ * the 1,114,112 code points (tests/oracle/unicode_classes.sh), is one of
+ * those; the ones of the classes the expressions use are added to PCRE2's
+ * below (U15_*), so that, say, U+11F04 KAWI LETTER A is a letter
+ * ("\U00011F04'll" splits before the apostrophe, as in llama.cpp). The symbols (S) and the control
+ * and format characters (C) that are new are left out: no expression here tells them from
+ * unassigned code points.
  *
  * Text that is not valid UTF-8 is read as llama.cpp reads it (its
  * unicode_cpts_from_utf8), because the ids must be llama.cpp's: a lead byte
@@ -31,6 +35,9 @@
  * form above U+10FFFF makes llama.cpp throw out of llama_tokenize (its
  * UTF-8 writer refuses the code point), so it has no ids for it; here its
  * first byte is a U+FFFD, and so is each continuation byte after it.
+ *
+ * A byte with no token of its own (tokenizer.h) stays a symbol that merges
+ * with nothing and gives no id, as llama.cpp drops it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +48,7 @@
 #include "base/utf8.h"
 #include "data/tokenizer_int.h"
 
-#define BPE_MAX_RE     4
+#define BPE_MAX_RE     5
 #define BPE_MAX_MERGES (1 << 26) /* more than this is not a tokenizer */
 
 /* The blanks: Unicode White_Space, which is what llama.cpp calls whitespace. */
@@ -49,43 +56,103 @@
     "\\t\\n\\x0B\\f\\r "                                                                           \
     "\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
 
+/* The code points that llama.cpp's Unicode 15.1 puts in a class and
+ * Debian 12's PCRE2 (Unicode 14) leaves unassigned (the file's comment),
+ * to write inside a bracket beside PCRE2's own class: letters, numbers,
+ * marks, punctuation. */
+#define U15_L                                                                                      \
+    "\\x{1123F}-\\x{11240}\\x{11F02}\\x{11F04}-\\x{11F10}\\x{11F12}-\\x{11F33}\\x{1342F}"          \
+    "\\x{13441}-\\x{13446}\\x{1B132}\\x{1B155}\\x{1DF25}-\\x{1DF2A}\\x{1E030}-\\x{1E06D}"          \
+    "\\x{1E4D0}-\\x{1E4EB}\\x{2B739}\\x{2EBF0}-\\x{2EE5D}\\x{31350}-\\x{323AF}"
+#define U15_N "\\x{11F50}-\\x{11F59}\\x{1D2C0}-\\x{1D2D3}\\x{1E4F0}-\\x{1E4F9}"
+#define U15_M                                                                                      \
+    "\\x{CF3}\\x{ECE}\\x{10EFD}-\\x{10EFF}\\x{11241}\\x{11F00}-\\x{11F01}\\x{11F03}"               \
+    "\\x{11F34}-\\x{11F3A}\\x{11F3E}-\\x{11F42}\\x{13440}\\x{13447}-\\x{13455}\\x{1E08F}"          \
+    "\\x{1E4EC}-\\x{1E4EF}"
+#define U15_P "\\x{11B00}-\\x{11B09}\\x{11F43}-\\x{11F4F}"
+/* llama.cpp's classes, to write inside a bracket. */
+#define UL "\\p{L}" U15_L
+#define UN "\\p{N}" U15_N
+#define UM "\\p{M}" U15_M
+#define UP "\\p{P}" U15_P
+
+/* The contractions, either case (Llama 3's "(?i:'s|...)" as llama.cpp
+ * writes it out). */
+#define CONTRACTIONS "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+/* What Llama 3, Qwen2 and Qwen3.5 end with: punctuation runs with their
+ * line breaks, line breaks with the blanks before them, blanks not followed
+ * by a non-blank, other blanks. */
+#define BLANKS_TAIL "[\\r\\n]*|[" WS "]*[\\r\\n]+|[" WS "]+(?![^" WS "])|[" WS "]+"
+
+/* Llama 3: a letter run with at most one other character in front, up to
+ * three digits, ... */
 static const char *const LLAMA3_RE[] = {
-    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+"
-    "|\\p{N}{1,3}"
-    "| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n]*"
-    "|[" WS "]*[\\r\\n]+"
-    "|[" WS "]+(?![^" WS "])"
-    "|[" WS "]+",
+    CONTRACTIONS "|[^\\r\\n" UL UN "]?[" UL "]+|[" UN "]{1,3}| ?[^" WS UL UN "]+" BLANKS_TAIL,
+};
+/* Qwen2: Llama 3's with every digit alone. */
+static const char *const QWEN2_RE[] = {
+    CONTRACTIONS "|[^\\r\\n" UL UN "]?[" UL "]+|[" UN "]| ?[^" WS UL UN "]+" BLANKS_TAIL,
+};
+/* Qwen3.5: Qwen2's with marks joining the letters. */
+static const char *const QWEN35_RE[] = {
+    CONTRACTIONS "|[^\\r\\n" UL UN "]?[" UL UM "]+|[" UN "]| ?[^" WS UL UM UN "]+" BLANKS_TAIL,
 };
 
 /* GPT-2's split, which llama.cpp also uses after cutting out every digit
  * for StarCoder-style tokenizers (SmolLM's among them). */
 #define GPT2_SPLIT                                                                                 \
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|[" WS "]+(?![^" WS "])"
+    "'s|'t|'re|'ve|'m|'ll|'d| ?[" UL "]+| ?[" UN "]+| ?[^" WS UL UN "]+|[" WS "]+(?![^" WS "])"
 
 static const char *const GPT2_RE[] = { GPT2_SPLIT };
-static const char *const STARCODER_RE[] = { "\\p{N}", GPT2_SPLIT };
-static const char *const DEFAULT_RE[] = {
-    "[\\p{P}\\$\\+<=>\\^~\\|]+",
+static const char *const STARCODER_RE[] = { "[" UN "]", GPT2_SPLIT };
+static const char *const FALCON_RE[] = {
+    "[" UP "\\$\\+<=>\\^~\\|`]+",
     GPT2_SPLIT,
-    "\\p{N}+",
+    "[0-9][0-9][0-9]",
+};
+/* DeepSeek Coder: line breaks alone, letter runs and punctuation runs each
+ * with one blank in front, runs of CJK and Hangul (U+0800 to U+9FA5,
+ * U+AC00 to U+D7FF, as its tokenizer.json writes them), every digit alone. */
+static const char *const DEEPSEEK_CODER_RE[] = {
+    "[\\r\\n]",           "[" WS "]?[" UL "]+",
+    "[" WS "]?[" UP "]+", "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+",
+    "[" UN "]",
+};
+static const char *const DEFAULT_RE[] = {
+    "[" UP "\\$\\+<=>\\^~\\|]+",
+    GPT2_SPLIT,
+    "[" UN "]+",
     "[0-9][0-9][0-9]",
 };
 
-/* The pre-tokenizers by the names tokenizer.ggml.pre gives them (those of
- * llama.cpp), each with the expressions llama.cpp applies in turn. */
+/* The pre-tokenizers by the names tokenizer.ggml.pre gives them, grouped as
+ * llama.cpp's load() groups them, each with the expressions it applies in
+ * turn, whether it skips the merges of a word that is a token, and whether
+ * it puts a BOS first when the file does not say (add_bos_token absent).
+ * The first name of a row is its family's in messages. */
 static const struct pre_kind {
     const char *names; /* space-separated */
     int n_re;
     const char *const *re;
     int ignore_merges;
+    int add_bos;
 } PRE_KINDS[] = {
-    { "llama-bpe llama3 llama-v3", 1, LLAMA3_RE, 1 },
-    { "smollm starcoder", 2, STARCODER_RE, 0 },
-    { "gpt-2", 1, GPT2_RE, 0 },
-    { "default", 4, DEFAULT_RE, 0 },
+    { "llama-bpe llama3 llama-v3 falcon3 falcon-h1 pixtral midm-2.0 lfm2 jina-v5-nano", 1,
+      LLAMA3_RE, 1, 1 },
+    { "dbrx smaug-bpe", 1, LLAMA3_RE, 0, 0 },
+    { "qwen2 deepseek-r1-qwen kormo f2llmv2 megrez stablelm2 hunyuan solar-open", 1, QWEN2_RE, 0,
+      0 },
+    { "qwen35", 1, QWEN35_RE, 0, 0 },
+    { "starcoder smollm refact command-r codeshell exaone minerva-7b mellum2", 2, STARCODER_RE, 0,
+      0 },
+    { "gpt-2 phi-2 jina-es jina-de gigachat jina-v2-es jina-v2-de a.x-4.0 mellum modern-bert "
+      "exaone4 mpt olmo jais trillion granite-docling",
+      1, GPT2_RE, 0, 0 },
+    { "falcon", 3, FALCON_RE, 0, 0 },
+    { "deepseek-coder", 5, DEEPSEEK_CODER_RE, 0, 0 },
+    { "default", 4, DEFAULT_RE, 0, 0 },
 };
+#define N_PRE_KINDS ((int)(sizeof PRE_KINDS / sizeof PRE_KINDS[0]))
 
 struct tok_bpe {
     int n_merges;
@@ -110,9 +177,10 @@ static int gpt2_byte(uint32_t cp)
     return k < 33 ? (int)k : k < 67 ? (int)(0x7f + k - 33) : 0xad;
 }
 
-size_t bpe_unspell(const char *s, size_t len, char *out)
+size_t bpe_unspell(const char *s, size_t len, char *out, int *spelled)
 {
     size_t n = 0;
+    int all = 1;
     for (size_t i = 0; i < len;) {
         uint32_t cp;
         int k = utf8_decode(s + i, len - i, &cp);
@@ -123,9 +191,12 @@ size_t bpe_unspell(const char *s, size_t len, char *out)
             k = k > 0 ? k : 1;
             memcpy(out + n, s + i, (size_t)k);
             n += (size_t)k;
+            all = 0;
         }
         i += (size_t)k;
     }
+    if (spelled)
+        *spelled = all;
     return n;
 }
 
@@ -145,7 +216,9 @@ static int merge_find(const struct tok_bpe *b, int32_t l, int32_t r)
 }
 
 /* One merge string "left right" into ids: the first space after the first
- * character separates the two (a first token of one space stays whole). */
+ * character separates the two (a first token of one space stays whole).
+ * 0 with ids[0] -1 for a merge that can never apply, as a side is not in
+ * GPT-2's spelling: llama.cpp matches merges to the spelled text. */
 static int parse_merge(const struct tokenizer *t, const struct tok_str *m, int r, char *scratch,
                        int32_t ids[3], const char *path, struct err *e)
 {
@@ -156,8 +229,11 @@ static int parse_merge(const struct tokenizer *t, const struct tok_str *m, int r
         return err_set(e, ERR_USAGE, "%s: merge %d '%s' is not two tokens and a space", path, r,
                        m->s ? tok_quote(m->s, m->len, q, sizeof q) : "");
     size_t ll = (size_t)(sp - m->s), rl = m->len - ll - 1;
-    size_t a = bpe_unspell(m->s, ll, scratch);
-    size_t b = bpe_unspell(sp + 1, rl, scratch + a);
+    int sa, sb;
+    size_t a = bpe_unspell(m->s, ll, scratch, &sa);
+    size_t b = bpe_unspell(sp + 1, rl, scratch + a, &sb);
+    if (!sa || !sb)
+        return 0;
     ids[0] = tok_find(t, scratch, a);
     ids[1] = tok_find(t, scratch + a, b);
     if (ids[0] < 0 || ids[1] < 0)
@@ -203,6 +279,8 @@ static int build_merges(struct tokenizer *t, struct tok_bpe *b, const struct tok
         b->left[r] = ids[0];
         b->right[r] = ids[1];
         b->result[r] = ids[2];
+        if (ids[0] < 0)
+            continue; /* never applies */
         uint32_t h = pair_hash(ids[0], ids[1]) & b->mask;
         while (b->slot[h] >= 0 &&
                !(b->left[b->slot[h]] == ids[0] && b->right[b->slot[h]] == ids[1]))
@@ -227,28 +305,42 @@ static int is_pre(const struct tok_str *pre, const char *names)
     return 0;
 }
 
-static int build_pre(struct tok_bpe *b, const struct tok_str *pre, const char *path, struct err *e)
+int bpe_pre_find(const struct tok_str *pre)
 {
-    size_t n_kinds = sizeof PRE_KINDS / sizeof PRE_KINDS[0];
-    const struct pre_kind *k = &PRE_KINDS[n_kinds - 1]; /* none given: the default */
-    if (pre->len && pre->s) {
-        for (k = PRE_KINDS; k < PRE_KINDS + n_kinds && !is_pre(pre, k->names); k++)
-            ;
-        if (k == PRE_KINDS + n_kinds) {
-            char q[200];
-            return err_set(e, ERR_USAGE,
-                           "%s: the pre-tokenizer '%s' is not supported (llama-bpe, llama3, "
-                           "llama-v3, smollm, starcoder, gpt-2, default)",
-                           path, tok_quote(pre->s, pre->len, q, sizeof q));
-        }
-    }
-    const char *const *re = k->re;
+    if (!pre->len || !pre->s)
+        return N_PRE_KINDS - 1; /* none given: the default */
+    for (int k = 0; k < N_PRE_KINDS; k++)
+        if (is_pre(pre, PRE_KINDS[k].names))
+            return k;
+    return -1;
+}
+
+int bpe_pre_add_bos(int row)
+{
+    return row >= 0 && row < N_PRE_KINDS && PRE_KINDS[row].add_bos;
+}
+
+int bpe_pre_refuse(const struct tok_str *pre, const char *path, struct err *e)
+{
+    char q[200], list[200] = "";
+    for (int k = 0; k < N_PRE_KINDS; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%.*s", k ? ", " : "",
+                 (int)strcspn(PRE_KINDS[k].names, " "), PRE_KINDS[k].names);
+    return err_set(e, ERR_USAGE,
+                   "%s: the pre-tokenizer '%s' is not supported (logitlab has %s, and their "
+                   "aliases: doc/gguf.md)",
+                   path, tok_quote(pre->s, pre->len, q, sizeof q), list);
+}
+
+static int build_pre(struct tok_bpe *b, int row, struct err *e)
+{
+    const struct pre_kind *k = &PRE_KINDS[row];
     b->n_re = k->n_re;
     b->ignore_merges = k->ignore_merges;
     for (int i = 0; i < b->n_re; i++) {
         int code;
         PCRE2_SIZE at;
-        b->re[i] = pcre2_compile((PCRE2_SPTR)re[i], PCRE2_ZERO_TERMINATED,
+        b->re[i] = pcre2_compile((PCRE2_SPTR)k->re[i], PCRE2_ZERO_TERMINATED,
                                  PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &at, NULL);
         if (!b->re[i]) {
             PCRE2_UCHAR msg[120];
@@ -261,12 +353,13 @@ static int build_pre(struct tok_bpe *b, const struct tok_str *pre, const char *p
     return 0;
 }
 
-int bpe_build(struct tokenizer *t, const struct tok_spec *s, const char *path, struct err *e)
+int bpe_build(struct tokenizer *t, const struct tok_spec *s, int pre, const char *path,
+              struct err *e)
 {
     t->bpe = calloc(1, sizeof *t->bpe);
     if (!t->bpe)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    if (build_merges(t, t->bpe, s, path, e) < 0 || build_pre(t->bpe, &s->pre, path, e) < 0)
+    if (build_merges(t, t->bpe, s, path, e) < 0 || build_pre(t->bpe, pre, e) < 0)
         return -1;
     return 0;
 }
@@ -309,7 +402,7 @@ struct bwork {
 
 static int try_pair(const struct tok_bpe *b, struct bwork *w, int l, int r, struct err *e)
 {
-    if (l < 0 || r < 0)
+    if (l < 0 || r < 0 || w->sym[l].id < 0 || w->sym[r].id < 0)
         return 0;
     int m = merge_find(b, w->sym[l].id, w->sym[r].id);
     return m < 0 ? 0
@@ -353,7 +446,7 @@ static int bpe_word(const struct tokenizer *t, struct bwork *w, const char *s, s
             return -1;
     }
     for (int i = 0; i >= 0; i = w->sym[i].next)
-        if (tok_push(o, w->sym[i].id, e) < 0)
+        if (w->sym[i].id >= 0 && tok_push(o, w->sym[i].id, e) < 0)
             return -1;
     return 0;
 }

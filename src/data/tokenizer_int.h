@@ -1,11 +1,15 @@
 /* tokenizer_int.h - what tokenizer.c (the tables, special tokens, pieces),
+ * tokenizer_attr.c (what llama.cpp decides by a token's text),
  * tokenizer_bpe.c (byte-level BPE) and tokenizer_spm.c (SentencePiece) share.
  *
- * Every token has a key, the bytes the text is matched against, and a piece,
- * the bytes it stands for. BPE keys are raw bytes (GPT-2's spelling undone),
- * so the pre-tokenizer and the merges work on the text as it is; SPM keys are
+ * Every token has a key, the bytes a piece of text is looked up by, and a
+ * piece, the bytes it stands for. BPE keys are raw bytes (GPT-2's spelling
+ * undone), so the pre-tokenizer and the merges work on the text as it is;
+ * a token whose stored text is not all in GPT-2's spelling has no key, as
+ * llama.cpp, which looks texts up spelled, never reaches it. SPM keys are
  * the pieces as stored ("▁the"), since the text is escaped the same way
- * before it is matched. Special tokens are keyed by their text as written.
+ * before it is matched. A special token is found in the text by its piece,
+ * its text as written.
  */
 #ifndef LOGITLAB_TOKENIZER_INT_H
 #define LOGITLAB_TOKENIZER_INT_H
@@ -23,17 +27,19 @@ struct tokenizer {
     int n;
     char *key;         /* every key, back to back: token i is key[key_off[i] .. key_off[i+1]) */
     uint32_t *key_off; /* n + 1 */
-    char *piece;       /* the same for pieces; BPE shares key's arrays */
+    char *piece;       /* the same for pieces */
     uint32_t *piece_off;
     int8_t *type;      /* enum tok_type of each token */
     float *score;      /* SPM: higher merges first */
     int32_t *slot;     /* open-addressing table of ids by key; -1 empty */
     uint32_t mask;     /* slots - 1 (a power of two) */
     size_t max_key;    /* the longest key: a longer run of text is no token */
-    int byte_tok[256]; /* the token of each single byte */
+    int byte_tok[256]; /* the token of each single byte; BPE: -1 for none */
     int *special;      /* ids matched in the text before tokenizing, longest first */
     int n_special;
     int bos, eos, eot, unk, add_bos, add_space_prefix;
+    int *eog; /* the ends of generation, ascending (tokenizer_attr.c) */
+    int n_eog;
     struct tok_bpe *bpe;
 };
 
@@ -73,14 +79,33 @@ int tok_push(struct tok_out *o, int id, struct err *e);
  * for messages that quote the model's strings. Returns buf. */
 const char *tok_quote(const char *s, size_t len, char *buf, size_t n);
 
+/* Whether a token of type (enum tok_type) stands for its text as written:
+ * special tokens do; the others are spelled in the kind's alphabet. */
+int tok_as_written(int type);
+
+/* Marks the tokens llama.cpp's loader takes for control tokens by their
+ * text and lists the ends of generation (t->eog), from t->type and s's
+ * texts and ids (tokenizer_attr.c). */
+int tok_attr_apply(struct tokenizer *t, const struct tok_spec *s, struct err *e);
+
 /* The raw bytes of a GPT-2-spelled token s into out (room for len bytes:
  * spelling never makes a token shorter). Characters outside the spelling are
- * kept as their UTF-8 bytes. Returns the length. */
-size_t bpe_unspell(const char *s, size_t len, char *out);
+ * kept as their UTF-8 bytes, and *spelled (when not NULL) says whether
+ * there were none. Returns the length. */
+size_t bpe_unspell(const char *s, size_t len, char *out, int *spelled);
 
-/* Builds the merges and the pre-tokenizer of spec s into t->bpe (t's keys,
- * table and byte tokens are built already). */
-int bpe_build(struct tokenizer *t, const struct tok_spec *s, const char *path, struct err *e);
+/* The row of the pre-tokenizer table (tokenizer_bpe.c) named pre (len 0:
+ * none, llama.cpp's "default"), or -1; and that row's add_bos default. */
+int bpe_pre_find(const struct tok_str *pre);
+int bpe_pre_add_bos(int row);
+
+/* The refusal of an unknown pre-tokenizer, naming the ones there are. */
+int bpe_pre_refuse(const struct tok_str *pre, const char *path, struct err *e);
+
+/* Builds the merges and the pre-tokenizer of row pre (bpe_pre_find) into
+ * t->bpe (t's keys, table and byte tokens are built already). */
+int bpe_build(struct tokenizer *t, const struct tok_spec *s, int pre, const char *path,
+              struct err *e);
 void bpe_free(struct tok_bpe *b);
 
 /* Appends the ids of text (no special tokens in it any more) to o. */

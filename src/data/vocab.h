@@ -16,7 +16,7 @@
 
 #include "base/err.h"
 
-#define VOCAB_MAX_EOS         4
+#define VOCAB_MAX_EOS         16
 #define VOCAB_MAX_TOKENS      (1 << 22) /* refused above this: about 4 million tokens */
 #define VOCAB_MAX_TOKEN_BYTES 1024      /* a longer token is refused as absurd */
 #define VOCAB_SPACE_MARK      "\u2423"  /* ␣: the visible leading space */
