@@ -26,8 +26,15 @@ import numpy as np
 
 # What llama.cpp's rounding explains, as a multiple of the row's sd: about twice the largest
 # distance measured on the test models (doc/model.md gives the measurements and the reasons).
+# The types added later, and llama-quantize's mixes, measured on de3ff815 the same way
+# (2026-12-06): Q4_1 0.113, Q5_0 0.108, Q5_1 0.106, IQ4_NL 0.121, Q2_K 0.150 (its mix 0.163),
+# Q3_K 0.172, IQ4_XS 0.156 (its mix 0.164), Q3_K_M 0.173, Q4_K_S 0.184, Q5_K_S 0.163, Q4_K_M and
+# Q5_K_M at widths of 320 and 864 (their fallbacks) 0.111 and 0.096.
 LLAMA_TOL = {"F32": 2e-5, "F16": 0.02, "BF16": 0.08, "Q8_0": 0.25, "Q4_0": 0.25,
-             "Q4_K": 0.3, "Q5_K": 0.3, "Q6_K": 0.3}
+             "Q4_K": 0.3, "Q5_K": 0.3, "Q6_K": 0.3,
+             "Q4_1": 0.25, "Q5_0": 0.25, "Q5_1": 0.25, "IQ4_NL": 0.25, "Q2_K": 0.35,
+             "Q3_K": 0.35, "IQ4_XS": 0.35, "Q3_K_M": 0.35, "Q4_K_S": 0.4, "Q5_K_S": 0.35,
+             "Q4_K_M": 0.25, "Q5_K_M": 0.2}
 
 
 def parse(path):
