@@ -29,9 +29,11 @@ while IFS="$(printf '\t')" read -r file line; do
     case $line in *'status 2'*) want=2 ;; esac
     # The command without its comment (two spaces or more, then #).
     cmd=$(printf '%s\n' "$line" | sed -E 's/  +#.*$//; s/ +$//')
-    cmd=$(printf '%s\n' "$cmd" | sed -E "s#(Llama-3\\.2-1B-Instruct-Q8_0|MODEL)\\.gguf#$MODEL#g")
+    cmd=$(printf '%s\n' "$cmd" | sed -E "s#(Llama-3\\.2-1B-Instruct-Q8_0|MODEL|build/models/test-Q8_0)\\.gguf#$MODEL#g")
+    # the trained model that ships, made by the build: a path from the top of the tree
+    cmd=$(printf '%s\n' "$cmd" | sed -E "s# data/stories260K# $TOP/data/stories260K#g")
     sub=$(printf '%s\n' "$cmd" | awk '{ print $2 }')
-    case $sub in show | generate | export | lessons) ;; *) cmd="$cmd --headless" ;; esac
+    case $sub in show | generate | export | lessons | tokenize) ;; *) cmd="$cmd --headless" ;; esac
     n=$((n + 1))
     mkdir "$TMP/run$n"
     (cd "$TMP/run$n" && eval "timeout 300 $(printf '%s\n' "$cmd" | sed "s#^logitlab#\"$BIN\"#")") \
