@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "base/outfile.h"
 #include "data/config.h"
 #include "core/draws.h"
 #include "data/keys.h"
@@ -443,6 +444,11 @@ static int check_output(const struct options *o, struct err *e)
         return err_set(e, ERR_USAGE, "--prompt and --prompt-file are two prompts: give one");
     if (o->save_logits && (!o->command || strcmp(o->command, "show") != 0 || !o->model))
         return err_set(e, ERR_USAGE, "--save-logits goes with show --model FILE.gguf");
+    /* Each output its own file: one would replace the other. */
+    if (o->output && o->save_logits && outfile_same(o->output, o->save_logits))
+        return err_set(e, ERR_USAGE,
+                       "--save-logits: '%s' is the file of --output too: give each its own",
+                       o->save_logits);
     if (o->force && !o->output && !o->save_logits)
         return err_set(
             e, ERR_USAGE,

@@ -132,19 +132,30 @@ static int find_ids(const struct options *o, const struct lesson *L, int *ids, s
     return 0;
 }
 
-/* --save-logits: the step's logits as float32 .npy, whole or not at all. */
-static int save_logits(const struct options *o, const struct source *src, struct err *e)
+/* --save-logits: the step's logits as float32 .npy into lf, which the
+ * caller opened before the run and keeps only when all of it succeeded. */
+static int save_logits(const struct options *o, const struct source *src, struct outfile *lf,
+                       struct err *e)
 {
     const float *row = source_last_logits_f(src, o->step);
     if (!row)
         return err_set(e, ERR_USAGE, "--save-logits: this step has no float logits");
-    struct outfile of;
-    if (outfile_open(&of, o->save_logits, o->force, e) < 0)
-        return err_prefix(e, "--save-logits"), -1;
-    int rc = npy_write(of.f, row, 1, src->L->vocab.n, e);
-    if (outfile_close(&of, rc == 0, e) < 0)
-        rc = -1;
-    return rc;
+    return npy_write(lf->f, row, 1, src->L->vocab.n, e);
+}
+
+/* Opens -o and --save-logits before anything runs, so that a file that
+ * cannot be written stops the command first. */
+static int open_outputs(const struct options *o, struct outfile *of, struct outfile *lf,
+                        struct err *e)
+{
+    if (outfile_open(of, o->output, o->force, e) < 0)
+        return -1;
+    if (o->save_logits && outfile_open(lf, o->save_logits, o->force, e) < 0) {
+        err_prefix(e, "--save-logits");
+        outfile_close(of, 0, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 static int cmd_show(struct session *ss, const char *what, struct err *e)
@@ -169,9 +180,9 @@ static int cmd_show(struct session *ss, const char *what, struct err *e)
     }
     struct settings s;
     int found[CLI_MAX_FIND];
-    struct outfile of;
+    struct outfile of, lf;
     if (step_settings(o, &src, o->step, &s, e) < 0 || find_ids(o, &L, found, e) < 0 ||
-        outfile_open(&of, o->output, o->force, e) < 0) {
+        open_outputs(o, &of, &lf, e) < 0) {
         close_lesson(&L, &src);
         return -1;
     }
@@ -183,7 +194,7 @@ static int cmd_show(struct session *ss, const char *what, struct err *e)
     if (rc == 0) {
         rc = source_run_step(&src, o->step, &s, ctx, len, &t, e);
         if (rc == 0 && o->save_logits)
-            rc = save_logits(o, &src, e);
+            rc = save_logits(o, &src, &lf, e);
         struct draws_hist hist;
         struct draws draws;
         int with_hist = fast && L.vocab.n >= 1000; /* a few tokens are all in the table */
@@ -217,7 +228,10 @@ static int cmd_show(struct session *ss, const char *what, struct err *e)
             rc = report_write(of.f, o->format, &r, e);
         trace_free(&t);
     }
-    if (outfile_close(&of, rc == 0, e) < 0)
+    /* Both files or neither: a failed run leaves no new file. */
+    if (o->save_logits && outfile_close(&lf, rc == 0, e) < 0)
+        rc = -1;
+    if (outfile_close(&of, rc == 0, rc == 0 ? e : NULL) < 0)
         rc = -1;
     free(ctx);
     close_lesson(&L, &src);

@@ -177,3 +177,24 @@ expect 0 "" show real-story --hidden-size 440 --top 1
 mkdir -p "$TMP/outdir"
 expect 2 "logitlab: $TMP/outdir is not a regular file: not replaced" show toy -o "$TMP/outdir"
 expect 2 "logitlab: $TMP/outdir is not a regular file: not replaced" show toy -o "$TMP/outdir" --force
+
+# ---- one output file per purpose (issue 29, part 4) ----
+# -o and --save-logits naming one file, after links and '..' are resolved,
+# are refused before anything is written (with --force the table replaced
+# the logits and the status was 0); a run that fails writes neither file.
+ONE="$HERE/../data/stories260K.gguf"
+mkdir -p "$TMP/one/sub"
+ln -s same.npy "$TMP/one/link.npy"
+expect 2 "logitlab: --save-logits: '$TMP/one/same.npy' is the file of --output too: give each its own" \
+    show -m "$ONE" -p Once -o "$TMP/one/same.npy" --save-logits "$TMP/one/same.npy" --force
+expect 2 "logitlab: --save-logits: '$TMP/one/same.npy' is the file of --output too: give each its own" \
+    show -m "$ONE" -p Once -o "$TMP/one/link.npy" --save-logits "$TMP/one/same.npy"
+expect 2 "logitlab: --save-logits: '$TMP/one/sub/../t.txt' is the file of --output too: give each its own" \
+    show -m "$ONE" -p Once -o "$TMP/one/t.txt" --save-logits "$TMP/one/sub/../t.txt"
+: >"$TMP/one/old.npy"
+expect 2 "logitlab: --save-logits: $TMP/one/old.npy exists: add --force to replace it" \
+    show -m "$ONE" -p Once -o "$TMP/one/new.txt" --save-logits "$TMP/one/old.npy"
+left=$(ls "$TMP/one" | tr '\n' ' ')
+[ "$left" = "link.npy old.npy sub " ] && ok || bad "files left by the refused runs: $left"
+expect 0 "" show -m "$ONE" -p Once -o "$TMP/one/t.txt" --save-logits "$TMP/one/t.npy"
+[ -s "$TMP/one/t.txt" ] && [ -s "$TMP/one/t.npy" ] && ok || bad "show -o and --save-logits: both files"

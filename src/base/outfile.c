@@ -12,6 +12,44 @@
 #define TMP_PREFIX ".logitlab-"
 #define TMP_TRIES  1000
 
+/* path with its directory resolved (and a link in the last place followed
+ * once), into buf; 0, or -1 when the directory does not resolve. */
+static int resolve(const char *path, char *buf, size_t n)
+{
+    char link[PATH_MAX], dir[PATH_MAX];
+    ssize_t k = readlink(path, link, sizeof link - 1);
+    if (k > 0) {
+        link[k] = '\0';
+        if (link[0] == '/' || !strchr(path, '/'))
+            path = link;
+        else if ((size_t)snprintf(dir, sizeof dir, "%.*s/%s", (int)(strrchr(path, '/') - path),
+                                  path, link) < sizeof dir)
+            path = dir;
+    }
+    const char *slash = strrchr(path, '/');
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash == path)
+        snprintf(parent, sizeof parent, "/");
+    char real[PATH_MAX];
+    if (!realpath(parent, real))
+        return -1;
+    return (size_t)snprintf(buf, n, "%s/%s", real, slash ? slash + 1 : path) < n ? 0 : -1;
+}
+
+int outfile_same(const char *a, const char *b)
+{
+    if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+        return 0;
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ra[PATH_MAX + NAME_MAX + 2], rb[PATH_MAX + NAME_MAX + 2];
+    if (resolve(a, ra, sizeof ra) < 0 || resolve(b, rb, sizeof rb) < 0)
+        return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0;
+}
+
 static const int GUARDED[OUTFILE_SIGNALS] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGXFSZ };
 
 /* The first guarded signal that came while a named temporary existed. */

@@ -52,6 +52,11 @@ struct outfile {
     struct sigaction old[OUTFILE_SIGNALS];
 };
 
+/* Whether paths a and b name one file, after resolving links: the same
+ * device and inode when both exist, else the same resolved directory and
+ * name (a dangling link followed once). "-" (standard output) is no file. */
+int outfile_same(const char *a, const char *b);
+
 /* Opens path (NULL or "-": standard output). Errors: the file exists and
  * force is 0 ("x.md exists: add --force to replace it"), it is not a
  * regular file, its directory cannot be written. */
