@@ -16,6 +16,7 @@
 #include "base/utf8.h"
 #include "data/catalog.h"
 #include "data/config.h"
+#include "data/gguf.h"
 #include "data/lesson.h"
 #include "report/report.h"
 #include "source/source.h"
@@ -53,6 +54,29 @@ START_TEST(test_controls)
     ck_assert_int_eq(utf8_cp_is_control(0x7F), 1);
     ck_assert_int_eq(utf8_cp_is_control(0x9F), 1);
     ck_assert_int_eq(utf8_cp_is_control(0xA0), 0);
+}
+END_TEST
+
+/* Unicode's Bidi_Control characters reorder what follows them on the row:
+ * a token "\u202E" + "olleh" shows as "hello", and the rest of its row
+ * runs backwards. They are escaped as the other controls are (issue 29,
+ * part 8); their neighbours (U+200D ZWJ, U+2065, U+206A) stay text. */
+START_TEST(test_bidi_controls)
+{
+    expect_escaped("a\xe2\x80\xaeolleh", "a\\xE2\\x80\\xAEolleh");                  /* U+202E RLO */
+    expect_escaped("\xe2\x81\xa6x\xe2\x81\xa9", "\\xE2\\x81\\xA6x\\xE2\\x81\\xA9"); /* LRI, PDI */
+    expect_escaped("\xe2\x80\x8e\xe2\x80\x8f", "\\xE2\\x80\\x8E\\xE2\\x80\\x8F");   /* LRM, RLM */
+    expect_escaped("\xd8\x9c", "\\xD8\\x9C");                                       /* U+061C ALM */
+    const uint32_t on[] = { 0x061C, 0x200E, 0x200F, 0x202A, 0x202E, 0x2066, 0x2069 };
+    const uint32_t off[] = { 0x061B, 0x200D, 0x2010, 0x2029, 0x202F, 0x2065, 0x206A };
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        ck_assert_int_eq(utf8_cp_is_control(on[i]), 1);
+        ck_assert_int_eq(utf8_cp_is_control(off[i]), 0);
+    }
+    /* GGUF strings (tensor names, metadata in messages) the same way */
+    char buf[64];
+    gguf_escape("x\xe2\x80\xaey", 5, buf, sizeof buf);
+    ck_assert_str_eq(buf, "x\\xE2\\x80\\xAEy");
 }
 END_TEST
 
@@ -129,6 +153,9 @@ START_TEST(test_ini_refuses_controls)
                    PATH ":10: control character U+009B in the value of 'text'");
     expect_refused(MINIMAL "text = a\rb\n",
                    PATH ":9: control character U+000D in the value of 'text'");
+    /* a bidirectional control too (U+202E, right-to-left override) */
+    expect_refused(MINIMAL "text = abc\xe2\x80\xae cba\n",
+                   PATH ":9: control character U+202E in the value of 'text'");
     /* The configuration file goes through the same reader. */
     struct config c;
     struct err e = { 0, "" };
@@ -272,6 +299,7 @@ Suite *suite_escape(void)
     Suite *s = suite_create("escape");
     TCase *tc = tcase_create("escape");
     tcase_add_test(tc, test_controls);
+    tcase_add_test(tc, test_bidi_controls);
     tcase_add_test(tc, test_invalid_and_text);
     tcase_add_test(tc, test_cut_between_escapes);
     tcase_add_test(tc, test_stream_keeps_lines);

@@ -69,9 +69,18 @@ int utf8_width(const char *s)
     return w;
 }
 
+/* The bidirectional formatting characters (Unicode's Bidi_Control): an
+ * embedding, override or isolate, or a mark, reorders the text around it,
+ * so that a token could make the rest of its row read backwards. */
+static int is_bidi_control(uint32_t cp)
+{
+    return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
 int utf8_cp_is_control(uint32_t cp)
 {
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || is_bidi_control(cp);
 }
 
 size_t utf8_escape_char(const char *s, size_t len, int flags, char out[UTF8_ESC_MAX], size_t *outn)

@@ -23,14 +23,17 @@ int utf8_width(const char *s);
 /* Escaping for display. Every string that comes from a file or an argument
  * passes through here before it reaches a terminal or a text file, so that
  * no byte of it can drive the terminal: a control character is one of C0
- * (U+0000..U+001F), DEL (U+007F) or C1 (U+0080..U+009F, which terminals
- * read as ESC sequences too: U+009B is CSI). Its visible form is \n, \t or
- * \r for those three, else \xNN for each of its bytes ("\x1B", "\xC2\x9B");
+ * (U+0000..U+001F), DEL (U+007F), C1 (U+0080..U+009F, which terminals
+ * read as ESC sequences too: U+009B is CSI), or a bidirectional control
+ * (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which would
+ * reorder the rest of a row. Its visible form is \n, \t or
+ * \r for those three, else \xNN for each of its bytes ("\x1B", "\xC2\x9B",
+ * "\xE2\x80\xAE" for U+202E);
  * a byte that is not part of valid UTF-8 is \xNN as well. Everything else,
  * the backslash included, stays as it is, so escaping twice changes
  * nothing. */
 
-/* 1 if cp is a control character (C0, DEL or C1). */
+/* 1 if cp is a control character (C0, DEL, C1 or a bidirectional control). */
 int utf8_cp_is_control(uint32_t cp);
 
 #define UTF8_ESC_MAX        16 /* bytes of one character's escaped form, at most */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "data/gguf_int.h"
 
 static const char *const TYPE_NAME[GGUF_T_COUNT] = { "u8",  "i8",  "u16",  "i16",    "u32",
@@ -50,7 +51,7 @@ static size_t escape_one(const unsigned char *s, size_t len, char *out, size_t *
         out[0] = '\\';
         out[1] = cp == '\n' ? 'n' : cp == '\t' ? 't' : cp == '\r' ? 'r' : '\\';
         *outn = 2;
-    } else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0xFFFFFFFF) {
+    } else if (cp == 0xFFFFFFFF || utf8_cp_is_control(cp)) {
         size_t k = 0;
         for (size_t i = 0; i < l; i++) {
             out[k++] = '\\', out[k++] = 'x';
