@@ -465,6 +465,9 @@ START_TEST(test_lesson_bad_tries)
     /* Every part of a combined suggestion is checked, not only the first. */
     expect_step_line_refused("try = top-k 2 | top-p 7",
                              "try: top-p: 7 is out of range (must be in (0, 1])");
+    /* A setting named twice: the second would silently win (issue 29, part 5). */
+    expect_step_line_refused("try = temperature 0.5 | top-k 2 | temperature 2",
+                             "try: 'temperature' is given twice");
 }
 END_TEST
 

@@ -294,6 +294,7 @@ START_TEST(test_request_key_errors)
         { "request = temprature 0\n", "x.ini:4: request: 'temprature' is not a setting" },
         { "request = top-p 2\n", "x.ini:4: request: top-p: 2 is out of range (must be in (0, 1])" },
         { "request = seed 1 |\n", "x.ini:4: request: an empty setting" },
+        { "request = seed 1 | top-k 3 | seed 2\n", "x.ini:4: request: 'seed' is given twice" },
         { "request = seed 1\n  | seed 2\n", "x.ini:5: a request cannot continue on the next line" },
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {

@@ -57,3 +57,11 @@ for keys in "<Space><Space><Left>" "<Space><Space><Left><Left>"; do
         >"$TMP/screen" 2>"$TMP/err"
     stop_has "$TMP/screen" "the lesson pane after $keys" '(taken)' 'Last hidden vector h: 64 values,'
 done
+
+# hidden-size and weights-seed shape the synthetic head; beside [model] file
+# they would be ignored, so they are refused with their line (issue 29, part 5).
+for key in "hidden-size = 512" "weights-seed = 5"; do
+    printf '[lesson]\nid = x\ntitle = X\n[model]\nfile = %s\n%s\n' "$(cd "$HERE/.." && pwd)/data/stories260K.gguf" "$key" >"$TMP/tr.ini"
+    expect 2 "logitlab: $TMP/tr.ini:6: [model] file takes its head from the model: drop ${key%% *} (it shapes the synthetic head)" \
+        show "$TMP/tr.ini"
+done

@@ -171,7 +171,7 @@ int ld_collect_int(struct loader *ld, const char *section, const char *name, int
         return -1;
     }
     *out = x;
-    return 0;
+    return line;
 }
 
 /* Splits a list of numbers ("-3.2 0.8, 1.2"), checks each, stores the first

@@ -48,7 +48,7 @@ int ld_collect(struct loader *ld, const char *section, const char *name, const c
                char **out, int *line);
 
 /* An integer key within lo..hi into *out; *out stays as it is when the key
- * is absent. */
+ * is absent. Returns the key's line, 0 when it is absent, or -1. */
 int ld_collect_int(struct loader *ld, const char *section, const char *name, int lo, int hi,
                    int *out);
 

@@ -308,9 +308,9 @@ int ld_read_model(struct loader *ld, struct lesson *L)
         return -1;
     }
     int seed = -1;
-    if (ld_collect_int(ld, "model", "hidden-size", 8, MODEL_MAX_HIDDEN, &M->hidden) < 0 ||
-        ld_collect_int(ld, "model", "weights-seed", 0, INT_MAX, &seed) < 0 ||
-        ld_collect_int(ld, "model", "steps", 1, LESSON_MAX_STEPS, &M->steps) < 0)
+    int hline = ld_collect_int(ld, "model", "hidden-size", 8, MODEL_MAX_HIDDEN, &M->hidden);
+    int wline = hline < 0 ? -1 : ld_collect_int(ld, "model", "weights-seed", 0, INT_MAX, &seed);
+    if (wline < 0 || ld_collect_int(ld, "model", "steps", 1, LESSON_MAX_STEPS, &M->steps) < 0)
         return -1;
     if (seed >= 0)
         M->seed = (uint64_t)seed;
@@ -325,7 +325,14 @@ int ld_read_model(struct loader *ld, struct lesson *L)
     }
     int rc = 0;
     if (file) {
-        rc = model_file(ld, L, file, fline, vocab ? vline : scen ? sline : 0);
+        /* hidden-size and weights-seed shape the synthetic head, which a
+         * model file replaces: they would be ignored. */
+        if (hline || wline)
+            ld_error(ld, hline ? hline : wline,
+                     "[model] file takes its head from the model: drop %s (it shapes the "
+                     "synthetic head)",
+                     hline ? "hidden-size" : "weights-seed");
+        rc = hline || wline ? -1 : model_file(ld, L, file, fline, vocab ? vline : scen ? sline : 0);
         free(vocab);
         free(scen);
         free(file);

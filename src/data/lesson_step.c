@@ -117,6 +117,8 @@ int ld_check_setting_list(struct loader *ld, int line, const char *what,
      * ("try = |") is refused, which strtok would have skipped. */
     struct settings check = *base;
     char buf[256];
+    const struct setting_info *seen[64];
+    int n_seen = 0;
     snprintf(buf, sizeof buf, "%s", text);
     for (char *part = buf, *bar; part; part = bar ? bar + 1 : NULL) {
         if ((bar = strchr(part, '|')) != NULL)
@@ -132,10 +134,19 @@ int ld_check_setting_list(struct loader *ld, int line, const char *what,
         while (vl > 0 && isspace((unsigned char)value[vl - 1]))
             value[--vl] = '\0';
         struct err e;
-        if (!settings_known(name)) {
+        const struct setting_info *info = setting_find(name);
+        if (!info) {
             ld_error(ld, line, "%s: '%s' is not a setting", what, name);
             return -1;
         }
+        /* The second would silently win; stop strings add up, so they may repeat. */
+        for (int k = 0; k < n_seen && info->kind != SK_STOP; k++)
+            if (seen[k] == info) {
+                ld_error(ld, line, "%s: '%s' is given twice", what, name);
+                return -1;
+            }
+        if (n_seen < (int)(sizeof seen / sizeof seen[0]))
+            seen[n_seen++] = info;
         if (settings_set(&check, name, value, &e) < 0) {
             ld_error(ld, line, "%s: %s: %s", what, name, e.msg);
             return -1;
