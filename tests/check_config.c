@@ -54,6 +54,9 @@ START_TEST(test_bad_files)
     refused("[keys]\nquit = <Esc>\n",
             "c.ini:2: quit: '<Esc>' is not one key (a printable ASCII character, such as Q or d)");
     refused("[keys]\nfly = f\n", "c.ini:2: unknown key 'fly' in [keys]");
+    /* two actions on one key: the last silently won (issue 29, part 5) */
+    refused("[keys]\nquit = Q\nback = j\nstep = Q\n",
+            "c.ini:4: step: 'Q' is bound to quit already (line 2)");
     refused("[colours]\ntheme = mono\n",
             "c.ini:1: unknown section [colours] (sections: display, defaults, keys)");
 }

@@ -102,6 +102,33 @@ static int given_before(const struct ini_file *f, int i)
     return 0;
 }
 
+/* A [keys] entry: action = KEY, one printable key, not bound already. */
+static int bind_key(struct config *c, const struct ini_file *f, const struct ini_entry *en,
+                    struct err *e)
+{
+    char msg[2 * ERR_MSG_MAX];
+    struct err ve;
+    struct key_event ev[2];
+    int n = keys_parse(en->value, ev, 2, &ve);
+    if (n != 1 || ev[0].key <= 0x20 || ev[0].key >= 0x7F) {
+        snprintf(msg, sizeof msg,
+                 "%s: '%s' is not one key (a printable ASCII character, such as Q or d)", en->name,
+                 en->value);
+        return fail(c, f, en->line, e, msg);
+    }
+    /* One action a key: the last would silently win. */
+    for (int i = 0; i < c->n_bindings; i++)
+        if (c->bindings[i].key == ev[0].key) {
+            snprintf(msg, sizeof msg, "%s: '%s' is bound to %s already (line %d)", en->name,
+                     en->value, ACTIONS[c->bindings[i].action].name, c->bindings[i].line);
+            return fail(c, f, en->line, e, msg);
+        }
+    if (c->n_bindings == CONFIG_MAX_BINDINGS)
+        return fail(c, f, en->line, e, "too many key bindings");
+    c->bindings[c->n_bindings++] = (struct binding){ ev[0].key, action_of(en->name), en->line };
+    return 0;
+}
+
 static int interpret(struct config *c, const struct ini_file *f, struct err *e)
 {
     for (int i = 0; i < f->n; i++) {
@@ -138,18 +165,8 @@ static int interpret(struct config *c, const struct ini_file *f, struct err *e)
             int k = strcmp(en->name, "order") == 0 ? 0 : 1;
             strcpy(c->default_name[k], k == 0 ? "order" : "seed");
             snprintf(c->default_value[k], sizeof c->default_value[k], "%s", en->value);
-        } else {
-            struct key_event ev[2];
-            int n = keys_parse(en->value, ev, 2, &ve);
-            if (n != 1 || ev[0].key <= 0x20 || ev[0].key >= 0x7F) {
-                snprintf(msg, sizeof msg,
-                         "%s: '%s' is not one key (a printable ASCII character, such as Q or d)",
-                         en->name, en->value);
-                return fail(c, f, en->line, e, msg);
-            }
-            if (c->n_bindings == CONFIG_MAX_BINDINGS)
-                return fail(c, f, en->line, e, "too many key bindings");
-            c->bindings[c->n_bindings++] = (struct binding){ ev[0].key, action_of(en->name) };
+        } else if (bind_key(c, f, en, e) < 0) {
+            return -1;
         }
     }
     return 0;

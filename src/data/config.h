@@ -23,6 +23,7 @@ enum theme { THEME_MONO, THEME_DEFAULT, THEME_PROJECTOR };
 struct binding {
     int key;    /* the key pressed: a code point below 128 */
     int action; /* the action it does: its index in data/actions.def */
+    int line;   /* of the configuration file */
 };
 
 struct config {
