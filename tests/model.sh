@@ -114,6 +114,13 @@ want="128000,128006,882,128007,271,13347,128009,128006,78191,128007,271"
 # The generated Llama 2 files carry no template: --chat says so.
 expect 2 "logitlab: --chat: $M2 has no chat template logitlab knows (Llama 3's headers or Llama 2's [INST])" \
     show --model "$M2" -p hi --chat
+# Llama 3's template over a vocabulary without its header tokens: refused,
+# where it spelled them out as bytes (issue 29, part 5).
+MC="$MODELS/chatless.gguf"
+"$GEN" --arch llama2 --layers 1 --embd 64 --heads 4 --kv-heads 4 --ff 128 --tied 1 --seed 3 \
+    --type F32 --template llama3 -o "$MC" >/dev/null && ok || bad "gen_model --template llama3"
+expect 2 "logitlab: --chat: $MC's chat template uses <|start_header_id|>, but its vocabulary has no such token" \
+    show --model "$MC" -p hi --chat
 expect 2 "logitlab: --prompt goes with --model FILE.gguf" show toy -p hi
 expect 2 "logitlab: --save-logits goes with show --model FILE.gguf" generate toy --save-logits x.npy
 expect 2 "logitlab: --logits and --model are two sources of logits: give one" \

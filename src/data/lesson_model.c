@@ -139,6 +139,24 @@ static int encode_part(const struct lesson_gguf *g, const char *text, int specia
     return 0;
 }
 
+/* Llama 3's chat markers are single special tokens: a vocabulary without
+ * them would spell them out as bytes, which is no chat format at all. */
+static int has_chat_tokens(const struct lesson_gguf *g, struct err *e)
+{
+    static const char *const MARK[] = { "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>" };
+    for (size_t i = 0; i < sizeof MARK / sizeof MARK[0]; i++) {
+        int ids[64], got = 0;
+        if (tokenizer_encode(g->tok, MARK[i], strlen(MARK[i]), 0, 1, ids, 64, &got, e) < 0)
+            return -1;
+        if (got != 1)
+            return err_set(e, ERR_USAGE,
+                           "--chat: %s's chat template uses %s, but its vocabulary has no such "
+                           "token",
+                           g->path, MARK[i]);
+    }
+    return 0;
+}
+
 /* The prompt's ids: BOS when the model wants it, then the text, wrapped in
  * the chat format when asked (a user turn and the assistant's header). */
 static int encode_prompt(const struct lesson_gguf *g, const char *text, int *ids, int *n,
@@ -152,7 +170,8 @@ static int encode_prompt(const struct lesson_gguf *g, const char *text, int *ids
         return encode_part(g, text, g->special, ids, n, e);
     switch (g->chat_format) {
     case CHAT_LLAMA3:
-        if (encode_part(g, "<|start_header_id|>user<|end_header_id|>\n\n", 1, ids, n, e) < 0 ||
+        if (has_chat_tokens(g, e) < 0 ||
+            encode_part(g, "<|start_header_id|>user<|end_header_id|>\n\n", 1, ids, n, e) < 0 ||
             encode_part(g, text, g->special, ids, n, e) < 0)
             return -1;
         return encode_part(g, "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", 1, ids,

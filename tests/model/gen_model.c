@@ -5,7 +5,7 @@
  *
  *   gen_model --arch llama3|llama2 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --seed N --tied 0|1
- *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny
+ *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3
  *             --shape 1b --threads N] -o OUT.gguf
  *
  * TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K
@@ -56,6 +56,7 @@
 
 struct opts {
     const char *arch, *type, *out, *vocab_dir, *vocab, *rope, *shape;
+    const char *tmpl; /* --template llama3: Llama 3's chat template whatever the vocabulary */
     int layers, embd, heads, kv, ff, ctx, tied, threads;
     unsigned long long seed;
 };
@@ -461,6 +462,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "--vocab-data", NULL, 0, 0, &o->vocab_dir },
         { "--vocab", NULL, 0, 0, &o->vocab },
         { "--shape", NULL, 0, 0, &o->shape },
+        { "--template", NULL, 0, 0, &o->tmpl },
         { "-o", NULL, 0, 0, &o->out },
     };
     for (int i = 1; i < argc; i += 2) {
@@ -594,7 +596,9 @@ static int build(const struct opts *o, const struct type_row *ty, const struct t
         return err_set(e, ERR_SYSTEM, "out of memory");
     int l3 = strcmp(o->arch, "llama3") == 0;
     put_hparams(w, o, ty, l3, tok->n);
-    put_tokenizer(w, tok, l3 && !o->vocab); /* the template names Llama 3 tokens */
+    /* the template names Llama 3 tokens (--template llama3 writes it anyway, to
+     * test a vocabulary without them) */
+    put_tokenizer(w, tok, (l3 && !o->vocab) || (o->tmpl && strcmp(o->tmpl, "llama3") == 0));
     int rc = plan(g, o, ty, tok->n, rope);
     for (int i = 0; rc == 0 && i < g->n; i++) {
         const struct tspec *t = &g->t[i];
