@@ -902,6 +902,18 @@ static void k_type9(struct gguf_writer *w)
     gguf_w_array(w, "tokenizer.ggml.token_type", GGUF_T_I32, (const int32_t[]){ 9, 1, 1, 1, 1, 1 },
                  6);
 }
+/* One token more than a vocabulary holds (VOCAB_MAX_TOKENS, 4,194,304):
+ * refused by its key, where vocab.c refused it later without the file. */
+static void k_tokens_many(struct gguf_writer *w)
+{
+    size_t n = ((size_t)1 << 22) + 1;
+    struct gguf_str *t = calloc(n, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (struct gguf_str){ "", 0 };
+    gguf_w_array_str(w, "tokenizer.ggml.tokens", t, n);
+    free(t);
+}
 static void k_yarn(struct gguf_writer *w)
 {
     gguf_w_str(w, "llama.rope.scaling.type", "yarn");
@@ -943,6 +955,8 @@ static const struct bad_model {
     { { .drop = "tokenizer.ggml.model", .keys = k_bert },
       P ": tokenizer 'bert' is not supported (gpt2 or llama)" },
     { { .drop = "tokenizer.ggml.tokens" }, P ": tokenizer.ggml.tokens is missing" },
+    { { .drop = "tokenizer.ggml.tokens", .keys = k_tokens_many },
+      P ": tokenizer.ggml.tokens has 4194305 entries (1 to 4194304)" },
     { { .drop = "tokenizer.ggml.bos_token_id", .keys = k_bos6 },
       P ": tokenizer.ggml.bos_token_id is 6, outside the vocabulary (0 to 5)" },
     { { .drop = "tokenizer.ggml.bos_token_id", .keys = k_add_bos },

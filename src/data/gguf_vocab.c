@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "data/gguf_llama_int.h"
+#include "data/vocab.h"
 
-#define MAX_VOCAB (1 << 24) /* tokens (Llama 3: 128,256; Gemma: 256,000) */
+/* tokens: what a vocabulary may hold (Llama 3: 128,256; Gemma: 262,144) */
+#define MAX_VOCAB VOCAB_MAX_TOKENS
 
 static int is_int_type(int t)
 {
