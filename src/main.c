@@ -47,10 +47,11 @@ struct session {
     const struct options *o;
     struct config config;
     struct backend backend;
-    char config_warning[APP_MSG_MAX]; /* what was wrong with the file, or "" */
-    struct model_request model;       /* --model and how its prompt is encoded */
-    char *prompt_buf;                 /* --prompt-file's bytes (owned) */
-    struct progress_view progress;    /* how far a long job got (tui/progress.h) */
+    char config_warning[APP_MSG_MAX];  /* what was wrong with the file, or "" */
+    struct model_request model;        /* --model and how its prompt is encoded */
+    char *prompt_buf;                  /* --prompt-file's bytes (owned) */
+    char prompt_from[ERR_MSG_MAX / 2]; /* "--prompt-file F", which names it in messages */
+    struct progress_view progress;     /* how far a long job got (tui/progress.h) */
 };
 #define TUI_POLL_MS 250 /* how often the loop looks at the stop flag */
 
@@ -592,6 +593,8 @@ static int read_prompt(struct session *ss, struct err *e)
     if (strlen(ss->prompt_buf) != len)
         return err_set(e, ERR_USAGE, "--prompt-file: %s holds a NUL byte", ss->o->prompt_file);
     ss->model.prompt = ss->prompt_buf;
+    snprintf(ss->prompt_from, sizeof ss->prompt_from, "--prompt-file %s", ss->o->prompt_file);
+    ss->model.prompt_from = ss->prompt_from;
     return 0;
 }
 
@@ -665,6 +668,7 @@ static int run_main(const struct options *o, struct err *e)
         .o = o, .model = { o->model, o->prompt, o->special, o->chat, progress_show, NULL }
     };
     ss.model.progress_arg = &ss.progress; /* one line for every long job */
+    ss.model.prompt_from = o->prompt ? "--prompt" : NULL;
     int rc = read_config(&ss, e);
     if (rc == 0)
         rc = run_command(&ss, e);

@@ -65,3 +65,13 @@ for key in "hidden-size = 512" "weights-seed = 5"; do
     expect 2 "logitlab: $TMP/tr.ini:6: [model] file takes its head from the model: drop ${key%% *} (it shapes the synthetic head)" \
         show "$TMP/tr.ini"
 done
+
+# A prompt longer than the model's context is named as it was given (issue
+# 29, part 6): 60 times "the cat sat on the mat. " is 602 tokens, BOS
+# included, and stories260K's context is 512.
+LONG=$(awk 'BEGIN { for (i = 0; i < 60; i++) printf "the cat sat on the mat. " }')
+expect 2 "logitlab: --prompt: 602 tokens, more than the 512 of $TRAINED_GGUF's context" \
+    show -m "$TRAINED_GGUF" -p "$LONG"
+printf '%s' "$LONG" >"$TMP/long.txt"
+expect 2 "logitlab: --prompt-file $TMP/long.txt: 602 tokens, more than the 512 of $TRAINED_GGUF's context" \
+    show -m "$TRAINED_GGUF" -f "$TMP/long.txt"

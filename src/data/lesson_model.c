@@ -65,6 +65,7 @@ static int gguf_open_all(const struct model_request *r, struct lesson_gguf **out
     }
     g->special = r->special;
     g->chat = r->chat;
+    g->prompt_from = r->prompt_from;
     g->progress = r->progress;
     g->progress_arg = r->progress_arg;
     if (g->progress)
@@ -166,28 +167,40 @@ static int encode_prompt(const struct lesson_gguf *g, const char *text, int *ids
     int bos = tokenizer_bos(g->tok);
     if ((tokenizer_add_bos(g->tok) || g->chat) && bos >= 0)
         ids[(*n)++] = bos;
-    if (!g->chat)
+    if (!g->chat || g->chat_format == CHAT_NONE)
         return encode_part(g, text, g->special, ids, n, e);
-    switch (g->chat_format) {
-    case CHAT_LLAMA3:
-        if (has_chat_tokens(g, e) < 0 ||
-            encode_part(g, "<|start_header_id|>user<|end_header_id|>\n\n", 1, ids, n, e) < 0 ||
+    if (g->chat_format == CHAT_LLAMA3) {
+        if (encode_part(g, "<|start_header_id|>user<|end_header_id|>\n\n", 1, ids, n, e) < 0 ||
             encode_part(g, text, g->special, ids, n, e) < 0)
             return -1;
         return encode_part(g, "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", 1, ids,
                            n, e);
-    case CHAT_LLAMA2:
-        if (encode_part(g, "[INST] ", 0, ids, n, e) < 0 ||
-            encode_part(g, text, g->special, ids, n, e) < 0)
-            return -1;
-        return encode_part(g, " [/INST]", 0, ids, n, e);
-    case CHAT_NONE:
-        break;
     }
-    return err_set(e, ERR_USAGE,
-                   "--chat: %s has no chat template logitlab knows (Llama 3's headers or Llama "
-                   "2's [INST])",
-                   g->path);
+    if (encode_part(g, "[INST] ", 0, ids, n, e) < 0 ||
+        encode_part(g, text, g->special, ids, n, e) < 0)
+        return -1;
+    return encode_part(g, " [/INST]", 0, ids, n, e);
+}
+
+/* --chat needs a chat format logitlab knows, with its tokens. */
+static int check_chat(const struct lesson_gguf *g, struct err *e)
+{
+    if (!g->chat)
+        return 0;
+    if (g->chat_format == CHAT_NONE)
+        return err_set(e, ERR_USAGE,
+                       "--chat: %s has no chat template logitlab knows (Llama 3's headers or "
+                       "Llama 2's [INST])",
+                       g->path);
+    return g->chat_format == CHAT_LLAMA3 ? has_chat_tokens(g, e) : 0;
+}
+
+/* The positions the model's KV cache holds (source/kind_gguf.c): its
+ * trained context, at most LESSON_MODEL_CONTEXT. */
+static int model_context(const struct lesson_gguf *g)
+{
+    int ctx = g->llama->model.hp.n_ctx_train;
+    return ctx > 0 && ctx < LESSON_MODEL_CONTEXT ? ctx : LESSON_MODEL_CONTEXT;
 }
 
 /* Sets L's prompt to text, encoded by g. */
@@ -202,7 +215,17 @@ static int set_prompt(struct lesson *L, const struct lesson_gguf *g, const char 
         free(copy);
         return err_set(e, ERR_SYSTEM, "out of memory");
     }
-    if (encode_prompt(g, text, ids, &n, e) < 0) {
+    /* A prompt too long is named as the user gave it (--prompt, --prompt-file F). */
+    const char *what = g->prompt_from ? g->prompt_from : "the prompt";
+    int rc = check_chat(g, e);
+    if (rc == 0 && encode_prompt(g, text, ids, &n, e) < 0) {
+        err_prefix(e, "%s", what);
+        rc = -1;
+    }
+    if (rc == 0 && n > model_context(g))
+        rc = err_set(e, ERR_USAGE, "%s: %d tokens, more than the %d of %s's context", what, n,
+                     model_context(g), g->path);
+    if (rc < 0) {
         free(ids);
         free(copy);
         return -1;
@@ -280,9 +303,7 @@ int lesson_model_grow(struct lesson *L, int want, struct err *e)
         return 0;
     /* The KV cache's room (source/kind_gguf.c), which the model's own
      * trained context may make shorter. */
-    int ctx = g->llama->model.hp.n_ctx_train;
-    if (ctx > LESSON_MODEL_CONTEXT)
-        ctx = LESSON_MODEL_CONTEXT;
+    int ctx = model_context(g);
     if (want > ctx - L->prompt_len)
         return err_set(e, ERR_USAGE,
                        "--max-tokens %d: %s runs a context of %d tokens and the prompt takes %d: "

@@ -24,6 +24,7 @@ struct model_request {
      * done of total), so that a screen can show it instead of freezing. */
     void (*progress)(void *arg, const char *what, int done, int total);
     void *progress_arg;
+    const char *prompt_from; /* what names the prompt in messages ("--prompt"), or NULL */
 };
 
 enum chat_format { CHAT_NONE, CHAT_LLAMA3, CHAT_LLAMA2 };
@@ -37,6 +38,7 @@ struct lesson_gguf {
     char name[96];                /* general.name (escaped), else the file's name */
     enum chat_format chat_format; /* what its chat template is (CHAT_NONE: none known) */
     int special, chat;            /* how prompts are encoded (the request's) */
+    const char *prompt_from;      /* the request's */
     void (*progress)(void *arg, const char *what, int done, int total); /* the request's */
     void *progress_arg;
 };

@@ -259,7 +259,7 @@ static int model_file(struct loader *ld, struct lesson *L, const char *file, int
         return -1;
     }
     struct err e;
-    struct model_request mr = { path, NULL, 0, 0, NULL, NULL };
+    struct model_request mr = { path, NULL, 0, 0, NULL, NULL, "the lesson's prompt-text" };
     int rc = lesson_attach_model(L, &mr, &e);
     free(path);
     if (rc == 0)
