@@ -250,6 +250,15 @@ static int build_bytes(struct tokenizer *t, const char *path, struct err *e)
     return 0;
 }
 
+/* The value of a hexadecimal digit, or -1. */
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                  : -1;
+}
+
 /* SPM pieces: the stored text with U+2581 back to spaces, a byte token's
  * byte, special tokens as written. */
 static void build_pieces(struct tokenizer *t)
@@ -260,11 +269,12 @@ static void build_pieces(struct tokenizer *t)
         uint32_t len = t->key_off[i + 1] - t->key_off[i];
         t->piece_off[i] = at;
         int byte = -1;
-        if (len == 6 && k[0] == '<' && k[1] == '0' && k[2] == 'x') {
-            unsigned v;
-            if (sscanf(k + 3, "%2X", &v) == 1 && t->byte_tok[v & 0xff] == i)
-                byte = (int)v;
-        }
+        /* The keys are not terminated: the two digits are read by hand
+         * (sscanf would look for the end of the string past the table). */
+        int hi = len == 6 && k[0] == '<' && k[1] == '0' && k[2] == 'x' ? hex_digit(k[3]) : -1;
+        int lo = hi >= 0 ? hex_digit(k[4]) : -1;
+        if (lo >= 0 && t->byte_tok[hi * 16 + lo] == i)
+            byte = hi * 16 + lo;
         if (byte >= 0) {
             t->piece[at++] = (char)byte;
             continue;
