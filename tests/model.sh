@@ -121,6 +121,14 @@ MC="$MODELS/chatless.gguf"
     --type F32 --template llama3 -o "$MC" >/dev/null && ok || bad "gen_model --template llama3"
 expect 2 "logitlab: --chat: $MC's chat template uses <|start_header_id|>, but its vocabulary has no such token" \
     show --model "$MC" -p hi --chat
+# A run past the model's context names the model (issue 29, part 6): a
+# context of 16, a model lesson of 64 steps.
+MS="$MODELS/ctx16.gguf"
+"$GEN" --arch llama2 --layers 1 --embd 64 --heads 4 --kv-heads 4 --ff 128 --tied 1 --seed 3 \
+    --type F32 --ctx 16 -o "$MS" >/dev/null && ok || bad "gen_model --ctx 16"
+"$BIN" generate --model "$MS" -p "hi there" >/dev/null 2>"$TMP/err"
+[ "$(cat "$TMP/err")" = "logitlab: $MS: a context of 17 tokens, more than the 16 this model runs (its context; --max-tokens stops the run sooner)" ] &&
+    ok || bad "generate past the context: $(cat "$TMP/err")"
 expect 2 "logitlab: --prompt goes with --model FILE.gguf" show toy -p hi
 expect 2 "logitlab: --save-logits goes with show --model FILE.gguf" generate toy --save-logits x.npy
 expect 2 "logitlab: --logits and --model are two sources of logits: give one" \

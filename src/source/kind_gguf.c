@@ -192,8 +192,10 @@ static int run_body(struct gguf_state *s, struct kv_slot *k, const int *ctx, int
     if (len < 1)
         return err_set(e, ERR_USAGE, "a model needs at least one token of context");
     if (len > s->n_ctx)
-        return err_set(e, ERR_USAGE, "a context of %d tokens: this model runs at most %d", len,
-                       s->n_ctx);
+        return err_set(e, ERR_USAGE,
+                       "%s: a context of %d tokens, more than the %d this model runs (its "
+                       "context; --max-tokens stops the run sooner)",
+                       s->g->path, len, s->n_ctx);
     int keep = common_prefix(k->ids, k->len, ctx, len);
     s->body_tokens = 0;
     if (keep == len && k->len == len && k->h_ok)
