@@ -228,6 +228,26 @@ static int run_head(struct gguf_state *s, const float *h, struct err *e)
     return 0;
 }
 
+/* The load refused non-finite weights, so a logit that is not finite means
+ * the layers overflowed float on this context: said with the model's name,
+ * where the sampler would say "logit of token 17 is NaN" of nothing (and a
+ * -inf would have masked the token without a word). */
+static int check_logits(const struct gguf_state *s, int len, struct err *e)
+{
+    int n = s->m->hp.n_vocab;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(s->logits[i]))
+            return err_set(e, ERR_USAGE,
+                           "%s: the model's logit of token %d is %s after a context of %d tokens "
+                           "(its layers overflow float there)",
+                           s->g->path, i,
+                           isnan(s->logits[i])   ? "NaN"
+                           : s->logits[i] > 0.0f ? "+inf"
+                                                 : "-inf",
+                           len);
+    return 0;
+}
+
 /* Keeps what the lesson pane shows of the last hidden vector. */
 static void note_hidden(struct gguf_state *s, const float *h)
 {
@@ -268,7 +288,8 @@ static int file_logits(struct source *src, int k, const int *ctx, int len,
     struct kv_slot *slot = pick_slot(s, ctx, len, e);
     if (!slot || run_body(s, slot, ctx, len, e) < 0)
         return -1;
-    if (run_head(s, slot->h, e) < 0 || remember_ctx(s, ctx, len, e) < 0)
+    if (run_head(s, slot->h, e) < 0 || check_logits(s, len, e) < 0 ||
+        remember_ctx(s, ctx, len, e) < 0)
         return -1;
     note_hidden(s, slot->h);
     s->valid = 1;
