@@ -388,7 +388,7 @@ svg: $(BIN)
 FUZZ_TIME ?= 60
 FUZZ_CC   ?= clang
 FUZZERS   := lesson scenario npy vocab command gguf tokenizer output
-FUZZ_SRC  := $(filter-out src/tui/term.c,$(SRC_CORE)) src/backend/backend_nocuda.c
+FUZZ_SRC  := $(SRC_CORE) src/backend/backend_nocuda.c
 FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 
 fuzz: $(FUZZ_BIN)

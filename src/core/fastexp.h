@@ -153,8 +153,17 @@ static inline __attribute__((always_inline)) void fast_exp8(const double *x, dou
     FE_FMA8(q, q, r, C0);
     rr = r * r;
     FE_FMA8(p, rr, q, r);
-    /* __builtin_shuffle takes each index modulo 16, as the permutation does. */
-    vm_v8u tbits = (vm_v8u)__builtin_shuffle(t0, t1, u) + (u << 48);
+    /* __builtin_shuffle takes each index modulo 16, as the permutation does;
+     * clang (the fuzzing build) has no shuffle by indices known only at run
+     * time, so it picks the same entries lane by lane. */
+#ifdef __clang__
+    vm_v8u tsel, b0 = (vm_v8u)t0, b1 = (vm_v8u)t1; /* the entries' bits */
+    for (int i = 0; i < 8; i++)
+        tsel[i] = (u[i] & 15) < 8 ? b0[u[i] & 7] : b1[u[i] & 7];
+#else
+    vm_v8u tsel = (vm_v8u)__builtin_shuffle(t0, t1, u);
+#endif
+    vm_v8u tbits = tsel + (u << 48);
     vm_v8d t = (vm_v8d)tbits;
     FE_FMA8(y, t, p, t);
     if (!in_range)
