@@ -450,24 +450,19 @@ const char *quant_supported_list(void)
     return SUPPORTED + 2;
 }
 
-/* Whether the f16 scale at p is finite (exponent bits not all ones). */
-static int f16_finite(const unsigned char *p)
+/* Whether the number of type's scale field at p is finite: its exponent
+ * bits are not all ones. The scales are f16; so are an F16 tensor's
+ * values, and an F32's or BF16's are their own kind of float. Testing the
+ * bits reads each field once and decodes nothing. */
+static int finite_at(int type, const unsigned char *p)
 {
-    return (quant_le16(p) & 0x7C00) != 0x7C00;
-}
-
-/* The first value of n (of type F32, F16 or BF16) that is not finite. */
-static int64_t first_bad_value(int type, const unsigned char *p, int64_t n)
-{
-    float buf[256];
-    for (int64_t i = 0; i < n; i += 256) {
-        int64_t k = n - i < 256 ? n - i : 256;
-        quant_dequant(type, p + (size_t)i * (size_t)quant_info(type)->bytes, buf, k);
-        for (int64_t j = 0; j < k; j++)
-            if (!isfinite(buf[j]))
-                return i + j;
+    if (type == QT_F32) {
+        uint32_t u =
+            (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        return (u & 0x7F800000u) != 0x7F800000u;
     }
-    return -1;
+    uint16_t mask = type == QT_BF16 ? 0x7F80 : 0x7C00;
+    return (quant_le16(p) & mask) != mask;
 }
 
 int64_t quant_first_bad_block(int type, const void *data, int64_t n)
@@ -476,12 +471,10 @@ int64_t quant_first_bad_block(int type, const void *data, int64_t n)
     const unsigned char *p = data;
     if (!r || n <= 0)
         return -1;
-    if (r->info.block == 1)
-        return first_bad_value(type, p, n);
     int64_t blocks = n / r->info.block;
     const int *at = r->info.scale_at;
     for (int64_t b = 0; b < blocks; b++, p += r->info.bytes)
-        if (!f16_finite(p + at[0]) || (at[1] >= 0 && !f16_finite(p + at[1])))
+        if (!finite_at(type, p + at[0]) || (at[1] >= 0 && !finite_at(type, p + at[1])))
             return b;
     return -1;
 }

@@ -248,10 +248,12 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
     head_lines(a, L, width);
     /* A real model's hidden vector and head: the live step's from the
      * source, a step taken before from what its entry kept. */
-    char how[SOURCE_DESCRIBE_MAX];
-    source_describe(&a->source, how, sizeof how);
-    if (en ? en->how != NULL : how[0] != '\0')
-        add_wrapped(L, "", en ? en->how : how, width, COL_ACCENT, 0);
+    char how[SOURCE_DESCRIBE_MAX] = "";
+    if (!en)
+        source_describe(&a->source, how, sizeof how);
+    const char *said = en ? en->how : how;
+    if (said && said[0])
+        add_wrapped(L, "", said, width, COL_ACCENT, 0);
     if (S->text)
         add_paragraphs(L, "", S->text, width, COL_DEFAULT, 0);
     if (S->given == GIVEN_PROBS)
