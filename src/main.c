@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tui/app.h"
 #include "backend/backend.h"
@@ -36,6 +35,7 @@
 #include "base/utf8.h"
 #include "base/outfile.h"
 #include "base/readfile.h"
+#include "base/mapfault.h"
 #include "data/tokenizer.h"
 
 #define HEADLESS_MAX_KEYS 4096
@@ -614,11 +614,10 @@ static int run_command(struct session *ss, struct err *e)
      * by its content): anything else, a lesson file or id included, is
      * refused here by name, as the .npy reader says, for the cost of a
      * header. */
-    struct npy header;
+    struct npy header = { 0 }; /* npy_free takes one never opened */
     if (o->logits && npy_open(&header, o->logits, e) < 0)
         return -1;
-    if (o->logits)
-        npy_free(&header);
+    npy_free(&header);
     if (backend_open(&ss->backend, (enum backend_choice)o->backend, e) < 0)
         return -1;
     int rc;
@@ -686,6 +685,7 @@ int main(int argc, char **argv)
     /* A closed pipe ends the program quietly, as it ends cat, even when the
      * parent ignored SIGPIPE (`show | head -1` is not an error). */
     signal(SIGPIPE, SIG_DFL);
+    mapfault_install(); /* a model file that shrinks under its mapping: one line, status 3 */
     int rc = cli_parse(argc, argv, &o, &e);
     if (rc == 0)
         rc = run_main(&o, &e);

@@ -14,8 +14,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/mapfault.h"
 #include "base/readfile.h"
 #include "data/gguf.h"
 #include "data/gguf_llama.h"
@@ -1076,6 +1078,16 @@ START_TEST(test_llama_nonfinite_weight)
 }
 END_TEST
 
+/* Writes n bytes to a new file named from path's template ("...XXXXXX");
+ * returns it open. */
+static int write_temp(char *path, const char *bytes, size_t n)
+{
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, bytes, n), (ssize_t)n);
+    return fd;
+}
+
 /* Finite weights whose product overflows float: the shipped model
  * (data/stories260K.gguf, made by the build) with token 0's row of the tied
  * head set to 3e38: the prompt does not use token 0, so the layers stay as
@@ -1097,10 +1109,7 @@ START_TEST(test_model_logits_overflow)
     for (int i = 0; i < 64; i++)
         memcpy(bytes + at + 4 * i, &big, 4);
     char path[] = "/tmp/logitlab-overflow-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, bytes, n), (ssize_t)n);
-    close(fd);
+    close(write_temp(path, bytes, n));
     struct lesson L;
     struct source src;
     struct trace t;
@@ -1122,6 +1131,74 @@ START_TEST(test_model_logits_overflow)
     lesson_free(&L);
     unlink(path);
     free(bytes);
+}
+END_TEST
+
+/* Runs step 1 of the lesson on src in a child process whose standard
+ * error is a pipe, with mapfault's handler; returns the child's wait
+ * status and its standard error in msg. */
+static int step_in_child(struct source *src, struct lesson *L, char *msg, size_t size)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct trace t;
+        struct settings s;
+        struct err e;
+        dup2(fds[1], STDERR_FILENO);
+        mapfault_install();
+        if (trace_init(&t, L->vocab.n, &e) < 0)
+            _exit(10);
+        source_step_settings(src, 1, &s);
+        _exit(source_run_step(src, 1, &s, L->prompt, L->prompt_len, &t, &e) == 0 ? 0 : 11);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t n;
+    while (got + 1 < size && (n = read(fds[0], msg + got, size - 1 - got)) > 0)
+        got += (size_t)n;
+    msg[got] = '\0';
+    close(fds[0]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+/* A model file that shrinks between opening and the first step (truncate,
+ * or a smaller file copied over it): the layers' weights past the new end
+ * are gone from the mapping, and reading them raised SIGBUS, exit 135 and
+ * no word (issue 29, part 1). Now one line names the file and the status
+ * is 3. The shipped model's tensors start past its first 64 KiB (the
+ * vocabulary and metadata come first), so every weight is cut off. */
+START_TEST(test_model_shrinks)
+{
+    char *bytes;
+    size_t n;
+    struct err e = { 0, "" };
+    ck_assert_msg(readfile("data/stories260K.gguf", 1 << 24, &bytes, &n, &e) == 0, "%s", e.msg);
+    char path[] = "/tmp/logitlab-shrinks-XXXXXX";
+    int fd = write_temp(path, bytes, n);
+    free(bytes);
+    struct lesson L;
+    struct source src;
+    struct model_request r = { path, "Once upon a time", 0, 0, NULL, NULL, NULL };
+    ck_assert_msg(lesson_from_model(&L, &r, &e) == 0, "%s", e.msg);
+    ck_assert_msg(source_open(&src, &L, NULL, 0, 0, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(ftruncate(fd, 65536), 0);
+    close(fd);
+    char msg[1024], want[256];
+    int status = step_in_child(&src, &L, msg, sizeof msg);
+    snprintf(want, sizeof want, "logitlab: %s: changed or shrank while in use", path);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == MAPFAULT_STATUS,
+                  "status %#x, stderr: %s", status, msg);
+    ck_assert_msg(strncmp(msg, want, strlen(want)) == 0 &&
+                      strchr(msg, '\n') == msg + strlen(msg) - 1,
+                  "%s", msg);
+    source_close(&src);
+    lesson_free(&L);
+    unlink(path);
 }
 END_TEST
 
@@ -1261,6 +1338,7 @@ Suite *suite_gguf(void)
     tcase_add_loop_test(llama, test_llama_bad, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(llama, test_llama_nonfinite_weight);
     tcase_add_test(llama, test_model_logits_overflow);
+    tcase_add_test(llama, test_model_shrinks);
     tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
     tcase_add_test(llama, test_llama_vocab_only);

@@ -175,6 +175,17 @@ case "$BIN" in
     ;;
 esac
 
+# 10b. A model file that shrinks while the view has it mapped (truncate, or
+# a smaller file copied over it): the next step reads weights that are gone.
+# One line names the file, the terminal is restored, the status is 3.
+cp data/stories260K.gguf "$TMP/shrinks.gguf"
+start --model "$TMP/shrinks.gguf"
+check "started on a model" "model: stories260K"
+truncate -s 65536 "$TMP/shrinks.gguf"
+keys Space
+check "the shrunk file is named" "$TMP/shrinks.gguf: changed or shrank while in use"
+shell_usable shrinks 3
+
 # 11. A fatal error before the screen starts leaves the terminal as it was.
 keys "$BIN nosuch-lesson" Enter
 check "an unknown lesson is reported" "logitlab: no lesson 'nosuch-lesson'"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/mapfault.h"
 #include "data/keys.h"
 
 #define ESC_DELAY_MS 25
@@ -296,8 +297,9 @@ static void on_stop(int sig)
     stop_signal = sig;
 }
 
-static void on_crash(int sig)
+static void on_crash(int sig, siginfo_t *si, void *ctx)
 {
+    (void)ctx;
     /* Restore the terminal first: a learner must not be left with a dead
      * screen. endwin is not async-signal-safe, but the process is about to
      * die either way and this is the only chance. */
@@ -305,6 +307,10 @@ static void on_crash(int sig)
         is_open = 0;
         endwin();
     }
+    /* A model file that shrank under its mapping is the file's doing, not
+     * a crash: one line naming it (mapfault.h). */
+    if (sig == SIGBUS && mapfault_report(STDERR_FILENO, si->si_addr))
+        _exit(MAPFAULT_STATUS);
     static const char msg[] = "\nlogitlab: crashed (signal). The terminal was restored.\n";
     ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)ignored;
@@ -321,8 +327,8 @@ void term_install_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = on_crash;
-    sa.sa_flags = SA_RESETHAND;
+    sa.sa_sigaction = on_crash;
+    sa.sa_flags = SA_RESETHAND | SA_SIGINFO;
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
     sigaction(SIGFPE, &sa, NULL);
