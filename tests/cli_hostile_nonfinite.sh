@@ -58,3 +58,18 @@ npy "$TMP/big.npy" '<f4' '(3,)' '\000\000\200\077\014\023\032\172\000\000\100\10
 printf 'a\nb\nc\n' >"$TMP/abc3.vocab"
 expect 2 "logitlab: $TMP/big.npy: token 1: the logit 2e+35 is past the sampler's limit of 1e30" \
     show --logits "$TMP/big.npy" --vocab "$TMP/abc3.vocab"
+# A lesson's own setting that takes z' out of range names its file and line
+# (issue 29, part 6): lesson 04's lesson-wide "temperature = 1" (line 23)
+# and step 2's "temperature = 0.5" (line 33) set to 1e-30; the toy's -3.2 /
+# 1e-30 is -3.2e30. An option that replaces the value is the one to blame:
+# no line then, and one that puts a good value back runs the step.
+sed 's/^temperature = 1$/temperature = 1e-30/' lessons/04-temperature.ini >"$TMP/t-wide.ini"
+sed 's/^temperature = 0.5$/temperature = 1e-30/' lessons/04-temperature.ini >"$TMP/t-step.ini"
+T30="temperature 1e-30: token 0's z' / T becomes -3.2e+30, past the sampler's limit |z'| <= 1e+30; the smallest temperature for this step is 3.2e-30 (0 is greedy)"
+expect 2 "logitlab: $TMP/t-wide.ini:23: $T30" show "$TMP/t-wide.ini"
+expect 2 "logitlab: $TMP/t-wide.ini:23: $T30" generate "$TMP/t-wide.ini"
+expect 2 "logitlab: $TMP/t-step.ini:33: $T30" show "$TMP/t-step.ini" --step 2
+expect 2 "logitlab: $TMP/t-wide.ini:23: $T30" export "$TMP/t-wide.ini"
+expect 2 "logitlab: temperature 1e-31: token 0's z' / T becomes -3.2e+31, past the sampler's limit |z'| <= 1e+30; the smallest temperature for this step is 3.2e-30 (0 is greedy)" \
+    show "$TMP/t-wide.ini" --temperature 1e-31
+expect 0 "" show "$TMP/t-wide.ini" --temperature 1

@@ -483,6 +483,23 @@ void lesson_apply_settings(const struct lesson *L, int step, struct settings *s)
     }
 }
 
+static const struct lesson_setting *last_named(const struct lesson_setting *v, int n,
+                                               const char *name)
+{
+    for (int i = n - 1; i >= 0; i--)
+        if (strcmp(v[i].name, name) == 0)
+            return &v[i];
+    return NULL;
+}
+
+const struct lesson_setting *lesson_setting_for(const struct lesson *L, int step, const char *name)
+{
+    const struct lesson_setting *own = NULL;
+    if (step >= 1 && step <= L->n_steps)
+        own = last_named(L->steps[step - 1].settings, L->steps[step - 1].n_settings, name);
+    return own ? own : last_named(L->settings, L->n_settings, name);
+}
+
 void ask_describe(const struct lesson *L, const struct ask *a, char *buf, size_t n)
 {
     static const char *const WORDS[] = { [ASK_EXP] = "exp",

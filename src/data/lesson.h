@@ -163,6 +163,11 @@ int lesson_from_npy(struct lesson *L, const char *npy_path, const char *vocab_pa
  * They were checked at load, so this cannot fail. */
 void lesson_apply_settings(const struct lesson *L, int step, struct settings *s);
 
+/* The line of the lesson that gives setting name its value on step (the
+ * step's own last, else the lesson-wide last), or NULL when the lesson
+ * leaves it alone. */
+const struct lesson_setting *lesson_setting_for(const struct lesson *L, int step, const char *name);
+
 /* Text for an ask item: "exp 0", "prob on", "sum". */
 void ask_describe(const struct lesson *L, const struct ask *a, char *buf, size_t n);
 

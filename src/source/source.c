@@ -133,6 +133,30 @@ uint32_t source_draw_step(const struct lesson *L, int len)
     return (uint32_t)(len - source_prompt_len(L, len) + 1);
 }
 
+/* A step refused for a z' out of the sampler's range names the setting
+ * first ("temperature 1e-30: ...", sampler_range_error); when the value in
+ * force is the one a line of the lesson file gave (no option or command
+ * changed it since), the message names that file and line too. */
+static void blame_lesson(const struct source *src, int k, const struct settings *s, struct err *e)
+{
+    const struct lesson *L = src->L;
+    char name[64], own_value[96], value[96];
+    size_t n = strcspn(e->msg, " :");
+    if (!L->path || e->code != ERR_USAGE || n == 0 || n >= sizeof name)
+        return;
+    memcpy(name, e->msg, n);
+    name[n] = '\0';
+    const struct lesson_setting *line = lesson_setting_for(L, k, name);
+    if (!line || !settings_known(name))
+        return;
+    struct settings own;
+    source_step_settings(src, k, &own);
+    settings_value(&own, name, own_value, sizeof own_value);
+    settings_value(s, name, value, sizeof value);
+    if (strcmp(own_value, value) == 0)
+        err_prefix(e, "%s:%d", L->path, line->line);
+}
+
 int source_run_step(struct source *src, int k, const struct settings *s, const int *ctx, int len,
                     struct trace *t, struct err *e)
 {
@@ -158,9 +182,11 @@ int source_run_step(struct source *src, int k, const struct settings *s, const i
         .step = source_draw_step(L, len),
         .row = 0,
     };
-    if (src->fast_rows > 0)
-        return sampler_run_fast(&in, &s->sampler, t, src->fast_rows, e);
-    if (!in.logits)
+    if (!in.logits && src->fast_rows <= 0)
         return err_set(e, ERR_SYSTEM, "lesson '%s': the reference sampler needs doubles", L->id);
-    return sampler_run(&in, &s->sampler, t, e);
+    int rc = src->fast_rows > 0 ? sampler_run_fast(&in, &s->sampler, t, src->fast_rows, e)
+                                : sampler_run(&in, &s->sampler, t, e);
+    if (rc < 0)
+        blame_lesson(src, k, s, e);
+    return rc;
 }
