@@ -91,7 +91,7 @@ GPU_TEST := $(BUILD)/check_gpu
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
 .PHONY: test-model-file
-.PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model bench-peers test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz install uninstall \
+.PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model bench-peers test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz test-fuzz fuzz-cc install uninstall \
 	test-install test-valgrind format format-check lint \
         golden clean config svg
 
@@ -122,7 +122,7 @@ run: build
 
 test: deps
 	@$(MAKE) --no-print-directory all test-build
-	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-model test-install test-valgrind test-gpu-self test-gpu
+	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-model test-install test-valgrind test-fuzz test-gpu-self test-gpu
 
 # Real models: small GGUF files generated here (the real Llama 3 and Llama 2
 # vocabularies, random weights, every weight type), run by logitlab and
@@ -384,22 +384,39 @@ svg: $(BIN)
 	$(SVG_VIEW) real-story --hidden-size 512 --keys D >doc/pictures/real-story-draws.svg.tmp
 	@for f in toy top-p real-story-draws; do mv doc/pictures/$$f.svg.tmp doc/pictures/$$f.svg; done
 
-# Fuzzing (libFuzzer, clang): each harness for FUZZ_TIME seconds.
+# Fuzzing (libFuzzer, clang): every tests/fuzz/fuzz_NAME.c is a harness.
+# The program's sources are compiled once, instrumented for coverage and
+# the sanitizers, and every harness links the same objects. make fuzz runs
+# each for FUZZ_TIME seconds (FUZZ_RUNS=N: until N executions instead);
+# make test runs each briefly on its seeds (test-fuzz), so that a harness
+# that stops building or finds something fails CI.
 FUZZ_TIME ?= 60
 FUZZ_CC   ?= clang
-FUZZERS   := lesson scenario npy vocab command gguf tokenizer output
+FUZZERS   := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_SRC  := $(SRC_CORE) src/backend/backend_nocuda.c
+FUZZ_OBJ  := $(FUZZ_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS = $(CSTD) -g -O1 $(FUZZ_SAN) $(PKG_CFLAGS) -pthread -MMD -MP
 
 fuzz: $(FUZZ_BIN)
-	FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/run.sh $(BUILD)/fuzz
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZERS)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
-	@tools/deps.sh clang
+test-fuzz: $(FUZZ_BIN)
+	FUZZ_BRIEF=1 tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZERS)
+
+$(FUZZ_OBJ): $(BUILD)/fuzz/obj/%.o: src/%.c | fuzz-cc
 	@mkdir -p $(dir $@)
+	@echo "  CC FUZZ $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-cc
 	@echo "  FUZZ    $@"
-	@$(FUZZ_CC) $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-Isrc $(PKG_CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) -lm
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm
+
+# clang, installed when missing (tools/deps.sh), before the first object.
+fuzz-cc:
+	@tools/deps.sh clang
 
 FORMAT_FILES = $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/*.c tests/*.h tests/gpu/*.c tests/bench/*.c tests/bench/*.h tests/fuzz/*.c)
 
@@ -422,6 +439,6 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(OBJ_CORE:.o=.d) $(OBJ_MAIN:.o=.d) $(SAN_CORE:.o=.d) $(SAN_MAIN:.o=.d) $(SAN_TEST:.o=.d) \
-	$(OBJ_CUDA:.o=.d)
+	$(OBJ_CUDA:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)
 # The programs compiled and linked in one step (check_gpu, the benchmarks).
 -include $(wildcard $(BUILD)/*.d)

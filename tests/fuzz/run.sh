@@ -1,20 +1,26 @@
 #!/bin/sh
-# Runs every fuzz harness for FUZZ_TIME seconds (default 60) on a corpus
+# Runs fuzz harnesses for FUZZ_TIME seconds each (default 60) on a corpus
 # seeded from the real files, and prints the executions and findings of each.
+# FUZZ_RUNS=N runs each until N executions instead (10000000: the issue's
+# 10^7). FUZZ_BRIEF=1 is make test's run: each harness on its seeds and a
+# fresh corpus for FUZZ_TIME seconds (default 3), so that one that stops
+# building or finds something fails the tests.
 # Crashes are left in build/fuzz/crash-* ; turn each into a regression test.
-# Usage: tests/fuzz/run.sh BUILD_DIR      (from the top of the source tree)
+# Usage: tests/fuzz/run.sh BUILD_DIR NAME...  (from the top of the source
+# tree; NAME is a harness, tests/fuzz/fuzz_NAME.c)
 # The GGUF seed is written by gen_model (GEN_MODEL, default BUILD_DIR/../
 # gen_model, made when missing); the tokenizer's seeds by python3.
 # FUZZ_ONLY=NAME runs that harness alone; FUZZ_FLAGS adds libFuzzer options
 # to every run (-fork=1 -ignore_crashes=1 goes on past a known crash).
 set -u
-B=${1:?usage: tests/fuzz/run.sh BUILD_DIR}
-T=${FUZZ_TIME:-60}
+B=${1:?usage: tests/fuzz/run.sh BUILD_DIR NAME...}
+shift
+[ $# -gt 0 ] || { echo "usage: tests/fuzz/run.sh BUILD_DIR NAME..." >&2; exit 2; }
+if [ -n "${FUZZ_BRIEF:-}" ]; then T=${FUZZ_TIME:-3}; else T=${FUZZ_TIME:-60}; fi
 S="$B/seeds"
 GEN=${GEN_MODEL:-$(dirname "$B")/gen_model}
 rm -rf "$S"
-mkdir -p "$S/lesson" "$S/scenario" "$S/npy" "$S/vocab" "$S/command" "$S/gguf" "$S/tokenizer" \
-    "$S/output"
+for f in "$@"; do mkdir -p "$S/$f"; done
 cp lessons/*.ini "$S/lesson/"
 cp data/scenarios/*.ini "$S/scenario/"
 # .npy: one float32 [3] file and one float16 [2, 2] file.
@@ -115,22 +121,41 @@ else
     echo "fuzz: python3 is missing: the tokenizer harness starts from nothing"
 fi
 total_fail=0
-for f in lesson scenario npy vocab command gguf tokenizer output; do
+for f in "$@"; do
     [ -n "${FUZZ_ONLY:-}" ] && [ "$FUZZ_ONLY" != "$f" ] && continue
-    mkdir -p "$B/corpus/$f"
+    # A brief run keeps its corpus and findings apart, made afresh.
+    corpus="$B/corpus/$f" found_at="$B"
+    if [ -n "${FUZZ_BRIEF:-}" ]; then
+        corpus="$B/brief/$f" found_at="$B/brief"
+        rm -rf "$corpus" "$found_at"/crash-"$f"-*
+    fi
+    mkdir -p "$corpus"
     log="$B/fuzz_$f.log"
     # The command and output harnesses read lines of commands, keys and
-    # settings: longer inputs only repeat them and slow every run.
-    case $f in command | output) len=4096 ;; *) len=65536 ;; esac
+    # settings: longer inputs only repeat them and slow every run. The first
+    # input of theirs that picks a full-size lesson builds its head (5 to 20
+    # s under the sanitizers, on a busy machine): that is set-up, and only a
+    # unit slower than two minutes is reported as slow.
+    case $f in command | output | editor | cmdline) len=4096 ;; *) len=65536 ;; esac
+    if [ -n "${FUZZ_RUNS:-}" ]; then
+        limit="-runs=$FUZZ_RUNS"
+    else
+        limit="-max_total_time=$T"
+    fi
     # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of options
-    "$B/fuzz_$f" -max_total_time="$T" -print_final_stats=1 -artifact_prefix="$B/crash-$f-" \
-        -rss_limit_mb=4096 -max_len="$len" ${FUZZ_FLAGS:-} "$B/corpus/$f" "$S/$f" >"$log" 2>&1
+    "$B/fuzz_$f" "$limit" -print_final_stats=1 -artifact_prefix="$found_at/crash-$f-" \
+        -report_slow_units=120 -rss_limit_mb=4096 -max_len="$len" ${FUZZ_FLAGS:-} "$corpus" \
+        "$S/$f" >"$log" 2>&1
     status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    found=$(ls "$B"/crash-"$f"-* 2>/dev/null | wc -l)
-    printf 'fuzz %-9s %10s executions in %ss, corpus %4s files, %s crash%s (status %d)\n' \
-        "$f" "${execs:-?}" "$T" "$(ls "$B/corpus/$f" | wc -l)" "$found" \
-        "$([ "$found" = 1 ] && echo || echo es)" "$status"
-    [ "$status" -eq 0 ] && [ "$found" -eq 0 ] || total_fail=$((total_fail + 1))
+    secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log")
+    found=$(ls "$found_at"/crash-"$f"-* 2>/dev/null | wc -l)
+    printf 'fuzz %-9s %10s executions in %ss, corpus %4s files, %s finding%s (status %d)\n' \
+        "$f" "${execs:-?}" "${secs:-?}" "$(ls "$corpus" | wc -l)" "$found" \
+        "$([ "$found" = 1 ] && echo || echo s)" "$status"
+    if [ "$status" -ne 0 ] || [ "$found" -ne 0 ]; then
+        total_fail=$((total_fail + 1))
+        tail -n 30 "$log" | sed "s/^/  $f| /"
+    fi
 done
 [ "$total_fail" -eq 0 ]
