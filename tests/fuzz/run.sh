@@ -20,7 +20,9 @@ if [ -n "${FUZZ_BRIEF:-}" ]; then T=${FUZZ_TIME:-3}; else T=${FUZZ_TIME:-60}; fi
 S="$B/seeds"
 GEN=${GEN_MODEL:-$(dirname "$B")/gen_model}
 rm -rf "$S"
-for f in "$@"; do mkdir -p "$S/$f"; done
+mkdir -p "$S/lesson" "$S/scenario" "$S/npy" "$S/vocab" "$S/command" "$S/gguf" "$S/tokenizer" \
+    "$S/output"
+for f in "$@"; do mkdir -p "$S/$f"; done # a harness without seeds of its own starts from nothing
 cp lessons/*.ini "$S/lesson/"
 cp data/scenarios/*.ini "$S/scenario/"
 # .npy: one float32 [3] file and one float16 [2, 2] file.
