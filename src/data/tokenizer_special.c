@@ -220,6 +220,32 @@ static void insert_all(struct tok_special *sp, const struct tokenizer *t, int32_
     }
 }
 
+/* The edges again, in a table sized for the states there are: the pieces
+ * share their ends, so the first table, sized for every byte of them
+ * (20,000 tokens of 8 bytes: 6 MB, a tenth of it used), would spread the
+ * scan's lookups over far more memory than they need. */
+static int shrink_edges(struct tok_special *sp, const int32_t *parent, const unsigned char *byte,
+                        struct err *e)
+{
+    size_t slots = 16;
+    while (slots < 2 * (size_t)sp->n)
+        slots *= 2;
+    if (slots > sp->mask)
+        return 0;
+    struct sp_edge *edge = malloc(slots * sizeof *edge);
+    if (!edge)
+        return err_set(e, ERR_SYSTEM, "out of memory for an automaton of %d states", (int)sp->n);
+    free(sp->edge);
+    sp->edge = edge;
+    sp->mask = slots - 1;
+    for (size_t i = 0; i < slots; i++)
+        sp->edge[i].to = -1;
+    for (int32_t c = 1; c < sp->n; c++)
+        if (parent[c] != ROOT)
+            put_child(sp, parent[c], byte[c], c);
+    return 0;
+}
+
 int tok_special_build(struct tokenizer *t, struct err *e)
 {
     size_t total = 0;
@@ -240,7 +266,7 @@ int tok_special_build(struct tokenizer *t, struct err *e)
                        t->n_special);
     }
     insert_all(sp, t, parent, byte);
-    int rc = link_nodes(sp, parent, byte, e);
+    int rc = shrink_edges(sp, parent, byte, e) < 0 ? -1 : link_nodes(sp, parent, byte, e);
     free(parent);
     free(byte);
     if (rc < 0) {
