@@ -272,6 +272,12 @@ $(BUILD)/san/model_check: tests/model/model_check.c $(SAN_CORE)
 	@echo "  LD SAN  $@"
 	@$(CC) $(SAN_CFLAGS) -Isrc -o $@ $^ $(PKG_LIBS) -lm
 
+# The tokenizer's benchmark builds the real Llama 3 vocabulary as the tests
+# do (tests/model/tokdata.c).
+$(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c tests/model/tokdata.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -Itests -o $@ tests/bench/bench_tokenizer.c tests/model/tokdata.c $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
+
 # The benchmarks, each compiled and linked in one step with the core.
 $(BUILD)/bench_%: tests/bench/bench_%.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
 	@echo "  LD      $@"
@@ -335,7 +341,7 @@ $(BUILD)/gpu/%: gpu/%.cu src/core/philox.h tests/philox_kat.h
 	@TMPDIR=$(abspath $(NVCC_TMP)) $(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
 	@rm -rf $(NVCC_TMP)
 
-bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/bench_model
+bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/bench_model $(BUILD)/bench_tokenizer
 	@$(BUILD)/bench_sampler
 	@echo
 	@$(BUILD)/bench_fast
@@ -343,6 +349,8 @@ bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/ben
 	@$(BUILD)/bench_model
 	@echo
 	@$(BUILD)/bench_ui
+	@echo
+	@$(BUILD)/bench_tokenizer
 
 # Installing: PREFIX/bin/logitlab, PREFIX/share/logitlab/{lessons,data}, the man page.
 # The program finds its lessons from its own location, so any PREFIX works.

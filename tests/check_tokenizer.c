@@ -12,6 +12,7 @@
 
 #include "base/utf8.h"
 #include "data/tokenizer.h"
+#include "data/tokenizer_int.h"
 #include "model/tokdata.h"
 #include "suites.h"
 
@@ -768,6 +769,413 @@ START_TEST(test_long)
 }
 END_TEST
 
+/* Special tokens in the text (tokenizer_special.c): its one scan against
+ * llama.cpp's order written out as llama.cpp runs it. A mixed vocabulary
+ * is the byte tokens (SentencePiece: <unk>, <s>, </s>, <0x00>..<0xFF>;
+ * byte-level BPE: the 256 spelled bytes), then k special tokens of given
+ * texts and types, ids MIX_BASE(kind) + i. */
+#define MIX_BASE(kind) ((kind) == TOK_SPM ? 259 : 256)
+
+struct mix {
+    struct tok_spec spec;
+    struct tok_str *text;
+    int32_t *type;
+    char bytes[256][8];
+    struct tokenizer *t;
+};
+
+static void mix_init(struct mix *m, enum tok_kind kind, const char *const *pieces,
+                     const int32_t *types, int k)
+{
+    int base = MIX_BASE(kind), n = base + k;
+    memset(m, 0, sizeof *m);
+    m->text = calloc((size_t)n, sizeof *m->text);
+    m->type = calloc((size_t)n, sizeof *m->type);
+    ck_assert(m->text && m->type);
+    for (int b = 0; b < 256; b++) {
+        int id = kind == TOK_SPM ? 3 + b : b;
+        size_t len = kind == TOK_SPM ? (size_t)snprintf(m->bytes[b], 8, "<0x%02X>", b)
+                                     : tokdata_spell_byte((unsigned)b, m->bytes[b]);
+        m->text[id] = (struct tok_str){ m->bytes[b], len };
+        m->type[id] = kind == TOK_SPM ? TOKT_BYTE : TOKT_NORMAL;
+    }
+    if (kind == TOK_SPM) {
+        m->text[0] = (struct tok_str){ "<unk>", 5 }, m->type[0] = TOKT_UNKNOWN;
+        m->text[1] = (struct tok_str){ "<s>", 3 }, m->type[1] = TOKT_CONTROL;
+        m->text[2] = (struct tok_str){ "</s>", 4 }, m->type[2] = TOKT_CONTROL;
+    }
+    for (int i = 0; i < k; i++) {
+        m->text[base + i] = (struct tok_str){ pieces[i], strlen(pieces[i]) };
+        m->type[base + i] = types[i];
+    }
+    m->spec = (struct tok_spec){ .kind = kind,
+                                 .n = n,
+                                 .text = m->text,
+                                 .types = m->type,
+                                 .bos = kind == TOK_SPM ? 1 : -1,
+                                 .eos = kind == TOK_SPM ? 2 : -1,
+                                 .eot = -1,
+                                 .unk = kind == TOK_SPM ? 0 : -1,
+                                 .pad = -1,
+                                 .add_bos = 0 };
+    struct err e;
+    m->t = tokenizer_new(&m->spec, "mix.gguf", &e);
+    ck_assert_msg(m->t != NULL, "%s", e.msg);
+}
+
+static void mix_free(struct mix *m)
+{
+    tokenizer_free(m->t);
+    free(m->text);
+    free(m->type);
+}
+
+struct by_length {
+    size_t len;
+    int id;
+};
+
+static int cmp_by_length(const void *pa, const void *pb)
+{
+    const struct by_length *a = pa, *b = pb;
+    if (a->len != b->len)
+        return a->len > b->len ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/* One special token's pass of llama.cpp's tokenizer_st_partition
+ * (llama-vocab.cpp): every plain part of in, left to right, gives up each
+ * occurrence of x that lies wholly in it and after the last one taken. */
+static size_t ref_pass(const struct tok_seg *in, size_t n_in, const char *text,
+                       const struct tok_str *x, int id, struct tok_seg *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < n_in; i++) {
+        size_t plain = in[i].off, end = in[i].off + in[i].len;
+        for (size_t at = plain; in[i].id < 0 && at + x->len <= end;) {
+            if (memcmp(text + at, x->s, x->len) != 0) {
+                at++;
+                continue;
+            }
+            if (at > plain)
+                out[n++] = (struct tok_seg){ plain, at - plain, -1 };
+            out[n++] = (struct tok_seg){ at, x->len, id };
+            at += x->len;
+            plain = at;
+        }
+        if (in[i].id >= 0)
+            out[n++] = in[i];
+        else if (end > plain)
+            out[n++] = (struct tok_seg){ plain, end - plain, -1 };
+    }
+    return n;
+}
+
+/* llama.cpp's partition as llama.cpp runs it: the special tokens (control
+ * and unknown ones only when special is set) one pass each, longest first,
+ * ties to the lower id. out: room for 2 x len + 1. */
+static size_t ref_split(const struct mix *m, const char *text, size_t len, int special,
+                        struct tok_seg *out)
+{
+    struct by_length *order = malloc((size_t)m->spec.n * sizeof *order);
+    struct tok_seg *tmp = malloc((2 * len + 1) * sizeof *tmp);
+    if (!order || !tmp)
+        ck_abort_msg("out of memory");
+    int k = 0;
+    for (int id = 0; id < m->spec.n; id++) {
+        int ty = m->type[id];
+        if (m->text[id].len &&
+            (ty == TOKT_USER_DEFINED || (special && (ty == TOKT_CONTROL || ty == TOKT_UNKNOWN))))
+            order[k++] = (struct by_length){ m->text[id].len, id };
+    }
+    qsort(order, (size_t)k, sizeof *order, cmp_by_length);
+    size_t n = 0;
+    struct tok_seg *from = out, *to = tmp, *swap;
+    if (len)
+        out[n++] = (struct tok_seg){ 0, len, -1 };
+    for (int i = 0; i < k; i++) {
+        n = ref_pass(from, n, text, &m->text[order[i].id], order[i].id, to);
+        swap = from, from = to, to = swap;
+    }
+    if (from != out)
+        memcpy(out, from, n * sizeof *out);
+    free(order);
+    free(tmp);
+    return n;
+}
+
+/* The ids encode gives against the reference's parts: a special part's
+ * id, a plain part's ids encoded alone (with special off: no special token
+ * of either kind is left wholly in it). */
+static void same_ids(const struct mix *m, const char *text, size_t len, int special,
+                     const struct tok_seg *want, size_t n_want, const char *shown)
+{
+    int max = (int)(3 * len + 1), *got = malloc((size_t)max * sizeof *got),
+        *ref = malloc((size_t)max * sizeof *ref), n_got, n_ref = 0, n;
+    struct err e;
+    if (!got || !ref)
+        ck_abort_msg("out of memory");
+    if (tokenizer_encode(m->t, text, len, 0, special, got, max, &n_got, &e) < 0)
+        ck_abort_msg("%s", e.msg);
+    for (size_t i = 0; i < n_want; i++) {
+        if (want[i].id >= 0) {
+            ref[n_ref++] = want[i].id;
+            continue;
+        }
+        if (tokenizer_encode(m->t, text + want[i].off, want[i].len, 0, 0, ref + n_ref, max - n_ref,
+                             &n, &e) < 0)
+            ck_abort_msg("%s", e.msg);
+        n_ref += n;
+    }
+    /* ck_assert only on a fault: each call costs Check a message to its
+     * parent, and these loops run millions of times. */
+    if (n_got != n_ref)
+        ck_abort_msg("'%s' (special %d): %d ids, want %d", shown, special, n_got, n_ref);
+    for (int i = 0; i < n_got; i++)
+        if (got[i] != ref[i])
+            ck_abort_msg("'%s' (special %d): id %d is %d, want %d", shown, special, i, got[i],
+                         ref[i]);
+    free(got);
+    free(ref);
+}
+
+/* text cut by tok_special_split as the reference cuts it, and encoded to
+ * the same ids. */
+static void same_split(const struct mix *m, const char *text, size_t len, int special)
+{
+    char shown[256], raw[64];
+    size_t k = len < sizeof raw - 1 ? len : sizeof raw - 1;
+    memcpy(raw, text, k);
+    raw[k] = '\0';
+    utf8_escape(raw, shown, sizeof shown);
+    struct tok_segs got = { 0 };
+    struct tok_seg *want = malloc((2 * len + 1) * sizeof *want);
+    struct err e;
+    if (!want || tok_special_split(m->t, text, len, special, &got, NULL, &e) < 0)
+        ck_abort_msg("%s", want ? e.msg : "out of memory");
+    size_t n = ref_split(m, text, len, special, want);
+    if (got.n != n)
+        ck_abort_msg("'%s' (special %d): %zu parts, want %zu", shown, special, got.n, n);
+    for (size_t i = 0; i < n; i++)
+        if (got.s[i].off != want[i].off || got.s[i].len != want[i].len || got.s[i].id != want[i].id)
+            ck_abort_msg("'%s' (special %d): part %zu is (%zu, %zu, id %d), want (%zu, %zu, id %d)",
+                         shown, special, i, got.s[i].off, got.s[i].len, got.s[i].id, want[i].off,
+                         want[i].len, want[i].id);
+    same_ids(m, text, len, special, want, n, shown);
+    free(got.s);
+    free(want);
+}
+
+#define U TOKT_USER_DEFINED
+#define C TOKT_CONTROL
+
+/* Hand cases, SentencePiece's ids (a byte b alone is 3 + b: 'a' 100, 'b'
+ * 101, 'd' 103, 'e' 104; the specials from 259), each from llama.cpp's
+ * rule: the longest token first, ties to the lower id, each token's
+ * occurrences left to right. */
+START_TEST(test_special_hand)
+{
+    struct mix m;
+    static const char *const p1[] = { "bcd", "ab" };
+    static const int32_t t1[] = { U, U };
+    mix_init(&m, TOK_SPM, p1, t1, 2);
+    EXPECT(m.t, "abcd", 0, 0, 100, 259); /* bcd first: leftmost-longest would give ab + "cd" */
+    same_split(&m, "abcd", 4, 0);
+    mix_free(&m);
+    static const char *const p2[] = { "a", "aa", "aaa" };
+    static const int32_t t2[] = { U, U, U };
+    mix_init(&m, TOK_SPM, p2, t2, 3);
+    EXPECT(m.t, "aaaaaaa", 0, 0, 261, 261, 259); /* aaa twice, then aa finds no room, then a */
+    EXPECT(m.t, "aaaaa", 0, 0, 261, 260);
+    mix_free(&m);
+    static const char *const p3[] = { "ab", "ba", "abc", "cde" };
+    static const int32_t t3[] = { U, U, U, U };
+    mix_init(&m, TOK_SPM, p3, t3, 4);
+    EXPECT(m.t, "aba", 0, 0, 259, 100); /* a tie of lengths: the lower id, ab, goes first */
+    EXPECT(m.t, "bab", 0, 0, 101, 259);
+    EXPECT(m.t, "abcde", 0, 0, 261, 103, 104); /* abc before cde, by id */
+    mix_free(&m);
+    static const char *const p4[] = { "ab", "b", "aa" };
+    static const int32_t t4[] = { C, U, U };
+    mix_init(&m, TOK_SPM, p4, t4, 3);
+    EXPECT(m.t, "ab", 0, 1, 259);       /* the control token only with special set */
+    EXPECT(m.t, "ab", 0, 0, 100, 260);  /* else the user-defined b takes its b */
+    EXPECT(m.t, "aaa", 0, 0, 261, 100); /* one token's occurrences from the left */
+    mix_free(&m);
+}
+END_TEST
+
+/* Two special tokens of one text: byte-level BPE lets them be, when the
+ * text is not in GPT-2's spelling (two tabs: no key, nothing to refuse).
+ * The first by id takes every occurrence; the user-defined one only when
+ * the control one is not looked for. */
+START_TEST(test_special_same_text)
+{
+    struct mix m;
+    static const char *const p[] = { "\t\t", "\t\t", "\t" };
+    static const int32_t t[] = { C, U, C };
+    mix_init(&m, TOK_BPE, p, t, 3);
+    EXPECT(m.t, "\t\t\t", 0, 1, 256, 258); /* the control \t\t (256), then the control \t */
+    EXPECT(m.t, "\t\t\t", 0, 0, 257, 9);   /* the user-defined one, then the byte token of a tab */
+    for (int special = 0; special < 2; special++) {
+        same_split(&m, "\t\t\t", 3, special);
+        same_split(&m, "\t\t \t\t\t", 6, special);
+    }
+    mix_free(&m);
+}
+END_TEST
+
+/* Tokens of thousands of bytes, whose spans the search for a taken byte
+ * crosses 64 bytes and 4,096 bytes at a time: on "a" x 5000 + "b" x 9000,
+ * X1 = "b" x 9000 (259) and X2 = "a" x 5000 + "b" x 4000 (260) tie in
+ * length and X1 goes first, at 5000; X2 at 0 overlaps it, and so does
+ * W = "a" x 5000 + "b" x 1000 (261), which a search that stopped short of
+ * 5000 would take; A = "a" x 4999 (262) ends before it. Then one "a"
+ * (3 + 'a' = 100) is left. */
+START_TEST(test_special_long)
+{
+    char *x1 = malloc(9001), *x2 = malloc(9001), *w = malloc(6001), *a = malloc(5000),
+         *text = malloc(14000);
+    ck_assert(x1 && x2 && w && a && text);
+    memset(x1, 'b', 9000), x1[9000] = '\0';
+    memset(x2, 'a', 5000), memset(x2 + 5000, 'b', 4000), x2[9000] = '\0';
+    memset(w, 'a', 5000), memset(w + 5000, 'b', 1000), w[6000] = '\0';
+    memset(a, 'a', 4999), a[4999] = '\0';
+    memset(text, 'a', 5000), memset(text + 5000, 'b', 9000);
+    const char *p[] = { x1, x2, w, a };
+    static const int32_t t[] = { TOKT_USER_DEFINED, TOKT_USER_DEFINED, TOKT_USER_DEFINED,
+                                 TOKT_USER_DEFINED };
+    struct mix m;
+    mix_init(&m, TOK_SPM, p, t, 4);
+    static const int want[] = { 262, 100, 259 };
+    expect_len(m.t, text, 14000, 0, 0, want, 3);
+    same_split(&m, text, 14000, 0);
+    mix_free(&m);
+    free(x1);
+    free(x2);
+    free(w);
+    free(a);
+    free(text);
+}
+END_TEST
+
+/* xorshift32: the same texts on every run. */
+static uint32_t next_random(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* A random vocabulary of 2 to 9 special tokens of 1 to 4 letters of
+ * alphabet (distinct for SentencePiece, which refuses two tokens of one
+ * text), half user-defined, the rest control or unknown; then 40 random
+ * texts of up to 48 letters, special on and off, against the reference. */
+static void random_vocabulary(enum tok_kind kind, const char *alphabet, uint32_t *s)
+{
+    char pieces[9][5];
+    const char *ptr[9];
+    int32_t types[9];
+    size_t a = strlen(alphabet);
+    int k = 2 + (int)(next_random(s) % 8);
+    for (int i = 0; i < k; i++) {
+        int again;
+        do {
+            size_t len = 1 + next_random(s) % 4;
+            for (size_t j = 0; j < len; j++)
+                pieces[i][j] = alphabet[next_random(s) % a];
+            pieces[i][len] = '\0';
+            again = 0;
+            for (int j = 0; kind == TOK_SPM && j < i; j++)
+                again |= strcmp(pieces[i], pieces[j]) == 0;
+        } while (again);
+        ptr[i] = pieces[i];
+        uint32_t r = next_random(s) % 8;
+        types[i] = r < 4 ? TOKT_USER_DEFINED : r < 7 ? TOKT_CONTROL : TOKT_UNKNOWN;
+    }
+    struct mix m;
+    mix_init(&m, kind, ptr, types, k);
+    for (int n = 0; n < 40; n++) {
+        char text[48];
+        size_t len = next_random(s) % (sizeof text + 1);
+        for (size_t j = 0; j < len; j++)
+            text[j] = alphabet[next_random(s) % a];
+        same_split(&m, text, len, 0);
+        same_split(&m, text, len, 1);
+    }
+    mix_free(&m);
+}
+
+/* Overlapping, nested, same-length and duplicated special tokens in
+ * 300 random vocabularies of each kind. */
+START_TEST(test_special_random)
+{
+    uint32_t s = 2463534242u;
+    for (int v = 0; v < 300; v++) {
+        random_vocabulary(TOK_SPM, "abc", &s);
+        random_vocabulary(TOK_BPE, "\t\n ", &s); /* outside GPT-2's spelling: duplicates allowed */
+    }
+}
+END_TEST
+
+#undef U
+#undef C
+
+#define NUMBERS 20000
+
+/* 20,000 user-defined tokens, the numbers "0" to "19999", and 1 MiB of
+ * random digits, where every byte starts 1 to D = 5 tokens (a 1 begins
+ * "1", "1x", ..., "1xxxx"; another digit up to 4; a 0 only "0"): the scan
+ * looks up at most 2 edges a byte (one forward, and the failure links
+ * never go back further than forward), and the candidates looked at are
+ * at most D a byte. llama.cpp's order, run as written, makes 20,000
+ * passes over the text here (in issue 29's case, 4 minutes at 1 MiB). The
+ * partition covers every byte (each digit is a token), and agrees with
+ * the reference on a text of 1 KiB. */
+START_TEST(test_special_linear)
+{
+    char *strings = malloc(NUMBERS * 6);
+    const char **pieces = malloc(NUMBERS * sizeof *pieces);
+    int32_t *types = malloc(NUMBERS * sizeof *types);
+    size_t len = TOK_MAX_TEXT;
+    char *text = malloc(len);
+    ck_assert(strings && pieces && types && text);
+    for (unsigned i = 0; i < NUMBERS; i++) {
+        snprintf(strings + 6 * i, 6, "%u", i);
+        pieces[i] = strings + 6 * i;
+        types[i] = TOKT_USER_DEFINED;
+    }
+    struct mix m;
+    mix_init(&m, TOK_SPM, pieces, types, NUMBERS);
+    uint32_t s = 88675123u;
+    for (size_t i = 0; i < len; i++)
+        text[i] = (char)('0' + next_random(&s) % 10);
+    struct tok_segs v = { 0 };
+    struct tok_scan_count count = { 0, 0 };
+    struct err e;
+    ck_assert_msg(tok_special_split(m.t, text, len, 0, &v, &count, &e) == 0, "%s", e.msg);
+    ck_assert_msg(count.steps <= 2 * len, "%zu steps for %zu bytes", count.steps, len);
+    ck_assert_msg(count.candidates <= 5 * len, "%zu candidates for %zu bytes", count.candidates,
+                  len);
+    size_t at = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        if (v.s[i].off != at || v.s[i].id < MIX_BASE(TOK_SPM))
+            ck_abort_msg("part %zu: (%zu, %zu, id %d) at byte %zu", i, v.s[i].off, v.s[i].len,
+                         v.s[i].id, at);
+        at += v.s[i].len;
+    }
+    ck_assert_int_eq(at, len);
+    same_split(&m, text, 1024, 0);
+    free(v.s);
+    mix_free(&m);
+    free(strings);
+    free(pieces);
+    free(types);
+    free(text);
+}
+END_TEST
+
 Suite *suite_tokenizer(void)
 {
     Suite *s = suite_create("tokenizer");
@@ -789,5 +1197,13 @@ Suite *suite_tokenizer(void)
     tcase_add_test(tiny, test_tiny_spm);
     tcase_add_test(tiny, test_refusals);
     suite_add_tcase(s, tiny);
+    TCase *special = tcase_create("special tokens");
+    tcase_set_timeout(special, 120);
+    tcase_add_test(special, test_special_hand);
+    tcase_add_test(special, test_special_same_text);
+    tcase_add_test(special, test_special_long);
+    tcase_add_test(special, test_special_random);
+    tcase_add_test(special, test_special_linear);
+    suite_add_tcase(s, special);
     return s;
 }

@@ -1,6 +1,7 @@
 /* tokenizer.c - the parts both kinds share: the tables built from a spec,
- * special tokens found in the text, pieces, and the encode that puts them
- * together. The kinds themselves are in tokenizer_bpe.c and tokenizer_spm.c.
+ * the special tokens' order (tokenizer_special.c finds them in the text),
+ * pieces, and the encode that puts them together. The kinds themselves
+ * are in tokenizer_bpe.c and tokenizer_spm.c.
  */
 #include "data/tokenizer.h"
 
@@ -301,7 +302,8 @@ static int cmp_special(const void *pa, const void *pb)
 }
 
 /* Special tokens, longest first (ties by id: llama.cpp's sort leaves their
- * order to its library), as llama.cpp looks for them. */
+ * order to its library), the order llama.cpp looks for them in, which
+ * tok_special_split keeps. */
 static int build_specials(struct tokenizer *t, struct err *e)
 {
     int n = 0;
@@ -392,7 +394,8 @@ struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, stru
         goto fail;
     if (t->kind == TOK_SPM)
         build_pieces(t); /* the special tokens are found by their pieces */
-    if (build_specials(t, e) < 0 || (t->kind == TOK_BPE && bpe_build(t, s, pre, path, e) < 0))
+    if (build_specials(t, e) < 0 || tok_special_build(t, e) < 0 ||
+        (t->kind == TOK_BPE && bpe_build(t, s, pre, path, e) < 0))
         goto fail;
     return t;
 fail:
@@ -413,106 +416,24 @@ void tokenizer_free(struct tokenizer *t)
     free(t->score);
     free(t->slot);
     free(t->special);
+    tok_special_free(t->sp);
     free(t->eog);
     free(t);
 }
 
-/* Parts of the text: plain text (id -1) or a special token found in it. */
-struct seg {
-    size_t off, len;
-    int id;
-};
-
-struct segs {
-    struct seg *s;
-    size_t n, cap;
-};
-
-static int seg_add(struct segs *v, size_t off, size_t len, int id, struct err *e)
+int tok_seg_add(struct tok_segs *v, size_t off, size_t len, int id, struct err *e)
 {
     if (len == 0)
         return 0;
     if (v->n == v->cap) {
         size_t cap = v->cap ? 2 * v->cap : 16;
-        struct seg *s = realloc(v->s, cap * sizeof *s);
+        struct tok_seg *s = realloc(v->s, cap * sizeof *s);
         if (!s)
             return err_set(e, ERR_SYSTEM, "out of memory for %zu parts of the text", cap);
         v->s = s;
         v->cap = cap;
     }
-    v->s[v->n++] = (struct seg){ off, len, id };
-    return 0;
-}
-
-/* The first occurrence of key (klen bytes) in s[0..n), or n. memchr finds
- * the candidates; a key is short, so comparing each one is cheap. */
-static size_t find_key(const char *s, size_t n, const char *key, size_t klen)
-{
-    size_t at = 0;
-    while (at + klen <= n) {
-        const char *c = memchr(s + at, key[0], n - at - klen + 1);
-        if (!c)
-            break;
-        at = (size_t)(c - s);
-        if (memcmp(c, key, klen) == 0)
-            return at;
-        at++;
-    }
-    return n;
-}
-
-/* Splits the text segments of in by one special token into out. */
-static int split_by(const struct tokenizer *t, const char *text, int id, const struct segs *in,
-                    struct segs *out, struct err *e)
-{
-    const char *key = t->piece + t->piece_off[id];
-    size_t klen = t->piece_off[id + 1] - t->piece_off[id];
-    out->n = 0;
-    for (size_t i = 0; i < in->n; i++) {
-        struct seg g = in->s[i];
-        if (g.id >= 0 || g.len < klen) {
-            if (seg_add(out, g.off, g.len, g.id, e) < 0)
-                return -1;
-            continue;
-        }
-        size_t at = 0;
-        for (;;) {
-            size_t hit = find_key(text + g.off + at, g.len - at, key, klen);
-            if (seg_add(out, g.off + at, hit, -1, e) < 0)
-                return -1;
-            if (hit == g.len - at)
-                break;
-            if (seg_add(out, g.off + at + hit, klen, id, e) < 0)
-                return -1;
-            at += hit + klen;
-        }
-    }
-    return 0;
-}
-
-/* llama.cpp's order: each special token in turn, longest first, takes every
- * occurrence in the text that no longer token took. Control and unknown
- * tokens only when special is set; user-defined ones always, as llama.cpp
- * and Hugging Face treat them as words of the vocabulary. */
-static int partition(const struct tokenizer *t, const char *text, size_t len, int special,
-                     struct segs *v, struct err *e)
-{
-    struct segs other = { 0 };
-    if (seg_add(v, 0, len, -1, e) < 0)
-        return -1;
-    for (int k = 0; k < t->n_special; k++) {
-        int id = t->special[k];
-        if (!special && t->type[id] != TOKT_USER_DEFINED)
-            continue;
-        if (split_by(t, text, id, v, &other, e) < 0) {
-            free(other.s);
-            return -1;
-        }
-        struct segs tmp = *v;
-        *v = other;
-        other = tmp;
-    }
-    free(other.s);
+    v->s[v->n++] = (struct tok_seg){ off, len, id };
     return 0;
 }
 
@@ -523,11 +444,11 @@ static int encode_all(const struct tokenizer *t, const char *text, size_t len, i
         return err_set(e, ERR_USAGE, "the model has no BOS token to put first");
     if (add_bos && tok_push(o, t->bos, e) < 0)
         return -1;
-    struct segs v = { 0 };
-    int rc = partition(t, text, len, special, &v, e);
+    struct tok_segs v = { 0 };
+    int rc = tok_special_split(t, text, len, special, &v, NULL, e);
     int prev_special = 1; /* SentencePiece's space goes first, and after each special token */
     for (size_t i = 0; rc == 0 && i < v.n; i++) {
-        const struct seg *g = &v.s[i];
+        const struct tok_seg *g = &v.s[i];
         if (g->id >= 0)
             rc = tok_push(o, g->id, e);
         else if (t->kind == TOK_BPE)

@@ -19,10 +19,14 @@
  *            what no token covers becomes its <0xNN> byte tokens.
  *            (tokenizer_spm.c)
  * Special tokens (types CONTROL and UNKNOWN, such as <|eot_id|> or <s>) are
- * matched in the text only when asked (--special), the longest first, as
- * llama.cpp does; otherwise their text is ordinary text. USER_DEFINED tokens
- * are always matched, as in llama.cpp and Hugging Face (they are words the
- * model's makers added to the vocabulary). A token llama.cpp's loader takes
+ * matched in the text only when asked (--special); otherwise their text is
+ * ordinary text. USER_DEFINED tokens are always matched, as in llama.cpp
+ * and Hugging Face (they are words the model's makers added to the
+ * vocabulary). The text is cut as llama.cpp cuts it: each special token in
+ * turn, the longest first (ties to the lower id), takes every occurrence,
+ * left to right, that lies wholly in text no token before it took (so
+ * with "bcd" and "ab", "abcd" is "a" and bcd; tokenizer_special.c finds
+ * the same cut in one scan). A token llama.cpp's loader takes
  * for a control token by its text (<|endoftext|>, </s>, <|fim_prefix|>, ...)
  * is one here too, whatever the file's type says, and the ends of
  * generation are llama.cpp's (tokenizer_attr.c).
@@ -49,8 +53,10 @@
  * text BPE's read back its U+FFFDs, and SPM's every byte (a U+2581 cut into
  * byte tokens as its three bytes).
  *
- * Encoding is O(n log n) in the text (a heap of candidate pairs) plus one
- * pass over the text per special token; up to TOK_MAX_TEXT bytes at once.
+ * Encoding is O(n log n) in the text (a heap of candidate pairs), and the
+ * special tokens are found in one scan of it, O(n + c log n) for c places
+ * where one begins (at most n times the longest chain of special tokens
+ * each a prefix of the next); up to TOK_MAX_TEXT bytes at once.
  *
  * Strings in a spec are (pointer, length), not terminated: they point into a
  * mapped file. The tokenizer copies what it keeps.

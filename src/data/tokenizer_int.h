@@ -1,5 +1,6 @@
 /* tokenizer_int.h - what tokenizer.c (the tables, special tokens, pieces),
  * tokenizer_attr.c (what llama.cpp decides by a token's text),
+ * tokenizer_special.c (the special tokens found in a text),
  * tokenizer_bpe.c (byte-level BPE) and tokenizer_spm.c (SentencePiece) share.
  *
  * Every token has a key, the bytes a piece of text is looked up by, and a
@@ -20,7 +21,8 @@
 #include "base/err.h"
 #include "data/tokenizer.h"
 
-struct tok_bpe; /* tokenizer_bpe.c: the merges and the pre-tokenizer */
+struct tok_bpe;     /* tokenizer_bpe.c: the merges and the pre-tokenizer */
+struct tok_special; /* tokenizer_special.c: the automaton that finds special tokens */
 
 struct tokenizer {
     enum tok_kind kind;
@@ -37,6 +39,7 @@ struct tokenizer {
     int byte_tok[256]; /* the token of each single byte; BPE: -1 for none */
     int *special;      /* ids matched in the text before tokenizing, longest first */
     int n_special;
+    struct tok_special *sp; /* their pieces, found in one scan (tokenizer_special.c) */
     int bos, eos, eot, unk, add_bos, add_space_prefix;
     int *eog; /* the ends of generation, ascending (tokenizer_attr.c) */
     int n_eog;
@@ -48,6 +51,42 @@ struct tok_out {
     int *ids;
     size_t n, cap;
 };
+
+/* Parts of the text: plain text (id -1) or a special token found in it. */
+struct tok_seg {
+    size_t off, len;
+    int id;
+};
+
+struct tok_segs {
+    struct tok_seg *s;
+    size_t n, cap;
+};
+
+/* Appends a part (none when len is 0); fails only for memory. */
+int tok_seg_add(struct tok_segs *v, size_t off, size_t len, int id, struct err *e);
+
+/* The work of one partition, for the tests: the edges the scan looked up
+ * (at most 2 a byte) and the candidates looked at (at most D a byte, D
+ * the longest chain of special tokens each a prefix of the next:
+ * tokenizer_special.c). */
+struct tok_scan_count {
+    size_t steps, candidates;
+};
+
+/* The automaton over t->special's pieces (t's pieces and t->special built
+ * already) into t->sp; tok_special_free frees it. */
+int tok_special_build(struct tokenizer *t, struct err *e);
+void tok_special_free(struct tok_special *sp);
+
+/* Appends to v the parts of text (len <= TOK_MAX_TEXT bytes) as
+ * llama.cpp's tokenizer_st_partition cuts it: each special token in
+ * t->special's order takes every occurrence, left to right, that lies
+ * wholly in text no token before it took; control and unknown tokens only
+ * when special is set, user-defined ones always. Adds what the partition
+ * cost to *count when count is not NULL. */
+int tok_special_split(const struct tokenizer *t, const char *text, size_t len, int special,
+                      struct tok_segs *v, struct tok_scan_count *count, struct err *e);
 
 /* A candidate merge of the adjacent symbols left and right, for both kinds'
  * merge loops: the smallest key goes first, ties to the leftmost pair. BPE's
