@@ -550,6 +550,25 @@ START_TEST(test_a_message_quoting_a_long_line_ends_on_a_character)
 }
 END_TEST
 
+/* Caught by fuzz_cmdline's check that a message is valid UTF-8 when the
+ * command was: an unknown command's name was read into 47 bytes, cutting
+ * "éé...é" (30 of them, 60 bytes) through its 24th é, and the message
+ * quoted the half character. It quotes 23 (46 bytes). */
+START_TEST(test_an_unknown_long_name_is_quoted_by_whole_characters)
+{
+    char line[128] = "", want[256] = "unknown command '";
+    for (int i = 0; i < 30; i++)
+        strcat(line, "\u00e9");
+    strcat(line, " 1");
+    for (int i = 0; i < 23; i++)
+        strcat(want, "\u00e9");
+    strcat(want, "' (a setting such as temperature, or lesson, step, find, take, prompt, reset, "
+                 "help, quit)");
+    app_command(&A, line);
+    ck_assert_str_eq(A.msg, want);
+}
+END_TEST
+
 Suite *suite_app(void)
 {
     Suite *s = suite_create("app");
@@ -590,6 +609,7 @@ Suite *suite_app(void)
     tcase_add_test(input, test_e_then_enter_keeps_a_long_prompt);
     tcase_add_test(input, test_the_input_line_says_when_it_is_full);
     tcase_add_test(input, test_a_message_quoting_a_long_line_ends_on_a_character);
+    tcase_add_test(input, test_an_unknown_long_name_is_quoted_by_whole_characters);
     suite_add_tcase(s, input);
     return s;
 }

@@ -216,14 +216,23 @@ static int run_command(struct app *a, const char *name, const char *value)
 
 int app_command(struct app *a, const char *line)
 {
-    char name[48] = "";
-    int off = 0;
+    static const char SPACE[] = " \t\n\v\f\r";
     while (*line == ' ' || *line == ':')
         line++;
-    if (sscanf(line, "%47s %n", name, &off) < 1)
+    line += strspn(line, SPACE);
+    size_t nl = strcspn(line, SPACE);
+    if (nl == 0)
         return APP_REDRAW;
+    /* The name as far as a command's can go, cut between characters: the
+     * message that names an unknown one quotes whole characters. */
+    char name[48];
+    size_t cut = nl < sizeof name ? nl : sizeof name - 1;
+    while (cut < nl && cut > 0 && ((unsigned char)line[cut] & 0xC0) == 0x80)
+        cut--;
+    memcpy(name, line, cut);
+    name[cut] = '\0';
     /* The value as long as it was typed: a prompt may fill a model's context. */
-    const char *from = off ? line + off : "";
+    const char *from = line + nl + strspn(line + nl, SPACE);
     size_t vl = strlen(from);
     while (vl > 0 && from[vl - 1] == ' ')
         vl--;
