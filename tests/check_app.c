@@ -2,8 +2,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "tui/app.h"
+#include "base/utf8.h"
 #include "data/keys.h"
+#include "data/lesson_model.h"
+#include "tui/app.h"
 #include "suites.h"
 
 static struct app A;
@@ -402,6 +404,171 @@ START_TEST(test_keys_syntax)
 }
 END_TEST
 
+/* ---- the input line (issue 29, part 3) ------------------------------------------ */
+
+/* Types text (UTF-8) key by key, a code point each, as the terminal hands
+ * them over. */
+static void type_text(const char *text)
+{
+    size_t n = strlen(text);
+    while (n > 0) {
+        uint32_t cp;
+        int len = utf8_decode(text, n, &cp);
+        ck_assert_int_gt(len, 0);
+        app_key(&A, (int)cp);
+        text += len;
+        n -= (size_t)len;
+    }
+}
+
+/* A prompt of at least n bytes in the four lengths of UTF-8: "Then ", then
+ * rounds of 70 bytes, 52 of them ASCII words and 18 in é and ß (2 bytes), €
+ * and 中 (3), 😀 and 𝄞 (4). It ends on a character, not a space (a
+ * command's value loses its trailing spaces); its first 120 bytes end in
+ * the first two of the second 中's three. */
+static const char *long_text(char *buf, size_t size, size_t n)
+{
+    static const char *const PART[] = {
+        "Once upon a time", " \u00e9", " there was",  " \u20ac",       " a little",
+        " \u4e2d",          " girl",   " \U0001F600", " named \u00df", " \U0001D11E"
+    };
+    snprintf(buf, size, "Then ");
+    for (int i = 0; strlen(buf) < n; i++) {
+        ck_assert_uint_lt(strlen(buf) + strlen(PART[i % 10]), size);
+        strcat(buf, PART[i % 10]);
+    }
+    return buf;
+}
+
+/* The model's prompt is text, and its tokens read back as it: after <s>
+ * (BOS) and the space SentencePiece puts before a text (the tokens of
+ * lessons/18-trained-next.ini: <s>, " Once", " upon", ...). */
+static void assert_prompt_is(const char *text)
+{
+    char back[2048], want[2048];
+    ck_assert_str_eq(A.L.prompt_text, text);
+    vocab_detok(&A.L.vocab, A.L.prompt, A.L.prompt_len, back, sizeof back);
+    snprintf(want, sizeof want, "<s> %s", text);
+    ck_assert_str_eq(back, want);
+}
+
+/* 331 bytes typed at ':' after "prompt " reach the model whole. The line
+ * held 127 bytes: the model got the first 120 of them, the last two bytes
+ * half a 中 (U+FFFD), and the rest was dropped without a word. */
+START_TEST(test_a_long_prompt_typed_runs_whole)
+{
+    open_lesson("trained-next");
+    char text[1024];
+    long_text(text, sizeof text, 330);
+    ck_assert_uint_eq(strlen(text), 331); /* "Then ", 4 rounds of 70, and 46 bytes */
+    type(":");
+    type_text("prompt ");
+    type_text(text);
+    ck_assert_int_eq(A.input_len, 7 + 331);
+    type("<Enter>");
+    ck_assert_int_eq(A.mode, MODE_NORMAL);
+    assert_prompt_is(text);
+    char msg[128];
+    snprintf(msg, sizeof msg, "prompt: %d tokens; the model runs it from the start",
+             A.L.prompt_len);
+    ck_assert_str_eq(A.msg, msg);
+}
+END_TEST
+
+/* e then Enter keeps a long multibyte prompt byte for byte (607 bytes):
+ * e opened the line on "prompt " and the prompt's first 120 bytes, ending
+ * in half a 中, and Enter made that the prompt. */
+START_TEST(test_e_then_enter_keeps_a_long_prompt)
+{
+    open_lesson("trained-next");
+    char text[1024], cmd[1100];
+    long_text(text, sizeof text, 600);
+    ck_assert_uint_eq(strlen(text), 607);
+    snprintf(cmd, sizeof cmd, "prompt %s", text);
+    struct err e;
+    ck_assert_msg(lesson_set_prompt(&A.L, text, &e) == 0, "%s", e.msg); /* e alone under test */
+    assert_prompt_is(text);
+    int n = A.L.prompt_len, ids[1024];
+    ck_assert_int_le(n, 1024);
+    memcpy(ids, A.L.prompt, (size_t)n * sizeof *ids);
+    type("e");
+    ck_assert_int_eq(A.mode, MODE_PROMPT);
+    ck_assert_str_eq(A.input, cmd);
+    type("<Enter>");
+    assert_prompt_is(text);
+    ck_assert_int_eq(A.L.prompt_len, n);
+    ck_assert_mem_eq(A.L.prompt, ids, (size_t)n * sizeof *ids);
+}
+END_TEST
+
+/* The line holds APP_INPUT_LIMIT bytes, 1,280 tokens of 1,024 bytes
+ * (LESSON_MODEL_CONTEXT x VOCAB_MAX_TOKEN_BYTES): 327,680 four-byte 😀
+ * fill it exactly, and a key past it is refused with a message. The line
+ * used to stop at 127 bytes (31 of them) and drop the rest unsaid. */
+START_TEST(test_the_input_line_says_when_it_is_full)
+{
+    ck_assert_int_eq(APP_INPUT_LIMIT, 1310720);
+    type(":");
+    for (int i = 0; i < 1310720 / 4; i++)
+        app_key(&A, 0x1F600);
+    ck_assert_int_eq(A.input_len, 1310720);
+    ck_assert_str_eq(A.msg, "");
+    type("x");
+    ck_assert_int_eq(A.input_len, 1310720);
+    ck_assert_str_eq(A.msg,
+                     "the input line holds 1310720 bytes: the key was not added (Enter, Esc)");
+    ck_assert(A.msg_warn);
+    type("<BS>x"); /* one 😀 less: room for x */
+    ck_assert_int_eq(A.input_len, 1310720 - 4 + 1);
+    ck_assert_str_eq(A.input + A.input_len - 5, "\U0001F600x");
+    type("<Esc>");
+    ck_assert_int_eq(A.mode, MODE_NORMAL);
+    ck_assert_str_eq(A.msg, "");
+    /* A surrogate is no character: refused, and said so. */
+    type(":");
+    ck_assert_int_eq(A.input_len, 0);
+    app_key(&A, 0xD800);
+    ck_assert_int_eq(A.input_len, 0);
+    ck_assert_str_eq(A.msg, "U+D800 is not a character (a UTF-16 surrogate): not added");
+}
+END_TEST
+
+/* '/' with 300 bytes of 中 finds nothing, and the message quoting them is
+ * cut to the message line's 255 bytes on a character: "no token '" (10
+ * bytes) and 81 中 (243), where a cut by bytes left 2 of the 82nd's 3. */
+START_TEST(test_a_message_quoting_a_long_line_ends_on_a_character)
+{
+    type("/");
+    for (int i = 0; i < 100; i++)
+        app_key(&A, 0x4E2D);
+    ck_assert_int_eq(A.input_len, 300);
+    type("<Enter>");
+    char want[256] = "no token '";
+    for (int i = 0; i < 81; i++)
+        strcat(want, "\u4e2d");
+    ck_assert_str_eq(A.msg, want);
+}
+END_TEST
+
+/* Caught by fuzz_cmdline's check that a message is valid UTF-8 when the
+ * command was: an unknown command's name was read into 47 bytes, cutting
+ * "éé...é" (30 of them, 60 bytes) through its 24th é, and the message
+ * quoted the half character. It quotes 23 (46 bytes). */
+START_TEST(test_an_unknown_long_name_is_quoted_by_whole_characters)
+{
+    char line[128] = "", want[256] = "unknown command '";
+    for (int i = 0; i < 30; i++)
+        strcat(line, "\u00e9");
+    strcat(line, " 1");
+    for (int i = 0; i < 23; i++)
+        strcat(want, "\u00e9");
+    strcat(want, "' (a setting such as temperature, or lesson, step, find, take, prompt, reset, "
+                 "help, quit)");
+    app_command(&A, line);
+    ck_assert_str_eq(A.msg, want);
+}
+END_TEST
+
 Suite *suite_app(void)
 {
     Suite *s = suite_create("app");
@@ -435,5 +602,14 @@ Suite *suite_app(void)
     tcase_add_test(errors, test_bad_commands_keep_running);
     tcase_add_test(errors, test_keys_syntax);
     suite_add_tcase(s, errors);
+    TCase *input = tcase_create("input");
+    tcase_set_timeout(input, 30);
+    tcase_add_checked_fixture(input, setup, teardown);
+    tcase_add_test(input, test_a_long_prompt_typed_runs_whole);
+    tcase_add_test(input, test_e_then_enter_keeps_a_long_prompt);
+    tcase_add_test(input, test_the_input_line_says_when_it_is_full);
+    tcase_add_test(input, test_a_message_quoting_a_long_line_ends_on_a_character);
+    tcase_add_test(input, test_an_unknown_long_name_is_quoted_by_whole_characters);
+    suite_add_tcase(s, input);
     return s;
 }

@@ -123,6 +123,54 @@ START_TEST(test_stream_keeps_lines)
 }
 END_TEST
 
+/* The encoder of the input line's keys: each length of UTF-8 at its first
+ * and last code point, and no bytes for what is no character. */
+START_TEST(test_encode)
+{
+    static const struct {
+        uint32_t cp;
+        const char *bytes;
+    } CASES[] = { { 0x00, "" },
+                  { 0x7F, "\x7f" },
+                  { 0x80, "\xc2\x80" },
+                  { 0x7FF, "\xdf\xbf" },
+                  { 0x800, "\xe0\xa0\x80" },
+                  { 0xFFFF, "\xef\xbf\xbf" },
+                  { 0x10000, "\xf0\x90\x80\x80" },
+                  { 0x10FFFF, "\xf4\x8f\xbf\xbf" } };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char out[4];
+        int n = utf8_encode(CASES[i].cp, out);
+        ck_assert_int_eq(n, CASES[i].cp ? (int)strlen(CASES[i].bytes) : 1);
+        ck_assert_mem_eq(out, CASES[i].bytes, (size_t)n);
+        uint32_t back;
+        ck_assert_int_eq(utf8_decode(out, (size_t)n, &back), n);
+        ck_assert_uint_eq(back, CASES[i].cp);
+    }
+    char out[4];
+    ck_assert_int_eq(utf8_encode(0xD800, out), 0);
+    ck_assert_int_eq(utf8_encode(0xDFFF, out), 0);
+    ck_assert_int_eq(utf8_encode(0x110000, out), 0);
+}
+END_TEST
+
+/* A string cut by a byte count loses the character it cut short, and only
+ * that: "a中" cut after 2 or 3 bytes is "a"; whole, or ending in bytes that
+ * were never a character, it stays. */
+START_TEST(test_trim_cut)
+{
+    ck_assert_uint_eq(utf8_trim_cut("a\xe4\xb8\xad", 4), 4);
+    ck_assert_uint_eq(utf8_trim_cut("a\xe4\xb8\xad", 3), 1);
+    ck_assert_uint_eq(utf8_trim_cut("a\xe4\xb8\xad", 2), 1);
+    ck_assert_uint_eq(utf8_trim_cut("\xf0\x9f\x98", 3), 0);
+    ck_assert_uint_eq(utf8_trim_cut("ab", 2), 2);
+    ck_assert_uint_eq(utf8_trim_cut("", 0), 0);
+    ck_assert_uint_eq(utf8_trim_cut("a\x80\x80", 3), 3);            /* stray continuations */
+    ck_assert_uint_eq(utf8_trim_cut("\x80\x80\x80\x80\x80", 5), 5); /* no lead at all */
+    ck_assert_uint_eq(utf8_trim_cut("a\xff", 2), 2);                /* never a lead */
+}
+END_TEST
+
 /* ---- the INI reader ----------------------------------------------------- */
 
 static void expect_refused(const char *text, const char *want)
@@ -303,6 +351,8 @@ Suite *suite_escape(void)
     tcase_add_test(tc, test_invalid_and_text);
     tcase_add_test(tc, test_cut_between_escapes);
     tcase_add_test(tc, test_stream_keeps_lines);
+    tcase_add_test(tc, test_encode);
+    tcase_add_test(tc, test_trim_cut);
     suite_add_tcase(s, tc);
     TCase *ti = tcase_create("ini");
     tcase_add_test(ti, test_ini_refuses_controls);

@@ -281,6 +281,36 @@ START_TEST(test_kept_set_names_missing_and_extra_tokens)
 }
 END_TEST
 
+/* A kept set typed past the old line's 127 bytes is read whole (issue 29,
+ * part 3): A a hundred times (200 bytes) and then B and C is the set A B C;
+ * the old line kept only the As, "missing B C". An item of 300 bytes that
+ * is no token is quoted in the message cut to 63 bytes (the room of err). */
+START_TEST(test_a_long_kept_set_is_read_whole)
+{
+    open_lesson("exercise-2");
+    type("a");
+    for (int i = 0; i < 100; i++)
+        type("A ");
+    type("B C");
+    ck_assert_int_eq(A.input_len, 203);
+    type("<Enter>");
+    ck_assert_msg(A.ans[0].ok, "%s", A.msg);
+    ck_assert_str_eq(A.ans[0].typed, "A B C");
+    open_lesson("exercise-2");
+    type("a");
+    for (int i = 0; i < 300; i++)
+        app_key(&A, 'x');
+    type("<Enter>");
+    char x63[64], want[160];
+    memset(x63, 'x', 63);
+    x63[63] = '\0';
+    snprintf(want, sizeof want,
+             "'%s' is not a token of this lesson: type the kept tokens, or Esc to stop", x63);
+    ck_assert_str_eq(A.msg, want);
+    ck_assert_int_eq(A.mode, MODE_ANSWER);
+}
+END_TEST
+
 Suite *suite_exercise(void)
 {
     Suite *s = suite_create("exercise");
@@ -293,6 +323,7 @@ Suite *suite_exercise(void)
     tcase_add_test(tc, test_kept_set_is_parsed_as_an_ask);
     tcase_add_test(tc, test_kept_set_right_in_any_order_by_text_or_id);
     tcase_add_test(tc, test_kept_set_names_missing_and_extra_tokens);
+    tcase_add_test(tc, test_a_long_kept_set_is_read_whole);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return s;

@@ -2,6 +2,8 @@
  * another or leaves the screen, and no part writes outside its rectangle. */
 #include <string.h>
 
+#include "base/utf8.h"
+#include "data/keys.h"
 #include "tui/app.h"
 #include "suites.h"
 #include "tui/view.h"
@@ -272,6 +274,101 @@ START_TEST(test_ascii_screen_has_no_unicode)
 }
 END_TEST
 
+/* Types text key by key, a code point each. */
+static void type_text(const char *text)
+{
+    size_t n = strlen(text);
+    while (n > 0) {
+        uint32_t cp;
+        int len = utf8_decode(text, n, &cp);
+        ck_assert_int_gt(len, 0);
+        app_key(&A, (int)cp);
+        text += len;
+        n -= (size_t)len;
+    }
+}
+
+/* The bottom row of A drawn at w x 24, and its cursor's column. */
+static int bottom_row(int w, int utf8, char *row, size_t n)
+{
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, w, 24, utf8), 0);
+    view_render(&A, &s, VS);
+    screen_row_text(&s, 23, row, n);
+    int cursor = -1;
+    for (int x = 0; x < w; x++)
+        if (screen_at(&s, x, 23)->attr & ATTR_REVERSE)
+            cursor = x;
+    screen_free(&s);
+    return cursor;
+}
+
+/* An input line wider than the screen shows its end and the cursor, after
+ * a mark that more is hidden to the left (issue 29, part 3: the line
+ * showed its first columns and nothing of what was just typed). At 80
+ * columns ':' and the mark leave 77 for the text, the cursor's cell the
+ * 80th. The end typed: "xyz" (3 columns), U+009B (a C1 control, drawn
+ * escaped as \xC2\x9B: 8), 中文 (wide: 4 in UTF-8, one '?' each in ASCII). */
+START_TEST(test_a_long_input_line_shows_its_end)
+{
+    char row[1024], want[1024], a80[81];
+    memset(a80, 'a', 80);
+    a80[80] = '\0';
+    app_key(&A, ':');
+    for (int i = 0; i < 200; i++)
+        app_key(&A, 'a');
+    type_text("xyz\xc2\x9b\u4e2d\u6587");
+    ck_assert_int_eq(bottom_row(80, 1, row, sizeof row), 79);
+    snprintf(want, sizeof want, ":\u2026%.*sxyz\\xC2\\x9B\u4e2d\u6587", 77 - 15, a80);
+    ck_assert_str_eq(row, want);
+    ck_assert_int_eq(bottom_row(80, 0, row, sizeof row), 79);
+    snprintf(want, sizeof want, ":<%.*sxyz\\xC2\\x9B??", 77 - 13, a80);
+    ck_assert_str_eq(row, want);
+    /* At 120 columns 117 for the text: 102 a's. */
+    ck_assert_int_eq(bottom_row(120, 1, row, sizeof row), 119);
+    snprintf(want, sizeof want, ":\u2026%.*s%.*sxyz\\xC2\\x9B\u4e2d\u6587", 80, a80, 102 - 80, a80);
+    ck_assert_str_eq(row, want);
+    /* 300 combining acutes after 文 (600 bytes, no columns): the line's
+     * last 316 bytes are narrower than the row, the line is not; the
+     * acutes are not drawn (a cell holds one code point). */
+    for (int i = 0; i < 300; i++)
+        app_key(&A, 0x0301);
+    ck_assert_int_eq(bottom_row(80, 1, row, sizeof row), 79);
+    snprintf(want, sizeof want, ":\u2026%.*sxyz\\xC2\\x9B\u4e2d\u6587", 77 - 15, a80);
+    ck_assert_str_eq(row, want);
+    for (int i = 0; i < 300; i++)
+        app_key(&A, AK_BACKSPACE);
+    /* A line that fits: no mark, the cursor after it, the hint at the right. */
+    app_key(&A, AK_ESC);
+    type_text(":top-k 3");
+    ck_assert_int_eq(bottom_row(80, 1, row, sizeof row), 8);
+    ck_assert_str_eq(row,
+                     ":top-k 3                                     name value, Enter runs, Esc "
+                     "cancels");
+}
+END_TEST
+
+/* A key past the line's limit is refused with a message, which takes the
+ * second status line when the line itself is full (the limit lowered to
+ * 100 bytes, as the fuzz harness does, to draw it at 80 columns). */
+START_TEST(test_a_refused_key_is_said_on_screen)
+{
+    A.input_limit = 100;
+    app_key(&A, ':');
+    for (int i = 0; i < 101; i++)
+        app_key(&A, 'b');
+    ck_assert_int_eq(A.input_len, 100);
+    struct screen s;
+    char row[1024];
+    ck_assert_int_eq(screen_init(&s, 80, 24, 1), 0);
+    view_render(&A, &s, VS);
+    screen_row_text(&s, 22, row, sizeof row);
+    ck_assert_str_eq(row, "the input line holds 100 bytes: the key was not added (Enter, Esc)");
+    ck_assert_uint_eq(screen_at(&s, 0, 22)->color, COL_WARN);
+    screen_free(&s);
+}
+END_TEST
+
 Suite *suite_view(void)
 {
     Suite *s = suite_create("view");
@@ -287,6 +384,8 @@ Suite *suite_view(void)
     tcase_add_test(edge, test_render_shows_the_lesson_numbers);
     tcase_add_test(edge, test_ascii_screen_has_no_unicode);
     tcase_add_test(edge, test_context_clips_at_every_edge);
+    tcase_add_test(edge, test_a_long_input_line_shows_its_end);
+    tcase_add_test(edge, test_a_refused_key_is_said_on_screen);
     tcase_set_timeout(edge, 30);
     suite_add_tcase(s, edge);
     return s;

@@ -67,6 +67,13 @@ keys "?"
 check "help opens" "Keys (? or Space: the legend of the marks; other keys close this)"
 keys x
 if wait_gone "Keys (? or Space: the legend"; then ok; else bad "help does not close"; fi
+# 4b. A command line wider than the screen: its end and the cursor stay on
+# screen, after a mark that more is hidden to the left (issue 29, part 3).
+# 80 columns less ':', the mark and the cursor: 77, 中文end 7 of them.
+keys ":$(printf '%0100d' 0)中文end"
+check "a long command line shows its end" ":…$(printf '%070d' 0)中文end"
+keys Escape
+if wait_gone "中文end"; then ok; else bad "Esc does not close the long command line"; fi
 # 5. Resize: the side layout, too small, and back.
 $T resize-window -t t -x 132 -y 43
 check "resize to 132x43" "│ Text: The cat sat"

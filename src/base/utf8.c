@@ -36,6 +36,41 @@ int utf8_decode(const char *s, size_t n, uint32_t *cp)
     return len;
 }
 
+int utf8_encode(uint32_t cp, char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+        return 0;
+    int n = cp < 0x10000 ? 3 : 4;
+    for (int i = n - 1; i > 0; i--, cp >>= 6)
+        out[i] = (char)(0x80 | (cp & 0x3F));
+    out[0] = (char)((n == 3 ? 0xE0 : 0xF0) | cp);
+    return n;
+}
+
+size_t utf8_trim_cut(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t lead = len;
+    /* The last byte that is not a continuation, at most 3 back: a
+     * character is at most 4 bytes. */
+    while (lead > 0 && len - lead < 4 && (u[lead - 1] & 0xC0) == 0x80)
+        lead--;
+    if (lead == 0 || len - lead >= 4)
+        return len;
+    unsigned c = u[lead - 1];
+    size_t want = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    return want > len - lead + 1 ? lead - 1 : len;
+}
+
 int utf8_cp_width(uint32_t cp)
 {
     if ((cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x200B && cp <= 0x200F) ||

@@ -13,6 +13,17 @@
  * (1 to 4), or 0 for an invalid or truncated sequence (then *cp = 0xFFFD). */
 int utf8_decode(const char *s, size_t n, uint32_t *cp);
 
+/* Encodes code point cp into out. Returns its length (1 to 4), or 0 when
+ * cp is no character: a surrogate (U+D800..U+DFFF) or past U+10FFFF,
+ * which no valid UTF-8 holds. */
+int utf8_encode(uint32_t cp, char out[4]);
+
+/* The length of s (len bytes) without the character its end cuts short: a
+ * lead byte at the end whose continuation bytes are missing goes, with the
+ * ones it has, as when a byte count cut the string there (vsnprintf).
+ * Anything else stays as it is. */
+size_t utf8_trim_cut(const char *s, size_t len);
+
 /* Terminal columns of code point cp: 0 for combining marks, 2 for wide
  * East Asian characters and most emoji, 1 otherwise. */
 int utf8_cp_width(uint32_t cp);

@@ -12,14 +12,19 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/utf8.h"
 #include "data/lesson_model.h"
 
 void app_msg(struct app *a, int warn, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+    int n = vsnprintf(a->msg, sizeof a->msg, fmt, ap);
     va_end(ap);
+    /* A message cut to the line's bytes (one that quotes a long line
+     * typed) ends on a whole character, not on half of one. */
+    if (n >= (int)sizeof a->msg)
+        a->msg[utf8_trim_cut(a->msg, sizeof a->msg - 1)] = '\0';
     a->msg_warn = warn;
 }
 
@@ -320,11 +325,16 @@ int app_init_progress(struct app *a, const char *dir, const char *what, int n_ov
     app_bind_keys(a, a->opt.config);
     a->lesson_index = -1;
     a->try_index = -1;
-    if (catalog_open(&a->cat, dir, e) < 0)
+    if (app_input_init(a, e) < 0)
         return -1;
+    if (catalog_open(&a->cat, dir, e) < 0) {
+        app_input_free(a);
+        return -1;
+    }
     for (int i = 0; i < n_over; i++)
         if (app_add_override(a->cli, &a->n_cli, names[i], values[i]) < 0) {
             catalog_close(&a->cat);
+            app_input_free(a);
             return err_set(e, ERR_USAGE, "more than %d settings", APP_MAX_OVERRIDES);
         }
     int rc;
@@ -351,5 +361,6 @@ void app_free(struct app *a)
     source_close(&a->source);
     lesson_free(&a->L);
     catalog_close(&a->cat);
+    app_input_free(a);
     memset(a, 0, sizeof *a);
 }

@@ -44,8 +44,12 @@ enum app_end {
 
 #define APP_MAX_OVERRIDES 64
 #define APP_MAX_HISTORY   1024
-#define APP_INPUT_MAX     128
 #define APP_MSG_MAX       256
+/* The bytes the input line holds: any prompt a model's context takes, a
+ * context of LESSON_MODEL_CONTEXT tokens (1,280) of at most
+ * VOCAB_MAX_TOKEN_BYTES (1,024) each: 1,310,720. The line grows as it is
+ * typed; a key past this is refused with a message, never dropped unsaid. */
+#define APP_INPUT_LIMIT (LESSON_MODEL_CONTEXT * VOCAB_MAX_TOKEN_BYTES)
 
 /* How lessons that need more than their file are opened. */
 struct app_options {
@@ -122,8 +126,13 @@ struct app {
     int revealed;
 
     enum app_mode mode;
-    char input[APP_INPUT_MAX];
+    /* The input line (':' commands, '/' find, answers): what is typed,
+     * terminated, in a buffer that grows (app_input.c); never NULL between
+     * app_init and app_free. */
+    char *input;
     int input_len;
+    int input_cap;   /* bytes allocated for input */
+    int input_limit; /* the bytes it may hold: APP_INPUT_LIMIT (a fuzz harness lowers it) */
     char msg[APP_MSG_MAX];
     int msg_warn;
     int scroll;      /* first line of the lesson text on screen */

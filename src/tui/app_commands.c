@@ -1,6 +1,6 @@
-/* app_commands.c - settings changed while running, the ':' commands, the
- * input line they are typed on, finding a token, and the batch view's
- * opening and closing.
+/* app_commands.c - settings changed while running, the ':' commands
+ * (typed on the input line of app_input.c), and the batch view's opening
+ * and closing.
  */
 #include "tui/app_int.h"
 
@@ -158,19 +158,9 @@ int app_set_prompt(struct app *a, const char *text)
     return APP_REDRAW;
 }
 
-int app_command(struct app *a, const char *line)
+/* Runs command name with its value (trailing spaces trimmed). */
+static int run_command(struct app *a, const char *name, const char *value)
 {
-    char name[48] = "";
-    int off = 0;
-    while (*line == ' ' || *line == ':')
-        line++;
-    if (sscanf(line, "%47s %n", name, &off) < 1)
-        return APP_REDRAW;
-    char value[APP_INPUT_MAX];
-    snprintf(value, sizeof value, "%s", off ? line + off : "");
-    size_t vl = strlen(value);
-    while (vl > 0 && value[vl - 1] == ' ')
-        value[--vl] = '\0';
     if (strcmp(name, "q") == 0 || strcmp(name, "quit") == 0)
         return APP_QUIT;
     if (strcmp(name, "help") == 0) {
@@ -224,68 +214,38 @@ int app_command(struct app *a, const char *line)
     return APP_REDRAW;
 }
 
-int app_key_input(struct app *a, int key, int (*submit)(struct app *))
+int app_command(struct app *a, const char *line)
 {
-    if (key == AK_ESC) {
-        a->mode = MODE_NORMAL;
-        a->msg[0] = '\0';
+    static const char SPACE[] = " \t\n\v\f\r";
+    while (*line == ' ' || *line == ':')
+        line++;
+    line += strspn(line, SPACE);
+    size_t nl = strcspn(line, SPACE);
+    if (nl == 0)
+        return APP_REDRAW;
+    /* The name as far as a command's can go, cut between characters: the
+     * message that names an unknown one quotes whole characters. */
+    char name[48];
+    size_t cut = nl < sizeof name ? nl : sizeof name - 1;
+    while (cut < nl && cut > 0 && ((unsigned char)line[cut] & 0xC0) == 0x80)
+        cut--;
+    memcpy(name, line, cut);
+    name[cut] = '\0';
+    /* The value as long as it was typed: a prompt may fill a model's context. */
+    const char *from = line + nl + strspn(line + nl, SPACE);
+    size_t vl = strlen(from);
+    while (vl > 0 && from[vl - 1] == ' ')
+        vl--;
+    char *value = malloc(vl + 1);
+    if (!value) {
+        app_msg(a, 1, "out of memory for the value of :%s (%zu bytes): not run", name, vl);
         return APP_REDRAW;
     }
-    if (key == AK_ENTER)
-        return submit(a);
-    if (key == AK_BACKSPACE) {
-        /* Back over one UTF-8 character. */
-        while (a->input_len > 0 && ((unsigned char)a->input[a->input_len - 1] & 0xC0) == 0x80)
-            a->input_len--;
-        if (a->input_len > 0)
-            a->input_len--;
-        a->input[a->input_len] = '\0';
-        return APP_REDRAW;
-    }
-    if (key >= 0x20 && key < AK_SPECIAL && key != 0x7F) {
-        char buf[4];
-        int n;
-        if (key < 0x80)
-            buf[0] = (char)key, n = 1;
-        else if (key < 0x800)
-            buf[0] = (char)(0xC0 | (key >> 6)), buf[1] = (char)(0x80 | (key & 0x3F)), n = 2;
-        else if (key < 0x10000)
-            buf[0] = (char)(0xE0 | (key >> 12)), buf[1] = (char)(0x80 | ((key >> 6) & 0x3F)),
-            buf[2] = (char)(0x80 | (key & 0x3F)), n = 3;
-        else
-            buf[0] = (char)(0xF0 | (key >> 18)), buf[1] = (char)(0x80 | ((key >> 12) & 0x3F)),
-            buf[2] = (char)(0x80 | ((key >> 6) & 0x3F)), buf[3] = (char)(0x80 | (key & 0x3F)),
-            n = 4;
-        if (a->input_len + n < APP_INPUT_MAX) {
-            memcpy(a->input + a->input_len, buf, (size_t)n);
-            a->input_len += n;
-            a->input[a->input_len] = '\0';
-        }
-    }
-    return APP_REDRAW;
-}
-
-/* Closes the input line and hands what was typed to run. */
-static int submit_input(struct app *a, int (*run)(struct app *, const char *))
-{
-    char line[APP_INPUT_MAX];
-    snprintf(line, sizeof line, "%s", a->input);
-    a->mode = MODE_NORMAL;
-    a->msg[0] = '\0';
-    return run(a, line);
-}
-
-int app_submit_command(struct app *a)
-{
-    return submit_input(a, app_command);
-}
-
-void app_open_prompt(struct app *a, const char *prefill)
-{
-    a->mode = MODE_PROMPT;
-    snprintf(a->input, sizeof a->input, "%s", prefill);
-    a->input_len = (int)strlen(a->input);
-    a->msg[0] = '\0';
+    memcpy(value, from, vl);
+    value[vl] = '\0';
+    int flags = run_command(a, name, value);
+    free(value);
+    return flags;
 }
 
 /* x and :reset in the batch view: the selected request's preset again. */

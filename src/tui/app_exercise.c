@@ -33,12 +33,6 @@ static int ask_digits(const struct lesson_step *S, const struct ask *q)
     return q->digits >= 0 ? q->digits : S->digits;
 }
 
-static void clear_input(struct app *a)
-{
-    a->input_len = 0;
-    a->input[0] = '\0';
-}
-
 void app_ask_prompt(struct app *a)
 {
     const struct lesson_step *S = &a->L.steps[a->live_step - 1];
@@ -46,7 +40,7 @@ void app_ask_prompt(struct app *a)
     char what[64];
     ask_describe(&a->L, q, what, sizeof what);
     a->mode = MODE_ANSWER;
-    clear_input(a);
+    app_input_clear(a);
     if (q->kind == ASK_KEPT)
         app_msg(a, 0, "answer %d of %d: %s = ? (the tokens, texts or ids; Enter checks, Esc stops)",
                 a->ask_index + 1, S->n_ask, what);
@@ -86,26 +80,31 @@ static int token_typed(const struct vocab *v, const char *item)
 
 /* Reads a kept-set answer, tokens separated by spaces or commas, into
  * mark (one byte per token). Returns how many tokens it names, or -1 with
- * a message naming the item that is not a token. */
+ * a message naming the item that is not a token. The items are cut out of
+ * a copy of the answer, however long it was typed. */
 static int read_token_set(const struct vocab *v, const char *text, unsigned char *mark,
                           struct err *e)
 {
+    char *copy = strdup(text);
+    if (!copy)
+        return err_set(e, ERR_SYSTEM, "out of memory for the answer (%zu bytes)", strlen(text));
     int count = 0;
-    for (const char *p = text + strspn(text, " ,\t"); *p; p += strspn(p, " ,\t")) {
-        char item[APP_INPUT_MAX];
-        size_t len = strcspn(p, " ,\t");
-        memcpy(item, p, len);
-        item[len] = '\0';
-        p += len;
+    for (char *p = copy + strspn(copy, " ,\t"); *p; p += strspn(p, " ,\t")) {
+        char *item = p;
+        p += strcspn(p, " ,\t");
+        if (*p)
+            *p++ = '\0';
         int id = token_typed(v, item);
         if (id < 0) {
-            char esc[APP_INPUT_MAX];
-            utf8_escape(item, esc, sizeof esc);
+            char esc[64];
+            utf8_escape(item, esc, sizeof esc); /* the message's room: a long item ends cut */
+            free(copy);
             return err_set(e, ERR_USAGE, "'%s' is not a token of this lesson", esc);
         }
         count += !mark[id];
         mark[id] = 1;
     }
+    free(copy);
     if (count == 0)
         return err_set(e, ERR_USAGE, "no tokens typed");
     return count;
@@ -219,7 +218,7 @@ static int after_answer(struct app *a, struct app_answer *ans)
     ask_describe(&a->L, &S->ask[a->ask_index], what, sizeof what);
     ans->given = 1;
     if (!ans->ok && ++ans->misses < EXERCISE_MISSES) {
-        clear_input(a);
+        app_input_clear(a);
         app_msg(a, 1, "%s = %s: %s; try again (v Enter: solution)", what, ans->typed, ans->verdict);
         return APP_REDRAW;
     }
@@ -263,7 +262,7 @@ int app_submit_answer(struct app *a)
     int rc = q->kind == ASK_KEPT ? check_kept(a, &t, ans) : check_number(a, &t, q, ans);
     trace_free(&t);
     if (rc < 0) {
-        clear_input(a);
+        app_input_clear(a);
         return APP_REDRAW;
     }
     return after_answer(a, ans);

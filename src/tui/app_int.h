@@ -75,16 +75,35 @@ int app_try(struct app *a);
 /* Drops the settings changed while running. */
 int app_reset(struct app *a);
 
-/* Edits the input line with key; Enter hands it to submit. */
-int app_key_input(struct app *a, int key, int (*submit)(struct app *));
-int app_submit_command(struct app *a);
-
-/* Opens the ':' prompt with prefill typed. */
-void app_open_prompt(struct app *a, const char *prefill);
-
 /* Opens or closes the batch view; x there: the request's preset again. */
 int app_toggle_batch(struct app *a);
 int app_batch_reset_row(struct app *a);
+
+/* ---- app_input.c: the input line ---- */
+
+/* Allocates the empty input line, and frees it. app_input_init returns 0,
+ * or -1 with e. */
+int app_input_init(struct app *a, struct err *e);
+void app_input_free(struct app *a);
+
+/* Empties the input line. */
+void app_input_clear(struct app *a);
+
+/* Appends n bytes of s to the input line (the program's own text: no
+ * limit but memory). Returns 0, or -1 with the message line saying so. */
+int app_input_append(struct app *a, const char *s, size_t n);
+
+/* Edits the input line with key: a character is added (refused with a
+ * message past a->input_limit), Backspace erases one, Esc closes the line,
+ * Enter hands it to submit. */
+int app_key_input(struct app *a, int key, int (*submit)(struct app *));
+
+/* Closes the input line and hands a copy of it, whole, to run. */
+int app_submit_input(struct app *a, int (*run)(struct app *, const char *));
+int app_submit_command(struct app *a);
+
+/* Opens the ':' prompt with prefill typed, and more after it (NULL: none). */
+void app_open_prompt(struct app *a, const char *prefill, const char *more);
 
 /* ---- app_exercise.c ---- */
 

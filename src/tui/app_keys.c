@@ -214,8 +214,7 @@ static int act_find(struct app *a, const struct action *act)
 {
     (void)act;
     a->mode = MODE_FIND;
-    a->input[0] = '\0';
-    a->input_len = 0;
+    app_input_clear(a);
     a->msg[0] = '\0';
     return APP_REDRAW;
 }
@@ -278,7 +277,7 @@ static int act_scroll(struct app *a, const struct action *act)
 
 static int act_prompt(struct app *a, const struct action *act)
 {
-    app_open_prompt(a, act->arg);
+    app_open_prompt(a, act->arg, NULL);
     return APP_REDRAW;
 }
 
@@ -290,9 +289,7 @@ static int act_edit_prompt(struct app *a, const struct action *act)
         app_msg(a, 0, "only a real model's prompt can be edited (logitlab --model FILE.gguf)");
         return APP_REDRAW;
     }
-    char line[APP_INPUT_MAX];
-    snprintf(line, sizeof line, "prompt %s", a->L.prompt_text ? a->L.prompt_text : "");
-    app_open_prompt(a, line);
+    app_open_prompt(a, "prompt ", a->L.prompt_text);
     return APP_REDRAW;
 }
 
@@ -302,7 +299,7 @@ static int act_take(struct app *a, const struct action *act)
     (void)act;
     if (a->find_id >= 0)
         return app_take_token(a, a->find_id);
-    app_open_prompt(a, "take ");
+    app_open_prompt(a, "take ", NULL);
     return APP_REDRAW;
 }
 
@@ -460,11 +457,7 @@ void app_bind_keys(struct app *a, const struct config *c)
 /* Enter on the '/' line: the token typed is found (app_find). */
 static int submit_find(struct app *a)
 {
-    char line[APP_INPUT_MAX];
-    snprintf(line, sizeof line, "%s", a->input);
-    a->mode = MODE_NORMAL;
-    a->msg[0] = '\0';
-    return app_find(a, line);
+    return app_submit_input(a, app_find);
 }
 
 /* A key in a mode that takes keys for itself, or -1 when it is not in one. */

@@ -333,29 +333,86 @@ static const char *hints(const struct app *a, const struct screen_ctx *c)
                         "q quit";
 }
 
+/* One character of the input line as it is drawn: its escaped form for a
+ * control or a byte of invalid UTF-8, else itself, into piece (terminated);
+ * *used gets the bytes of s it stands for. Returns its columns: as
+ * ctx_text draws it, a character of an ASCII screen is one '?'. */
+static int input_piece(const char *s, size_t len, int utf8, char piece[UTF8_ESC_MAX + 1],
+                       size_t *used)
+{
+    size_t pn;
+    *used = utf8_escape_char(s, len, 0, piece, &pn);
+    piece[pn] = '\0';
+    int escaped = pn != *used || memcmp(piece, s, pn) != 0;
+    return utf8 || escaped ? utf8_width(piece) : 1;
+}
+
+/* The columns of bytes [from, len) of the input line s. */
+static long input_cols(const char *s, size_t from, size_t len, int utf8)
+{
+    char piece[UTF8_ESC_MAX + 1];
+    long cols = 0;
+    for (size_t used; from < len; from += used)
+        cols += input_piece(s + from, len - from, utf8, piece, &used);
+    return cols;
+}
+
+/* The input line on row y: the mode's sign, the text typed and the cursor.
+ * Text wider than the row is drawn from where its last columns start,
+ * after a mark that more is hidden to the left, so that the end of the
+ * text and the cursor stay on screen. Returns the cursor's column. */
+static int draw_input(const struct app *a, const struct screen_ctx *c, int y)
+{
+    const char *sign = a->mode == MODE_PROMPT ? ":" : a->mode == MODE_FIND ? "/" : "> ";
+    int x = ctx_text(c, 0, y, c->r.w, sign, COL_DEFAULT, ATTR_BOLD);
+    int room = c->r.w - x - 1, utf8 = c->s->utf8; /* the cursor's cell is the row's last */
+    const char *s = a->input;
+    size_t len = (size_t)a->input_len, at = 0, used, tail = 4 * ((size_t)room + 2);
+    /* A long line is measured from near its end: the row's last columns
+     * lie in its last 4 bytes a column (a column takes at most 4, but for
+     * marks of no width, which send the measure back to the start), from
+     * a byte that continues no character, where decoding from the line's
+     * start has a boundary too. A key typed into a long line then draws
+     * in the time of the row, not of the line. */
+    if (len > tail)
+        for (at = len - tail; at < len && ((unsigned char)s[at] & 0xC0) == 0x80; at++)
+            ;
+    long total = input_cols(s, at, len, utf8);
+    if (at > 0 && total <= room) /* the tail fits: the whole line decides */
+        total = input_cols(s, at = 0, len, utf8);
+    char piece[UTF8_ESC_MAX + 1];
+    if (total > room) {
+        ctx_put(c, x++, y, ctx_glyph(c, 0x2026, '<'), COL_ACCENT, ATTR_BOLD); /* '…', ASCII '<' */
+        for (room--; at < len && total > room; at += used)
+            total -= input_piece(s + at, len - at, utf8, piece, &used);
+    }
+    for (; at < len; at += used) {
+        input_piece(s + at, len - at, utf8, piece, &used);
+        x += ctx_text(c, x, y, -1, piece, COL_DEFAULT, ATTR_BOLD);
+    }
+    ctx_put(c, x, y, ' ', COL_DEFAULT, ATTR_REVERSE); /* the cursor */
+    return x;
+}
+
 /* The bottom line, the last row of c; a long message borrows the rows above
- * it (the status lines), and so does the answer's hint when the line is full. */
+ * it (the status lines), and so does a message on the input line (the
+ * answer's question, a key refused) when the line is full. */
 static void draw_bottom(const struct app *a, const struct screen_ctx *c, struct view_scratch *vs)
 {
     int w = c->r.w, y = c->r.h - 1;
     if (a->mode == MODE_PROMPT || a->mode == MODE_ANSWER || a->mode == MODE_FIND) {
-        char line[APP_INPUT_MAX + 64];
-        snprintf(line, sizeof line, "%s%s",
-                 a->mode == MODE_PROMPT ? ":"
-                 : a->mode == MODE_FIND ? "/"
-                                        : "> ",
-                 a->input);
-        int used = ctx_text(c, 0, y, w, line, COL_DEFAULT, ATTR_BOLD);
-        ctx_put(c, used, y, ' ', COL_DEFAULT, ATTR_REVERSE); /* the cursor */
-        const char *hint = a->mode == MODE_PROMPT ? "name value, Enter runs, Esc cancels"
-                           : a->mode == MODE_FIND
-                               ? "token text (a space for a leading space) or id, Enter finds"
-                               : a->msg;
-        int hw = utf8_width(hint);
-        if (used + 3 + hw <= w)
-            ctx_text(c, w - hw, y, hw, hint, COL_ACCENT, 0);
-        else if (a->mode == MODE_ANSWER) /* on the second status line */
-            ctx_text(c, 0, y - 1, w, hint, COL_ACCENT, ATTR_BOLD);
+        int used = draw_input(a, c, y) + 1;
+        const char *hint = a->msg[0] || a->mode == MODE_ANSWER ? a->msg
+                           : a->mode == MODE_PROMPT
+                               ? "name value, Enter runs, Esc cancels"
+                               : "token text (a space for a leading space) or id, Enter finds";
+        int hw = utf8_width(hint), color = a->msg_warn && a->msg[0] ? COL_WARN : COL_ACCENT;
+        if (used + 2 + hw <= w)
+            ctx_text(c, w - hw, y, hw, hint, color, 0);
+        else if (a->msg[0]) { /* over the second status line */
+            ctx_fill(c, (struct rect){ 0, y - 1, w, 1 }, ' ', COL_DEFAULT, 0);
+            ctx_text(c, 0, y - 1, w, hint, color, ATTR_BOLD);
+        }
         return;
     }
     if (a->msg[0]) {

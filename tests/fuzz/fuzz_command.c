@@ -36,6 +36,7 @@
 #define FUZZ_HIDDEN       512 /* tests/suites.h's TEST_HIDDEN: a size every scenario fits */
 #define FUZZ_LESSONS      64
 #define FUZZ_REAL_ACTIONS 16
+#define FUZZ_LINE_MAX     128 /* bytes of one line of an input: a command or a run of keys */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -111,7 +112,7 @@ static void fresh(struct fuzz *f, struct opened *o, int i)
     struct app *a = o->app;
     struct err e;
     if (strcmp(a->L.id, o->id) != 0) {
-        char cmd[APP_INPUT_MAX];
+        char cmd[4096];
         snprintf(cmd, sizeof cmd, "lesson %s", f->cat.files[i]);
         app_command(a, cmd);
         if (strcmp(a->L.id, o->id) != 0)
@@ -225,7 +226,7 @@ static void play(struct fuzz *f, const struct opened *o, const uint8_t *data, si
                  int shape, int budget)
 {
     struct app *a = o->app;
-    char line[APP_INPUT_MAX];
+    char line[FUZZ_LINE_MAX];
     int quit = 0;
     for (size_t at = 0; at < size && !quit && budget > 0;) {
         size_t n = 0;
