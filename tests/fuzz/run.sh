@@ -45,6 +45,49 @@ printf '\043!?x\n!l\004\004\015\015\n!:temperature 0.3\011\n' >"$S/command/d"
 printf '\120!a0.5\011\n!v\n!.\n' >"$S/command/e"
 printf '\343temperature 0.7\ndraws\nfind Paris\n!/ Paris\011\n!tTkK\n' >"$S/command/f"
 printf '\357top-p 0.9\n!D\n!l\004\n' >"$S/command/g"
+# Editor (tests/fuzz/fuzz_editor.c): a first byte that picks the scene
+# (bits 0-2: ':' '/' on toy, 'a' on exercise-1 and -2, 'e' ':' '/' on
+# trained-next, 'S' on toy), the width (bits 3-4), ASCII (bit 5) and the
+# line's limit (bits 6-7: the whole, 16, 100, 700 bytes), then keys:
+# \000 Enter, \001 Backspace, \002 Esc, \003 a resize, \016 B U+D800 + B,
+# UTF-8 sequences their code points.
+mkdir -p "$S/editor" "$S/cmdline"
+printf '\000top-k 3\000' >"$S/editor/toy-cmd"
+printf '\001 cat\000#3\000' >"$S/editor/toy-find"
+printf '\002e^2 7.3891\001\001\0017.389\000' >"$S/editor/ex1-number"
+printf '\003A B C\000' >"$S/editor/ex2-kept"
+printf '\004 \303\251\342\202\254\360\237\230\200\001\001 \344\270\255\346\226\207\000' >"$S/editor/trained-e"
+printf '\004 who lived in a house by the sea \303\251\342\202\254\360\237\230\200 with her cat, and every day they walked to the shore \344\270\255\000' \
+    >"$S/editor/trained-e-long"
+printf '\005prompt Once upon a time \303\251 \360\235\204\236\000' >"$S/editor/trained-prompt"
+printf '\006 girl\000' >"$S/editor/trained-find"
+printf '\1477\302\233\342\200\256\314\201\003\003\0037\002' >"$S/editor/toy-seed"
+printf '\100aaaaaaaaaaaaaaaaaaaa\001\360\237\230\200\016\000\017\000' >"$S/editor/limit-16"
+{
+    printf '\250prompt '
+    i=0
+    while [ "$i" -lt 30 ]; do printf '\344\270\255'; i=$((i + 1)); done
+    printf '\000'
+} >"$S/editor/wide-ascii"
+# Command lines (tests/fuzz/fuzz_cmdline.c): a first byte that picks the
+# toy lesson (bits 0-4), the screen (bits 6-7: 80x24, 100x30, 120x40,
+# 200x60; bit 5 ASCII), then lines, each a ':' command whole.
+printf '\001temperature 0.5\ntop-k 3\ntop-p 0.9\nmin-p 0.05\n' >"$S/cmdline/a"
+printf '\102order top-k,temperature\nstop "on mat"\nstop \nmax-tokens 2\nstep 2\ntake mat\n' >"$S/cmdline/b"
+printf '\203seed 18446744073709551615\nrepetition-penalty 1.3\npenalty-scope all\npenalty-last-n 4\nreset\n' \
+    >"$S/cmdline/c"
+printf '\044find cat\nfind #3\nfind\ndraws 100\ndraws off\nbatch\ntemperature 2\nreset\nbatch\n' >"$S/cmdline/d"
+printf '\305lesson top-p\ntypical-p 0.5\ntop-n-sigma 1\nshift -3\nfrequency-penalty 0.5\npresence-penalty 1\nhelp\n' \
+    >"$S/cmdline/e"
+printf '\006prompt Once upon a time \303\251\nunknown \344\270\255\344\270\255\nlesson nosuch\nstep 99\n:: temperature 1e-300\nquit\n' \
+    >"$S/cmdline/f"
+printf '\007stop-text keep\npenalty-formula lesson\norder llamacpp\norder hf\norder vllm\norder lesson\n' >"$S/cmdline/g"
+{
+    printf '\001'
+    i=0
+    while [ "$i" -lt 30 ]; do printf '\303\251'; i=$((i + 1)); done
+    printf ' 1\n'
+} >"$S/cmdline/long-name"
 # Outputs (tests/fuzz/fuzz_output.c): a byte that picks the lesson (bits
 # 0-4: 0-27 a toy lesson, 28-31 a full-size one; bit 5: the lesson is the
 # input's text) and --top (bits 6-7), a byte for many draws (bit 0) and a
