@@ -68,6 +68,12 @@ static int write_failed(const char *path, struct err *e)
                    why ? strerror(why) : "write error");
 }
 
+static void close_lesson(struct lesson *L, struct source *src)
+{
+    source_close(src);
+    lesson_free(L);
+}
+
 /* Loads the lesson of the command line (an id, a file, or --logits FILE.npy)
  * and makes it ready to run, ranking at least the rows --top asks for. */
 static int load_lesson(struct session *ss, const char *what, struct lesson *L, struct source *src,
@@ -93,18 +99,9 @@ static int load_lesson(struct session *ss, const char *what, struct lesson *L, s
         lesson_free(L);
         return -1;
     }
-    if (source_use_backend(src, &ss->backend, e) < 0) {
-        source_close(src);
-        lesson_free(L);
-        return -1;
-    }
+    if (source_use_backend(src, &ss->backend, e) < 0)
+        return close_lesson(L, src), -1;
     return 0;
-}
-
-static void close_lesson(struct lesson *L, struct source *src)
-{
-    source_close(src);
-    lesson_free(L);
 }
 
 /* The settings of step k with the command line's on top. */
@@ -517,13 +514,15 @@ static int run_terminal(struct session *ss, const struct term *t, struct app *a,
             h = nh;
             dirty = 1;
         }
-        if (dirty) {
+        /* Keys already waiting (a paste) go in before the next drawing. */
+        int key = term_key(dirty ? 0 : TUI_POLL_MS);
+        if (dirty && key == AK_NONE) {
             view_render(a, &s, vs);
             term_present(t, &s);
             view_measure(a, s.w, s.h, &a->scroll_page, &a->scroll_max, vs);
             dirty = 0;
+            continue;
         }
-        int key = term_key(TUI_POLL_MS);
         if (term_stop_signal())
             break;
         if (key == AK_NONE)
