@@ -9,17 +9,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "base/vec_clones.h"
 #include "core/fastexp.h"
 #include "core/sampler_rules.h"
 #include "core/vecmath.h"
 
 #define LANES 8
 
-#define VEC_PASS VEC_CLONES
-
 /* The helpers of the passes: always inlined, so that each is built for
- * the vector units of the clone that calls it. */
+ * the vector units of the build (base/vecpath.h) that calls it. */
 #define PASS_HELPER static inline __attribute__((always_inline))
 
 /* Tokens per chunk: a chunk's z' and e stay in the first-level cache
@@ -164,7 +161,7 @@ PASS_HELPER void stats_range(const double *z, double shift, double *out, int lo,
     stats_chunk(z + lo, shift, out ? out + lo : NULL, hi - lo, l, xmin, xmax);
 }
 
-VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset)
+VEC_BODY double fv_exp_stats_body(const double *x, double shift, double *out, int n, double *offset)
 {
     struct lanes l = { { 0 }, { 0 } };
     int body = n - n % LANES;
@@ -172,6 +169,8 @@ VEC_PASS double fv_exp_stats(const double *x, double shift, double *out, int n, 
         stats_range(x, shift, out, lo, lo + CHUNK < body ? lo + CHUNK : body, &l);
     return stats_end(&l, x, shift, out, body, n, offset);
 }
+VEC_PATHS(double, fv_exp_stats, (const double *x, double shift, double *out, int n, double *offset),
+          (x, shift, out, n, offset))
 
 /* z[lo..hi) = src[lo..hi) / t in one pass with what the pass needs of
  * them: the largest |src| that is not -inf, from m up (vm_magnitude's
@@ -218,8 +217,8 @@ PASS_HELPER double divide_chunk(const double *src, double *z, double t, int lo, 
 /* Each chunk divided (divide_chunk) and its exponentials summed while it
  * is in the first-level cache; the ends are the whole chunk's, which only
  * decides whether the clamps are needed (the same bits either way). */
-VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, double shift, int n,
-                                    double *offset, double *zmax)
+VEC_BODY double fv_divide_exp_stats_body(const double *src, double *z, double t, double shift,
+                                         int n, double *offset, double *zmax)
 {
     struct lanes l = { { 0 }, { 0 } };
     double m = 0.0;
@@ -234,6 +233,10 @@ VEC_PASS double fv_divide_exp_stats(const double *src, double *z, double t, doub
     *zmax = m;
     return stats_end(&l, z, shift, NULL, body, n, offset);
 }
+VEC_PATHS(double, fv_divide_exp_stats,
+          (const double *src, double *z, double t, double shift, int n, double *offset,
+           double *zmax),
+          (src, z, t, shift, n, offset, zmax))
 
 #ifdef VM_HAS_VEC
 /* The range test of eight lanes without a compare (which the compiler
@@ -526,7 +529,7 @@ PASS_HELPER struct chunk_scan convert_chunk(const float *in_f, const double *in_
     return cs;
 }
 
-VEC_PASS int fv_load(const float *in_f, const double *in_d, double *z, struct fv_load *ld)
+VEC_BODY int fv_load_body(const float *in_f, const double *in_d, double *z, struct fv_load *ld)
 {
     struct run_sums r = { -INFINITY, 0.0, 0.0 };
     int bad = 0, n_masked = 0, n = ld->n;
@@ -541,10 +544,14 @@ VEC_PASS int fv_load(const float *in_f, const double *in_d, double *z, struct fv
     ld->n_kept = n - n_masked;
     return bad;
 }
+VEC_PATHS(int, fv_load, (const float *in_f, const double *in_d, double *z, struct fv_load *ld),
+          (in_f, in_d, z, ld))
 
-VEC_PASS void fv_cut_all_but(uint8_t *mark, int n, int keep, uint8_t kept, uint8_t cut)
+VEC_BODY void fv_cut_all_but_body(uint8_t *mark, int n, int keep, uint8_t kept, uint8_t cut)
 {
     for (int i = 0; i < n; i++)
         mark[i] = mark[i] == kept ? cut : mark[i];
     mark[keep] = kept;
 }
+VEC_PATHS_VOID(fv_cut_all_but, (uint8_t * mark, int n, int keep, uint8_t kept, uint8_t cut),
+               (mark, n, keep, kept, cut))
