@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vecpath.h"
 #include "core/candidates.h"
 #include "core/draws.h"
 #include "core/fast_vec.h"
@@ -641,6 +642,8 @@ END_TEST
  * and a tail of 5. */
 START_TEST(test_exp_stats_with_and_without_clamps)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 2053 };
     static double x[N], e[N];
     for (int i = 0; i < N; i++) {
@@ -679,6 +682,8 @@ END_TEST
  * rest (the clamps) and a tail shorter than the lanes. */
 START_TEST(test_divide_exp_stats_fuses_the_passes)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 2053 };
     static double src[N], z[N], want[N];
     for (int i = 0; i < N; i++) {
@@ -713,6 +718,8 @@ END_TEST
  * fv_exp_stats to rounding (each chunk is summed at its own largest). */
 START_TEST(test_load_matches_the_plain_loops)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 64 * 37 + 21 };
     static float zf[N];
     static double zd[N], z[N], bm[N / VM_BLOCK + 1], want[N / VM_BLOCK + 1], q[N];
@@ -763,6 +770,8 @@ END_TEST
  * and of +0 and -0 the first, wherever the two fall. */
 START_TEST(test_block_searches)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 8 * 9 + 5 };
     static double x[N];
     for (int at = 0; at < N; at++) {
@@ -826,10 +835,13 @@ Suite *suite_fast(void)
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_fast_exp_is_within_one_ulp);
-    tcase_add_test(core, test_exp_stats_with_and_without_clamps);
-    tcase_add_test(core, test_load_matches_the_plain_loops);
-    tcase_add_test(core, test_divide_exp_stats_fuses_the_passes);
-    tcase_add_test(core, test_block_searches);
+    tcase_add_loop_test(core, test_exp_stats_with_and_without_clamps, 0,
+                        VEC_N_PATHS); /* on every path */
+    tcase_add_loop_test(core, test_load_matches_the_plain_loops, 0,
+                        VEC_N_PATHS); /* on every path */
+    tcase_add_loop_test(core, test_divide_exp_stats_fuses_the_passes, 0,
+                        VEC_N_PATHS);                               /* on every path */
+    tcase_add_loop_test(core, test_block_searches, 0, VEC_N_PATHS); /* on every path */
     tcase_add_test(core, test_min_p_bar);
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);
