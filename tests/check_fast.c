@@ -177,17 +177,27 @@ static void compare(const double *z, int V, const int *ctx, int len, int plen,
 /* fastexp.h's e^x against the C library's exp: within 1 ulp at a million
  * points over the range the sampler feeds it (-708 <= x <= 0, spread by
  * Philox so that every table entry and every exponent is hit), and the
- * eight-lane fast_exp8 the same bits as fast_exp lane by lane, with the
- * clamps and without them (the passes use it, the scalar paths and the
- * GPU's twin fast_exp). */
+ * eight-lane fast_exp8 and the four-lane fast_exp4 (the AVX2 build's, its
+ * table read by four permutations and blends) the same bits as fast_exp
+ * lane by lane, with the clamps and without them (the passes use them, the
+ * scalar paths and the GPU's twin fast_exp). */
 START_TEST(test_fast_exp_is_within_one_ulp)
 {
     double worst = 0.0;
     int differ = 0;
     for (uint32_t i = 0; i < 1000000; i += 8) {
-        double x[8], y[8], yr[8];
+        double x[8], y[8], yr[8], y4[8], y4r[8];
         for (int k = 0; k < 8; k++)
             x[k] = -708.0 * philox_uniform(11, i + (uint32_t)k, 0, 0);
+#ifdef FASTEXP_HAS_VEC4
+        for (int h = 0; h < 8; h += 4) {
+            fast_exp4(x + h, 0.0, y4 + h, 0);
+            fast_exp4(x + h, 0.0, y4r + h, 1);
+        }
+#else
+        for (int k = 0; k < 8; k++)
+            y4[k] = y4r[k] = fast_exp(x[k]);
+#endif
 #ifdef FASTEXP_HAS_VEC
         fast_exp8(x, 0.0, y, 0);
         fast_exp8(x, 0.0, yr, 1); /* every x in range: the clamps left out */
@@ -200,6 +210,7 @@ START_TEST(test_fast_exp_is_within_one_ulp)
             double d = fabs(fast_exp(x[k]) - want) / ulp;
             worst = d > worst ? d : worst;
             differ += (y[k] != fast_exp(x[k])) + (yr[k] != fast_exp(x[k]));
+            differ += (y4[k] != fast_exp(x[k])) + (y4r[k] != fast_exp(x[k]));
         }
     }
     ck_assert_msg(worst <= 1.0, "fast_exp is %.2f ulp from exp", worst);
@@ -210,6 +221,23 @@ START_TEST(test_fast_exp_is_within_one_ulp)
         uint64_t b;
         memcpy(&b, &FASTEXP_T[j], sizeof b);
         ck_assert_uint_eq(FASTEXP_T8_BITS[j], b - (j << 48));
+    }
+    /* Past the clamps both vector forms are fast_exp bit for bit: -inf and
+     * below -708 give 0, above 709 the value at 709. */
+    double wild[8] = { -INFINITY, -1000.0, -708.5, 709.5, 1e6, -0.0, 3.0, -707.9 };
+    double w8[8], w4[8];
+    fast_exp8(wild, 0.0, w8, 0);
+#ifdef FASTEXP_HAS_VEC4
+    fast_exp4(wild, 0.0, w4, 0);
+    fast_exp4(wild + 4, 0.0, w4 + 4, 0);
+#else
+    memcpy(w4, w8, sizeof w4);
+#endif
+    for (int k = 0; k < 8; k++) {
+        double want = fast_exp(wild[k]);
+        ck_assert_msg(memcmp(&w8[k], &want, sizeof want) == 0 &&
+                          memcmp(&w4[k], &want, sizeof want) == 0,
+                      "e^%g: %a and %a, fast_exp %a", wild[k], w8[k], w4[k], want);
     }
 #endif
     /* The ends: e^0 = 1 exactly, below -708 it is 0, and -inf (a masked token) gives 0. */

@@ -74,7 +74,10 @@ const char *vec_path_level(int path);
  * which VEC_DECLARE(double, name, (double *z, int n)); declares in a
  * header. VEC_PATHS_VOID does the same for a loop that returns nothing;
  * VEC_PATHS_ON (and _VOID) define name_on alone, for a name whose path
- * comes from elsewhere (trace_e: the trace's). */
+ * comes from elsewhere (trace_e: the trace's). VEC_PATHS_BY takes a body
+ * for each path (avx512, avx2, baseline), where a loop is written apart
+ * for one (fast_vec.c's passes: four lanes a vector for AVX2); off the
+ * builds it takes the baseline's. */
 #define VEC_BODY         static inline __attribute__((always_inline))
 #define VEC_UNPAREN(...) __VA_ARGS__
 
@@ -86,18 +89,18 @@ const char *vec_path_level(int path);
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define VEC_BUILDS 1
 /* R is `return` or nothing (a void loop). */
-#define VEC_PATHS_ON_(ret, R, name, params, args)                                                  \
+#define VEC_PATHS_BY_(ret, R, name, params, args, b_avx512, b_avx2, b_baseline)                    \
     __attribute__((target("arch=x86-64-v4"))) static ret name##_avx512 params                      \
     {                                                                                              \
-        R name##_body args;                                                                        \
+        R b_avx512 args;                                                                           \
     }                                                                                              \
     __attribute__((target("arch=x86-64-v3"))) static ret name##_avx2 params                        \
     {                                                                                              \
-        R name##_body args;                                                                        \
+        R b_avx2 args;                                                                             \
     }                                                                                              \
     static ret name##_baseline params                                                              \
     {                                                                                              \
-        R name##_body args;                                                                        \
+        R b_baseline args;                                                                         \
     }                                                                                              \
     ret name##_on(int path, VEC_UNPAREN params)                                                    \
     {                                                                                              \
@@ -110,13 +113,15 @@ const char *vec_path_level(int path);
         }                                                                                          \
     }
 #else
-#define VEC_PATHS_ON_(ret, R, name, params, args)                                                  \
+#define VEC_PATHS_BY_(ret, R, name, params, args, b_avx512, b_avx2, b_baseline)                    \
     ret name##_on(int path, VEC_UNPAREN params)                                                    \
     {                                                                                              \
         (void)path;                                                                                \
-        R name##_body args;                                                                        \
+        R b_baseline args;                                                                         \
     }
 #endif
+#define VEC_PATHS_ON_(ret, R, name, params, args)                                                  \
+    VEC_PATHS_BY_(ret, R, name, params, args, name##_body, name##_body, name##_body)
 
 #define VEC_PATHS_ON(ret, name, params, args) VEC_PATHS_ON_(ret, return, name, params, args)
 #define VEC_PATHS_ON_VOID(name, params, args) VEC_PATHS_ON_(void, , name, params, args)
@@ -131,6 +136,12 @@ const char *vec_path_level(int path);
     void name params                                                                               \
     {                                                                                              \
         name##_on(vec_path(), VEC_UNPAREN args);                                                   \
+    }
+#define VEC_PATHS_BY(ret, name, params, args, b_avx512, b_avx2, b_baseline)                        \
+    VEC_PATHS_BY_(ret, return, name, params, args, b_avx512, b_avx2, b_baseline)                   \
+    ret name params                                                                                \
+    {                                                                                              \
+        return name##_on(vec_path(), VEC_UNPAREN args);                                            \
     }
 
 #endif

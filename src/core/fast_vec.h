@@ -2,9 +2,10 @@
  * each does in one pass over the vocabulary what would take two or three
  * simple loops, the exponentials through fastexp.h, their sums in eight
  * running totals added in one fixed tree. Each is name(...) on the path
- * vec_path() gives, or name_on(path, ...) (base/vecpath.h). Every build gets vector code of
- * eight lanes whatever its optimization level; each lane does what the
- * scalar code does, so the vector width changes no result.
+ * vec_path() gives, or name_on(path, ...) (base/vecpath.h). Every build
+ * gets vector code whatever its optimization level: the eight lanes in one
+ * vector, or in two of four on the AVX2 path (fast_vec_lanes.h); each lane
+ * does what the scalar code does, so the vector width changes no result.
  */
 #ifndef LOGITLAB_FAST_VEC_H
 #define LOGITLAB_FAST_VEC_H
