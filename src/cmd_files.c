@@ -1,4 +1,4 @@
-/* cmd_files.c - the commands that read files but run no lesson (cmd_files.h),
+/* cmd_files.c - the commands that run no lesson (cmd_files.h),
  * and the one way a message reaches standard error. */
 #include "cmd_files.h"
 
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "base/vecpath.h"
 #include "data/catalog.h"
 #include "data/gguf.h"
 #include "data/gguf_llama.h"
@@ -92,4 +93,13 @@ int cmd_tokenize(const struct options *o, const char *text, size_t len, struct e
     gguf_llama_free(L);
     gguf_close(g);
     return rc;
+}
+
+int cmd_version(int path)
+{
+    const char *env = getenv(VEC_ENV);
+    printf("logitlab %s\n", LOGITLAB_VERSION);
+    printf("vector path: %s (%s)%s\n", vec_path_name(path), vec_path_level(path),
+           env && *env ? ", set by " VEC_ENV : "");
+    return 0;
 }

@@ -1,6 +1,6 @@
-/* cmd_files.h - commands of the command line that read files but run no
- * lesson: `logitlab lessons`, `logitlab tokenize`. Above every layer,
- * beside main.c and cli.c.
+/* cmd_files.h - commands of the command line that run no lesson:
+ * `logitlab lessons`, `logitlab tokenize` (which read files), `--version`.
+ * Above every layer, beside main.c and cli.c.
  */
 #ifndef LOGITLAB_CMD_FILES_H
 #define LOGITLAB_CMD_FILES_H
@@ -27,5 +27,10 @@ int cmd_lessons(const struct options *o, struct err *e);
  * (add_special and parse_special off), and `--special` alone its
  * llama-tokenize. A warning about the file's metadata goes to stderr. */
 int cmd_tokenize(const struct options *o, const char *text, size_t len, struct err *e);
+
+/* `logitlab --version`: the version, and the vector path the dense loops
+ * take (base/vecpath.h; path, which vec_path_check chose), and whether
+ * LOGITLAB_VECTOR set it. Returns 0. */
+int cmd_version(int path);
 
 #endif

@@ -36,6 +36,7 @@
 #include "base/outfile.h"
 #include "base/readfile.h"
 #include "base/mapfault.h"
+#include "base/vecpath.h"
 #include "data/tokenizer.h"
 
 #define HEADLESS_MAX_KEYS 4096
@@ -650,18 +651,18 @@ static int close_stdout(struct err *e)
     return err_set(e, ERR_SYSTEM, "standard output: %s", why ? strerror(why) : "write error");
 }
 
-/* The command of the command line after the options: help, the version,
- * or a command with the user's configuration. */
+/* After the options: help; else the vector path, then the version or a configured command. */
 static int run_main(const struct options *o, struct err *e)
 {
     if (o->action == CLI_HELP) {
         cli_usage(stdout);
         return 0;
     }
-    if (o->action == CLI_VERSION) {
-        printf("logitlab %s\n", LOGITLAB_VERSION);
-        return 0;
-    }
+    int path = vec_path_check(e); /* else the loops would take the best path quietly */
+    if (path < 0)
+        return -1;
+    if (o->action == CLI_VERSION)
+        return cmd_version(path);
     struct session ss = {
         .o = o, .model = { o->model, o->prompt, o->special, o->chat, progress_show, NULL }
     };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vecpath.h"
 #include "core/candidates.h"
 #include "core/draws.h"
 #include "core/fast_vec.h"
@@ -176,17 +177,27 @@ static void compare(const double *z, int V, const int *ctx, int len, int plen,
 /* fastexp.h's e^x against the C library's exp: within 1 ulp at a million
  * points over the range the sampler feeds it (-708 <= x <= 0, spread by
  * Philox so that every table entry and every exponent is hit), and the
- * eight-lane fast_exp8 the same bits as fast_exp lane by lane, with the
- * clamps and without them (the passes use it, the scalar paths and the
- * GPU's twin fast_exp). */
+ * eight-lane fast_exp8 and the four-lane fast_exp4 (the AVX2 build's, its
+ * table read by four permutations and blends) the same bits as fast_exp
+ * lane by lane, with the clamps and without them (the passes use them, the
+ * scalar paths and the GPU's twin fast_exp). */
 START_TEST(test_fast_exp_is_within_one_ulp)
 {
     double worst = 0.0;
     int differ = 0;
     for (uint32_t i = 0; i < 1000000; i += 8) {
-        double x[8], y[8], yr[8];
+        double x[8], y[8], yr[8], y4[8], y4r[8];
         for (int k = 0; k < 8; k++)
             x[k] = -708.0 * philox_uniform(11, i + (uint32_t)k, 0, 0);
+#ifdef FASTEXP_HAS_VEC4
+        for (int h = 0; h < 8; h += 4) {
+            fast_exp4(x + h, 0.0, y4 + h, 0);
+            fast_exp4(x + h, 0.0, y4r + h, 1);
+        }
+#else
+        for (int k = 0; k < 8; k++)
+            y4[k] = y4r[k] = fast_exp(x[k]);
+#endif
 #ifdef FASTEXP_HAS_VEC
         fast_exp8(x, 0.0, y, 0);
         fast_exp8(x, 0.0, yr, 1); /* every x in range: the clamps left out */
@@ -199,6 +210,7 @@ START_TEST(test_fast_exp_is_within_one_ulp)
             double d = fabs(fast_exp(x[k]) - want) / ulp;
             worst = d > worst ? d : worst;
             differ += (y[k] != fast_exp(x[k])) + (yr[k] != fast_exp(x[k]));
+            differ += (y4[k] != fast_exp(x[k])) + (y4r[k] != fast_exp(x[k]));
         }
     }
     ck_assert_msg(worst <= 1.0, "fast_exp is %.2f ulp from exp", worst);
@@ -209,6 +221,23 @@ START_TEST(test_fast_exp_is_within_one_ulp)
         uint64_t b;
         memcpy(&b, &FASTEXP_T[j], sizeof b);
         ck_assert_uint_eq(FASTEXP_T8_BITS[j], b - (j << 48));
+    }
+    /* Past the clamps both vector forms are fast_exp bit for bit: -inf and
+     * below -708 give 0, above 709 the value at 709. */
+    double wild[8] = { -INFINITY, -1000.0, -708.5, 709.5, 1e6, -0.0, 3.0, -707.9 };
+    double w8[8], w4[8];
+    fast_exp8(wild, 0.0, w8, 0);
+#ifdef FASTEXP_HAS_VEC4
+    fast_exp4(wild, 0.0, w4, 0);
+    fast_exp4(wild + 4, 0.0, w4 + 4, 0);
+#else
+    memcpy(w4, w8, sizeof w4);
+#endif
+    for (int k = 0; k < 8; k++) {
+        double want = fast_exp(wild[k]);
+        ck_assert_msg(memcmp(&w8[k], &want, sizeof want) == 0 &&
+                          memcmp(&w4[k], &want, sizeof want) == 0,
+                      "e^%g: %a and %a, fast_exp %a", wild[k], w8[k], w4[k], want);
     }
 #endif
     /* The ends: e^0 = 1 exactly, below -708 it is 0, and -inf (a masked token) gives 0. */
@@ -641,6 +670,8 @@ END_TEST
  * and a tail of 5. */
 START_TEST(test_exp_stats_with_and_without_clamps)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 2053 };
     static double x[N], e[N];
     for (int i = 0; i < N; i++) {
@@ -679,6 +710,8 @@ END_TEST
  * rest (the clamps) and a tail shorter than the lanes. */
 START_TEST(test_divide_exp_stats_fuses_the_passes)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 2053 };
     static double src[N], z[N], want[N];
     for (int i = 0; i < N; i++) {
@@ -713,6 +746,8 @@ END_TEST
  * fv_exp_stats to rounding (each chunk is summed at its own largest). */
 START_TEST(test_load_matches_the_plain_loops)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 64 * 37 + 21 };
     static float zf[N];
     static double zd[N], z[N], bm[N / VM_BLOCK + 1], want[N / VM_BLOCK + 1], q[N];
@@ -763,6 +798,8 @@ END_TEST
  * and of +0 and -0 the first, wherever the two fall. */
 START_TEST(test_block_searches)
 {
+    if (!vec_force(_i))
+        return; /* a path this CPU cannot run */
     enum { N = 8 * 9 + 5 };
     static double x[N];
     for (int at = 0; at < N; at++) {
@@ -826,10 +863,13 @@ Suite *suite_fast(void)
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_fast_exp_is_within_one_ulp);
-    tcase_add_test(core, test_exp_stats_with_and_without_clamps);
-    tcase_add_test(core, test_load_matches_the_plain_loops);
-    tcase_add_test(core, test_divide_exp_stats_fuses_the_passes);
-    tcase_add_test(core, test_block_searches);
+    tcase_add_loop_test(core, test_exp_stats_with_and_without_clamps, 0,
+                        VEC_N_PATHS); /* on every path */
+    tcase_add_loop_test(core, test_load_matches_the_plain_loops, 0,
+                        VEC_N_PATHS); /* on every path */
+    tcase_add_loop_test(core, test_divide_exp_stats_fuses_the_passes, 0,
+                        VEC_N_PATHS);                               /* on every path */
+    tcase_add_loop_test(core, test_block_searches, 0, VEC_N_PATHS); /* on every path */
     tcase_add_test(core, test_min_p_bar);
     tcase_add_test(core, test_random_rows_match_the_reference);
     tcase_add_test(core, test_large_k_takes_the_radix_descent);

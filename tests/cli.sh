@@ -320,6 +320,41 @@ expect 2 "logitlab: --theme: 'neon' is not a theme (default, projector or mono)"
 
 expect 0 "" --help
 expect 0 "" --version
+# The vector path (src/base/vecpath.h): --version names the one the dense
+# loops take, the best this CPU runs unless LOGITLAB_VECTOR forces another;
+# a value that is no path is refused in one line, before any command.
+"$BIN" --version >"$TMP/out"
+if sed -n 2p "$TMP/out" | grep -Eqx 'vector path: (avx512 \(x86-64-v4\)|avx2 \(x86-64-v3\)|baseline \((x86-64|generic)\))'; then
+    ok
+else
+    bad "--version's second line: '$(sed -n 2p "$TMP/out")'"
+fi
+if LOGITLAB_VECTOR=baseline "$BIN" --version >"$TMP/out" 2>"$TMP/err" &&
+    sed -n 2p "$TMP/out" | grep -Eqx 'vector path: baseline \((x86-64|generic)\), set by LOGITLAB_VECTOR'; then
+    ok
+else
+    bad "LOGITLAB_VECTOR=baseline --version: '$(sed -n 2p "$TMP/out")' $(cat "$TMP/err")"
+fi
+# A path this CPU lacks (only on one without AVX-512: this one may run all three).
+if ! "$BIN" --version | grep -q '^vector path: avx512 '; then
+    LOGITLAB_VECTOR=avx512 "$BIN" --version >"$TMP/out" 2>"$TMP/err"
+    status=$?
+    case "$status $(cat "$TMP/err")" in
+    "2 logitlab: LOGITLAB_VECTOR: this machine cannot run avx512 (x86-64-v4); it can run "*) ok ;;
+    *) bad "LOGITLAB_VECTOR=avx512 on a CPU without it: status $status, '$(cat "$TMP/err")'" ;;
+    esac
+fi
+vec_bogus="logitlab: LOGITLAB_VECTOR: 'bogus' is not a vector path (avx512, avx2 or baseline)"
+for args in "--version" "show toy" "lessons"; do
+    # shellcheck disable=SC2086 # args are words on purpose
+    LOGITLAB_VECTOR=bogus "$BIN" $args >"$TMP/out" 2>"$TMP/err"
+    status=$?
+    if [ "$status" -eq 2 ] && [ "$(cat "$TMP/err")" = "$vec_bogus" ] && [ ! -s "$TMP/out" ]; then
+        ok
+    else
+        bad "LOGITLAB_VECTOR=bogus logitlab $args: status $status, stderr '$(cat "$TMP/err")'"
+    fi
+done
 
 # A closed pipe is not an error worth a crash.
 "$BIN" show toy | head -1 >/dev/null

@@ -37,6 +37,7 @@ Suite *suite_toybatch(void);
 Suite *suite_words(void);
 Suite *suite_marks(void);
 Suite *suite_llama2c(void);
+Suite *suite_vecpath(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"
@@ -55,5 +56,10 @@ const char *test_not_an_order(const char *prefix, const char *word);
 /* real-loop's greedy round: " and the cat sat on the mat" (the ids of the
  * Llama 3 vocabulary the lesson's scenario names), again and again. */
 #define TEST_LOOP_ROUND 323, 279, 8415, 7731, 389, 279, 5634
+
+/* Forces the vector path (base/vecpath.h) through LOGITLAB_VECTOR, as a
+ * user would, when this CPU runs it: returns 1, else 0 with nothing set
+ * (check_vecpath.c). A test that forces one unsets VEC_ENV after. */
+int vec_force(int path);
 
 #endif

@@ -25,6 +25,7 @@ struct fast {
     const struct sampler_input *in;
     const struct sampler_settings *s;
     struct trace *t;
+    int vec; /* the vector path of every dense pass of the run (base/vecpath.h) */
     int V;
     double *z;
     double *e; /* e^(z - e_max): of every token while e_valid, of the kept while kept_e_valid */

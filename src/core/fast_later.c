@@ -63,7 +63,7 @@ void trace_stage_values(const struct trace *t, int c, double *p_max, double *cut
     if (t->p_max_later != 1 + c || !t->fmax_valid)
         return;
     double offset;
-    double S = fv_exp_stats(t->fz_pre, t->p_max_shift, NULL, t->vocab_size, &offset);
+    double S = fv_exp_stats_on(t->fvec, t->fz_pre, t->p_max_shift, NULL, t->vocab_size, &offset);
     *p_max /= S;
     if (t->cut_later)
         *cut *= *p_max;

@@ -3,17 +3,24 @@
  * trace's per-token arrays on the spot, with the bits the run used. */
 #include <math.h>
 
-#include "base/vec_clones.h"
+#include "base/vecpath.h"
 #include "core/fast_int.h"
 #include "core/fastexp.h"
 
-/* Built for the machine it runs on (vec_clones.h), so that fast_exp's
- * seven fma are the CPU's own instruction where it has one, not a call into
- * the C library each (the same bits): the draws and the looked-up rows
- * call this once a token, 128,256 times a key at full size. */
-VEC_CLONES double trace_e(const struct trace *t, int id)
+/* Built for each vector path (base/vecpath.h), so that fast_exp's seven
+ * fma are the CPU's own instruction where it has one, not a call into the
+ * C library each (the same bits): the draws and the looked-up rows call
+ * this once a token, 128,256 times a key at full size. The path is the
+ * run's, kept in the trace: no look at the environment a token. */
+VEC_BODY double trace_e_body(const struct trace *t, int id)
 {
     return fast_exp(t->fz[id] - t->max_adjusted);
+}
+VEC_PATHS_ON(double, trace_e, (const struct trace *t, int id), (t, id))
+
+double trace_e(const struct trace *t, int id)
+{
+    return trace_e_on(t->fvec, t, id);
 }
 
 double trace_final(const struct trace *t, int id)

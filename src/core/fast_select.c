@@ -88,7 +88,7 @@ static int load_with(struct fast *f, struct load_plan p)
                           .sums = p.sums,
                           .ahead = p.ahead ? f->t->fz_pre : NULL,
                           .t_ahead = f->s->temperature };
-    int bad = fv_load(in->logits ? NULL : in->logits_f, in->logits, f->z, &ld);
+    int bad = fv_load_on(f->vec, in->logits ? NULL : in->logits_f, in->logits, f->z, &ld);
     f->n_alive = ld.n_kept;
     f->block_valid = 1;
     f->t_loaded = p.divide;
@@ -147,7 +147,7 @@ void fast_build_alive(struct fast *f)
 void fast_keys(struct fast *f)
 {
     if (!f->keys_valid) {
-        vm_keys(f->z, f->key, f->V);
+        vm_keys_on(f->vec, f->z, f->key, f->V);
         f->keys_valid = 1;
     }
 }
@@ -155,7 +155,7 @@ void fast_keys(struct fast *f)
 void fast_blocks(struct fast *f)
 {
     if (!f->block_valid) {
-        vm_block_max(f->z, f->V, f->block_max);
+        vm_block_max_on(f->vec, f->z, f->V, f->block_max);
         f->block_valid = 1;
     }
 }
@@ -164,14 +164,14 @@ void fast_blocks(struct fast *f)
 static void set_e_max(struct fast *f)
 {
     fast_blocks(f);
-    f->e_max = vm_largest(f->block_max, fast_n_blocks(f));
+    f->e_max = vm_largest_on(f->vec, f->block_max, fast_n_blocks(f));
 }
 
 void fast_exps(struct fast *f)
 {
     if (!f->e_valid) {
         set_e_max(f);
-        f->e_sum = fv_exp_stats(f->z, f->e_max, f->e, f->V, &f->e_offset);
+        f->e_sum = fv_exp_stats_on(f->vec, f->z, f->e_max, f->e, f->V, &f->e_offset);
         f->e_valid = f->sum_valid = f->kept_e_valid = 1;
     }
 }
@@ -180,7 +180,7 @@ void fast_sum(struct fast *f)
 {
     if (!f->sum_valid) {
         set_e_max(f);
-        f->e_sum = fv_exp_stats(f->z, f->e_max, NULL, f->V, &f->e_offset);
+        f->e_sum = fv_exp_stats_on(f->vec, f->z, f->e_max, NULL, f->V, &f->e_offset);
         f->sum_valid = 1;
     }
 }
@@ -239,7 +239,7 @@ double fast_divide(struct fast *f, double T, int keep)
     f->best_cached = cached; /* the division keeps the order: see best_from_cache */
     f->best_resort = cached > 0;
     if (blocks) /* division keeps the order: the quotients' maxima */
-        vm_quotients(f->block_max, T, fast_n_blocks(f));
+        vm_quotients_on(f->vec, f->block_max, T, fast_n_blocks(f));
     f->block_valid = blocks;
     if (f->ahead || keep) { /* z' of before stays in fz_pre; the other array becomes z' */
         f->z = f->t->fz_pre;
@@ -258,11 +258,11 @@ double fast_divide(struct fast *f, double T, int keep)
     if (!blocks || rewritten_after(f, STAGE_TEMPERATURE)) {
         if (keep)
             memcpy(f->z, src, (size_t)f->V * sizeof *f->z);
-        return vm_divide(f->z, T, f->V);
+        return vm_divide_on(f->vec, f->z, T, f->V);
     }
-    double max = vm_largest(f->block_max, fast_n_blocks(f));
+    double max = vm_largest_on(f->vec, f->block_max, fast_n_blocks(f));
     f->e_max = max;
-    f->e_sum = fv_divide_exp_stats(src, f->z, T, max, f->V, &f->e_offset, &zmax);
+    f->e_sum = fv_divide_exp_stats_on(f->vec, src, f->z, T, max, f->V, &f->e_offset, &zmax);
     f->sum_valid = 1;
     return zmax;
 }
@@ -320,7 +320,8 @@ int fast_alive_best(struct fast *f)
             return f->best_all;
         fast_blocks(f);
         int blocks = fast_n_blocks(f);
-        int bb = vm_first_at_least(f->block_max, 0, blocks, vm_largest(f->block_max, blocks), 0);
+        int bb = vm_first_at_least_on(f->vec, f->block_max, 0, blocks,
+                                      vm_largest_on(f->vec, f->block_max, blocks), 0);
         for (int i = bb * VM_BLOCK; i < f->V; i++)
             if (f->z[i] == f->block_max[bb])
                 return f->best_all = i;
@@ -486,7 +487,8 @@ static double blocks_bar(struct fast *f, int k)
     struct zid *h = f->sorted;
     for (int b = 0; b < k; b++)
         heap_offer(h, &n, k, f->block_max[b], b);
-    for (int b = k; (b = vm_first_at_least(f->block_max, b, blocks, h[0].z, 1)) < blocks; b++)
+    for (int b = k; (b = vm_first_at_least_on(f->vec, f->block_max, b, blocks, h[0].z, 1)) < blocks;
+         b++)
         heap_offer(h, &n, k, f->block_max[b], b);
     return h[0].z;
 }
@@ -546,8 +548,9 @@ int fast_best_k(struct fast *f, int k, int all)
         double bar = blocks_bar(f, k);
         int blocks = fast_n_blocks(f);
         /* The blocks at or above bar, and once the heap is full at or above its worst. */
-        for (int b = 0; (b = vm_first_at_least(f->block_max, b, blocks,
-                                               n == k && h[0].z > bar ? h[0].z : bar, 0)) < blocks;
+        for (int b = 0;
+             (b = vm_first_at_least_on(f->vec, f->block_max, b, blocks,
+                                       n == k && h[0].z > bar ? h[0].z : bar, 0)) < blocks;
              b++) {
             int hi = fast_block_end(f, b);
             for (int i = b * VM_BLOCK; i < hi; i++) {

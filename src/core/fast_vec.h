@@ -1,14 +1,18 @@
 /* fast_vec.h - the fused dense passes of the O(V) sampler (sampler_fast.c):
  * each does in one pass over the vocabulary what would take two or three
  * simple loops, the exponentials through fastexp.h, their sums in eight
- * running totals added in one fixed tree. Every build gets vector code of
- * eight lanes whatever its optimization level; each lane does what the
- * scalar code does, so the vector width changes no result.
+ * running totals added in one fixed tree. Each is name(...) on the path
+ * vec_path() gives, or name_on(path, ...) (base/vecpath.h). Every build
+ * gets vector code whatever its optimization level: the eight lanes in one
+ * vector, or in two of four on the AVX2 path (fast_vec_lanes.h); each lane
+ * does what the scalar code does, so the vector width changes no result.
  */
 #ifndef LOGITLAB_FAST_VEC_H
 #define LOGITLAB_FAST_VEC_H
 
 #include <stdint.h>
+
+#include "base/vecpath.h"
 
 /* A load of the row: z[i] = (in[i] + shift) / t (t = 1: no division, the
  * same bits), mark[i] = masked when z[i] is -inf, else kept, block_max[b]
@@ -39,22 +43,24 @@ struct fv_load {
 /* The load from the float row in_f or the double one in_d (the other
  * NULL). Returns how many z[i] are out of RULE_Z_LIMIT's range without
  * being -inf (NaN and +inf among them); the sums are then meaningless. */
-int fv_load(const float *in_f, const double *in_d, double *z, struct fv_load *ld);
+VEC_DECLARE(int, fv_load, (const float *in_f, const double *in_d, double *z, struct fv_load *ld));
 
 /* out[i] = fast_exp(x[i] - shift) when out is not NULL; returns the sum of
  * those exponentials and *offset the sum of each times (x[i] - shift) over
  * the positive ones (the entropy's term). */
-double fv_exp_stats(const double *x, double shift, double *out, int n, double *offset);
+VEC_DECLARE(double, fv_exp_stats,
+            (const double *x, double shift, double *out, int n, double *offset));
 
 /* z[i] = src[i] / t (src may be z), then fv_exp_stats of the quotients
  * with the given shift (the largest quotient: t > 0 keeps the order), in
  * one pass, storing no exponential; *zmax gets the largest |src[i]| over
  * the src[i] that are not -inf (the temperature's range check). */
-double fv_divide_exp_stats(const double *src, double *z, double t, double shift, int n,
-                           double *offset, double *zmax);
+VEC_DECLARE(double, fv_divide_exp_stats,
+            (const double *src, double *z, double t, double shift, int n, double *offset,
+             double *zmax));
 
 /* Every kept mark (mark == kept) but token keep's becomes cut: greedy's
  * cut, on the marks alone. */
-void fv_cut_all_but(uint8_t *mark, int n, int keep, uint8_t kept, uint8_t cut);
+VEC_DECLARE(void, fv_cut_all_but, (uint8_t * mark, int n, int keep, uint8_t kept, uint8_t cut));
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vecpath.h"
 #include "core/draws.h"
 #include "core/philox.h"
 #include "core/sampler_rules.h"
@@ -47,6 +48,7 @@ int trace_init(struct trace *t, int vocab_size, struct err *e)
         return err_set(e, ERR_SYSTEM, "out of memory for a trace of %d tokens", vocab_size);
     }
     t->vocab_size = vocab_size;
+    t->fvec = vec_path(); /* until a fast run sets its own */
     return 0;
 }
 

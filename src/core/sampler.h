@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/vecpath.h"
 
 /* The stages, in the order of sampling.def (STAGE_PENALTY, STAGE_TEMPERATURE,
  * STAGE_TOP_K, ...); STAGE_COUNT of them. */
@@ -165,6 +166,7 @@ struct trace {
     void *fhist;    /* the radix descent's histograms (fast_int.h) */
     struct draws_work *dwork; /* the many draws' work space (draws.h) */
     int fmax_valid;           /* the arrays above hold the last fast run */
+    int fvec; /* the vector path the last fast run took (base/vecpath.h), which trace_e takes */
     /* The fast path's first cut, when the temperature divides z' after it
      * and the cut needed no sum of its own (top-k, min-p, top-n-sigma),
      * leaves its p_max (and a cut that is a probability) unnormalized: a
@@ -225,6 +227,8 @@ int sampler_fast_row(const struct trace *t, int id, struct trace_row *out, int *
  * run used (fastexp.h), computed on the spot: the run stores them only
  * where a stage needed them. */
 double trace_e(const struct trace *t, int id);
+/* The same on a given path: trace_e takes the path of the run. */
+VEC_DECLARE_ON(double, trace_e, (const struct trace *t, int id));
 
 /* What stage c of the chain (below t->n_stages) saw: its p_max and its
  * cut, as stages[c] has them, or finished here with the pass that the fast

@@ -75,12 +75,14 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
         if (none_masked)
             memset(f->mark, 1 + st, (size_t)f->V);
         else
-            vm_cut_marks(f->z, f->mark, f->V, zc, idc, keep_ties, MARK_KEPT, (uint8_t)(1 + st));
+            vm_cut_marks_on(f->vec, f->z, f->mark, f->V, zc, idc, keep_ties, MARK_KEPT,
+                            (uint8_t)(1 + st));
         double before = f->e_final ? f->e_sum : 0.0;
         /* List the survivors: a block whose largest z is below the cut holds none. */
         fast_blocks(f);
         int k = 0, blocks = fast_n_blocks(f);
-        for (int b = 0; (b = vm_first_at_least(f->block_max, b, blocks, zc, 0)) < blocks; b++) {
+        for (int b = 0; (b = vm_first_at_least_on(f->vec, f->block_max, b, blocks, zc, 0)) < blocks;
+             b++) {
             int hi = fast_block_end(f, b);
             if (!none_masked) {
                 k += vm_collect(f->mark, b * VM_BLOCK, hi, MARK_KEPT, f->alive + k);
@@ -121,7 +123,7 @@ static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
                 memset(f->mark, 1 + STAGE_TEMPERATURE, (size_t)f->V);
                 f->mark[best] = MARK_KEPT;
             } else {
-                fv_cut_all_but(f->mark, f->V, best, MARK_KEPT, 1 + STAGE_TEMPERATURE);
+                fv_cut_all_but_on(f->vec, f->mark, f->V, best, MARK_KEPT, 1 + STAGE_TEMPERATURE);
             }
             f->alive[0] = best;
             first_cut_done(f, 1, before, STAGE_TEMPERATURE);
@@ -218,7 +220,7 @@ static void min_p_first_cut(struct fast *f, double max, double bar)
     if (none_masked)
         memset(f->mark, 1 + STAGE_MIN_P, (size_t)f->V);
     else
-        vm_bar_marks(f->z, f->mark, f->V, max, bar, MARK_KEPT, 1 + STAGE_MIN_P);
+        vm_bar_marks_on(f->vec, f->z, f->mark, f->V, max, bar, MARK_KEPT, 1 + STAGE_MIN_P);
     double before = f->e_final ? f->e_sum : 0.0;
     fast_blocks(f);
     int k = 0;
@@ -507,9 +509,11 @@ static int start(struct fast *f, const struct sampler_input *in, const struct sa
     int V = in->vocab_size;
     /* The histograms' memory holds the masses first (their alignment), then the counts. */
     struct rule_mass(*mass)[RADIX_BUCKETS] = t->fhist;
+    t->fvec = vec_path();
     *f = (struct fast){ .in = in,
                         .s = s,
                         .t = t,
+                        .vec = t->fvec,
                         .V = V,
                         .z = t->fz,
                         .e = t->fe,
@@ -626,7 +630,7 @@ static int choice_rank(const struct fast *f, const struct trace *t, int id)
     for (int r = 0; r < t->n_rows; r++)
         if (t->rows[r].id == id)
             return r;
-    return vm_count_before(f->z, f->V, f->z[id], id);
+    return vm_count_before_on(f->vec, f->z, f->V, f->z[id], id);
 }
 
 int sampler_run_fast(const struct sampler_input *in, const struct sampler_settings *s,

@@ -1,6 +1,6 @@
 /* vecmath.h - the dense loops of the O(V) sampler, in a file of their own so
  * that they can be built for the vector units of the machine they run on
- * (AVX-512 or AVX2 when the CPU has them, chosen at load time) without
+ * (AVX-512 or AVX2 when the CPU has them, or as LOGITLAB_VECTOR says: base/vecpath.h) without
  * changing any result: every loop is element-wise, and every sum adds in one
  * fixed order (eight running totals, then a fixed tree), whatever the CPU.
  */
@@ -11,13 +11,18 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/vecpath.h"
+
+/* Each loop below declared with VEC_DECLARE is name(...), on the path
+ * vec_path() gives, and name_on(path, ...), on the path given. */
+
 /* z[i] /= t for every i. Returns the largest |z[i]| before the division
  * over the z[i] that are not -inf (0 when none): what the quotients' range
  * check needs, in the same pass. */
-double vm_divide(double *z, double t, int n);
+VEC_DECLARE(double, vm_divide, (double *z, double t, int n));
 
 /* z[i] /= t for every i, and nothing else. */
-void vm_quotients(double *z, double t, int n);
+VEC_DECLARE(void, vm_quotients, (double *z, double t, int n));
 
 /* The largest x in each block of VM_BLOCK values (the last block may be
  * short): lets a search skip whole blocks that cannot hold a candidate. */
@@ -38,10 +43,19 @@ typedef uint64_t vm_v8u __attribute__((vector_size(64)));
 /* Lane-wise the larger of a, b as the scalar "a > b ? a : b" picks it (b
  * where they are equal or one is NaN). */
 #define VM_MAX8(a, b) VM_SELECT((a) > (b), a, b)
+/* Four lanes in one vector: AVX2's registers, where a vector of eight
+ * has none and gcc 12 keeps it in memory (fast_vec_lanes.h). */
+typedef double vm_v4d __attribute__((vector_size(32)));
+typedef int64_t vm_v4i __attribute__((vector_size(32)));
+typedef uint64_t vm_v4u __attribute__((vector_size(32)));
+typedef int32_t vm_v8s __attribute__((vector_size(32)));
+typedef float vm_v4f __attribute__((vector_size(16)));
+#define VM_SELECT4(m, a, b) ((vm_v4d)(((vm_v4i)(a) & (m)) | ((vm_v4i)(b) & ~(m))))
+#define VM_MAX4(a, b)       VM_SELECT4((a) > (b), a, b)
 #endif
 
 /* The helpers below are inlined always: a function built for several
- * vector units (base/vec_clones.h) would otherwise call one copy of them
+ * vector units (base/vecpath.h) would otherwise call one copy of them
  * built for the plainest. */
 #define VM_INLINE static inline __attribute__((always_inline))
 
@@ -103,33 +117,35 @@ VM_INLINE double vm_magnitude(const double *z, int lo, int hi, double m)
     return m;
 }
 
-void vm_block_max(const double *x, int n, double *block_max);
+VEC_DECLARE(void, vm_block_max, (const double *x, int n, double *block_max));
 
 /* The first i in [from, n) with x[i] >= bar (strict: x[i] > bar), n when
  * there is none: what the loops over the blocks' maxima look for (a block
  * that may hold a candidate), eight at a time. */
-int vm_first_at_least(const double *x, int from, int n, double bar, int strict);
+VEC_DECLARE(int, vm_first_at_least, (const double *x, int from, int n, double bar, int strict));
 
 /* The largest x[i], as "x > m ? x : m" from m = -inf takes it in order (a
  * NaN passed over; of +0 and -0 the first): the lanes find the value, and
  * a zero's sign is the first zero's. */
-double vm_largest(const double *x, int n);
+VEC_DECLARE(double, vm_largest, (const double *x, int n));
 
 /* key[i] = rule_key(z[i]) (sampler_rules.h). */
-void vm_keys(const double *z, uint32_t *key, int n);
+VEC_DECLARE(void, vm_keys, (const double *z, uint32_t *key, int n));
 
 /* How many finite tokens rank before (zc, idc): larger z, or equal z and a lower id. */
-int vm_count_before(const double *z, int n, double zc, int idc);
+VEC_DECLARE(int, vm_count_before, (const double *z, int n, double zc, int idc));
 
 /* Marks every kept token (mark == kept) that ranks after (zc, idc) -- or,
  * with keep_ties, every one with z below zc -- as cut. */
-void vm_cut_marks(const double *z, uint8_t *mark, int n, double zc, int idc, int keep_ties,
-                  uint8_t kept, uint8_t cut);
+VEC_DECLARE(void, vm_cut_marks,
+            (const double *z, uint8_t *mark, int n, double zc, int idc, int keep_ties, uint8_t kept,
+             uint8_t cut));
 
 /* Min-p on the kept tokens (mark == kept): z - max at or above bar keeps
  * (rule_min_p_keeps), below it cuts. */
-void vm_bar_marks(const double *z, uint8_t *mark, int n, double max, double bar, uint8_t kept,
-                  uint8_t cut);
+VEC_DECLARE(void, vm_bar_marks,
+            (const double *z, uint8_t *mark, int n, double max, double bar, uint8_t kept,
+             uint8_t cut));
 
 /* The ids i in [lo, hi) with mark[i] == kept, into out; returns how many. */
 int vm_collect(const uint8_t *mark, int lo, int hi, uint8_t kept, int *out);

@@ -1,11 +1,11 @@
-/* head_vec.c - the LM head's dense loops, built for the vector units of the
- * machine (base/vec_clones.h): the bf16 product and the generation of a
- * row of synthetic weights. */
+/* head_vec.c - the LM head's dense loops, built for each vector path
+ * (base/vecpath.h): the bf16 product and the generation of a row of
+ * synthetic weights. */
 #include "model/head_vec.h"
 
 #include <string.h>
 
-#include "base/vec_clones.h"
+#include "base/vecpath.h"
 #include "core/philox.h"
 #include "model/lmhead_gen.h"
 
@@ -169,8 +169,8 @@ static inline __attribute__((always_inline)) void gemv_group(const uint16_t *g, 
 /* The tiled rows against the vectors: each group against GEMV_VEC_SET
  * vectors a pass (a group, 32 KB at 4,096, stays in the L1 cache for the
  * next set), then the plain rows of the incomplete group by the plain loop. */
-VEC_CLONES static void gemv_split(const uint16_t *w, int rows, int d, const float *x,
-                                  const float *xs, int n_vec, float *out, size_t ldo)
+VEC_BODY void gemv_split(const uint16_t *w, int rows, int d, const float *x, const float *xs,
+                         int n_vec, float *out, size_t ldo)
 {
     size_t D = (size_t)d;
     int full = d / GEMV_LANES * GEMV_LANES, r = 0;
@@ -192,8 +192,8 @@ VEC_CLONES static void gemv_split(const uint16_t *w, int rows, int d, const floa
 #define HAVE_GEMV_SPLIT 1
 #endif
 
-void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
-                    float *out, size_t ldo)
+VEC_BODY void head_gemv_bf16_body(const uint16_t *w, int rows, int d, const float *x,
+                                  const float *xs, int n_vec, float *out, size_t ldo)
 {
 #ifdef HAVE_GEMV_SPLIT
     if (xs) {
@@ -208,10 +208,14 @@ void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const fl
             out[(size_t)c * ldo + (size_t)r] = gemv_row(w, pl, d, x + (size_t)c * (size_t)d, full);
     }
 }
+VEC_PATHS_VOID(head_gemv_bf16,
+               (const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
+                float *out, size_t ldo),
+               (w, rows, d, x, xs, n_vec, out, ldo))
 
 #define LM_BATCH 1024 /* counters per batch: four arrays of them stay in the L1 cache */
 
-VEC_CLONES void head_row(uint64_t seed, uint32_t row, int d, float scale, uint16_t *out)
+VEC_BODY void head_row_body(uint64_t seed, uint32_t row, int d, float scale, uint16_t *out)
 {
     uint32_t x0[LM_BATCH], x1[LM_BATCH], x2[LM_BATCH], x3[LM_BATCH];
     int n4 = d / 4;
@@ -259,3 +263,5 @@ VEC_CLONES void head_row(uint64_t seed, uint32_t row, int d, float scale, uint16
         }
     }
 }
+VEC_PATHS_VOID(head_row, (uint64_t seed, uint32_t row, int d, float scale, uint16_t *out),
+               (seed, row, d, scale, out))

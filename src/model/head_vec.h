@@ -1,10 +1,13 @@
-/* head_vec.h - the LM head's dense loops (head_vec.c), built for the vector
- * units of the machine without changing any result. */
+/* head_vec.h - the LM head's dense loops (head_vec.c), built for each
+ * vector path without changing any result: each is name(...) on the path
+ * vec_path() gives, or name_on(path, ...) (base/vecpath.h). */
 #ifndef LOGITLAB_HEAD_VEC_H
 #define LOGITLAB_HEAD_VEC_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "base/vecpath.h"
 
 /* The layout of a synthetic head's weights (rows x d bf16), tiled for one
  * stream through memory: the rows in groups of HEAD_TILE_ROWS, and in a
@@ -38,11 +41,12 @@ void head_split_x(const float *x, int d, float *xs);
  * the tiled head w of `rows` rows. xs holds the
  * vectors' splits (head_split_x, n_vec x d), which the vector units need;
  * NULL gives the same bits by the plain loop. */
-void head_gemv_bf16(const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
-                    float *out, size_t ldo);
+VEC_DECLARE(void, head_gemv_bf16,
+            (const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
+             float *out, size_t ldo));
 
 /* Row `row` of the synthetic head (lmhead_gen.h), all d weights, with the
  * Philox rounds run across the row's counters side by side. */
-void head_row(uint64_t seed, uint32_t row, int d, float scale, uint16_t *out);
+VEC_DECLARE(void, head_row, (uint64_t seed, uint32_t row, int d, float scale, uint16_t *out));
 
 #endif

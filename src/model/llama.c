@@ -182,6 +182,7 @@ static void rows_dot(const struct qtensor *w, int64_t r0, int64_t r1, const floa
 {
     size_t rb = quant_row_bytes(w->type, w->cols);
     const char *base = w->data;
+    int path = quant_best_path(); /* once, not a row */
     int tb = (int)(TOKEN_BLOCK_FLOATS / w->cols);
     tb = tb < 1 ? 1 : tb > TOKEN_BLOCK_MAX ? TOKEN_BLOCK_MAX : tb;
     for (int j0 = 0; j0 < nx; j0 += tb) {
@@ -191,14 +192,14 @@ static void rows_dot(const struct qtensor *w, int64_t r0, int64_t r1, const floa
         if (nb == 1) { /* decode: rows against one vector, streamed */
             for (int64_t r = r0; r < r1; r += TOKEN_BLOCK_MAX) {
                 int nr = r1 - r < TOKEN_BLOCK_MAX ? (int)(r1 - r) : TOKEN_BLOCK_MAX;
-                quant_dot_rows(w->type, base + (size_t)r * rb, w->cols, nr, xj, tmp);
+                quant_dot_rows_on(path, w->type, base + (size_t)r * rb, w->cols, nr, xj, tmp);
                 for (int i = 0; i < nr; i++)
                     oj[r + i] = add ? oj[r + i] + tmp[i] : tmp[i];
             }
             continue;
         }
         for (int64_t r = r0; r < r1; r++) {
-            quant_dot_n(w->type, base + (size_t)r * rb, w->cols, xj, ldx, nb, tmp);
+            quant_dot_n_on(path, w->type, base + (size_t)r * rb, w->cols, xj, ldx, nb, tmp);
             for (int j = 0; j < nb; j++) {
                 float *o = oj + (size_t)j * (size_t)ldo + r;
                 *o = add ? *o + tmp[j] : tmp[j];

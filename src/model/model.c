@@ -104,16 +104,18 @@ static void quant_rows(const struct head_job *j, int lo, int hi)
     const struct model *m = j->m;
     size_t row_bytes = quant_row_bytes(m->qtype, m->d);
     float tmp[HEAD_TASK_VECS];
+    int path = quant_best_path(); /* once, not a row */
     if (j->n_vec == 1) { /* quant_dot of each row, the next row fetched during the current */
-        quant_dot_rows(m->qtype, (const unsigned char *)m->qw + (size_t)lo * row_bytes, m->d,
-                       hi - lo, j->x, j->out + lo);
+        quant_dot_rows_on(path, m->qtype, (const unsigned char *)m->qw + (size_t)lo * row_bytes,
+                          m->d, hi - lo, j->x, j->out + lo);
         return;
     }
     for (int r = lo; r < hi; r++) {
         const void *row = (const unsigned char *)m->qw + (size_t)r * row_bytes;
         for (int v0 = 0; v0 < j->n_vec; v0 += HEAD_TASK_VECS) {
             int nv = j->n_vec - v0 < HEAD_TASK_VECS ? j->n_vec - v0 : HEAD_TASK_VECS;
-            quant_dot_n(m->qtype, row, m->d, j->x + (size_t)v0 * (size_t)m->d, m->d, nv, tmp);
+            quant_dot_n_on(path, m->qtype, row, m->d, j->x + (size_t)v0 * (size_t)m->d, m->d, nv,
+                           tmp);
             for (int v = 0; v < nv; v++)
                 j->out[(size_t)(v0 + v) * (size_t)m->V + (size_t)r] = tmp[v];
         }

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/vecpath.h"
 #include "model/quant_int.h"
 
 /* ---- half precision ---- */
@@ -528,9 +529,10 @@ int quant_path_ok(int path)
 
 int quant_best_path(void)
 {
-    return quant_path_ok(QUANT_AVX512) ? QUANT_AVX512
-           : quant_path_ok(QUANT_AVX2) ? QUANT_AVX2
-                                       : QUANT_PORTABLE;
+    int v = vec_path();
+    return v == VEC_AVX512 && quant_path_ok(QUANT_AVX512) ? QUANT_AVX512
+           : v >= VEC_AVX2 && quant_path_ok(QUANT_AVX2)   ? QUANT_AVX2
+                                                          : QUANT_PORTABLE;
 }
 
 const char *quant_path_name(int path)

@@ -121,8 +121,8 @@ void quant_dot_rows_on(int path, int type, const void *rows, int64_t n, int nrow
  * no effect on any result, none where the compiler has no prefetch). */
 void quant_prefetch(const void *p, size_t bytes);
 
-/* The builds of the dot products. quant_dot and quant_dot_n use the best one
- * the CPU runs; the tests and the benchmark name one. */
+/* The builds of the dot products. quant_dot, quant_dot_n and quant_dot_rows
+ * use quant_best_path's; the tests and the benchmark name one. */
 enum quant_path {
     QUANT_PORTABLE = 0, /* plain C: every CPU */
     QUANT_AVX2 = 1,     /* x86-64 with AVX2, FMA and F16C (2013 on) */
@@ -131,7 +131,10 @@ enum quant_path {
                            of several vectors */
 };
 
-/* The path quant_dot takes on this CPU. */
+/* The path quant_dot takes: the best this CPU runs, up to the vector path's
+ * (base/vecpath.h: LOGITLAB_VECTOR=avx2 takes QUANT_AVX2, baseline
+ * QUANT_PORTABLE). It asks the environment: a loop over rows asks once,
+ * and names the path to quant_dot_n_on or quant_dot_rows_on. */
 int quant_best_path(void);
 
 /* 1 when this build and this CPU can run path. */

@@ -15,7 +15,9 @@
  *   cell V LETTER ORDER MICROSECONDS     (ORDER: lesson, llamacpp)
  *   cell V - argmax MICROSECONDS
  *   chain LETTER NAME                    (bench_chains.h's, for the table)
- * With --sizes: the vocabulary sizes of bench_chains.h, one a line. */
+ * With --sizes: the vocabulary sizes of bench_chains.h, one a line.
+ * LOGITLAB_VECTOR forces a vector path (base/vecpath.h), as for logitlab:
+ * the header names the one timed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "bench.h" /* bench_median */
 #include "bench_chains.h"
 
+#include "base/vecpath.h"
 #include "core/sampler.h"
 #include "core/settings.h"
 
@@ -225,6 +228,12 @@ static int bench_one_size(int V, int rounds, void (*print)(struct bench_size *))
 
 int main(int argc, char **argv)
 {
+    struct err e;
+    int path = vec_path_check(&e);
+    if (path < 0) {
+        fprintf(stderr, "bench_fast: %s\n", e.msg);
+        return 2;
+    }
     if (argc == 4 && strcmp(argv[1], "--peer") == 0) {
         int V = atoi(argv[2]), rounds = atoi(argv[3]);
         if (V < 1024 || rounds < 1 || rounds > ROUNDS) {
@@ -246,6 +255,7 @@ int main(int argc, char **argv)
     printf("The fast sampler, one thread, one row, %d top rows: medians of %d interleaved rounds "
            "(us per call)\n",
            TOP_ROWS, ROUNDS);
+    printf("vector path: %s (%s)\n", vec_path_name(path), vec_path_level(path));
     print_load();
     for (int si = 0; si < BENCH_N_SIZES; si++)
         if (bench_one_size(BENCH_SIZES[si], ROUNDS, print_size) != 0)

@@ -11,7 +11,7 @@
 
 #include "bench.h"
 
-#include "base/vec_clones.h"
+#include "base/vecpath.h"
 #include "model/head_vec.h"
 #include "model/model.h"
 #include "model/pool.h"
@@ -42,7 +42,9 @@ struct read_job {
     uint64_t sums[64];
 };
 
-VEC_CLONES static uint64_t sum_words(const uint64_t *w, size_t n)
+VEC_DECLARE(uint64_t, sum_words, (const uint64_t *w, size_t n));
+
+VEC_BODY uint64_t sum_words_body(const uint64_t *w, size_t n)
 {
     uint64_t s[8] = { 0 };
     for (size_t i = 0; i + 8 <= n; i += 8) {
@@ -53,6 +55,7 @@ VEC_CLONES static uint64_t sum_words(const uint64_t *w, size_t n)
     }
     return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
 }
+VEC_PATHS(uint64_t, sum_words, (const uint64_t *w, size_t n), (w, n))
 
 static void read_task(void *arg, int task, int worker)
 {

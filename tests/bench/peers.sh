@@ -10,6 +10,7 @@
 # the table gives the median over the processes.
 #
 # Usage: tests/bench/peers.sh BENCH_FAST [PAIRS] [ROUNDS]
+# (LOGITLAB_VECTOR=avx2 times logitlab's AVX2 build on a CPU that has AVX-512.)
 set -eu
 FAST=$1
 PAIRS=${2:-7}
@@ -57,6 +58,7 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 echo "logitlab's fast sampler and llama.cpp's ($(cut -d' ' -f2 "$OUT"/llama-commit.txt), from $(cut -d' ' -f3 "$OUT"/llama-commit.txt))"
 echo "machine: ${MODEL:-unknown}, $(nproc) cores; one thread, pinned to core $CORE"
+echo "logitlab's vector path: ${LOGITLAB_VECTOR:-the best this CPU runs} (LOGITLAB_VECTOR=avx512, avx2 or baseline forces one)"
 echo "load average (1, 5, 15 min): $LOAD_BEFORE before, $LOAD_AFTER after"
 echo "us per call: median of $PAIRS interleaved processes, each the median of $ROUNDS rounds;"
 echo "ratio: logitlab / llama.cpp on the same chain (below 1.00: logitlab is faster)"
