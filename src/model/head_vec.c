@@ -115,11 +115,12 @@ typedef uint32_t v16u __attribute__((vector_size(64)));
 
 /* The sixteen sums of one row from its pair's vectors (half 0 or 1), in
  * gemv_row's order. */
-static inline __attribute__((always_inline)) void pair_sums(v16f even, v16f odd, int half, float *a)
+static inline __attribute__((always_inline)) void pair_sums(const v16f *even, const v16f *odd,
+                                                            int half, float *a)
 {
     for (int j = 0; j < HALF; j++) {
-        a[2 * j] = even[HALF * half + j];
-        a[2 * j + 1] = odd[HALF * half + j];
+        a[2 * j] = (*even)[HALF * half + j];
+        a[2 * j + 1] = (*odd)[HALF * half + j];
     }
 }
 
@@ -160,7 +161,7 @@ static inline __attribute__((always_inline)) void gemv_group(const uint16_t *g, 
     for (int c = 0; c < C; c++)
         for (int q = 0; q < HEAD_TILE_ROWS; q++) {
             float a[GEMV_LANES];
-            pair_sums(even[2 * c + q / 2], odd[2 * c + q / 2], q % 2, a);
+            pair_sums(&even[2 * c + q / 2], &odd[2 * c + q / 2], q % 2, a);
             out[(size_t)c * ldo + (size_t)q] = gemv_finish(
                 a, tails + (size_t)q * (d - (size_t)full), full, (int)d, x + (size_t)c * d);
         }
