@@ -422,9 +422,13 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-cc
 	@echo "  FUZZ    $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm
 
-# clang, installed when missing (tools/deps.sh), before the first object.
+# clang, installed when missing (tools/deps.sh), before the first object,
+# and its runtimes (libFuzzer's and the sanitizers'), which Debian puts in
+# libclang-rt-N-dev, only recommended by clang-N (deps.sh installs no
+# recommended packages).
 fuzz-cc:
 	@tools/deps.sh clang
+	@tools/deps.sh libclang-rt-$$($(FUZZ_CC) -dumpversion | cut -d. -f1)-dev
 
 FORMAT_FILES = $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/*.c tests/*.h tests/gpu/*.c tests/bench/*.c tests/bench/*.h tests/fuzz/*.c)
 
