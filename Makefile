@@ -405,7 +405,7 @@ FUZZ_SRC  := $(SRC_CORE) src/backend/backend_nocuda.c
 FUZZ_OBJ  := $(FUZZ_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_BIN  := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS = $(CSTD) -g -O1 $(FUZZ_SAN) $(PKG_CFLAGS) -pthread -MMD -MP
+FUZZ_CFLAGS = $(CSTD) $(DEFS) -g -O1 $(FUZZ_SAN) $(PKG_CFLAGS) -pthread -MMD -MP
 
 fuzz: $(FUZZ_BIN)
 	FUZZ_TIME=$(FUZZ_TIME) FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZERS)

@@ -95,6 +95,10 @@ int cmd_tokenize(const struct options *o, const char *text, size_t len, struct e
     return rc;
 }
 
+#ifndef LOGITLAB_VERSION /* the Makefile's VERSION */
+#define LOGITLAB_VERSION "0.1.0"
+#endif
+
 int cmd_version(int path)
 {
     const char *env = getenv(VEC_ENV);

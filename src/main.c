@@ -56,10 +56,6 @@ struct session {
 };
 #define TUI_POLL_MS 250 /* how often the loop looks at the stop flag */
 
-#ifndef LOGITLAB_VERSION
-#define LOGITLAB_VERSION "0.1.0"
-#endif
-
 /* A write error on the command's output (path, or NULL for standard
  * output), with the reason errno gives. */
 static int write_failed(const char *path, struct err *e)
