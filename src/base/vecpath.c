@@ -73,8 +73,9 @@ int vec_path_parse(const char *value, unsigned paths, struct err *e)
         return err_set(e, ERR_USAGE, "%s: this machine cannot run %s (%s); it can run %s", VEC_ENV,
                        NAMES[p], vec_path_level(p), can);
     }
-    return err_set(e, ERR_USAGE, "%s: '%s' is not a vector path (avx512, avx2 or baseline)",
-                   VEC_ENV, value);
+    char all[64];
+    list_paths((1u << VEC_N_PATHS) - 1, all, sizeof all);
+    return err_set(e, ERR_USAGE, "%s: '%s' is not a vector path (%s)", VEC_ENV, value, all);
 }
 
 int vec_path_check(struct err *e)

@@ -137,12 +137,6 @@ const char *vec_path_level(int path);
     {                                                                                              \
         name##_on(vec_path(), VEC_UNPAREN args);                                                   \
     }
-#define VEC_PATHS_BY_VOID(name, params, args, b_avx512, b_avx2, b_baseline)                        \
-    VEC_PATHS_BY_(void, , name, params, args, b_avx512, b_avx2, b_baseline)                        \
-    void name params                                                                               \
-    {                                                                                              \
-        name##_on(vec_path(), VEC_UNPAREN args);                                                   \
-    }
 #define VEC_PATHS_BY(ret, name, params, args, b_avx512, b_avx2, b_baseline)                        \
     VEC_PATHS_BY_(ret, return, name, params, args, b_avx512, b_avx2, b_baseline)                   \
     ret name params                                                                                \

@@ -91,8 +91,6 @@ void head_split_x(const float *x, int d, float *xs)
 
 #if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 typedef float v8f __attribute__((vector_size(32)));
-typedef float v16f __attribute__((vector_size(64)));
-typedef uint32_t v16u __attribute__((vector_size(64)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
 
 /* The software prefetch of a group's weights: one line every
@@ -100,88 +98,31 @@ typedef uint32_t v8u __attribute__((vector_size(32)));
  * (prefetcht1); the memory's own prefetcher fetches the rest of the page.
  * On a 2-core EPYC (Zen 5) one plain row a pass, with a prefetch every 32
  * bytes, had 81-87 % of the two threads' streaming read: one row's two add
- * chains were barely faster than the memory. Four tiled rows a pass (four
- * chains, 16 lanes wide, in one stream) reached 100-105 %; the same four
+ * chains were barely faster than the memory. Four tiled rows a pass (their
+ * chains in one stream) reached 100-105 %; the same four
  * rows untiled, as four streams 8 KB apart, had 56 %, and a prefetch per
- * line cost more instructions than it saved. */
-#define GEMV_VEC_SET 2 /* vectors a pass over a group: their 8 sums stay in registers */
-
-/* Sixteen bf16 loaded as eight 32-bit words hold the even entry in each
+ * line cost more instructions than it saved.
+ *
+ * Sixteen bf16 loaded as eight 32-bit words hold the even entry in each
  * word's low half and the odd one in its high half: a shift and a mask
  * make them floats, matched with the split x (even entries, then odd), so
- * sum 2j is lane j of the even vector and sum 2j+1 lane j of the odd one.
- * Here two rows' blocks fill one 16-lane vector, the first row in lanes
- * 0-7, and x's halves are repeated to match. */
-#define TWICE(h) __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7)
-
-/* The sixteen sums of one row from its pair's vectors (half 0 or 1), in
- * gemv_row's order. */
-static inline __attribute__((always_inline)) void pair_sums(const v16f *even, const v16f *odd,
-                                                            int half, float *a)
-{
-    for (int j = 0; j < HALF; j++) {
-        a[2 * j] = (*even)[HALF * half + j];
-        a[2 * j + 1] = (*odd)[HALF * half + j];
-    }
-}
-
-/* One full group of HEAD_TILE_ROWS tiled rows (g) against C vectors
- * (C <= GEMV_VEC_SET): one stream through memory, and each row's sums
- * added as gemv_row adds them, so the bits are the same. */
-static inline __attribute__((always_inline)) void gemv_group(const uint16_t *g, size_t d,
-                                                             const float *x, const float *xs, int C,
-                                                             int full, float *out, size_t ldo)
-{
-    v16f even[2 * GEMV_VEC_SET] = { 0 }, odd[2 * GEMV_VEC_SET] = { 0 };
-    const int run = HEAD_AHEAD_EVERY / (HEAD_TILE_ROWS * GEMV_LANES * 2); /* blocks a prefetch */
-    const uint16_t *p = g;
-    for (int i0 = 0; i0 < full; i0 += run * GEMV_LANES) {
-        /* An integer address: past the last row it points nowhere, and a
-         * prefetch never faults. */
-        __builtin_prefetch((const void *)((uintptr_t)p + HEAD_AHEAD_BYTES), 0, 2);
-        int end = i0 + run * GEMV_LANES < full ? i0 + run * GEMV_LANES : full;
-        for (int i = i0; i < end; i += GEMV_LANES, p += HEAD_TILE_ROWS * GEMV_LANES) {
-            v16u u0, u1;
-            memcpy(&u0, p, sizeof u0);
-            memcpy(&u1, p + 2 * GEMV_LANES, sizeof u1);
-            v16f we0 = (v16f)(u0 << 16), wo0 = (v16f)(u0 & 0xffff0000u);
-            v16f we1 = (v16f)(u1 << 16), wo1 = (v16f)(u1 & 0xffff0000u);
-            for (int c = 0; c < C; c++) {
-                v8f he, ho;
-                memcpy(&he, xs + (size_t)c * d + (size_t)i, sizeof he);
-                memcpy(&ho, xs + (size_t)c * d + (size_t)i + HALF, sizeof ho);
-                v16f xe = TWICE(he), xo = TWICE(ho);
-                even[2 * c] += we0 * xe;
-                odd[2 * c] += wo0 * xo;
-                even[2 * c + 1] += we1 * xe;
-                odd[2 * c + 1] += wo1 * xo;
-            }
-        }
-    }
-    const uint16_t *tails = g + (size_t)HEAD_TILE_ROWS * (size_t)full;
-    for (int c = 0; c < C; c++)
-        for (int q = 0; q < HEAD_TILE_ROWS; q++) {
-            float a[GEMV_LANES];
-            pair_sums(&even[2 * c + q / 2], &odd[2 * c + q / 2], q % 2, a);
-            out[(size_t)c * ldo + (size_t)q] = gemv_finish(
-                a, tails + (size_t)q * (d - (size_t)full), full, (int)d, x + (size_t)c * d);
-        }
-}
-
-/* gemv_group for 256-bit registers (the AVX2 and baseline builds): each
- * row's block as two 8-lane vectors (its even entries and its odd ones),
- * one vector x at a time, so that the eight sums and what feeds them fit
- * sixteen registers; a 16-lane form there kept its sums in memory (182 ms
- * for the product at 128,256 x 4,096, against 26 to 30 ms on AVX-512).
- * Lane j of a row's even sum adds the same products in the same order as
- * gemv_group's lane, so the bits are the same. */
+ * sum 2j is lane j of a row's even vector and sum 2j+1 lane j of its odd
+ * one, each adding gemv_row's products in gemv_row's order: the same bits.
+ * Eight lanes a vector and one vector x a pass keep the eight sums and
+ * what feeds them in sixteen registers, so every path runs this one form
+ * (a 16-lane form with two vectors x a pass kept its sums in memory on
+ * AVX2: 182 ms for W.h at 128,256 x 4,096 against 31 ms; on AVX-512 it was
+ * 3 % faster for one vector and 4 % slower for eight, within the runs'
+ * spread). */
 static inline __attribute__((always_inline)) void
-gemv_group8(const uint16_t *g, size_t d, const float *x, const float *xs, int full, float *out)
+gemv_group(const uint16_t *g, size_t d, const float *x, const float *xs, int full, float *out)
 {
     v8f even[HEAD_TILE_ROWS] = { 0 }, odd[HEAD_TILE_ROWS] = { 0 };
     const int run = HEAD_AHEAD_EVERY / (HEAD_TILE_ROWS * GEMV_LANES * 2); /* blocks a prefetch */
     const uint16_t *p = g;
     for (int i0 = 0; i0 < full; i0 += run * GEMV_LANES) {
+        /* An integer address: past the last row it points nowhere, and a
+         * prefetch never faults. */
         __builtin_prefetch((const void *)((uintptr_t)p + HEAD_AHEAD_BYTES), 0, 2);
         int end = i0 + run * GEMV_LANES < full ? i0 + run * GEMV_LANES : full;
         for (int i = i0; i < end; i += GEMV_LANES, p += HEAD_TILE_ROWS * GEMV_LANES) {
@@ -207,40 +148,18 @@ gemv_group8(const uint16_t *g, size_t d, const float *x, const float *xs, int fu
     }
 }
 
-/* gemv_split on 256-bit registers: each group against one vector a pass. */
-VEC_BODY void gemv_split8(const uint16_t *w, int rows, int d, const float *x, const float *xs,
-                          int n_vec, float *out, size_t ldo)
-{
-    size_t D = (size_t)d;
-    int full = d / GEMV_LANES * GEMV_LANES, r = 0;
-    for (; r + HEAD_TILE_ROWS <= rows; r += HEAD_TILE_ROWS)
-        for (int c = 0; c < n_vec; c++)
-            gemv_group8(w + (size_t)r * D, D, x + (size_t)c * D, xs + (size_t)c * D, full,
-                        out + (size_t)c * ldo + (size_t)r);
-    for (; r < rows; r++)
-        for (int c = 0; c < n_vec; c++)
-            out[(size_t)c * ldo + (size_t)r] =
-                gemv_row(w, row_place(rows, d, r), d, x + (size_t)c * D, full);
-}
-
-/* The tiled rows against the vectors: each group against GEMV_VEC_SET
- * vectors a pass (a group, 32 KB at 4,096, stays in the L1 cache for the
- * next set), then the plain rows of the incomplete group by the plain loop. */
+/* The tiled rows against the vectors: each group against one vector a pass
+ * (a group, 32 KB at 4,096, stays in the L1 cache for the next), then the
+ * plain rows of the incomplete group by the plain loop. */
 VEC_BODY void gemv_split(const uint16_t *w, int rows, int d, const float *x, const float *xs,
                          int n_vec, float *out, size_t ldo)
 {
     size_t D = (size_t)d;
     int full = d / GEMV_LANES * GEMV_LANES, r = 0;
-    for (; r + HEAD_TILE_ROWS <= rows; r += HEAD_TILE_ROWS) {
-        const uint16_t *g = w + (size_t)r * D;
-        int c = 0;
-        for (; c + GEMV_VEC_SET <= n_vec; c += GEMV_VEC_SET)
-            gemv_group(g, D, x + (size_t)c * D, xs + (size_t)c * D, GEMV_VEC_SET, full,
-                       out + (size_t)c * ldo + (size_t)r, ldo);
-        for (; c < n_vec; c++)
-            gemv_group(g, D, x + (size_t)c * D, xs + (size_t)c * D, 1, full,
-                       out + (size_t)c * ldo + (size_t)r, ldo);
-    }
+    for (; r + HEAD_TILE_ROWS <= rows; r += HEAD_TILE_ROWS)
+        for (int c = 0; c < n_vec; c++)
+            gemv_group(w + (size_t)r * D, D, x + (size_t)c * D, xs + (size_t)c * D, full,
+                       out + (size_t)c * ldo + (size_t)r);
     for (; r < rows; r++) /* at most three rows a head: the specification */
         for (int c = 0; c < n_vec; c++)
             out[(size_t)c * ldo + (size_t)r] =
@@ -249,32 +168,15 @@ VEC_BODY void gemv_split(const uint16_t *w, int rows, int d, const float *x, con
 #define HAVE_GEMV_SPLIT 1
 #endif
 
-/* The product, its tiled part by split (gemv_split, or gemv_split8 for
- * 256-bit registers) when the split x is given. */
+VEC_BODY void head_gemv_bf16_body(const uint16_t *w, int rows, int d, const float *x,
+                                  const float *xs, int n_vec, float *out, size_t ldo)
+{
 #ifdef HAVE_GEMV_SPLIT
-#define GEMV_BODY(name, split)                                                                     \
-    VEC_BODY void name(const uint16_t *w, int rows, int d, const float *x, const float *xs,        \
-                       int n_vec, float *out, size_t ldo)                                          \
-    {                                                                                              \
-        if (xs)                                                                                    \
-            split(w, rows, d, x, xs, n_vec, out, ldo);                                             \
-        else                                                                                       \
-            gemv_rows(w, rows, d, x, n_vec, out, ldo);                                             \
-    }
-#else
-#define GEMV_BODY(name, split)                                                                     \
-    VEC_BODY void name(const uint16_t *w, int rows, int d, const float *x, const float *xs,        \
-                       int n_vec, float *out, size_t ldo)                                          \
-    {                                                                                              \
-        (void)xs;                                                                                  \
-        gemv_rows(w, rows, d, x, n_vec, out, ldo);                                                 \
+    if (xs) {
+        gemv_split(w, rows, d, x, xs, n_vec, out, ldo);
+        return;
     }
 #endif
-
-/* Every row by the specification's loop. */
-VEC_BODY void gemv_rows(const uint16_t *w, int rows, int d, const float *x, int n_vec, float *out,
-                        size_t ldo)
-{
     int full = d / GEMV_LANES * GEMV_LANES;
     for (int r = 0; r < rows; r++) {
         struct row_place pl = row_place(rows, d, r);
@@ -282,13 +184,10 @@ VEC_BODY void gemv_rows(const uint16_t *w, int rows, int d, const float *x, int 
             out[(size_t)c * ldo + (size_t)r] = gemv_row(w, pl, d, x + (size_t)c * (size_t)d, full);
     }
 }
-GEMV_BODY(gemv_wide_body, gemv_split)
-GEMV_BODY(gemv_narrow_body, gemv_split8)
-VEC_PATHS_BY_VOID(head_gemv_bf16,
-                  (const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
-                   float *out, size_t ldo),
-                  (w, rows, d, x, xs, n_vec, out, ldo), gemv_wide_body, gemv_narrow_body,
-                  gemv_narrow_body)
+VEC_PATHS_VOID(head_gemv_bf16,
+               (const uint16_t *w, int rows, int d, const float *x, const float *xs, int n_vec,
+                float *out, size_t ldo),
+               (w, rows, d, x, xs, n_vec, out, ldo))
 
 #define LM_BATCH 1024 /* counters per batch: four arrays of them stay in the L1 cache */
 
