@@ -413,10 +413,21 @@ fuzz: $(FUZZ_BIN)
 test-fuzz: $(FUZZ_BIN)
 	FUZZ_BRIEF=1 tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZERS)
 
+# Drawing (the screen, the view's panes, character widths) and the numeric
+# kernels (the forward pass, the block products, the fused passes) are most
+# of the time of the harnesses that draw or run a model, and their
+# comparisons (loop bounds, widths) guide no input: they keep their coverage
+# counters and sanitizers but not libFuzzer's comparison tracing, which
+# doubles or triples those harnesses' executions a second.
+FUZZ_NOCMP := $(filter src/tui/screen.c src/tui/view%.c src/base/utf8.c src/model/quant%.c \
+	src/model/head_vec.c src/model/llama.c src/model/pool.c src/core/fast_%.c src/core/draws.c \
+	src/core/vecmath.c,$(FUZZ_SRC))
+$(FUZZ_NOCMP:src/%.c=$(BUILD)/fuzz/obj/%.o): FUZZ_COV = -fno-sanitize-coverage=trace-cmp
+
 $(FUZZ_OBJ): $(BUILD)/fuzz/obj/%.o: src/%.c | fuzz-cc
 	@mkdir -p $(dir $@)
 	@echo "  CC FUZZ $@"
-	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_COV) -c -o $@ $<
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-cc
 	@echo "  FUZZ    $@"

@@ -12,6 +12,9 @@
 # gen_model, made when missing); the tokenizer's seeds by python3.
 # FUZZ_ONLY=NAME runs that harness alone; FUZZ_FLAGS adds libFuzzer options
 # to every run (-fork=1 -ignore_crashes=1 goes on past a known crash).
+# FUZZ_TOY=1 keeps the command and output harnesses on the toy lessons (a
+# full-size input costs about a second under the sanitizers), for runs of
+# millions of executions.
 set -u
 B=${1:?usage: tests/fuzz/run.sh BUILD_DIR NAME...}
 shift
