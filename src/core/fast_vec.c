@@ -1,7 +1,7 @@
 /* fast_vec.c - the fused passes of fast_vec.h: element-wise work, eight
  * running totals added in one fixed tree, so that each vector path
  * (base/vecpath.h) builds them without changing a bit; the exponentials
- * through fast_exp8 or fast_exp4 (the table lookup as a permutation). The
+ * through fast_exp8 or fast_exp4 (fastexp.h). The
  * passes themselves are in fast_vec_lanes.h, written once for a vector of
  * any width and included here for eight lanes (the AVX-512 and baseline
  * builds) and for four (the AVX2 build). The Makefile builds this file, as
@@ -191,16 +191,19 @@ PASS_HELPER void ahead_count_bad(struct fv_load *ld, int lo, int hi)
 #define FV_SEL(m, a, b)     VM_SELECT4(m, a, b)
 #define FV_MAX(a, b)        VM_MAX4(a, b)
 #define FV_EXP(x, s, o, in) fast_exp4(x, s, o, in)
-/* Two vcvtps2pd of two lanes and a vinsertf128 (gcc 12; a lane-by-lane
- * loop went through memory). */
-#define FV_FLOATS(v, p)                                                                            \
-    do {                                                                                           \
-        vm_v4f f_;                                                                                 \
-        memcpy(&f_, p, sizeof f_);                                                                 \
-        (v) = __builtin_convertvector(f_, vm_v4d);                                                 \
-    } while (0)
-#define FV(name) name##_w4
+/* One vcvtps2pd from memory, by its intrinsic: gcc 12 makes two of two
+ * lanes of __builtin_convertvector, the upper half through the stack (and
+ * a lane-by-lane loop through memory as well). */
+#define FV_FLOATS(v, p) ((v) = (vm_v4d)_mm256_cvtps_pd(_mm_loadu_ps(p)))
+#define FV(name)        name##_w4
+/* The helpers built for the AVX2 path's registers themselves (each is
+ * inlined into its avx2 build alone), so that they may use its
+ * intrinsics. */
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v3")
+#include <immintrin.h>
 #include "core/fast_vec_lanes.h"
+#pragma GCC pop_options
 #endif
 
 VEC_PATHS_BY(double, fv_exp_stats,

@@ -48,8 +48,6 @@ typedef uint64_t vm_v8u __attribute__((vector_size(64)));
 typedef double vm_v4d __attribute__((vector_size(32)));
 typedef int64_t vm_v4i __attribute__((vector_size(32)));
 typedef uint64_t vm_v4u __attribute__((vector_size(32)));
-typedef int32_t vm_v8s __attribute__((vector_size(32)));
-typedef float vm_v4f __attribute__((vector_size(16)));
 #define VM_SELECT4(m, a, b) ((vm_v4d)(((vm_v4i)(a) & (m)) | ((vm_v4i)(b) & ~(m))))
 #define VM_MAX4(a, b)       VM_SELECT4((a) > (b), a, b)
 #endif
