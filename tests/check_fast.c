@@ -177,8 +177,9 @@ static void compare(const double *z, int V, const int *ctx, int len, int plen,
 /* fastexp.h's e^x against the C library's exp: within 1 ulp at a million
  * points over the range the sampler feeds it (-708 <= x <= 0, spread by
  * Philox so that every table entry and every exponent is hit), and the
- * eight-lane fast_exp8 and the four-lane fast_exp4 (the AVX2 build's, its
- * table read by four permutations and blends) the same bits as fast_exp
+ * eight-lane fast_exp8 (its fused multiply-adds by the instruction, and
+ * emulated as the baseline build has them) and the four-lane fast_exp4 (the
+ * AVX2 build's, its table read lane by lane) the same bits as fast_exp
  * lane by lane, with the clamps and without them (the passes use them, the
  * scalar paths and the GPU's twin fast_exp). */
 START_TEST(test_fast_exp_is_within_one_ulp)
@@ -186,7 +187,7 @@ START_TEST(test_fast_exp_is_within_one_ulp)
     double worst = 0.0;
     int differ = 0;
     for (uint32_t i = 0; i < 1000000; i += 8) {
-        double x[8], y[8], yr[8], y4[8], y4r[8];
+        double x[8], y[8], yr[8], y4[8], y4r[8], ys[8], ysr[8];
         for (int k = 0; k < 8; k++)
             x[k] = -708.0 * philox_uniform(11, i + (uint32_t)k, 0, 0);
 #ifdef FASTEXP_HAS_VEC4
@@ -199,11 +200,13 @@ START_TEST(test_fast_exp_is_within_one_ulp)
             y4[k] = y4r[k] = fast_exp(x[k]);
 #endif
 #ifdef FASTEXP_HAS_VEC
-        fast_exp8(x, 0.0, y, 0);
-        fast_exp8(x, 0.0, yr, 1); /* every x in range: the clamps left out */
+        fast_exp8(x, 0.0, y, 0, 0);
+        fast_exp8(x, 0.0, yr, 1, 0); /* every x in range: the clamps left out */
+        fast_exp8(x, 0.0, ys, 0, 1); /* the baseline build's emulated FMA */
+        fast_exp8(x, 0.0, ysr, 1, 1);
 #else
         for (int k = 0; k < 8; k++)
-            y[k] = yr[k] = fast_exp(x[k]);
+            y[k] = yr[k] = ys[k] = ysr[k] = fast_exp(x[k]);
 #endif
         for (int k = 0; k < 8; k++) {
             double want = exp(x[k]), ulp = nextafter(want, INFINITY) - want;
@@ -211,6 +214,7 @@ START_TEST(test_fast_exp_is_within_one_ulp)
             worst = d > worst ? d : worst;
             differ += (y[k] != fast_exp(x[k])) + (yr[k] != fast_exp(x[k]));
             differ += (y4[k] != fast_exp(x[k])) + (y4r[k] != fast_exp(x[k]));
+            differ += (ys[k] != fast_exp(x[k])) + (ysr[k] != fast_exp(x[k]));
         }
     }
     ck_assert_msg(worst <= 1.0, "fast_exp is %.2f ulp from exp", worst);
@@ -225,8 +229,9 @@ START_TEST(test_fast_exp_is_within_one_ulp)
     /* Past the clamps both vector forms are fast_exp bit for bit: -inf and
      * below -708 give 0, above 709 the value at 709. */
     double wild[8] = { -INFINITY, -1000.0, -708.5, 709.5, 1e6, -0.0, 3.0, -707.9 };
-    double w8[8], w4[8];
-    fast_exp8(wild, 0.0, w8, 0);
+    double w8[8], w4[8], ws[8];
+    fast_exp8(wild, 0.0, w8, 0, 0);
+    fast_exp8(wild, 0.0, ws, 0, 1);
 #ifdef FASTEXP_HAS_VEC4
     fast_exp4(wild, 0.0, w4, 0);
     fast_exp4(wild + 4, 0.0, w4 + 4, 0);
@@ -236,8 +241,9 @@ START_TEST(test_fast_exp_is_within_one_ulp)
     for (int k = 0; k < 8; k++) {
         double want = fast_exp(wild[k]);
         ck_assert_msg(memcmp(&w8[k], &want, sizeof want) == 0 &&
-                          memcmp(&w4[k], &want, sizeof want) == 0,
-                      "e^%g: %a and %a, fast_exp %a", wild[k], w8[k], w4[k], want);
+                          memcmp(&w4[k], &want, sizeof want) == 0 &&
+                          memcmp(&ws[k], &want, sizeof want) == 0,
+                      "e^%g: %a, %a and %a, fast_exp %a", wild[k], w8[k], w4[k], ws[k], want);
     }
 #endif
     /* The ends: e^0 = 1 exactly, below -708 it is 0, and -inf (a masked token) gives 0. */

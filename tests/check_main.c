@@ -38,6 +38,7 @@ int main(void)
     srunner_add_suite(sr, suite_marks());
     srunner_add_suite(sr, suite_llama2c());
     srunner_add_suite(sr, suite_vecpath());
+    srunner_add_suite(sr, suite_softfma());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -156,14 +156,16 @@ PASS_HELPER void ahead_count_bad(struct fv_load *ld, int lo, int hi)
     ld->ahead_bad += b;
 }
 
-/* The passes on eight lanes a vector: the AVX-512 build's and the
- * baseline's (and every build off x86-64 gcc). */
+/* The passes on eight lanes a vector: the AVX-512 build's (w8), and the
+ * baseline's (w8b, every build's off x86-64 gcc), which emulates the fused
+ * multiply-adds of the exponentials where the build has no instruction for
+ * them (base/softfma.h; the same bits) rather than call libm for each. */
 #define FV_W                8
 #define FV_D                vm_v8d
 #define FV_I                vm_v8i
 #define FV_SEL(m, a, b)     VM_SELECT(m, a, b)
 #define FV_MAX(a, b)        VM_MAX8(a, b)
-#define FV_EXP(x, s, o, in) fast_exp8(x, s, o, in)
+#define FV_EXP(x, s, o, in) fast_exp8(x, s, o, in, FV_SOFT)
 /* Lane by lane: one conversion instruction (GCC 12 splits
  * __builtin_convertvector's in two, and joins them). */
 #define FV_FLOATS(v, p)                                                                            \
@@ -171,8 +173,21 @@ PASS_HELPER void ahead_count_bad(struct fv_load *ld, int lo, int hi)
         for (int k_ = 0; k_ < 8; k_++)                                                             \
             (v)[k_] = (p)[k_];                                                                     \
     } while (0)
+#if VEC_BUILDS
+#define FV_SOFT  0
 #define FV(name) name##_w8
 #include "core/fast_vec_lanes.h"
+#undef FV_SOFT
+#undef FV
+#endif
+#ifdef __FP_FAST_FMA
+#define FV_SOFT 0
+#else
+#define FV_SOFT 1
+#endif
+#define FV(name) name##_w8b
+#include "core/fast_vec_lanes.h"
+#undef FV_SOFT
 #undef FV_W
 #undef FV_D
 #undef FV_I
@@ -208,14 +223,14 @@ PASS_HELPER void ahead_count_bad(struct fv_load *ld, int lo, int hi)
 
 VEC_PATHS_BY(double, fv_exp_stats,
              (const double *x, double shift, double *out, int n, double *offset),
-             (x, shift, out, n, offset), fv_exp_stats_w8, fv_exp_stats_w4, fv_exp_stats_w8)
+             (x, shift, out, n, offset), fv_exp_stats_w8, fv_exp_stats_w4, fv_exp_stats_w8b)
 VEC_PATHS_BY(double, fv_divide_exp_stats,
              (const double *src, double *z, double t, double shift, int n, double *offset,
               double *zmax),
              (src, z, t, shift, n, offset, zmax), fv_divide_exp_stats_w8, fv_divide_exp_stats_w4,
-             fv_divide_exp_stats_w8)
+             fv_divide_exp_stats_w8b)
 VEC_PATHS_BY(int, fv_load, (const float *in_f, const double *in_d, double *z, struct fv_load *ld),
-             (in_f, in_d, z, ld), fv_load_w8, fv_load_w4, fv_load_w8)
+             (in_f, in_d, z, ld), fv_load_w8, fv_load_w4, fv_load_w8b)
 
 VEC_BODY void fv_cut_all_but_body(uint8_t *mark, int n, int keep, uint8_t kept, uint8_t cut)
 {

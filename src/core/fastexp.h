@@ -56,6 +56,7 @@
     }
 
 #ifndef __CUDACC__
+#include "base/softfma.h"
 #include "core/vecmath.h" /* the vector types */
 
 static const double FASTEXP_T[16] = FASTEXP_TABLE;
@@ -92,11 +93,14 @@ static inline double fast_exp(double x)
 #define FASTEXP_HAS_VEC 1
 
 /* out = a * b + c rounded once, lane by lane (a statement: no vector
- * passes through a function's arguments). */
+ * passes through a function's arguments): by the instruction, or with
+ * soft (a constant where it is inlined) by base/softfma.h's emulation, the
+ * baseline x86-64 build's, whose __builtin_fma is a call to libm. */
 #define FE_FMA8(out, a, b, c)                                                                      \
     do {                                                                                           \
         for (int k_ = 0; k_ < 8; k_++)                                                             \
-            (out)[k_] = __builtin_fma((a)[k_], (b)[k_], (c)[k_]);                                  \
+            (out)[k_] = soft ? soft_fma((a)[k_], (b)[k_], (c)[k_])                                 \
+                             : __builtin_fma((a)[k_], (b)[k_], (c)[k_]);                           \
     } while (0)
 
 /* The bits of FASTEXP_T[j] less j << 48 (check_fast.c checks them), for
@@ -118,9 +122,11 @@ static const uint64_t FASTEXP_T8_BITS[16] = {
  * lookup as FASTEXP_T8_BITS says. in_range (a constant where it is
  * inlined) says that every x[k] - shift is known to lie in [FASTEXP_LOW,
  * FASTEXP_HIGH]: the clamps, which change nothing there, are left out (the
- * same bits, a fifth fewer operations). */
+ * same bits, a fifth fewer operations). soft (a constant too): each fused
+ * multiply-add emulated (FE_FMA8), the same bits; every result is zero or
+ * normal, where the emulation is exact. */
 static inline __attribute__((always_inline)) void fast_exp8(const double *x, double shift,
-                                                            double *out, int in_range)
+                                                            double *out, int in_range, int soft)
 {
     const vm_v8d lo = { FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW,
                         FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW, FASTEXP_LOW },

@@ -24,11 +24,11 @@
  * bound, gamma_k = k u / (1 - k u) times sum |w_i x_i| with k = n/32 + 10
  * (the scaled form's weights are exactly scale times integer).
  *
- * fmaf is what makes the two builds agree; it costs a call here (the
- * portable build is compiled for the baseline x86-64, which has no fused
- * multiply-add), exact but slow, where a CPU without FMA computes it in
- * software. x86-64 CPUs with AVX2 take the AVX2 build; ARM64 has the
- * instruction, and compilers inline fmaf there.
+ * fmaf is what makes the two builds agree. The portable build is compiled
+ * for the baseline x86-64, which has no fused multiply-add, so there it is
+ * base/softfma.h's soft_fmaf (the same bits, inline), not a call to the C
+ * library's for each value; ARM64 has the instruction, and takes it
+ * (SOFTFMA_FMAF). x86-64 CPUs with AVX2 take the AVX2 build.
  */
 #include "model/quant.h"
 
@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/softfma.h"
 #include "base/vecpath.h"
 #include "model/quant_int.h"
 
@@ -230,7 +231,7 @@ static void acc_direct(struct acc *s, const float *w, const float *x, int len)
 {
     for (int i = 0; i < len; i++) {
         float *a = &s->a[(i >> 3) & 3][i & 7];
-        *a = fmaf(w[i], x[i], *a);
+        *a = SOFTFMA_FMAF(w[i], x[i], *a);
     }
 }
 
@@ -242,8 +243,8 @@ static void acc_scaled(struct acc *s, const float *q, const float *scales, int g
         for (int l = 0; l < 8; l++) {
             float t = qg[l] * xg[l];
             for (int k = 8; k < group; k += 8)
-                t = fmaf(qg[k + l], xg[k + l], t);
-            s->a[g & 3][l] = fmaf(scales[g], t, s->a[g & 3][l]);
+                t = SOFTFMA_FMAF(qg[k + l], xg[k + l], t);
+            s->a[g & 3][l] = SOFTFMA_FMAF(scales[g], t, s->a[g & 3][l]);
         }
     }
 }
