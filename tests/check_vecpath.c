@@ -188,7 +188,7 @@ static void pass_row(double *z, int n, uint64_t seed, int wild)
 struct pass_out {
     double sums[16];
     int counts[8];
-    double z[3][PASS_N];
+    double z[4][PASS_N]; /* fv_load's two rows and quotients, fv_exp_stats's exponentials */
     double blocks[2][PASS_N / 64 + 1];
     uint8_t mark[2][PASS_N];
 };
@@ -196,7 +196,7 @@ struct pass_out {
 static void run_passes(int p, const double *src, const float *srcf, struct pass_out *o)
 {
     memset(o, 0, sizeof *o);
-    o->sums[0] = fv_exp_stats_on(p, src, 0.5, o->z[0], PASS_N, &o->sums[1]);
+    o->sums[0] = fv_exp_stats_on(p, src, 0.5, o->z[3], PASS_N, &o->sums[1]);
     o->sums[2] =
         fv_divide_exp_stats_on(p, src, o->z[1], 0.7, 1.0, PASS_N, &o->sums[3], &o->sums[4]);
     for (int f = 0; f < 2; f++) { /* the float row and the double one, quotients ahead or not */

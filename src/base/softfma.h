@@ -41,11 +41,12 @@ static inline double softfma_two_sum(double x, double y, double *r)
 }
 
 /* s, which x + y rounded to nearest gave with remainder r (s + r exact),
- * rounded to odd instead: s itself when exact or odd, else its neighbour on
- * r's side (one step of the bits: toward zero when r's sign is not s's). */
+ * rounded to odd instead: s itself when exact or odd (or a NaN), else its
+ * neighbour on r's side (one step of the bits: toward zero when r's sign is
+ * not s's). */
 static inline double softfma_to_odd(double s, double r)
 {
-    if (r == 0.0)
+    if (!(r < 0.0 || r > 0.0)) /* exact, or a NaN, whose bits stay */
         return s;
     uint64_t bits;
     memcpy(&bits, &s, sizeof bits);

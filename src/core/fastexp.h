@@ -97,19 +97,20 @@ static inline double fast_exp(double x)
  * baseline build's exponentials, where every product is either at least
  * 2^-960 or far below half of c's last place (fast_exp8 says why), and
  * every operand below 2^995: no scaling is needed. */
-static inline __attribute__((always_inline)) void fe_soft_fma8(vm_v8d *out, vm_v8d a, vm_v8d b,
-                                                               vm_v8d c)
+static inline __attribute__((always_inline)) void fe_soft_fma8(vm_v8d *out, const vm_v8d *pa,
+                                                               const vm_v8d *pb, const vm_v8d *pc)
 {
-    const vm_v8d split = (vm_v8d){ 0 } + 134217729.0;
+    const vm_v8d split = (vm_v8d){ 0 } + 134217729.0, a = *pa, b = *pb, c = *pc;
     vm_v8d ca = split * a, cb = split * b;
     vm_v8d ah = ca - (ca - a), al = a - ah, bh = cb - (cb - b), bl = b - bh;
     vm_v8d uh = a * b, ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl;
     vm_v8d th = c + ul, t2 = th - c, tl = (c - (th - t2)) + (ul - t2);
     vm_v8d vh = uh + th, v2 = vh - uh, vl = (uh - (vh - v2)) + (th - v2);
     vm_v8d z = tl + vl, z2 = z - tl, zr = (tl - (z - z2)) + (vl - z2);
-    /* To odd: where zr is not 0, one step toward zero when zr's sign is
-     * not z's, then the last bit set. */
-    vm_v8i inexact = zr != 0.0, away = (zr < 0.0) ^ (z < 0.0);
+    /* To odd: where zr is not 0 (nor a NaN, whose bits stay as they are),
+     * one step toward zero when zr's sign is not z's, then the last bit
+     * set. */
+    vm_v8i inexact = (zr < 0.0) | (zr > 0.0), away = (zr < 0.0) ^ (z < 0.0);
     vm_v8i zb = (vm_v8i)z + (inexact & away); /* a true mask is -1 */
     zb |= inexact & 1;
     *out = vh + (vm_v8d)zb;
@@ -122,7 +123,7 @@ static inline __attribute__((always_inline)) void fe_soft_fma8(vm_v8d *out, vm_v
 #define FE_FMA8(out, a, b, c)                                                                      \
     do {                                                                                           \
         if (soft) {                                                                                \
-            fe_soft_fma8(&(out), a, b, c);                                                         \
+            fe_soft_fma8(&(out), &(a), &(b), &(c));                                                \
         } else {                                                                                   \
             for (int k_ = 0; k_ < 8; k_++)                                                         \
                 (out)[k_] = __builtin_fma((a)[k_], (b)[k_], (c)[k_]);                              \
@@ -204,7 +205,8 @@ static inline __attribute__((always_inline)) void fast_exp8(const double *x, dou
          * T[j]'s product is large enough for the emulation (t's may not). */
         vm_v8u tj = tsel + ((u & 15u) << 48);
         vm_v8d yj;
-        fe_soft_fma8(&yj, (vm_v8d)tj, p, (vm_v8d)tj);
+        vm_v8d tjd = (vm_v8d)tj;
+        fe_soft_fma8(&yj, &tjd, &p, &tjd);
         y = (vm_v8d)((vm_v8u)yj + (tbits - tj));
     } else {
         FE_FMA8(y, t, p, t);
