@@ -1109,6 +1109,47 @@ START_TEST(test_dot_rows_is_dot)
 }
 END_TEST
 
+/* quant_dot_rows_n is quant_dot of each (row, vector) pair, bit for bit,
+ * on every build: 7 rows (a tile of QUANT_TILE_ROWS and a short one)
+ * against 1, 9 and 37 vectors a stride apart (past the vectors' tile of 8
+ * and QUANT_DOT_N_TILE), written out[j * 11 + i]; nothing else written. */
+START_TEST(test_dot_rows_n_is_dot)
+{
+    int type = ALL[_i];
+    uint64_t s = 2700 + (uint64_t)_i;
+    int64_t n = quant_info(type)->block == 1 ? 263 : 3 * 256, stride = n + 3;
+    size_t rb = quant_row_bytes(type, n);
+    unsigned char *rows = malloc(7 * rb);
+    float *x = malloc(sizeof(float) * (size_t)(stride * 37)), out[37 * 11];
+    for (int r = 0; r < 7; r++) {
+        unsigned char *one = random_row(type, n, &s);
+        memcpy(rows + r * rb, one, rb);
+        free(one);
+    }
+    for (int64_t i = 0; i < stride * 37; i++)
+        x[i] = next_float(&s);
+    for (int path = QUANT_PORTABLE; path <= QUANT_AVX512; path++) {
+        if (!quant_path_ok(path))
+            continue;
+        for (int nx = 1; nx <= 37; nx += nx == 1 ? 8 : 28) {
+            for (int k = 0; k < 37 * 11; k++)
+                out[k] = 42.0f;
+            quant_dot_rows_n_on(path, type, rows, n, 7, x, stride, nx, out, 11);
+            for (int j = 0; j < 37; j++)
+                for (int i = 0; i < 11; i++) {
+                    float want =
+                        i < 7 && j < nx ? quant_dot(type, rows + i * rb, x + j * stride, n) : 42.0f;
+                    ck_assert_msg(bits_equal(out[j * 11 + i], want),
+                                  "type %d %s nx %d row %d vector %d: %a, want %a", type,
+                                  quant_path_name(path), nx, i, j, (double)out[j * 11 + i],
+                                  (double)want);
+                }
+        }
+    }
+    free(rows), free(x);
+}
+END_TEST
+
 /* The AVX2 build gives the portable build's bits (quant.h), on random rows
  * of every type and length, one vector and five. */
 START_TEST(test_avx2_is_portable)
@@ -1256,6 +1297,7 @@ Suite *suite_quant(void)
     tcase_add_loop_test(dot, test_dot_spec_and_bound, 0, NALL);
     tcase_add_loop_test(dot, test_dot_n_is_dot, 0, NALL);
     tcase_add_loop_test(dot, test_dot_rows_is_dot, 0, NALL);
+    tcase_add_loop_test(dot, test_dot_rows_n_is_dot, 0, NALL);
     tcase_add_loop_test(dot, test_avx2_is_portable, 0, NALL);
     suite_add_tcase(s, dot);
     return s;

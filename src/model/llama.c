@@ -41,6 +41,7 @@
 #define TOKEN_BLOCK_FLOATS (256 * 1024) /* their activations: 1 MB, within an L2 */
 #define TASKS_PER_THREAD   4            /* tasks per thread and matrix, for balance */
 #define ROWS_MAX           64           /* weight rows per task at most */
+#define TMP_FLOATS         (TOKEN_BLOCK_MAX * QUANT_TILE_ROWS) /* a worker's products */
 
 struct llama_ctx {
     const struct llama_model *m;
@@ -57,7 +58,7 @@ struct llama_ctx {
     float *rope;      /* LLAMA_BATCH x head_dim: cos, sin of each pair's angle */
     double *freq;     /* head_dim / 2: radians per position of each pair */
     float *scores;    /* threads x n_ctx */
-    float *tmp;       /* threads x TOKEN_BLOCK_MAX */
+    float *tmp;       /* threads x TMP_FLOATS */
     struct llama_prof prof;
     llama_progress_fn progress;
     void *progress_arg;
@@ -198,12 +199,15 @@ static void rows_dot(const struct qtensor *w, int64_t r0, int64_t r1, const floa
             }
             continue;
         }
-        for (int64_t r = r0; r < r1; r++) {
-            quant_dot_n_on(path, w->type, base + (size_t)r * rb, w->cols, xj, ldx, nb, tmp);
-            for (int j = 0; j < nb; j++) {
-                float *o = oj + (size_t)j * (size_t)ldo + r;
-                *o = add ? *o + tmp[j] : tmp[j];
-            }
+        for (int64_t r = r0; r < r1; r += QUANT_TILE_ROWS) {
+            int nr = r1 - r < QUANT_TILE_ROWS ? (int)(r1 - r) : QUANT_TILE_ROWS;
+            quant_dot_rows_n_on(path, w->type, base + (size_t)r * rb, w->cols, nr, xj, ldx, nb, tmp,
+                                nr);
+            for (int j = 0; j < nb; j++)
+                for (int i = 0; i < nr; i++) {
+                    float *o = oj + (size_t)j * (size_t)ldo + r + i;
+                    *o = add ? *o + tmp[j * nr + i] : tmp[j * nr + i];
+                }
         }
     }
 }
@@ -255,7 +259,7 @@ static void job_qkv(void *arg, int t, int worker)
     }
     int64_t r1 = r0 + jb->chunk < w->rows ? r0 + jb->chunk : w->rows;
     rows_dot(w, r0, r1, c->xb, c->m->hp.n_embd, jb->nx, out, ldo, 0,
-             c->tmp + (size_t)worker * TOKEN_BLOCK_MAX);
+             c->tmp + (size_t)worker * TMP_FLOATS);
     if (w != &jb->L->wv)
         rope_rows(c, out, ldo, r0, r1, jb->nx);
 }
@@ -305,7 +309,7 @@ static void job_output(void *arg, int t, int worker)
     int64_t r0 = (int64_t)t * jb->chunk, r1 = r0 + jb->chunk < w->rows ? r0 + jb->chunk : w->rows;
     int d = c->m->hp.n_embd;
     rows_dot(w, r0, r1, c->att + (size_t)jb->j0 * (size_t)c->q_dim, c->q_dim, jb->nx,
-             c->x + (size_t)jb->j0 * (size_t)d, d, 1, c->tmp + (size_t)worker * TOKEN_BLOCK_MAX);
+             c->x + (size_t)jb->j0 * (size_t)d, d, 1, c->tmp + (size_t)worker * TMP_FLOATS);
 }
 
 /* gate = silu(Wgate xb) * (Wup xb), silu(g) = g / (1 + e^-g). */
@@ -317,7 +321,7 @@ static void job_gate_up(void *arg, int t, int worker)
     int64_t r0 = (int64_t)t * jb->chunk, r1 = r0 + jb->chunk < ff ? r0 + jb->chunk : ff;
     const float *xb = c->xb + (size_t)jb->j0 * (size_t)d;
     float *g = c->gate + (size_t)jb->j0 * (size_t)ff, *u = c->up + (size_t)jb->j0 * (size_t)ff;
-    float *tmp = c->tmp + (size_t)worker * TOKEN_BLOCK_MAX;
+    float *tmp = c->tmp + (size_t)worker * TMP_FLOATS;
     rows_dot(&jb->L->w_gate, r0, r1, xb, d, jb->nx, g, ff, 0, tmp);
     rows_dot(&jb->L->w_up, r0, r1, xb, d, jb->nx, u, ff, 0, tmp);
     for (int j = 0; j < jb->nx; j++)
@@ -336,7 +340,7 @@ static void job_down(void *arg, int t, int worker)
     int64_t r0 = (int64_t)t * jb->chunk, r1 = r0 + jb->chunk < w->rows ? r0 + jb->chunk : w->rows;
     int d = c->m->hp.n_embd, ff = c->m->hp.n_ff;
     rows_dot(w, r0, r1, c->gate + (size_t)jb->j0 * (size_t)ff, ff, jb->nx,
-             c->x + (size_t)jb->j0 * (size_t)d, d, 1, c->tmp + (size_t)worker * TOKEN_BLOCK_MAX);
+             c->x + (size_t)jb->j0 * (size_t)d, d, 1, c->tmp + (size_t)worker * TMP_FLOATS);
 }
 
 /* ---- a pass ------------------------------------------------------------ */
@@ -563,7 +567,7 @@ static size_t ctx_layout(struct llama_ctx *c, char *base)
         { (void **)&c->rope, B * (size_t)hp->head_dim * sizeof(float) },
         { (void **)&c->freq, (size_t)hp->head_dim / 2 * sizeof(double) },
         { (void **)&c->scores, (size_t)c->threads * (size_t)c->n_ctx * sizeof(float) },
-        { (void **)&c->tmp, (size_t)c->threads * TOKEN_BLOCK_MAX * sizeof(float) },
+        { (void **)&c->tmp, (size_t)c->threads * TMP_FLOATS * sizeof(float) },
     };
     size_t at = 0;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {

@@ -602,6 +602,41 @@ void quant_dot_rows_on(int path, int type, const void *rows, int64_t n, int nrow
     }
 }
 
+/* The portable build's: each row's quant_dot_n, scattered. */
+static void rows_n_portable(const struct quant_kernels *k, const unsigned char *rows, size_t rb,
+                            int nrows, int64_t n, const float *x, int64_t x_stride, int nx,
+                            float *out, int64_t out_stride)
+{
+    float tmp[QUANT_DOT_N_TILE];
+    for (int i = 0; i < nrows; i++)
+        for (int j0 = 0; j0 < nx; j0 += QUANT_DOT_N_TILE) {
+            int m = nx - j0 < QUANT_DOT_N_TILE ? nx - j0 : QUANT_DOT_N_TILE;
+            k->dot_n(k, rows + (size_t)i * rb, n, x + (int64_t)j0 * x_stride, x_stride, m, tmp);
+            for (int j = 0; j < m; j++)
+                out[(int64_t)(j0 + j) * out_stride + i] = tmp[j];
+        }
+}
+
+void quant_dot_rows_n_on(int path, int type, const void *rows, int64_t n, int nrows, const float *x,
+                         int64_t x_stride, int nx, float *out, int64_t out_stride)
+{
+    const struct qrow *r = row_of(type);
+    size_t rb = quant_row_bytes(type, n);
+    if (!r || path < 0 || path > QUANT_AVX512 || !r->k[path].dot_n || (!rb && n)) {
+        for (int j = 0; j < nx; j++)
+            for (int i = 0; i < nrows; i++)
+                out[(int64_t)j * out_stride + i] = 0.0f;
+        return;
+    }
+#if QUANT_HAVE_AVX2
+    if (path != QUANT_PORTABLE) {
+        quant_avx2_dot_rows_n(&r->k[path], rows, rb, nrows, n, x, x_stride, nx, out, out_stride);
+        return;
+    }
+#endif
+    rows_n_portable(&r->k[path], rows, rb, nrows, n, x, x_stride, nx, out, out_stride);
+}
+
 void quant_dot_rows(int type, const void *rows, int64_t n, int nrows, const float *x, float *out)
 {
     quant_dot_rows_on(quant_best_path(), type, rows, n, nrows, x, out);

@@ -103,6 +103,19 @@ void quant_dot_n(int type, const void *row, int64_t n, const float *x, int64_t x
 
 #define QUANT_DOT_N_TILE 32
 
+/* Rows against vectors (prefill): out[j * out_stride + i] =
+ * quant_dot(type, rows + i * quant_row_bytes(type, n), x + j * x_stride, n)
+ * for i < nrows, j < nx, bit for bit, on a named path. Each span of the
+ * rows (256 values) is dequantized once, and the AVX2 and AVX-512 builds
+ * take the rows QUANT_TILE_ROWS at a time against each span of the
+ * vectors, so that the vectors, which quant_dot_n reads again for every
+ * row (from L2, past a few of them: the bound of the prefill's products),
+ * are read once for every QUANT_TILE_ROWS rows; the operations of each
+ * (row, vector) pair are quant_dot's in its order. */
+#define QUANT_TILE_ROWS 4
+void quant_dot_rows_n_on(int path, int type, const void *rows, int64_t n, int nrows, const float *x,
+                         int64_t x_stride, int nx, float *out, int64_t out_stride);
+
 /* Consecutive rows against one vector (decode, the head): out[i] =
  * quant_dot(type, rows + i * quant_row_bytes(type, n), x, n) for i < nrows,
  * bit for bit. Past the arithmetic it asks the CPU for the next row's bytes

@@ -4,56 +4,11 @@
  * eight lanes at a time, so its results are the portable build's bits; the
  * integer unpacking around them is free to differ, and does: the K types'
  * small integers are first unpacked to one byte each with 32-byte integer
- * operations, then widened eight at a time. */
-#include "model/quant_int.h"
+ * operations, then widened eight at a time. What quant_avx512.c shares
+ * with it is in quant_avx2_int.h. */
+#include "model/quant_avx2_int.h"
 
 #if QUANT_HAVE_AVX2
-
-#include <immintrin.h>
-#include <string.h>
-
-#define AVX2   __attribute__((target("avx2,fma,f16c")))
-#define INLINE static inline __attribute__((always_inline))
-
-/* ---- loading eight values ---- */
-
-AVX2 INLINE __m256 s8_to_ps(const void *p)
-{
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(p)));
-}
-
-AVX2 INLINE __m256 u8_to_ps(const void *p)
-{
-    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(p)));
-}
-
-AVX2 INLINE __m256 f16_to_ps(const unsigned char *p)
-{
-    return _mm256_cvtph_ps(_mm_loadu_si128((const void *)p));
-}
-
-AVX2 INLINE __m256 bf16_to_ps(const unsigned char *p)
-{
-    __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
-}
-
-AVX2 INLINE __m256 f32_to_ps(const unsigned char *p)
-{
-    return _mm256_loadu_ps((const float *)(const void *)p);
-}
-
-AVX2 INLINE float f32_at(const unsigned char *p)
-{
-    float f;
-    memcpy(&f, p, sizeof f);
-    return f;
-}
-
-AVX2 INLINE float f16_at(const unsigned char *p)
-{
-    return _cvtsh_ss(quant_le16(p));
-}
 
 /* ---- the K types' integers, one byte per value, in value order ---- */
 
@@ -117,21 +72,6 @@ AVX2 INLINE void q6_k_values(const unsigned char *p, signed char *u)
         for (int k = 0; k < 4; k++)
             _mm256_storeu_si256((void *)(u + 128 * h + 32 * k), _mm256_sub_epi8(q[k], off));
     }
-}
-
-/* quant_k_scales with 32-bit words: bytes 0-3 hold scales 0-3 (and the top
- * bits of scales 4-7), 4-7 the mins 0-3 (and the top bits of mins 4-7),
- * 8-11 the low nibbles of scales (low) and mins (high) 4-7. */
-AVX2 INLINE void k_scales(const unsigned char *p, float d1[8], float m1[8])
-{
-    uint32_t w[3];
-    memcpy(w, p + QK_SC, sizeof w);
-    const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
-    uint32_t sc[2] = { w[0] & six, (w[2] & four) | (((w[0] >> 6) & two) << 4) };
-    uint32_t mn[2] = { w[1] & six, ((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4) };
-    __m256 d = _mm256_set1_ps(f16_at(p + QK_D)), dmin = _mm256_set1_ps(f16_at(p + QK_DMIN));
-    _mm256_storeu_ps(d1, _mm256_mul_ps(d, u8_to_ps(sc)));
-    _mm256_storeu_ps(m1, _mm256_mul_ps(dmin, u8_to_ps(mn)));
 }
 
 /* Q6_K's sixteen scales d * sc[g], as quant.c's dec_q6_k computes them. */
@@ -226,183 +166,6 @@ AVX2 void quant_avx2_dec_q6_k(const unsigned char *p, int len, float *vals, floa
         _mm256_storeu_ps(vals + i, s8_to_ps(u + i));
 }
 
-/* ---- the accumulation of quant.c's specification ---- */
-
-struct acc4 {
-    __m256 a[4];
-};
-
-AVX2 INLINE void acc_zero(struct acc4 *s)
-{
-    for (int a = 0; a < 4; a++)
-        s->a[a] = _mm256_setzero_ps();
-}
-
-/* quant.c's acc_sum, in its order. */
-AVX2 INLINE float acc_sum(const struct acc4 *s)
-{
-    __m256 v = _mm256_add_ps(_mm256_add_ps(s->a[0], s->a[1]), _mm256_add_ps(s->a[2], s->a[3]));
-    __m128 u = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));
-    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, 1)));
-}
-
-/* The direct form's last values (an F32/F16/BF16 row's tail, fewer than 32,
- * starting at a multiple of 32): groups of eight, then fewer; the lanes past
- * the end keep their sums, as quant.c leaves them. */
-AVX2 INLINE void acc_tail(struct acc4 *s, const float *w, const float *x, int len)
-{
-    for (int g = 0, i = 0; i < len; g++, i += 8) {
-        int r = len - i < 8 ? len - i : 8;
-        __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(r), lane);
-        __m256 prod = _mm256_fmadd_ps(_mm256_maskload_ps(w + i, mask),
-                                      _mm256_maskload_ps(x + i, mask), s->a[g]);
-        s->a[g] = _mm256_blendv_ps(s->a[g], prod, _mm256_castsi256_ps(mask));
-    }
-}
-
-/* Direct form over a span of len values (starting at a multiple of 32). */
-AVX2 INLINE void acc_direct(struct acc4 *s, const float *w, const float *x, int len)
-{
-    __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];
-    int i = 0;
-    for (; i + 32 <= len; i += 32) {
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
-        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
-        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
-    }
-    s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
-    if (i < len)
-        acc_tail(s, w + i, x + i, len - i);
-}
-
-/* One group of the scaled form: t over its 32 (Q8_0, Q4_0) or 16 (Q6_K)
- * values, eight lanes at a time, then a += scale * t. */
-AVX2 INLINE __m256 group32(const float *q, const float *x, float scale, __m256 a)
-{
-    __m256 t = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(x));
-    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), _mm256_loadu_ps(x + 8), t);
-    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), _mm256_loadu_ps(x + 16), t);
-    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 24), _mm256_loadu_ps(x + 24), t);
-    return _mm256_fmadd_ps(_mm256_set1_ps(scale), t, a);
-}
-
-AVX2 INLINE __m256 group16(const float *q, const float *x, float scale, __m256 a)
-{
-    __m256 t = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(x));
-    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), _mm256_loadu_ps(x + 8), t);
-    return _mm256_fmadd_ps(_mm256_set1_ps(scale), t, a);
-}
-
-/* The scaled form over a span: group g into accumulator g % 4. */
-#define ACC_SCALED(G)                                                                              \
-    AVX2 INLINE void acc_scaled##G(struct acc4 *s, const float *q, const float *scales,            \
-                                   const float *x, int len)                                        \
-    {                                                                                              \
-        int ng = len / (G), g = 0;                                                                 \
-        __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];                             \
-        for (; g + 4 <= ng; g += 4, q += 4 * (G), x += 4 * (G)) {                                  \
-            a0 = group##G(q, x, scales[g], a0);                                                    \
-            a1 = group##G(q + (G), x + (G), scales[g + 1], a1);                                    \
-            a2 = group##G(q + 2 * (G), x + 2 * (G), scales[g + 2], a2);                            \
-            a3 = group##G(q + 3 * (G), x + 3 * (G), scales[g + 3], a3);                            \
-        }                                                                                          \
-        s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;                                    \
-        for (int r = 0; g < ng; g++, r++, q += (G), x += (G))                                      \
-            s->a[r] = group##G(q, x, scales[g], s->a[r]);                                          \
-    }
-ACC_SCALED(32)
-ACC_SCALED(16)
-
-/* Two vectors at once over a span whose length is a multiple of 32: each
- * row of eight weights (or integers) is loaded once for both. The
- * operations on each vector's accumulators are acc_direct's, acc_scaled's.
- * (The accumulators are copied to locals: __m256 may alias the floats.) */
-AVX2 INLINE void acc_direct2(struct acc4 *s, struct acc4 *z, const float *w, const float *x,
-                             const float *y, int len)
-{
-    __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];
-    __m256 b0 = z->a[0], b1 = z->a[1], b2 = z->a[2], b3 = z->a[3];
-    for (int i = 0; i < len; i += 32, w += 32, x += 32, y += 32) {
-        __m256 v0 = _mm256_loadu_ps(w), v1 = _mm256_loadu_ps(w + 8);
-        __m256 v2 = _mm256_loadu_ps(w + 16), v3 = _mm256_loadu_ps(w + 24);
-        a0 = _mm256_fmadd_ps(v0, _mm256_loadu_ps(x), a0);
-        b0 = _mm256_fmadd_ps(v0, _mm256_loadu_ps(y), b0);
-        a1 = _mm256_fmadd_ps(v1, _mm256_loadu_ps(x + 8), a1);
-        b1 = _mm256_fmadd_ps(v1, _mm256_loadu_ps(y + 8), b1);
-        a2 = _mm256_fmadd_ps(v2, _mm256_loadu_ps(x + 16), a2);
-        b2 = _mm256_fmadd_ps(v2, _mm256_loadu_ps(y + 16), b2);
-        a3 = _mm256_fmadd_ps(v3, _mm256_loadu_ps(x + 24), a3);
-        b3 = _mm256_fmadd_ps(v3, _mm256_loadu_ps(y + 24), b3);
-    }
-    s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
-    z->a[0] = b0, z->a[1] = b1, z->a[2] = b2, z->a[3] = b3;
-}
-
-/* One group of 8n values for two vectors: t and u, then the scale. */
-#define GROUP2(n, q, x, y, sc, a, b)                                                               \
-    do {                                                                                           \
-        __m256 v_ = _mm256_loadu_ps(q);                                                            \
-        __m256 t_ = _mm256_mul_ps(v_, _mm256_loadu_ps(x)),                                         \
-               u_ = _mm256_mul_ps(v_, _mm256_loadu_ps(y));                                         \
-        for (int k_ = 1; k_ < (n); k_++) {                                                         \
-            v_ = _mm256_loadu_ps((q) + 8 * k_);                                                    \
-            t_ = _mm256_fmadd_ps(v_, _mm256_loadu_ps((x) + 8 * k_), t_);                           \
-            u_ = _mm256_fmadd_ps(v_, _mm256_loadu_ps((y) + 8 * k_), u_);                           \
-        }                                                                                          \
-        __m256 s_ = _mm256_set1_ps(sc);                                                            \
-        a = _mm256_fmadd_ps(s_, t_, a);                                                            \
-        b = _mm256_fmadd_ps(s_, u_, b);                                                            \
-    } while (0)
-
-#define ACC_SCALED2(G)                                                                             \
-    AVX2 INLINE void acc_scaled2_##G(struct acc4 *s, struct acc4 *z, const float *q,               \
-                                     const float *scales, const float *x, const float *y, int len) \
-    {                                                                                              \
-        __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];                             \
-        __m256 b0 = z->a[0], b1 = z->a[1], b2 = z->a[2], b3 = z->a[3];                             \
-        for (int g = 0; g < len / (G); g += 4, q += 4 * (G), x += 4 * (G), y += 4 * (G)) {         \
-            GROUP2((G) / 8, q, x, y, scales[g], a0, b0);                                           \
-            GROUP2((G) / 8, q + (G), x + (G), y + (G), scales[g + 1], a1, b1);                     \
-            GROUP2((G) / 8, q + 2 * (G), x + 2 * (G), y + 2 * (G), scales[g + 2], a2, b2);         \
-            GROUP2((G) / 8, q + 3 * (G), x + 3 * (G), y + 3 * (G), scales[g + 3], a3, b3);         \
-        }                                                                                          \
-        s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;                                    \
-        z->a[0] = b0, z->a[1] = b1, z->a[2] = b2, z->a[3] = b3;                                    \
-    }
-ACC_SCALED2(32)
-ACC_SCALED2(16)
-
-/* One span against vectors j0 .. j0 + m of the tile. */
-AVX2 INLINE void span_vectors(const struct quant_kernels *k, const float *vals, const float *scales,
-                              int len, const float *x, int64_t x_stride, int m, struct acc4 *acc)
-{
-    int j = 0;
-    /* Pairs where the span is whole groups of four (every span but a
-     * row's last, which may be shorter). */
-    if (len % (k->group ? 4 * k->group : 32) == 0)
-        for (; j + 2 <= m; j += 2) {
-            const float *xj = x + j * x_stride, *yj = xj + x_stride;
-            if (k->group == 32)
-                acc_scaled2_32(&acc[j], &acc[j + 1], vals, scales, xj, yj, len);
-            else if (k->group == 16)
-                acc_scaled2_16(&acc[j], &acc[j + 1], vals, scales, xj, yj, len);
-            else
-                acc_direct2(&acc[j], &acc[j + 1], vals, xj, yj, len);
-        }
-    for (; j < m; j++) {
-        const float *xj = x + j * x_stride;
-        if (k->group == 32)
-            acc_scaled32(&acc[j], vals, scales, xj, len);
-        else if (k->group == 16)
-            acc_scaled16(&acc[j], vals, scales, xj, len);
-        else
-            acc_direct(&acc[j], vals, xj, len);
-    }
-}
-
 AVX2 void quant_avx2_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
                            const float *x, int64_t x_stride, int nx, float *out)
 {
@@ -423,6 +186,54 @@ AVX2 void quant_avx2_dot_n(const struct quant_kernels *k, const unsigned char *r
         }
         for (int j = 0; j < m; j++)
             out[j0 + j] = acc_sum(&acc[j]);
+    }
+}
+
+/* The vectors a span of them is multiplied by at a time in
+ * quant_avx2_dot_rows_n: their span (8 KB) stays in L1 while each of the
+ * tile's rows meets it. */
+#define TILE_VECS 8
+
+/* One span of the tile's rows (decoded into vals, scales) against every
+ * vector, TILE_VECS vectors at a time. */
+AVX2 INLINE void span_rows(const struct quant_kernels *k, float (*vals)[SPAN],
+                           float (*scales)[SPAN / 16], int nr, int len, const float *x,
+                           int64_t x_stride, int nx, struct acc4 (*acc)[QUANT_DOT_N_TILE])
+{
+    for (int j0 = 0; j0 < nx; j0 += TILE_VECS) {
+        int m = nx - j0 < TILE_VECS ? nx - j0 : TILE_VECS;
+        for (int i = 0; i < nr; i++)
+            span_vectors(k, vals[i], scales[i], len, x + j0 * x_stride, x_stride, m, acc[i] + j0);
+    }
+}
+
+AVX2 void quant_avx2_dot_rows_n(const struct quant_kernels *k, const unsigned char *rows,
+                                size_t row_bytes, int nrows, int64_t n, const float *x,
+                                int64_t x_stride, int nx, float *out, int64_t out_stride)
+{
+    float vals[QUANT_TILE_ROWS][SPAN] __attribute__((aligned(32)));
+    float scales[QUANT_TILE_ROWS][SPAN / 16];
+    struct acc4 acc[QUANT_TILE_ROWS][QUANT_DOT_N_TILE];
+    for (int i0 = 0; i0 < nrows; i0 += QUANT_TILE_ROWS) {
+        int nr = nrows - i0 < QUANT_TILE_ROWS ? nrows - i0 : QUANT_TILE_ROWS;
+        const unsigned char *r0 = rows + (size_t)i0 * row_bytes;
+        for (int j0 = 0; j0 < nx; j0 += QUANT_DOT_N_TILE) {
+            int m = nx - j0 < QUANT_DOT_N_TILE ? nx - j0 : QUANT_DOT_N_TILE;
+            for (int i = 0; i < nr; i++)
+                for (int j = 0; j < m; j++)
+                    acc_zero(&acc[i][j]);
+            for (int64_t pos = 0; pos < n; pos += SPAN) {
+                int len = n - pos < SPAN ? (int)(n - pos) : SPAN;
+                for (int i = 0; i < nr; i++)
+                    k->decode(r0 + (size_t)i * row_bytes + pos / k->block * k->bytes, len, vals[i],
+                              scales[i]);
+                span_rows(k, vals, scales, nr, len, x + (int64_t)j0 * x_stride + pos, x_stride, m,
+                          acc);
+            }
+            for (int i = 0; i < nr; i++)
+                for (int j = 0; j < m; j++)
+                    out[(int64_t)(j0 + j) * out_stride + i0 + i] = acc_sum(&acc[i][j]);
+        }
     }
 }
 
@@ -569,123 +380,6 @@ AVX2 float quant_avx2_dot1_q6_k(const unsigned char *p, const float *x, int64_t 
         s.a[0] = a0, s.a[1] = a1, s.a[2] = a2, s.a[3] = a3;
     }
     return acc_sum(&s);
-}
-
-/* ---- AVX-512: Q4_K's one-vector product, sixteen lanes ---- */
-
-#define AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
-
-/* A sub-block's sixteen possible weights d1 * q - m1 (q = 0..15), each the
- * fmsub that AVX2's k_direct applies to a stored q: a weight is then one
- * permute of this table by the stored nibble (vpermps reads an index's low
- * four bits only, so a byte's high nibble needs no mask), in place of
- * widening, converting and fmsub. */
-AVX512 INLINE __m512 k_table(float d1, float m1)
-{
-    const __m512 q = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    return _mm512_fmsub_ps(_mm512_set1_ps(d1), q, _mm512_set1_ps(m1));
-}
-
-/* The accumulators of quant.c's specification as two 16-lane registers:
- * lo = (acc0, acc1), hi = (acc2, acc3); the sum is acc_sum's, in its order. */
-AVX512 INLINE __m256 upper8(__m512 v)
-{
-    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-}
-
-AVX512 INLINE float acc_sum16(__m512 lo, __m512 hi)
-{
-    struct acc4 s = { { _mm512_castps512_ps256(lo), upper8(lo), _mm512_castps512_ps256(hi),
-                        upper8(hi) } };
-    return acc_sum(&s);
-}
-
-/* One Q4_K block of a row into its accumulators. Chunk c: sub-block 2c
- * from the low nibbles of its 32 bytes, 2c + 1 from the high ones; values
- * 0-15 of a sub-block to lo, 16-31 to hi. */
-AVX512 INLINE void q4_k_block16(const unsigned char *p, const float *x, __m512 *lo, __m512 *hi)
-{
-    float d1[8], m1[8];
-    k_scales(p, d1, m1);
-    const unsigned char *q = p + Q4_K_QS;
-    __m512 a = *lo, b = *hi;
-    for (int c = 0; c < 4; c++, q += 32, x += 64) {
-        __m512i b0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)q));
-        __m512i b1 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)(q + 16)));
-        __m512 t0 = k_table(d1[2 * c], m1[2 * c]), t1 = k_table(d1[2 * c + 1], m1[2 * c + 1]);
-        a = _mm512_fmadd_ps(_mm512_permutexvar_ps(b0, t0), _mm512_loadu_ps(x), a);
-        b = _mm512_fmadd_ps(_mm512_permutexvar_ps(b1, t0), _mm512_loadu_ps(x + 16), b);
-        a = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(b0, 4), t1),
-                            _mm512_loadu_ps(x + 32), a);
-        b = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(b1, 4), t1),
-                            _mm512_loadu_ps(x + 48), b);
-    }
-    *lo = a, *hi = b;
-}
-
-AVX512 float quant_avx512_dot1_q4_k(const unsigned char *p, const float *x, int64_t n)
-{
-    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
-    for (int64_t b = 0; b < n / QK_SUPER; b++, p += Q4_K_BYTES, x += QK_SUPER)
-        q4_k_block16(p, x, &lo, &hi);
-    return acc_sum16(lo, hi);
-}
-
-/* Sixteen lanes as two accumulators of the specification, and back. */
-AVX512 INLINE __m512 join8(__m256 a, __m256 b)
-{
-    return _mm512_castpd_ps(
-        _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(a)), _mm256_castps_pd(b), 1));
-}
-
-/* The direct form of a span (len a multiple of 32) for two vectors, as
- * acc_direct2: value i to lane i % 16 of lo (i % 32 < 16) or hi, which are
- * accumulators (0, 1) and (2, 3), so each lane's operations are unchanged. */
-AVX512 INLINE void acc_direct2_16(struct acc4 *s, struct acc4 *z, const float *w, const float *x,
-                                  const float *y, int len)
-{
-    __m512 a = join8(s->a[0], s->a[1]), b = join8(s->a[2], s->a[3]);
-    __m512 c = join8(z->a[0], z->a[1]), d = join8(z->a[2], z->a[3]);
-    for (int i = 0; i < len; i += 32) {
-        __m512 v0 = _mm512_loadu_ps(w + i), v1 = _mm512_loadu_ps(w + i + 16);
-        a = _mm512_fmadd_ps(v0, _mm512_loadu_ps(x + i), a);
-        c = _mm512_fmadd_ps(v0, _mm512_loadu_ps(y + i), c);
-        b = _mm512_fmadd_ps(v1, _mm512_loadu_ps(x + i + 16), b);
-        d = _mm512_fmadd_ps(v1, _mm512_loadu_ps(y + i + 16), d);
-    }
-    s->a[0] = _mm512_castps512_ps256(a), s->a[1] = upper8(a);
-    s->a[2] = _mm512_castps512_ps256(b), s->a[3] = upper8(b);
-    z->a[0] = _mm512_castps512_ps256(c), z->a[1] = upper8(c);
-    z->a[2] = _mm512_castps512_ps256(d), z->a[3] = upper8(d);
-}
-
-/* quant_avx2_dot_n, with the direct form's pairs of vectors on 16 lanes. */
-AVX512 void quant_avx512_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
-                               const float *x, int64_t x_stride, int nx, float *out)
-{
-    if (k->group || nx == 1) {
-        quant_avx2_dot_n(k, row, n, x, x_stride, nx, out);
-        return;
-    }
-    float vals[SPAN] __attribute__((aligned(64))), scales[SPAN / 16];
-    struct acc4 acc[QUANT_DOT_N_TILE];
-    for (int j0 = 0; j0 < nx; j0 += QUANT_DOT_N_TILE) {
-        int m = nx - j0 < QUANT_DOT_N_TILE ? nx - j0 : QUANT_DOT_N_TILE;
-        for (int j = 0; j < m; j++)
-            acc_zero(&acc[j]);
-        for (int64_t pos = 0; pos < n; pos += SPAN) {
-            int len = n - pos < SPAN ? (int)(n - pos) : SPAN, j = 0;
-            const float *xs = x + (int64_t)j0 * x_stride + pos;
-            k->decode(row + pos / k->block * k->bytes, len, vals, scales);
-            if (len % 32 == 0)
-                for (; j + 2 <= m; j += 2)
-                    acc_direct2_16(&acc[j], &acc[j + 1], vals, xs + j * x_stride,
-                                   xs + (j + 1) * x_stride, len);
-            span_vectors(k, vals, scales, len, xs + j * x_stride, x_stride, m - j, acc + j);
-        }
-        for (int j = 0; j < m; j++)
-            out[j0 + j] = acc_sum(&acc[j]);
-    }
 }
 
 #else

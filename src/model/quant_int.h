@@ -2,7 +2,8 @@
  * layouts as byte offsets (doc/quant.md), the decoders of one span of a row,
  * the kernels of each build. quant.c holds the table and the portable
  * build, quant_dec.c the portable decoders of the types that have no AVX2
- * decoder of their own, quant_avx2.c the AVX2 build, quant_make.c and
+ * decoder of their own, quant_avx2.c the AVX2 build (quant_avx512.c
+ * its AVX-512 additions, quant_avx2_int.h what they share), quant_make.c and
  * quant_make_iq.c the quantizers. */
 #ifndef LOGITLAB_QUANT_INT_H
 #define LOGITLAB_QUANT_INT_H
@@ -125,6 +126,11 @@ void quant_portable_dot_n(const struct quant_kernels *k, const unsigned char *ro
 #if QUANT_HAVE_AVX2
 void quant_avx2_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
                       const float *x, int64_t x_stride, int nx, float *out);
+/* quant_dot_rows_n_on's tiled loop, on the AVX2 accumulation (both x86-64
+ * vector paths take it: the same bits as their dot_n). */
+void quant_avx2_dot_rows_n(const struct quant_kernels *k, const unsigned char *rows,
+                           size_t row_bytes, int nrows, int64_t n, const float *x, int64_t x_stride,
+                           int nx, float *out, int64_t out_stride);
 #define QUANT_AVX2_TYPE(s)                                                                         \
     void quant_avx2_dec_##s(const unsigned char *p, int len, float *vals, float *scales);          \
     float quant_avx2_dot1_##s(const unsigned char *row, const float *x, int64_t n);

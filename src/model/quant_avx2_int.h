@@ -1,0 +1,253 @@
+/* quant_avx2_int.h - what the AVX2 build of the weight kernels
+ * (quant_avx2.c) and its AVX-512 additions (quant_avx512.c) share: eight
+ * values loaded as floats, the K types' scales, and the accumulation of
+ * quant.c's specification on eight lanes (the four accumulators, the two
+ * forms, a span against several vectors). All inline, built for the
+ * target of the function that takes them in. */
+#ifndef LOGITLAB_QUANT_AVX2_INT_H
+#define LOGITLAB_QUANT_AVX2_INT_H
+
+#include "model/quant_int.h"
+
+#if QUANT_HAVE_AVX2
+
+#include <immintrin.h>
+#include <string.h>
+
+#define AVX2   __attribute__((target("avx2,fma,f16c")))
+#define INLINE static inline __attribute__((always_inline))
+
+/* ---- loading eight values ---- */
+
+AVX2 INLINE __m256 s8_to_ps(const void *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(p)));
+}
+
+AVX2 INLINE __m256 u8_to_ps(const void *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(p)));
+}
+
+AVX2 INLINE __m256 f16_to_ps(const unsigned char *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const void *)p));
+}
+
+AVX2 INLINE __m256 bf16_to_ps(const unsigned char *p)
+{
+    __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+}
+
+AVX2 INLINE __m256 f32_to_ps(const unsigned char *p)
+{
+    return _mm256_loadu_ps((const float *)(const void *)p);
+}
+
+AVX2 INLINE float f32_at(const unsigned char *p)
+{
+    float f;
+    memcpy(&f, p, sizeof f);
+    return f;
+}
+
+AVX2 INLINE float f16_at(const unsigned char *p)
+{
+    return _cvtsh_ss(quant_le16(p));
+}
+
+/* quant_k_scales with 32-bit words: bytes 0-3 hold scales 0-3 (and the top
+ * bits of scales 4-7), 4-7 the mins 0-3 (and the top bits of mins 4-7),
+ * 8-11 the low nibbles of scales (low) and mins (high) 4-7. */
+AVX2 INLINE void k_scales(const unsigned char *p, float d1[8], float m1[8])
+{
+    uint32_t w[3];
+    memcpy(w, p + QK_SC, sizeof w);
+    const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+    uint32_t sc[2] = { w[0] & six, (w[2] & four) | (((w[0] >> 6) & two) << 4) };
+    uint32_t mn[2] = { w[1] & six, ((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4) };
+    __m256 d = _mm256_set1_ps(f16_at(p + QK_D)), dmin = _mm256_set1_ps(f16_at(p + QK_DMIN));
+    _mm256_storeu_ps(d1, _mm256_mul_ps(d, u8_to_ps(sc)));
+    _mm256_storeu_ps(m1, _mm256_mul_ps(dmin, u8_to_ps(mn)));
+}
+
+/* ---- the accumulation of quant.c's specification ---- */
+
+struct acc4 {
+    __m256 a[4];
+};
+
+AVX2 INLINE void acc_zero(struct acc4 *s)
+{
+    for (int a = 0; a < 4; a++)
+        s->a[a] = _mm256_setzero_ps();
+}
+
+/* quant.c's acc_sum, in its order. */
+AVX2 INLINE float acc_sum(const struct acc4 *s)
+{
+    __m256 v = _mm256_add_ps(_mm256_add_ps(s->a[0], s->a[1]), _mm256_add_ps(s->a[2], s->a[3]));
+    __m128 u = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));
+    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, 1)));
+}
+
+/* The direct form's last values (an F32/F16/BF16 row's tail, fewer than 32,
+ * starting at a multiple of 32): groups of eight, then fewer; the lanes past
+ * the end keep their sums, as quant.c leaves them. */
+AVX2 INLINE void acc_tail(struct acc4 *s, const float *w, const float *x, int len)
+{
+    for (int g = 0, i = 0; i < len; g++, i += 8) {
+        int r = len - i < 8 ? len - i : 8;
+        __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(r), lane);
+        __m256 prod = _mm256_fmadd_ps(_mm256_maskload_ps(w + i, mask),
+                                      _mm256_maskload_ps(x + i, mask), s->a[g]);
+        s->a[g] = _mm256_blendv_ps(s->a[g], prod, _mm256_castsi256_ps(mask));
+    }
+}
+
+/* Direct form over a span of len values (starting at a multiple of 32). */
+AVX2 INLINE void acc_direct(struct acc4 *s, const float *w, const float *x, int len)
+{
+    __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];
+    int i = 0;
+    for (; i + 32 <= len; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+    }
+    s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
+    if (i < len)
+        acc_tail(s, w + i, x + i, len - i);
+}
+
+/* One group of the scaled form: t over its 32 (Q8_0, Q4_0) or 16 (Q6_K)
+ * values, eight lanes at a time, then a += scale * t. */
+AVX2 INLINE __m256 group32(const float *q, const float *x, float scale, __m256 a)
+{
+    __m256 t = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(x));
+    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), _mm256_loadu_ps(x + 8), t);
+    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), _mm256_loadu_ps(x + 16), t);
+    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 24), _mm256_loadu_ps(x + 24), t);
+    return _mm256_fmadd_ps(_mm256_set1_ps(scale), t, a);
+}
+
+AVX2 INLINE __m256 group16(const float *q, const float *x, float scale, __m256 a)
+{
+    __m256 t = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(x));
+    t = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), _mm256_loadu_ps(x + 8), t);
+    return _mm256_fmadd_ps(_mm256_set1_ps(scale), t, a);
+}
+
+/* The scaled form over a span: group g into accumulator g % 4. */
+#define ACC_SCALED(G)                                                                              \
+    AVX2 INLINE void acc_scaled##G(struct acc4 *s, const float *q, const float *scales,            \
+                                   const float *x, int len)                                        \
+    {                                                                                              \
+        int ng = len / (G), g = 0;                                                                 \
+        __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];                             \
+        for (; g + 4 <= ng; g += 4, q += 4 * (G), x += 4 * (G)) {                                  \
+            a0 = group##G(q, x, scales[g], a0);                                                    \
+            a1 = group##G(q + (G), x + (G), scales[g + 1], a1);                                    \
+            a2 = group##G(q + 2 * (G), x + 2 * (G), scales[g + 2], a2);                            \
+            a3 = group##G(q + 3 * (G), x + 3 * (G), scales[g + 3], a3);                            \
+        }                                                                                          \
+        s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;                                    \
+        for (int r = 0; g < ng; g++, r++, q += (G), x += (G))                                      \
+            s->a[r] = group##G(q, x, scales[g], s->a[r]);                                          \
+    }
+ACC_SCALED(32)
+ACC_SCALED(16)
+
+/* Two vectors at once over a span whose length is a multiple of 32: each
+ * row of eight weights (or integers) is loaded once for both. The
+ * operations on each vector's accumulators are acc_direct's, acc_scaled's.
+ * (The accumulators are copied to locals: __m256 may alias the floats.) */
+AVX2 INLINE void acc_direct2(struct acc4 *s, struct acc4 *z, const float *w, const float *x,
+                             const float *y, int len)
+{
+    __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];
+    __m256 b0 = z->a[0], b1 = z->a[1], b2 = z->a[2], b3 = z->a[3];
+    for (int i = 0; i < len; i += 32, w += 32, x += 32, y += 32) {
+        __m256 v0 = _mm256_loadu_ps(w), v1 = _mm256_loadu_ps(w + 8);
+        __m256 v2 = _mm256_loadu_ps(w + 16), v3 = _mm256_loadu_ps(w + 24);
+        a0 = _mm256_fmadd_ps(v0, _mm256_loadu_ps(x), a0);
+        b0 = _mm256_fmadd_ps(v0, _mm256_loadu_ps(y), b0);
+        a1 = _mm256_fmadd_ps(v1, _mm256_loadu_ps(x + 8), a1);
+        b1 = _mm256_fmadd_ps(v1, _mm256_loadu_ps(y + 8), b1);
+        a2 = _mm256_fmadd_ps(v2, _mm256_loadu_ps(x + 16), a2);
+        b2 = _mm256_fmadd_ps(v2, _mm256_loadu_ps(y + 16), b2);
+        a3 = _mm256_fmadd_ps(v3, _mm256_loadu_ps(x + 24), a3);
+        b3 = _mm256_fmadd_ps(v3, _mm256_loadu_ps(y + 24), b3);
+    }
+    s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
+    z->a[0] = b0, z->a[1] = b1, z->a[2] = b2, z->a[3] = b3;
+}
+
+/* One group of 8n values for two vectors: t and u, then the scale. */
+#define GROUP2(n, q, x, y, sc, a, b)                                                               \
+    do {                                                                                           \
+        __m256 v_ = _mm256_loadu_ps(q);                                                            \
+        __m256 t_ = _mm256_mul_ps(v_, _mm256_loadu_ps(x)),                                         \
+               u_ = _mm256_mul_ps(v_, _mm256_loadu_ps(y));                                         \
+        for (int k_ = 1; k_ < (n); k_++) {                                                         \
+            v_ = _mm256_loadu_ps((q) + 8 * k_);                                                    \
+            t_ = _mm256_fmadd_ps(v_, _mm256_loadu_ps((x) + 8 * k_), t_);                           \
+            u_ = _mm256_fmadd_ps(v_, _mm256_loadu_ps((y) + 8 * k_), u_);                           \
+        }                                                                                          \
+        __m256 s_ = _mm256_set1_ps(sc);                                                            \
+        a = _mm256_fmadd_ps(s_, t_, a);                                                            \
+        b = _mm256_fmadd_ps(s_, u_, b);                                                            \
+    } while (0)
+
+#define ACC_SCALED2(G)                                                                             \
+    AVX2 INLINE void acc_scaled2_##G(struct acc4 *s, struct acc4 *z, const float *q,               \
+                                     const float *scales, const float *x, const float *y, int len) \
+    {                                                                                              \
+        __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];                             \
+        __m256 b0 = z->a[0], b1 = z->a[1], b2 = z->a[2], b3 = z->a[3];                             \
+        for (int g = 0; g < len / (G); g += 4, q += 4 * (G), x += 4 * (G), y += 4 * (G)) {         \
+            GROUP2((G) / 8, q, x, y, scales[g], a0, b0);                                           \
+            GROUP2((G) / 8, q + (G), x + (G), y + (G), scales[g + 1], a1, b1);                     \
+            GROUP2((G) / 8, q + 2 * (G), x + 2 * (G), y + 2 * (G), scales[g + 2], a2, b2);         \
+            GROUP2((G) / 8, q + 3 * (G), x + 3 * (G), y + 3 * (G), scales[g + 3], a3, b3);         \
+        }                                                                                          \
+        s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;                                    \
+        z->a[0] = b0, z->a[1] = b1, z->a[2] = b2, z->a[3] = b3;                                    \
+    }
+ACC_SCALED2(32)
+ACC_SCALED2(16)
+
+/* One span against vectors j0 .. j0 + m of the tile. */
+AVX2 INLINE void span_vectors(const struct quant_kernels *k, const float *vals, const float *scales,
+                              int len, const float *x, int64_t x_stride, int m, struct acc4 *acc)
+{
+    int j = 0;
+    /* Pairs where the span is whole groups of four (every span but a
+     * row's last, which may be shorter). */
+    if (len % (k->group ? 4 * k->group : 32) == 0)
+        for (; j + 2 <= m; j += 2) {
+            const float *xj = x + j * x_stride, *yj = xj + x_stride;
+            if (k->group == 32)
+                acc_scaled2_32(&acc[j], &acc[j + 1], vals, scales, xj, yj, len);
+            else if (k->group == 16)
+                acc_scaled2_16(&acc[j], &acc[j + 1], vals, scales, xj, yj, len);
+            else
+                acc_direct2(&acc[j], &acc[j + 1], vals, xj, yj, len);
+        }
+    for (; j < m; j++) {
+        const float *xj = x + j * x_stride;
+        if (k->group == 32)
+            acc_scaled32(&acc[j], vals, scales, xj, len);
+        else if (k->group == 16)
+            acc_scaled16(&acc[j], vals, scales, xj, len);
+        else
+            acc_direct(&acc[j], vals, xj, len);
+    }
+}
+
+#endif
+#endif
