@@ -14,11 +14,13 @@
  * double is the exact reference the model tests compare with.
  *
  * The dot products come in three builds of one specification (quant.c says
- * it in full): a portable one in plain C (fmaf), one for x86-64 CPUs with
- * AVX2, FMA and F16C (quant_avx2.c), and that one with an AVX-512 product
- * for Q4_K (same file), chosen at run time. All perform the same float
- * operations in the same order, so they give the same bits; so do quant_dot,
- * quant_dot_n and quant_dot_rows, for every vector. (Q4_1, Q5_0, Q5_1,
+ * it in full): a portable one in plain C (fmaf, emulated where the build
+ * has no FMA instruction: base/softfma.h), one for x86-64 CPUs with AVX2,
+ * FMA and F16C (quant_avx2.c), and that one with AVX-512 products for Q4_K
+ * and the direct form (quant_avx512.c), chosen at run time. All perform the
+ * same float operations in the same order, so they give the same bits; so
+ * do quant_dot, quant_dot_n, quant_dot_rows and quant_dot_rows_n, for
+ * every vector. (Q4_1, Q5_0, Q5_1,
  * IQ4_NL, Q2_K, Q3_K and IQ4_XS have no AVX2 decoder of their own: the AVX2
  * build multiplies the portable decoder's values, quant_dec.c.)
  */
