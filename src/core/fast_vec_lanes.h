@@ -10,7 +10,7 @@
  * so both widths give the same bits. What the includer defines:
  *   FV_W            lanes in a vector (8 or 4); FV_P = LANES / FV_W parts
  *   FV_D, FV_I      the vector types: doubles, 64-bit integers
- *   FV_SEL(m, a, b) lane-wise a where the mask m is set, else b
+ *   FV_MIN(a, b)    lane-wise "a < b ? a : b"
  *   FV_MAX(a, b)    lane-wise "a > b ? a : b"
  *   FV_EXP(x, shift, out, in_range)   fast_exp8 or fast_exp4 (fastexp.h)
  *   FV_FLOATS(v, p) v = the FV_W floats at p, as doubles
@@ -103,7 +103,7 @@ PASS_HELPER void FV(chunk_ends)(const double *x, int n, double *xmin, double *xm
             for (int c = 0; c < 2 * FV_P; c++) {
                 FV_D v;
                 memcpy(&v, x + i + c * FV_W, sizeof v);
-                mn[c] = FV_SEL(v < mn[c], v, mn[c]);
+                mn[c] = FV_MIN(v, mn[c]);
                 mx[c] = FV_MAX(v, mx[c]);
             }
         for (int c = 0; c < 2 * FV_P; c++)
@@ -171,7 +171,7 @@ PASS_HELPER double FV(divide_chunk)(const double *src, double *z, double t, int 
             mag[h] = FV_MAX(a, mag[h]);
             v = v / t;
             memcpy(z + i + h * FV_W, &v, sizeof v);
-            mn[h] = FV_SEL(v < mn[h], v, mn[h]);
+            mn[h] = FV_MIN(v, mn[h]);
             mx[h] = FV_MAX(v, mx[h]);
         }
     for (int h = 0; h < FV_P; h++)
@@ -233,7 +233,7 @@ PASS_HELPER int FV(all_in_range)(const double *z, int lo, int hi, double *zmin)
             FV_D v;
             memcpy(&v, z + i + j * FV_W, sizeof v);
             ov |= OUT_OF_RANGE(v, lim, FV_I);
-            mv[j] = FV_SEL(v < mv[j], v, mv[j]);
+            mv[j] = FV_MIN(v, mv[j]);
         }
     for (int j = 0; j < 4 * FV_P; j++)
         for (int k = 0; k < FV_W; k++)
@@ -329,7 +329,7 @@ PASS_HELPER double FV(convert_block)(const float *in_f, const double *in_d, doub
                 memcpy(q + from, &w, sizeof w);
             }
             FV_D *m = &mn[(j & 1) * FV_P + h];
-            *m = FV_SEL(v < *m, v, *m);
+            *m = FV_MIN(v, *m);
             sum[h] += v;
             row[j] = v;
         }
