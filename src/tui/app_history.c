@@ -68,13 +68,16 @@ void app_drop_history(struct app *a, int from)
 /* Starts the loaded lesson from its step k, on the lesson's own path. */
 void app_start_at(struct app *a, int k)
 {
-    app_drop_history(a, 0);
     int *ctx = NULL, len = 0;
     struct err e;
+    /* The history goes only once the step's context is made: on a refusal
+     * the view stays where it was, and the context it shows may be one of
+     * the history's (dropping it first left that freed: fuzz_command). */
     if (source_lesson_context(&a->source, k, &ctx, &len, &e) < 0) {
         app_msg(a, 1, "%s", e.msg);
         return;
     }
+    app_drop_history(a, 0);
     app_go_live(a, k, ctx, len);
     free(ctx);
     app_recompute(a);
