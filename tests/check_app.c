@@ -1,6 +1,9 @@
 /* The running program as a model: keys in, state out, no terminal. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/utf8.h"
 #include "data/keys.h"
@@ -274,6 +277,56 @@ START_TEST(test_lessons_and_steps)
     ck_assert(A.msg_warn);
     type(":step 9<Enter>");
     ck_assert_str_eq(A.msg, "step: 9 is out of range (must be 1 to 3)");
+}
+END_TEST
+
+/* A lesson whose own path ends at step 2: the end token has the largest
+ * logit there (3.0), so greedy takes it, and step 3 has no context of its
+ * own to start from (`logitlab show ends-early --step 3` refuses it). */
+static const char ENDS_EARLY[] =
+    "[lesson]\nid = ends-early\ntitle = A path that ends at step 2\nprompt = 1 2 3\n"
+    "text = The end token wins at step 2.\n"
+    "[vocab]\n0 = [PAD]\n1 = The\n2 = cat\n3 = sat\n4 = dog\n5 = on\n6 = mat\n7 = [EOS]\n"
+    "eos = 7\n"
+    "[settings]\ntemperature = 0\n"
+    "[step.1]\nlogits = -3.2 0.8 1.2 0.5 -0.4 2.1 0.9 -2.0\ntext = Greedy takes on.\n"
+    "[step.2]\nlogits = -3.0 0.1 -0.5 -0.8 -1.2 0.3 -0.6 3.0\ntext = Greedy takes the end.\n"
+    "[step.3]\nlogits = -4.0 0.3 0.1 -0.2 -1.5 0.2 2.5 -1.0\ntext = Not on the path.\n";
+
+/* A refused `:step N` (past where the lesson's own path stops) leaves the
+ * taken steps and the step on screen as they were: it dropped the history
+ * first, and the context on screen, one of the history's, was freed
+ * (fuzz_command's long run; AddressSanitizer in the view's first line). */
+START_TEST(test_a_refused_step_keeps_the_history)
+{
+    char dir[] = "/tmp/logitlab-app-XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/ends-early.ini", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(ENDS_EARLY, f);
+    fclose(f);
+    struct err e;
+    app_free(&A);
+    ck_assert_msg(app_init(&A, dir, "ends-early", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
+                  e.msg);
+    type("<Space><Space><Left>"); /* on, [EOS]; back to step 1, shown from the history */
+    ck_assert_int_eq(A.n_hist, 2);
+    ck_assert_int_eq(A.pos, 0);
+    type(":step 3<Enter>");
+    ck_assert_str_eq(A.msg, "lesson 'ends-early' stops after step 2 on its own path (end token "
+                            "[EOS]): step 3 is not on it (logitlab generate runs past it with "
+                            "other settings)");
+    ck_assert_int_eq(A.n_hist, 2);
+    ck_assert_int_eq(A.pos, 0);
+    ck_assert_int_eq(A.hist[0].choice, ON);
+    ck_assert_int_eq(A.hist[1].choice, EOS);
+    /* The context on screen is step 1's, The cat sat, still readable. */
+    ck_assert_int_eq(A.cur_len, 3);
+    ck_assert_int_eq(A.cur_ctx[0], THE);
+    ck_assert_int_eq(A.cur_ctx[2], SAT);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -590,6 +643,7 @@ Suite *suite_app(void)
     tcase_add_test(core, test_stop_rules_end_the_text);
     tcase_add_test(core, test_exercise_answers);
     tcase_add_test(core, test_lessons_and_steps);
+    tcase_add_test(core, test_a_refused_step_keeps_the_history);
     tcase_add_test(core, test_suggestions_and_reset);
     tcase_add_test(core, test_command_line_settings_persist);
     tcase_add_test(core, test_show_u);

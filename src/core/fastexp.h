@@ -265,8 +265,8 @@ static inline __attribute__((always_inline)) void fast_exp4(const double *x, dou
     /* Each lane's entry loaded from the table by its own index: four scalar
      * loads, which run beside the vector work, where four permutations of
      * the table's halves and three blends (16 vector operations in all)
-     * competed with it for the vector units: greedy at 128,256 tokens took
-     * 184 us, now 157 (one AVX-512 EPYC, the AVX2 build forced). */
+     * competed with it for the vector units (doc/benchmarks.md has the
+     * timings; a gather was slower still). */
     vm_v4u tsel = { FASTEXP_T8_BITS[u[0] & 15], FASTEXP_T8_BITS[u[1] & 15],
                     FASTEXP_T8_BITS[u[2] & 15], FASTEXP_T8_BITS[u[3] & 15] };
     vm_v4u tbits = tsel + (u << 48);

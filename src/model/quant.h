@@ -108,7 +108,8 @@ void quant_dot_n(int type, const void *row, int64_t n, const float *x, int64_t x
 /* Rows against vectors (prefill): out[j * out_stride + i] =
  * quant_dot(type, rows + i * quant_row_bytes(type, n), x + j * x_stride, n)
  * for i < nrows, j < nx, bit for bit, on a named path. Each span of the
- * rows (256 values) is dequantized once, and the AVX2 and AVX-512 builds
+ * rows (256 values) is dequantized once for every QUANT_DOT_N_TILE
+ * vectors, and the AVX2 and AVX-512 builds
  * take the rows QUANT_TILE_ROWS at a time against each span of the
  * vectors, so that the vectors, which quant_dot_n reads again for every
  * row (from L2, past a few of them: the bound of the prefill's products),
