@@ -104,6 +104,13 @@ START_TEST(test_stop_strings)
     ck_assert_int_eq(S.n_stop, 0);
     ck_assert_int_eq(set("stop", "a\\q"), -1);
     ck_assert_str_eq(E.msg, "unknown escape \\q in 'a\\q' (use \\n \\t \\\\ \\\")");
+    /* The escaped character whole: its first byte alone left the message
+     * invalid UTF-8 (found by fuzz_cmdline's long run); a control byte is
+     * shown as \xNN. */
+    ck_assert_int_eq(set("stop", "o\\\xC3\xA9"), -1);
+    ck_assert_str_eq(E.msg, "unknown escape \\\xC3\xA9 in 'o\\\xC3\xA9' (use \\n \\t \\\\ \\\")");
+    ck_assert_int_eq(set("stop", "o\\\x01"), -1);
+    ck_assert_str_eq(E.msg, "unknown escape \\\\x01 in 'o\\\x01' (use \\n \\t \\\\ \\\")");
     char big[STOP_LEN + 2];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';

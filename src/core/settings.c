@@ -212,6 +212,17 @@ int parse_int_list(const char *text, int *out, int max, int limit, struct err *e
     return n;
 }
 
+/* The escape's character whole, as the screen shows it: a byte of it
+ * alone would leave the message invalid UTF-8 ("\\é" is two bytes). */
+static int unknown_escape(const char *p, const char *text, struct err *e)
+{
+    char ch[UTF8_ESC_MAX + 1];
+    size_t n = 0;
+    utf8_escape_char(p, strlen(p), 0, ch, &n);
+    ch[n] = '\0';
+    return err_set(e, ERR_USAGE, "unknown escape \\%s in '%s' (use \\n \\t \\\\ \\\")", ch, text);
+}
+
 int unescape(const char *text, char *out, size_t n, struct err *e)
 {
     size_t k = 0;
@@ -235,8 +246,7 @@ int unescape(const char *text, char *out, size_t n, struct err *e)
             case '\0':
                 return err_set(e, ERR_USAGE, "'%.60s' ends in a lone backslash", text);
             default:
-                return err_set(e, ERR_USAGE, "unknown escape \\%c in '%s' (use \\n \\t \\\\ \\\")",
-                               *p, text);
+                return unknown_escape(p, text, e);
             }
         }
         if (k + 1 >= n)
