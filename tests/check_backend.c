@@ -3,11 +3,16 @@
  * batch view's model. The CPU backend must give, row for row, exactly what
  * sampler_run_fast gives for that row alone (it is the specification the
  * CUDA backend is compared with in tests/gpu/check_gpu.c). */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET: test_one_cpu_is_one_thread */
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
+#include "base/cpus.h"
 #include "tui/batch.h"
 #include "data/catalog.h"
 #include "core/philox.h"
@@ -122,6 +127,39 @@ START_TEST(test_choosing_a_backend)
     char want[ERR_MSG_MAX];
     snprintf(want, sizeof want, "--backend cuda: %s", why);
     ck_assert_str_eq(e.msg, want);
+}
+END_TEST
+
+/* A process held to one CPU (`taskset -c 1 logitlab`) counts one CPU and
+ * says so: two threads on one core would each wait for the other's time
+ * slice. Run in a child, whose affinity dies with it. */
+START_TEST(test_one_cpu_is_one_thread)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        cpu_set_t set;
+        int first = -1;
+        if (sched_getaffinity(0, sizeof set, &set) != 0)
+            _exit(10);
+        for (int i = 0; i < CPU_SETSIZE && first < 0; i++)
+            if (CPU_ISSET(i, &set))
+                first = i;
+        CPU_ZERO(&set);
+        CPU_SET(first, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0)
+            _exit(11);
+        struct backend b;
+        struct err e;
+        if (cpu_count() != 1 || backend_open(&b, BACKEND_CPU, &e) < 0)
+            _exit(12);
+        int ok = strcmp(b.device, "CPU (1 thread)") == 0;
+        backend_close(&b);
+        _exit(ok ? 0 : 13);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
 }
 END_TEST
 
@@ -658,6 +696,7 @@ Suite *suite_backend(void)
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup_batch, teardown_batch);
     tcase_add_test(core, test_choosing_a_backend);
+    tcase_add_test(core, test_one_cpu_is_one_thread);
     tcase_add_test(core, test_batch_rows_are_single_runs);
     tcase_add_test(core, test_editing_one_request_leaves_the_others);
     tcase_add_test(core, test_final_and_kept_of_every_token);

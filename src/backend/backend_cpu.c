@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/clock.h"
+#include "base/cpus.h"
 #include "core/draws.h"
 
 struct cpu {
@@ -26,8 +26,8 @@ static int cpu_open(struct backend *b, struct err *e)
     if (!c)
         return err_set(e, ERR_SYSTEM, "out of memory for the CPU backend");
     b->impl = c;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    snprintf(b->device, sizeof b->device, "CPU (%ld thread%s)", n < 1 ? 1 : n, n > 1 ? "s" : "");
+    int n = cpu_count();
+    snprintf(b->device, sizeof b->device, "CPU (%d thread%s)", n, n > 1 ? "s" : "");
     return 0;
 }
 

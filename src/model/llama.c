@@ -28,9 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/clock.h"
+#include "base/cpus.h"
 #include "model/pool.h"
 #include "model/quant.h"
 
@@ -587,10 +587,8 @@ struct llama_ctx *llama_ctx_new(const struct llama_model *m, int n_ctx, int thre
                 LLAMA_MAX_CTX);
         return NULL;
     }
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
-    }
+    if (threads <= 0)
+        threads = cpu_count();
     threads = threads > LLAMA_MAX_THREADS ? LLAMA_MAX_THREADS : threads;
     struct llama_ctx *c = calloc(1, sizeof *c);
     if (!c) {

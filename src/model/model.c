@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
+#include "base/cpus.h"
 #include "model/head_vec.h"
 #include "model/norm_tree.h"
 #include "model/lmhead_gen.h"
@@ -150,8 +150,8 @@ static void head_product(struct model *m, const float *x, float *out, int n_vec)
 /* Threads for a product of V x d: every core, unless it is too small. */
 static int head_threads(int V, int d)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+    int cpus = cpu_count();
+    int n = cpus > MAX_THREADS ? MAX_THREADS : cpus;
     return (size_t)V * (size_t)d < (1u << 20) ? 1 : n;
 }
 
