@@ -76,7 +76,8 @@ struct llama_prof {
 };
 
 /* Makes a context for m (which must outlive it) of n_ctx positions, running
- * on threads threads (0: every core; a pool of them waits between evals).
+ * on threads threads (0: every CPU the process may use, or one for a model
+ * whose layers hold under 4 Mi weights; a pool of them waits between evals).
  * Checks m first: hparams in range and consistent, every layer tensor
  * present with its shape (rows are output features) in a type quant.h
  * reads, the norms F32. The KV cache is float: n_layer x n_ctx x 2 x
