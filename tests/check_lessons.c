@@ -463,11 +463,32 @@ START_TEST(test_trained_next)
     ck_assert_rounds_to(row(tok(" c"))->prob, 0.0120, 4);
     ck_assert_rounds_to(row(tok(" f"))->prob, 0.0098, 4);
     ck_assert_int_eq(T.choice.id, tok(" g")); /* seed 2: u = 0.0738 */
+    /* The times the model pane gives, counted as llama.cpp's report counts
+     * them: the 10 positions of the prompt in one run, then one position a
+     * step, each run with its head. */
+    struct source_speed sp;
+    ck_assert_int_eq(source_speed(&SRC, &sp), 0);
+    ck_assert_int_eq(sp.prompt_tokens, 10);
+    ck_assert_int_eq(sp.step_tokens, 10);
+    ck_assert_int_eq(sp.eval_runs, 0);
+    ck_assert(sp.prompt_ms > 0.0 && sp.prompt_ms == sp.step_ms && sp.head_ms <= sp.step_ms);
     step(2, NULL);
     ck_assert_rounds_to(row(tok("ir"))->prob, 0.995, 3);
+    ck_assert_int_eq(source_speed(&SRC, &sp), 0);
+    ck_assert_int_eq(sp.prompt_tokens, 10);
+    ck_assert_int_eq(sp.step_tokens, 1);
+    ck_assert_int_eq(sp.eval_runs, 1);
+    ck_assert(sp.eval_ms == sp.step_ms && sp.step_ms > 0.0);
     step(3, NULL);
     ck_assert_int_eq(ctx[ctx_len - 1], tok("ir"));
     ck_assert_rounds_to(row(tok("l"))->prob, 0.9993, 4);
+    /* The path to step 3 walks steps 1 and 2 again: the cache holds their
+     * contexts but the last position of each (it went past them), so each
+     * reruns that one position, then step 3 its own: 1 + 3 runs. */
+    ck_assert_int_eq(source_speed(&SRC, &sp), 0);
+    ck_assert_int_eq(sp.eval_runs, 4);
+    ck_assert_int_eq(sp.prompt_tokens, 10);
+    ck_assert(sp.eval_ms > sp.step_ms);
 }
 END_TEST
 

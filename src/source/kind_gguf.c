@@ -52,6 +52,8 @@ struct gguf_state {
     int *ctx;          /* the context those logits are for */
     int ctx_len, ctx_cap, valid;
     int body_tokens; /* positions the body ran in the last call */
+    int body_from;   /* the first of them */
+    struct source_speed speed;
     float h_last[8]; /* the first entries of the last hidden vector */
     double h_norm;   /* and its length */
 };
@@ -198,6 +200,7 @@ static int run_body(struct gguf_state *s, struct kv_slot *k, const int *ctx, int
                        s->g->path, len, s->n_ctx);
     int keep = common_prefix(k->ids, k->len, ctx, len);
     s->body_tokens = 0;
+    s->body_from = len;
     if (keep == len && k->len == len && k->h_ok)
         return 0;
     if (keep == len)
@@ -213,6 +216,7 @@ static int run_body(struct gguf_state *s, struct kv_slot *k, const int *ctx, int
     k->len = len;
     k->h_ok = 1;
     s->body_tokens = len - keep;
+    s->body_from = keep;
     return 0;
 }
 
@@ -275,6 +279,27 @@ static int remember_ctx(struct gguf_state *s, const int *ctx, int len, struct er
     return 0;
 }
 
+/* Counts a call's times as llama.cpp's report does: a run that starts the
+ * context or takes several positions at once is the prompt (and starts
+ * the count of single positions again); a single position is one eval. */
+static void note_speed(struct gguf_state *s, double body_ms, double head_ms)
+{
+    struct source_speed *p = &s->speed;
+    double ms = body_ms + head_ms;
+    p->step_tokens = s->body_tokens;
+    p->step_ms = ms;
+    p->head_ms = head_ms;
+    if (s->body_tokens >= 2 || (s->body_tokens == 1 && s->body_from == 0)) {
+        p->prompt_tokens = s->body_tokens;
+        p->prompt_ms = ms;
+        p->eval_runs = 0;
+        p->eval_ms = 0.0;
+    } else if (s->body_tokens == 1) {
+        p->eval_runs++;
+        p->eval_ms += ms;
+    }
+}
+
 static int file_logits(struct source *src, int k, const int *ctx, int len,
                        struct source_logits *out, struct err *e)
 {
@@ -285,11 +310,15 @@ static int file_logits(struct source *src, int k, const int *ctx, int len,
         return 0;
     }
     s->valid = 0;
+    double t0 = clock_ms();
     struct kv_slot *slot = pick_slot(s, ctx, len, e);
     if (!slot || run_body(s, slot, ctx, len, e) < 0)
         return -1;
-    if (run_head(s, slot->h, e) < 0 || check_logits(s, len, e) < 0 ||
-        remember_ctx(s, ctx, len, e) < 0)
+    double t1 = clock_ms();
+    if (run_head(s, slot->h, e) < 0)
+        return -1;
+    note_speed(s, t1 - t0, clock_ms() - t1);
+    if (check_logits(s, len, e) < 0 || remember_ctx(s, ctx, len, e) < 0)
         return -1;
     note_hidden(s, slot->h);
     s->valid = 1;
@@ -356,6 +385,13 @@ static void file_describe(const struct source *src, char *buf, size_t n)
              s->be ? s->be->ops->name : "CPU");
 }
 
+static void file_speed(const struct source *src, struct source_speed *out)
+{
+    const struct gguf_state *s = src->state;
+    if (s)
+        *out = s->speed;
+}
+
 const struct source_ops SOURCE_GGUF = {
     .kind = "model file",
     .follows_context = 1,
@@ -368,4 +404,5 @@ const struct source_ops SOURCE_GGUF = {
     .hidden_size = file_hidden_size,
     .hidden = file_hidden,
     .describe = file_describe,
+    .speed = file_speed,
 };

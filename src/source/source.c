@@ -86,6 +86,14 @@ void source_describe(const struct source *src, char *buf, size_t n)
         src->ops->describe(src, buf, n);
 }
 
+int source_speed(const struct source *src, struct source_speed *out)
+{
+    *out = (struct source_speed){ 0 };
+    if (src->ops->speed)
+        src->ops->speed(src, out);
+    return out->prompt_tokens > 0 || out->eval_runs > 0 ? 0 : -1;
+}
+
 int source_hidden_size(const struct source *src)
 {
     return src->ops->hidden_size ? src->ops->hidden_size(src) : 0;

@@ -34,6 +34,21 @@ struct source_logits {
 };
 
 /* The operations of a kind. Every function returns 0, or -1 with e. */
+/* What a real model's forward passes took, as llama.cpp's end-of-run
+ * report counts them: the prompt (the last run that started a context or
+ * ran two or more positions at once) and the single positions run since,
+ * each with its LM head; and the last call's own parts. Wall time on the
+ * host, in milliseconds. */
+struct source_speed {
+    int prompt_tokens; /* 0: no prompt run yet */
+    double prompt_ms;
+    int eval_runs; /* single positions since the prompt */
+    double eval_ms;
+    int step_tokens; /* positions the last call ran (0: the cache held them all) */
+    double step_ms;  /* its body and head */
+    double head_ms;  /* its head */
+};
+
 struct source_ops {
     const char *kind;     /* "table", "toy head", "scenario", "captured", "model file" */
     int follows_context;  /* its logits are computed for the context (a model) */
@@ -60,6 +75,8 @@ struct source_ops {
     /* Optional: a paragraph on the last step's computation (the hidden
      * vector, the head, the time), into buf (n bytes). */
     void (*describe)(const struct source *src, char *buf, size_t n);
+    /* Optional: what the model's runs took (struct source_speed). */
+    void (*speed)(const struct source *src, struct source_speed *out);
 };
 
 struct source {
@@ -109,6 +126,10 @@ int source_hidden(struct source *src, const int *ctx, int len, float *h, struct 
  * vector, head and times), or "" for a kind that has none. */
 #define SOURCE_DESCRIBE_MAX 640 /* room for what source_describe says */
 void source_describe(const struct source *src, char *buf, size_t n);
+
+/* What a real model's runs took; -1 for the kinds with no forward pass
+ * (or none run yet). */
+int source_speed(const struct source *src, struct source_speed *out);
 
 /* The float logits of step k as source_run_step ran it last, when they are
  * floats (a model's, a captured row); NULL for a lesson's table. */

@@ -134,6 +134,56 @@ static void head_lines(const struct app *a, struct lines *L, int width)
 
 /* A real model's prompt as its tokenizer cut it: each token and its id,
  * as the lessons list theirs (the ids are what the model reads). */
+/* A time as the model pane gives it: short enough for its narrowest width. */
+static void ms_text(double ms, char *buf, size_t n)
+{
+    if (ms < 1.0)
+        snprintf(buf, n, "%.3f ms", ms);
+    else if (ms < 10.0)
+        snprintf(buf, n, "%.2f ms", ms);
+    else if (ms < 1000.0)
+        snprintf(buf, n, "%.1f ms", ms);
+    else
+        snprintf(buf, n, "%.2f s", ms / 1e3);
+}
+
+/* "3.21 ms / 10 tokens" and its rate, as llama.cpp's end-of-run report
+ * writes a prompt's and the generated tokens' times. */
+static void rate_lines(struct lines *L, const char *what, double ms, int n, const char *unit)
+{
+    char t[32], per[32], line[96];
+    ms_text(ms, t, sizeof t);
+    ms_text(ms / n, per, sizeof per);
+    snprintf(line, sizeof line, "%s: %s / %d %s%s", what, t, n, unit, n == 1 ? "" : "s");
+    add_line(L, line, COL_ACCENT, 0);
+    double rate = ms > 0.0 ? n * 1e3 / ms : 0.0;
+    snprintf(line, sizeof line, "  (%s per token, %.*f tokens/s)", per, rate < 100.0 ? 1 : 0, rate);
+    add_line(L, line, COL_ACCENT, 0);
+}
+
+/* A real model's times: the prompt's run, the single positions since, and
+ * the step on screen with its head. Wall time, so never in the paragraph
+ * above, which must read the same on every machine. */
+static void speed_lines(const struct app *a, struct lines *L)
+{
+    struct source_speed sp;
+    if (source_speed(&a->source, &sp) < 0)
+        return;
+    add_line(L, "", COL_DEFAULT, 0);
+    if (sp.prompt_tokens > 0)
+        rate_lines(L, "Prompt eval", sp.prompt_ms, sp.prompt_tokens, "token");
+    if (sp.eval_runs > 0)
+        rate_lines(L, "Eval", sp.eval_ms, sp.eval_runs, "run");
+    char t[32], h[32], line[96];
+    ms_text(sp.step_ms, t, sizeof t);
+    ms_text(sp.head_ms, h, sizeof h);
+    if (sp.step_tokens > 0)
+        snprintf(line, sizeof line, "This step: %s, head %s", t, h);
+    else
+        snprintf(line, sizeof line, "This step: cached, head %s", h);
+    add_line(L, line, COL_ACCENT, 0);
+}
+
 static void prompt_tokens(const struct app *a, struct lines *L, int width)
 {
     char buf[1536], tok[96];
@@ -279,6 +329,8 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
                     "Warning: the lesson's penalty formula divides every seen logit, which "
                     "raises a negative one; the engines multiply those instead (f switches).",
                     width, COL_WARN, 0);
+    if (!en) /* last: the lesson's own text comes first */
+        speed_lines(a, L);
 }
 
 /* After a stop string, what the text line says beside the text: the string
