@@ -6,7 +6,7 @@
  *   gen_model --arch llama3|llama2 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --seed N --tied 0|1
  *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3
- *             --shape 1b --threads N] -o OUT.gguf
+ *             --shape 1b|3b --threads N] -o OUT.gguf
  *
  * TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K
  * Q6_K IQ4_XS (every matrix of that type: llama-quantize --pure), or one of
@@ -35,7 +35,9 @@
  * only, so every machine writes the same bits. Norm gains are 1 + 0.1 z.
  *
  * --shape 1b gives Llama 3.2 1B's shapes (16 layers, width 2,048, 32 heads,
- * 8 KV heads, FFN 8,192, tied head); --vocab tiny replaces the vocabulary
+ * 8 KV heads, FFN 8,192, tied head), --shape 3b Llama 3.2 3B's (28 layers,
+ * width 3,072, 24 heads, 8 KV heads, FFN 8,192, tied head); either with
+ * --layers N keeps the widths and changes the depth; --vocab tiny replaces the vocabulary
  * with 312 SentencePiece tokens (byte fallback and a few letters), for
  * small files (the fuzz harness's seeds). The file's size is printed.
  */
@@ -422,7 +424,7 @@ static int usage(void)
                     "       Q5_K|Q6_K|IQ4_XS|Q2_K_MIX|Q3_K_M|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M\n"
                     "       [--layers N --embd N --heads N --kv-heads N --ff N --ctx N --seed N\n"
                     "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
-                    "        --shape 1b --threads N] -o OUT.gguf\n");
+                    "        --shape 1b|3b --threads N] -o OUT.gguf\n");
     return -1;
 }
 
@@ -493,14 +495,17 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The shape and conventions of the architecture, for what was not given. */
 static int defaults(struct opts *o)
 {
-    int l3 = strcmp(o->arch, "llama3") == 0, b1 = o->shape && strcmp(o->shape, "1b") == 0;
+    int l3 = strcmp(o->arch, "llama3") == 0;
+    int b1 = o->shape && strcmp(o->shape, "1b") == 0, b3 = o->shape && strcmp(o->shape, "3b") == 0;
     if (!l3 && strcmp(o->arch, "llama2") != 0)
         return fprintf(stderr, "gen_model: --arch %s: llama3 or llama2\n", o->arch), -1;
-    if (o->shape && !b1)
-        return fprintf(stderr, "gen_model: --shape %s: only 1b\n", o->shape), -1;
+    if (o->shape && !b1 && !b3)
+        return fprintf(stderr, "gen_model: --shape %s: 1b or 3b\n", o->shape), -1;
     const int d3[] = { 2, 256, 4, 2, 768, 131072, 1 }, d2[] = { 2, 256, 4, 4, 768, 4096, 0 };
+    /* Llama 3.2 1B's and 3B's config.json: layers, width, heads, KV heads, FFN. */
     const int d1b[] = { 16, 2048, 32, 8, 8192, 131072, 1 };
-    const int *d = b1 ? d1b : l3 ? d3 : d2;
+    const int d3b[] = { 28, 3072, 24, 8, 8192, 131072, 1 };
+    const int *d = b1 ? d1b : b3 ? d3b : l3 ? d3 : d2;
     int *f[] = { &o->layers, &o->embd, &o->heads, &o->kv, &o->ff, &o->ctx, &o->tied };
     for (int i = 0; i < 7; i++)
         if (*f[i] < 0)
