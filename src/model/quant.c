@@ -330,6 +330,7 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
 #define avx512_dot1_q3_k   quant_avx2_dot1_q3_k
 #define avx512_dot1_iq4_xs quant_avx2_dot1_iq4_xs
 #define avx512_dot1_iq4_nl quant_avx2_dot1_iq4_nl
+#define avx512_dot1_q2_k   quant_avx2_dot1_q2_k
 #define AVX512_KERNELS_own(s, block, bytes, group)                                                 \
     {                                                                                              \
         quant_avx2_dec_##s, quant_avx512_dot_n, avx512_dot1_##s, block, bytes, group               \
@@ -365,7 +366,7 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
     X(QT_Q5_0, Q5_0, QK_SMALL, Q5_0_BYTES, 32, q5_0, plain, 0, -1)                                 \
     X(QT_Q5_1, Q5_1, QK_SMALL, Q5_1_BYTES, 0, q5_1, plain, 0, 2)                                   \
     X(QT_IQ4_NL, IQ4_NL, QK_SMALL, IQ4_NL_BYTES, 32, iq4_nl, own, 0, -1)                           \
-    X(QT_Q2_K, Q2_K, QK_SUPER, Q2_K_BYTES, 0, q2_k, plain, 80, 82)                                 \
+    X(QT_Q2_K, Q2_K, QK_SUPER, Q2_K_BYTES, 0, q2_k, own, 80, 82)                                   \
     X(QT_Q3_K, Q3_K, QK_SUPER, Q3_K_BYTES, 16, q3_k, own, 108, -1)                                 \
     X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k, own, QK_D, QK_DMIN)                            \
     X(QT_Q5_K, Q5_K, QK_SUPER, Q5_K_BYTES, 0, q5_k, own, QK_D, QK_DMIN)                            \

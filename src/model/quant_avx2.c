@@ -125,6 +125,37 @@ AVX2 INLINE void q3_k_scales(const unsigned char *p, float *scales)
                                                       _mm256_cvtepi8_epi32(_mm_srli_si128(s, 8)))));
 }
 
+/* Q2_K: the 2-bit number of value 128h + 32k + l (bits 2k, 2k + 1 of
+ * qs[32h + l]), as Q3_K's low bits, unsigned. */
+AVX2 INLINE void q2_k_values(const unsigned char *p, unsigned char *u)
+{
+    const __m256i m2 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; h++) {
+        __m256i qs = load32(p + Q2_K_QS + 32 * h);
+        for (int k = 0; k < 4; k++)
+            _mm256_storeu_si256((void *)(u + 128 * h + 32 * k),
+                                _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), m2));
+    }
+}
+
+/* Q2_K's group g: d * s and dmin * m for its scale byte (s low, m high),
+ * as quant_dec_q2_k computes them. */
+AVX2 INLINE void q2_k_scales(const unsigned char *p, float *dl, float *ml)
+{
+    float d = f16_at(p + Q2_K_D), dmin = f16_at(p + Q2_K_DMIN);
+    for (int g = 0; g < 16; g++) {
+        dl[g] = d * (float)(p[Q2_K_SC + g] & 15);
+        ml[g] = dmin * (float)(p[Q2_K_SC + g] >> 4);
+    }
+}
+
+/* Eight Q2_K weights dl * n - ml: the product, then the difference, each
+ * rounded, as the portable decoder's expression. */
+AVX2 INLINE __m256 q2_k_eight(const unsigned char *u, float dl, float ml)
+{
+    return _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(dl), u8_to_ps(u)), _mm256_set1_ps(ml));
+}
+
 /* IQ4_XS: sub-block b's 16 bytes give its values 0-15 (low nibbles) and
  * 16-31 (high), each an index into the IQ4 levels, as signed bytes. */
 static const signed char IQ4_LEVELS_S8[16] = QUANT_IQ4_LEVELS_INIT;
@@ -236,6 +267,17 @@ AVX2 void quant_avx2_dec_q5_k(const unsigned char *p, int len, float *vals, floa
     k_scales(p, d1, m1);
     q5_k_values(p, u);
     k_weights(u, d1, m1, vals);
+}
+
+AVX2 void quant_avx2_dec_q2_k(const unsigned char *p, int len, float *vals, float *scales)
+{
+    (void)len, (void)scales;
+    unsigned char u[QK_SUPER];
+    float dl[16], ml[16];
+    q2_k_scales(p, dl, ml);
+    q2_k_values(p, u);
+    for (int i = 0; i < QK_SUPER; i += 8)
+        _mm256_storeu_ps(vals + i, q2_k_eight(u + i, dl[i / 16], ml[i / 16]));
 }
 
 AVX2 void quant_avx2_dec_iq4_nl(const unsigned char *p, int len, float *vals, float *scales)
@@ -571,6 +613,34 @@ AVX2 float quant_avx2_dot1_q5_k(const unsigned char *p, const float *x, int64_t 
         k_scales(p, d1, m1);
         q5_k_values(p, u);
         k_direct(u, d1, m1, x, &s);
+    }
+    return acc_sum(&s);
+}
+
+/* Q2_K in the direct form: value i to lane i % 8 of accumulator
+ * (i / 8) % 4, so group g's two rows of eight go to accumulators 2g % 4
+ * and 2g % 4 + 1. */
+AVX2 float quant_avx2_dot1_q2_k(const unsigned char *p, const float *x, int64_t n)
+{
+    struct acc4 s;
+    acc_zero(&s);
+    unsigned char u[QK_SUPER] __attribute__((aligned(32)));
+    float dl[16], ml[16];
+    for (int64_t b = 0; b < n / QK_SUPER; b++, p += Q2_K_BYTES, x += QK_SUPER) {
+        q2_k_scales(p, dl, ml);
+        q2_k_values(p, u);
+        __m256 a0 = s.a[0], a1 = s.a[1], a2 = s.a[2], a3 = s.a[3];
+        for (int g = 0; g < 16; g += 2) {
+            const unsigned char *q = u + 16 * g;
+            const float *xg = x + 16 * g;
+            a0 = _mm256_fmadd_ps(q2_k_eight(q, dl[g], ml[g]), _mm256_loadu_ps(xg), a0);
+            a1 = _mm256_fmadd_ps(q2_k_eight(q + 8, dl[g], ml[g]), _mm256_loadu_ps(xg + 8), a1);
+            a2 = _mm256_fmadd_ps(q2_k_eight(q + 16, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 16),
+                                 a2);
+            a3 = _mm256_fmadd_ps(q2_k_eight(q + 24, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 24),
+                                 a3);
+        }
+        s.a[0] = a0, s.a[1] = a1, s.a[2] = a2, s.a[3] = a3;
     }
     return acc_sum(&s);
 }
