@@ -308,7 +308,8 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
 /* A type's kernels on the AVX2 and AVX-512 paths: "own", its decoder and
  * one-vector product in quant_avx2.c; "plain", the portable decoder (the
  * same values) with the AVX2 build's loops, which multiply them in the
- * specification's order, so either gives the portable build's bits. */
+ * specification's order, so either gives the portable build's bits. Every
+ * type has its own now; plain is how a new type runs before it does. */
 #if QUANT_HAVE_AVX2
 #define AVX2_KERNELS_own(s, block, bytes, group)                                                   \
     {                                                                                              \
@@ -331,6 +332,9 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
 #define avx512_dot1_iq4_xs quant_avx2_dot1_iq4_xs
 #define avx512_dot1_iq4_nl quant_avx2_dot1_iq4_nl
 #define avx512_dot1_q2_k   quant_avx2_dot1_q2_k
+#define avx512_dot1_q4_1   quant_avx2_dot1_q4_1
+#define avx512_dot1_q5_0   quant_avx2_dot1_q5_0
+#define avx512_dot1_q5_1   quant_avx2_dot1_q5_1
 #define AVX512_KERNELS_own(s, block, bytes, group)                                                 \
     {                                                                                              \
         quant_avx2_dec_##s, quant_avx512_dot_n, avx512_dot1_##s, block, bytes, group               \
@@ -362,9 +366,9 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
     X(QT_BF16, BF16, 1, 2, 0, bf16, own, 0, -1)                                                    \
     X(QT_Q8_0, Q8_0, QK_SMALL, Q8_0_BYTES, 32, q8_0, own, 0, -1)                                   \
     X(QT_Q4_0, Q4_0, QK_SMALL, Q4_0_BYTES, 32, q4_0, own, 0, -1)                                   \
-    X(QT_Q4_1, Q4_1, QK_SMALL, Q4_1_BYTES, 0, q4_1, plain, 0, 2)                                   \
-    X(QT_Q5_0, Q5_0, QK_SMALL, Q5_0_BYTES, 32, q5_0, plain, 0, -1)                                 \
-    X(QT_Q5_1, Q5_1, QK_SMALL, Q5_1_BYTES, 0, q5_1, plain, 0, 2)                                   \
+    X(QT_Q4_1, Q4_1, QK_SMALL, Q4_1_BYTES, 0, q4_1, own, 0, 2)                                     \
+    X(QT_Q5_0, Q5_0, QK_SMALL, Q5_0_BYTES, 32, q5_0, own, 0, -1)                                   \
+    X(QT_Q5_1, Q5_1, QK_SMALL, Q5_1_BYTES, 0, q5_1, own, 0, 2)                                     \
     X(QT_IQ4_NL, IQ4_NL, QK_SMALL, IQ4_NL_BYTES, 32, iq4_nl, own, 0, -1)                           \
     X(QT_Q2_K, Q2_K, QK_SUPER, Q2_K_BYTES, 0, q2_k, own, 80, 82)                                   \
     X(QT_Q3_K, Q3_K, QK_SUPER, Q3_K_BYTES, 16, q3_k, own, 108, -1)                                 \

@@ -16,7 +16,7 @@
  * The dot products come in three builds of one specification (quant.c says
  * it in full): a portable one in plain C (fmaf, emulated where the build
  * has no FMA instruction: base/softfma.h), one for x86-64 CPUs with AVX2,
- * FMA and F16C (quant_avx2.c), and that one with AVX-512 products for Q4_K
+ * FMA and F16C (quant_avx2.c, quant_avx2_low.c), and that one with AVX-512 products for Q4_K
  * and the direct form (quant_avx512.c), chosen at run time. All perform the
  * same float operations in the same order, so they give the same bits; so
  * do quant_dot, quant_dot_n, quant_dot_rows and quant_dot_rows_n, for

@@ -12,11 +12,6 @@
 
 /* ---- the K types' integers, one byte per value, in value order ---- */
 
-AVX2 INLINE __m256i load32(const unsigned char *p)
-{
-    return _mm256_loadu_si256((const void *)p);
-}
-
 /* Q4_K (and Q5_K's low bits): chunk c's 32 bytes give values 64c + l (low
  * nibbles) and 64c + 32 + l (high nibbles). */
 AVX2 INLINE void nibbles(const unsigned char *qs, unsigned char *u)
@@ -80,119 +75,6 @@ AVX2 INLINE void q6_k_scales(const unsigned char *p, float *scales)
     __m256 d = _mm256_set1_ps(f16_at(p + Q6_K_D));
     _mm256_storeu_ps(scales, _mm256_mul_ps(d, s8_to_ps(p + Q6_K_SC)));
     _mm256_storeu_ps(scales + 8, _mm256_mul_ps(d, s8_to_ps(p + Q6_K_SC + 8)));
-}
-
-/* Q3_K: the 2-bit number of value 128h + 32k + l (bits 2k, 2k + 1 of
- * qs[32h + l]) less 4 unless bit 4h + k of hmask[l] is set, as signed
- * bytes (quant_dec.c's quant_dec_q3_k). A 16-bit shift leaves each byte's
- * own bits at the bottom; the mask drops what came from its neighbour. */
-AVX2 INLINE void q3_k_values(const unsigned char *p, signed char *u)
-{
-    const __m256i m2 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4),
-                  zero = _mm256_setzero_si256();
-    __m256i hm = load32(p + Q3_K_HM);
-    for (int h = 0; h < 2; h++) {
-        __m256i qs = load32(p + Q3_K_QS + 32 * h);
-        for (int k = 0; k < 4; k++) {
-            __m256i low = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), m2);
-            __m256i bit = _mm256_and_si256(hm, _mm256_set1_epi8((char)(1 << (4 * h + k))));
-            __m256i minus = _mm256_and_si256(_mm256_cmpeq_epi8(bit, zero), four);
-            _mm256_storeu_si256((void *)(u + 128 * h + 32 * k), _mm256_sub_epi8(low, minus));
-        }
-    }
-}
-
-/* Q3_K's sixteen scales d * (s - 32), s's low four bits from the nibbles
- * of bytes 0-7 (groups 0-7 the low ones, 8-15 the high), its top two from
- * bits 2(g / 4) of byte 8 + g % 4 (quant_q3_k_scale). */
-AVX2 INLINE void q3_k_scales(const unsigned char *p, float *scales)
-{
-    unsigned char b[16] = { 0 };
-    memcpy(b, p + Q3_K_SC, 12);
-    const __m128i m4 = _mm_set1_epi8(15), m2 = _mm_set1_epi8(3);
-    __m128i v = _mm_loadu_si128((const void *)b);
-    __m128i low = _mm_unpacklo_epi64(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
-    __m128i t =
-        _mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
-    __m128i top = _mm_and_si128(t, m2);
-    top = _mm_blend_epi32(top, _mm_and_si128(_mm_srli_epi16(t, 2), m2), 2);
-    top = _mm_blend_epi32(top, _mm_and_si128(_mm_srli_epi16(t, 4), m2), 4);
-    top = _mm_blend_epi32(top, _mm_and_si128(_mm_srli_epi16(t, 6), m2), 8);
-    __m128i s = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(top, 4)), _mm_set1_epi8(32));
-    __m256 d = _mm256_set1_ps(f16_at(p + Q3_K_D));
-    _mm256_storeu_ps(scales, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s))));
-    _mm256_storeu_ps(scales + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(
-                                                      _mm256_cvtepi8_epi32(_mm_srli_si128(s, 8)))));
-}
-
-/* Q2_K: the 2-bit number of value 128h + 32k + l (bits 2k, 2k + 1 of
- * qs[32h + l]), as Q3_K's low bits, unsigned. */
-AVX2 INLINE void q2_k_values(const unsigned char *p, unsigned char *u)
-{
-    const __m256i m2 = _mm256_set1_epi8(3);
-    for (int h = 0; h < 2; h++) {
-        __m256i qs = load32(p + Q2_K_QS + 32 * h);
-        for (int k = 0; k < 4; k++)
-            _mm256_storeu_si256((void *)(u + 128 * h + 32 * k),
-                                _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), m2));
-    }
-}
-
-/* Q2_K's group g: d * s and dmin * m for its scale byte (s low, m high),
- * as quant_dec_q2_k computes them. */
-AVX2 INLINE void q2_k_scales(const unsigned char *p, float *dl, float *ml)
-{
-    float d = f16_at(p + Q2_K_D), dmin = f16_at(p + Q2_K_DMIN);
-    for (int g = 0; g < 16; g++) {
-        dl[g] = d * (float)(p[Q2_K_SC + g] & 15);
-        ml[g] = dmin * (float)(p[Q2_K_SC + g] >> 4);
-    }
-}
-
-/* Eight Q2_K weights dl * n - ml: the product, then the difference, each
- * rounded, as the portable decoder's expression. */
-AVX2 INLINE __m256 q2_k_eight(const unsigned char *u, float dl, float ml)
-{
-    return _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(dl), u8_to_ps(u)), _mm256_set1_ps(ml));
-}
-
-/* IQ4_XS: sub-block b's 16 bytes give its values 0-15 (low nibbles) and
- * 16-31 (high), each an index into the IQ4 levels, as signed bytes. */
-static const signed char IQ4_LEVELS_S8[16] = QUANT_IQ4_LEVELS_INIT;
-
-AVX2 INLINE void iq4_xs_values(const unsigned char *p, signed char *u)
-{
-    const __m256i m4 = _mm256_set1_epi8(15);
-    const __m256i lv = _mm256_broadcastsi128_si256(_mm_loadu_si128((const void *)IQ4_LEVELS_S8));
-    for (int c = 0; c < 4; c++) {
-        __m256i v = load32(p + IQ4_XS_QS + 32 * c);
-        __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        __m256i b0 = _mm256_permute2x128_si256(lo, hi, 0x20),
-                b1 = _mm256_permute2x128_si256(lo, hi, 0x31);
-        _mm256_storeu_si256((void *)(u + 64 * c), _mm256_shuffle_epi8(lv, b0));
-        _mm256_storeu_si256((void *)(u + 64 * c + 32), _mm256_shuffle_epi8(lv, b1));
-    }
-}
-
-/* IQ4_NL: a block's 32 values, levels of its nibbles (Q4_0's order). */
-AVX2 INLINE void iq4_nl_values(const unsigned char *p, signed char *u)
-{
-    const __m128i m4 = _mm_set1_epi8(15), lv = _mm_loadu_si128((const void *)IQ4_LEVELS_S8);
-    __m128i v = _mm_loadu_si128((const void *)(p + 2));
-    _mm_storeu_si128((void *)u, _mm_shuffle_epi8(lv, _mm_and_si128(v, m4)));
-    _mm_storeu_si128((void *)(u + 16),
-                     _mm_shuffle_epi8(lv, _mm_and_si128(_mm_srli_epi16(v, 4), m4)));
-}
-
-/* IQ4_XS's eight scales d * (s - 32) (quant_dec.c's quant_dec_iq4_xs). */
-AVX2 INLINE void iq4_xs_scales(const unsigned char *p, float *scales)
-{
-    float d = f16_at(p);
-    unsigned sh = quant_le16(p + IQ4_XS_SH);
-    for (int b = 0; b < 8; b++) {
-        int low = (p[IQ4_XS_SL + b / 2] >> (4 * (b % 2))) & 15;
-        scales[b] = d * (float)((low | (int)((sh >> (2 * b)) & 3) << 4) - 32);
-    }
 }
 
 /* ---- span decoders: the same values as quant.c's ---- */
@@ -269,43 +151,7 @@ AVX2 void quant_avx2_dec_q5_k(const unsigned char *p, int len, float *vals, floa
     k_weights(u, d1, m1, vals);
 }
 
-AVX2 void quant_avx2_dec_q2_k(const unsigned char *p, int len, float *vals, float *scales)
-{
-    (void)len, (void)scales;
-    unsigned char u[QK_SUPER];
-    float dl[16], ml[16];
-    q2_k_scales(p, dl, ml);
-    q2_k_values(p, u);
-    for (int i = 0; i < QK_SUPER; i += 8)
-        _mm256_storeu_ps(vals + i, q2_k_eight(u + i, dl[i / 16], ml[i / 16]));
-}
-
-AVX2 void quant_avx2_dec_iq4_nl(const unsigned char *p, int len, float *vals, float *scales)
-{
-    signed char u[QK_SMALL];
-    for (int b = 0; b < len / QK_SMALL; b++, p += IQ4_NL_BYTES) {
-        scales[b] = f16_at(p);
-        iq4_nl_values(p, u);
-        for (int t = 0; t < 4; t++)
-            _mm256_storeu_ps(vals + QK_SMALL * b + 8 * t, s8_to_ps(u + 8 * t));
-    }
-}
-
-/* Q6_K, Q3_K, IQ4_XS: a block's scales and small integers, the integers
- * widened to floats. */
-#define DEC_INTS(T)                                                                                \
-    AVX2 void quant_avx2_dec_##T(const unsigned char *p, int len, float *vals, float *scales)      \
-    {                                                                                              \
-        (void)len;                                                                                 \
-        signed char u[QK_SUPER];                                                                   \
-        T##_scales(p, scales);                                                                     \
-        T##_values(p, u);                                                                          \
-        for (int i = 0; i < QK_SUPER; i += 8)                                                      \
-            _mm256_storeu_ps(vals + i, s8_to_ps(u + i));                                           \
-    }
 DEC_INTS(q6_k)
-DEC_INTS(q3_k)
-DEC_INTS(iq4_xs)
 
 AVX2 void quant_avx2_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
                            const float *x, int64_t x_stride, int nx, float *out)
@@ -534,44 +380,8 @@ AVX2 INLINE __m256 q4_0_block(const unsigned char *p, const float *x, __m256 a)
     return _mm256_fmadd_ps(_mm256_set1_ps(f16_at(p)), t, a);
 }
 
-/* One group of G small integers q against x, then a += scale * t: the
- * scaled form on integers, in group32's and group16's order. */
-AVX2 INLINE __m256 int_group(const signed char *q, const float *x, int G, const float *sc, __m256 a)
-{
-    __m256 t = _mm256_mul_ps(s8_to_ps(q), _mm256_loadu_ps(x));
-    for (int r = 8; r < G; r += 8)
-        t = _mm256_fmadd_ps(s8_to_ps(q + r), _mm256_loadu_ps(x + r), t);
-    return _mm256_fmadd_ps(_mm256_broadcast_ss(sc), t, a);
-}
-
-AVX2 INLINE __m256 iq4_nl_block(const unsigned char *p, const float *x, __m256 a)
-{
-    signed char u[QK_SMALL];
-    iq4_nl_values(p, u);
-    return int_group(u, x, QK_SMALL, &(float){ f16_at(p) }, a);
-}
-
-#define DOT1_SMALL(T, bytes)                                                                       \
-    AVX2 float quant_avx2_dot1_##T(const unsigned char *p, const float *x, int64_t n)              \
-    {                                                                                              \
-        struct acc4 s;                                                                             \
-        acc_zero(&s);                                                                              \
-        __m256 a0 = s.a[0], a1 = s.a[1], a2 = s.a[2], a3 = s.a[3];                                 \
-        int64_t nb = n / QK_SMALL, b = 0;                                                          \
-        for (; b + 4 <= nb; b += 4, p += 4 * (bytes), x += 4 * QK_SMALL) {                         \
-            a0 = T##_block(p, x, a0);                                                              \
-            a1 = T##_block(p + (bytes), x + QK_SMALL, a1);                                         \
-            a2 = T##_block(p + 2 * (bytes), x + 2 * QK_SMALL, a2);                                 \
-            a3 = T##_block(p + 3 * (bytes), x + 3 * QK_SMALL, a3);                                 \
-        }                                                                                          \
-        s.a[0] = a0, s.a[1] = a1, s.a[2] = a2, s.a[3] = a3;                                        \
-        for (int r = 0; b < nb; b++, r++, p += (bytes), x += QK_SMALL)                             \
-            s.a[r] = T##_block(p, x, s.a[r]);                                                      \
-        return acc_sum(&s);                                                                        \
-    }
 DOT1_SMALL(q8_0, Q8_0_BYTES)
 DOT1_SMALL(q4_0, Q4_0_BYTES)
-DOT1_SMALL(iq4_nl, IQ4_NL_BYTES)
 
 /* Q4_K and Q5_K: sub-block j's eight values 8t.. are group 4j + t, into
  * accumulator t, in increasing j. */
@@ -617,75 +427,7 @@ AVX2 float quant_avx2_dot1_q5_k(const unsigned char *p, const float *x, int64_t 
     return acc_sum(&s);
 }
 
-/* Q2_K in the direct form: value i to lane i % 8 of accumulator
- * (i / 8) % 4, so group g's two rows of eight go to accumulators 2g % 4
- * and 2g % 4 + 1. */
-AVX2 float quant_avx2_dot1_q2_k(const unsigned char *p, const float *x, int64_t n)
-{
-    struct acc4 s;
-    acc_zero(&s);
-    unsigned char u[QK_SUPER] __attribute__((aligned(32)));
-    float dl[16], ml[16];
-    for (int64_t b = 0; b < n / QK_SUPER; b++, p += Q2_K_BYTES, x += QK_SUPER) {
-        q2_k_scales(p, dl, ml);
-        q2_k_values(p, u);
-        __m256 a0 = s.a[0], a1 = s.a[1], a2 = s.a[2], a3 = s.a[3];
-        for (int g = 0; g < 16; g += 2) {
-            const unsigned char *q = u + 16 * g;
-            const float *xg = x + 16 * g;
-            a0 = _mm256_fmadd_ps(q2_k_eight(q, dl[g], ml[g]), _mm256_loadu_ps(xg), a0);
-            a1 = _mm256_fmadd_ps(q2_k_eight(q + 8, dl[g], ml[g]), _mm256_loadu_ps(xg + 8), a1);
-            a2 = _mm256_fmadd_ps(q2_k_eight(q + 16, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 16),
-                                 a2);
-            a3 = _mm256_fmadd_ps(q2_k_eight(q + 24, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 24),
-                                 a3);
-        }
-        s.a[0] = a0, s.a[1] = a1, s.a[2] = a2, s.a[3] = a3;
-    }
-    return acc_sum(&s);
-}
-
-/* A block's 256 small integers u and its groups' scales, in groups of G
- * (16 or 32) values: group g (two or four rows of eight) into accumulator
- * g % 4, as the scaled form's group16 and group32 do on floats. */
-
-#define SCALED_INTS(G)                                                                             \
-    AVX2 INLINE void scaled_ints##G(const signed char *u, const float *sc, const float *x,         \
-                                    struct acc4 *s)                                                \
-    {                                                                                              \
-        __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];                             \
-        for (int g = 0; g < QK_SUPER / (G); g += 4) {                                              \
-            const signed char *q = u + (G)*g;                                                      \
-            const float *xg = x + (G)*g;                                                           \
-            a0 = int_group(q, xg, (G), sc + g, a0);                                                \
-            a1 = int_group(q + (G), xg + (G), (G), sc + g + 1, a1);                                \
-            a2 = int_group(q + 2 * (G), xg + 2 * (G), (G), sc + g + 2, a2);                        \
-            a3 = int_group(q + 3 * (G), xg + 3 * (G), (G), sc + g + 3, a3);                        \
-        }                                                                                          \
-        s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;                                    \
-    }
-SCALED_INTS(16)
-SCALED_INTS(32)
-
-/* Q6_K and Q3_K (groups of 16), IQ4_XS (groups of 32): a block's integers
- * and scales, then its groups. */
-#define DOT1_SCALED(T, G, bytes)                                                                   \
-    AVX2 float quant_avx2_dot1_##T(const unsigned char *p, const float *x, int64_t n)              \
-    {                                                                                              \
-        struct acc4 s;                                                                             \
-        acc_zero(&s);                                                                              \
-        signed char u[QK_SUPER] __attribute__((aligned(32)));                                      \
-        float sc[QK_SUPER / (G)];                                                                  \
-        for (int64_t b = 0; b < n / QK_SUPER; b++, p += (bytes), x += QK_SUPER) {                  \
-            T##_scales(p, sc);                                                                     \
-            T##_values(p, u);                                                                      \
-            scaled_ints##G(u, sc, x, &s);                                                          \
-        }                                                                                          \
-        return acc_sum(&s);                                                                        \
-    }
 DOT1_SCALED(q6_k, 16, Q6_K_BYTES)
-DOT1_SCALED(q3_k, 16, Q3_K_BYTES)
-DOT1_SCALED(iq4_xs, 32, IQ4_XS_BYTES)
 
 #else
 

@@ -249,5 +249,94 @@ AVX2 INLINE void span_vectors(const struct quant_kernels *k, const float *vals, 
     }
 }
 
+/* ---- the scaled types' small integers, as quant_avx2.c and
+ * quant_avx2_low.c multiply them ---- */
+
+AVX2 INLINE __m256i load32(const unsigned char *p)
+{
+    return _mm256_loadu_si256((const void *)p);
+}
+
+/* One group of G small integers q against x, then a += scale * t: the
+ * scaled form on integers, in group32's and group16's order. */
+AVX2 INLINE __m256 int_group(const signed char *q, const float *x, int G, const float *sc, __m256 a)
+{
+    __m256 t = _mm256_mul_ps(s8_to_ps(q), _mm256_loadu_ps(x));
+    for (int r = 8; r < G; r += 8)
+        t = _mm256_fmadd_ps(s8_to_ps(q + r), _mm256_loadu_ps(x + r), t);
+    return _mm256_fmadd_ps(_mm256_broadcast_ss(sc), t, a);
+}
+
+/* A block's 256 small integers u and its groups' scales, in groups of G
+ * (16 or 32) values: group g (two or four rows of eight) into accumulator
+ * g % 4, as the scaled form's group16 and group32 do on floats. */
+#define SCALED_INTS(G)                                                                             \
+    AVX2 INLINE void scaled_ints##G(const signed char *u, const float *sc, const float *x,         \
+                                    struct acc4 *s)                                                \
+    {                                                                                              \
+        __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];                             \
+        for (int g = 0; g < QK_SUPER / (G); g += 4) {                                              \
+            const signed char *q = u + (G)*g;                                                      \
+            const float *xg = x + (G)*g;                                                           \
+            a0 = int_group(q, xg, (G), sc + g, a0);                                                \
+            a1 = int_group(q + (G), xg + (G), (G), sc + g + 1, a1);                                \
+            a2 = int_group(q + 2 * (G), xg + 2 * (G), (G), sc + g + 2, a2);                        \
+            a3 = int_group(q + 3 * (G), xg + 3 * (G), (G), sc + g + 3, a3);                        \
+        }                                                                                          \
+        s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;                                    \
+    }
+SCALED_INTS(16)
+SCALED_INTS(32)
+
+/* Q6_K and Q3_K (groups of 16), IQ4_XS (groups of 32): a block's integers
+ * and scales, then its groups. */
+#define DOT1_SCALED(T, G, bytes)                                                                   \
+    AVX2 float quant_avx2_dot1_##T(const unsigned char *p, const float *x, int64_t n)              \
+    {                                                                                              \
+        struct acc4 s;                                                                             \
+        acc_zero(&s);                                                                              \
+        signed char u[QK_SUPER] __attribute__((aligned(32)));                                      \
+        float sc[QK_SUPER / (G)];                                                                  \
+        for (int64_t b = 0; b < n / QK_SUPER; b++, p += (bytes), x += QK_SUPER) {                  \
+            T##_scales(p, sc);                                                                     \
+            T##_values(p, u);                                                                      \
+            scaled_ints##G(u, sc, x, &s);                                                          \
+        }                                                                                          \
+        return acc_sum(&s);                                                                        \
+    }
+
+/* Q6_K, Q3_K, IQ4_XS: a block's scales and small integers, the integers
+ * widened to floats. */
+#define DEC_INTS(T)                                                                                \
+    AVX2 void quant_avx2_dec_##T(const unsigned char *p, int len, float *vals, float *scales)      \
+    {                                                                                              \
+        (void)len;                                                                                 \
+        signed char u[QK_SUPER];                                                                   \
+        T##_scales(p, scales);                                                                     \
+        T##_values(p, u);                                                                          \
+        for (int i = 0; i < QK_SUPER; i += 8)                                                      \
+            _mm256_storeu_ps(vals + i, s8_to_ps(u + i));                                           \
+    }
+
+/* Q8_0, Q4_0, IQ4_NL, Q5_0: block b is group b, into accumulator b % 4. */
+#define DOT1_SMALL(T, bytes)                                                                       \
+    AVX2 float quant_avx2_dot1_##T(const unsigned char *p, const float *x, int64_t n)              \
+    {                                                                                              \
+        struct acc4 s;                                                                             \
+        acc_zero(&s);                                                                              \
+        __m256 a0 = s.a[0], a1 = s.a[1], a2 = s.a[2], a3 = s.a[3];                                 \
+        int64_t nb = n / QK_SMALL, b = 0;                                                          \
+        for (; b + 4 <= nb; b += 4, p += 4 * (bytes), x += 4 * QK_SMALL) {                         \
+            a0 = T##_block(p, x, a0);                                                              \
+            a1 = T##_block(p + (bytes), x + QK_SMALL, a1);                                         \
+            a2 = T##_block(p + 2 * (bytes), x + 2 * QK_SMALL, a2);                                 \
+            a3 = T##_block(p + 3 * (bytes), x + 3 * QK_SMALL, a3);                                 \
+        }                                                                                          \
+        s.a[0] = a0, s.a[1] = a1, s.a[2] = a2, s.a[3] = a3;                                        \
+        for (int r = 0; b < nb; b++, r++, p += (bytes), x += QK_SMALL)                             \
+            s.a[r] = T##_block(p, x, s.a[r]);                                                      \
+        return acc_sum(&s);                                                                        \
+    }
+
 #endif
 #endif

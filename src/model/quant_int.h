@@ -146,6 +146,9 @@ QUANT_AVX2_TYPE(q3_k)
 QUANT_AVX2_TYPE(iq4_xs)
 QUANT_AVX2_TYPE(iq4_nl)
 QUANT_AVX2_TYPE(q2_k)
+QUANT_AVX2_TYPE(q4_1)
+QUANT_AVX2_TYPE(q5_0)
+QUANT_AVX2_TYPE(q5_1)
 /* The AVX-512 path is the AVX2 one but for these one-vector products. */
 float quant_avx512_dot1_q4_k(const unsigned char *row, const float *x, int64_t n);
 void quant_avx512_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,

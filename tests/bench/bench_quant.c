@@ -57,8 +57,8 @@ static double time_matrix(int path, int type, const unsigned char *w, size_t rb,
 
 int main(int argc, char **argv)
 {
-    static const int TYPES[] = { QT_Q8_0,   QT_Q4_K,   QT_Q6_K, QT_Q5_K, QT_Q3_K, QT_Q2_K,
-                                 QT_IQ4_XS, QT_IQ4_NL, QT_Q4_0, QT_F16,  QT_BF16 };
+    static const int TYPES[] = { QT_Q8_0,   QT_Q4_K, QT_Q6_K, QT_Q5_K, QT_Q3_K, QT_Q2_K, QT_IQ4_XS,
+                                 QT_IQ4_NL, QT_Q4_1, QT_Q5_0, QT_Q5_1, QT_Q4_0, QT_F16,  QT_BF16 };
     static const int NX[] = { 1, 8, 32 };
     float *m = malloc(sizeof(float) * ROWS * COLS);
     float *x = aligned_alloc(64, sizeof(float) * COLS * 32);
