@@ -435,6 +435,11 @@ void llama_final_norm(const struct llama_model *m, const float *h, float *out)
     rms_norm(h, m->output_norm.data, m->hp.n_embd, m->hp.rms_eps, out);
 }
 
+int llama_ctx_threads(const struct llama_ctx *c)
+{
+    return pool_threads(c->pool);
+}
+
 int llama_ctx_len(const struct llama_ctx *c)
 {
     return c->len;

@@ -90,6 +90,8 @@ void llama_ctx_free(struct llama_ctx *c);
 
 /* Positions held in the cache. */
 int llama_ctx_len(const struct llama_ctx *c);
+/* The threads c runs on (what threads = 0 chose). */
+int llama_ctx_threads(const struct llama_ctx *c);
 
 /* Forgets every position from n on (stepping back rewinds the cache); an
  * n outside 0..len changes nothing. */

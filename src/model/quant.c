@@ -467,9 +467,7 @@ const char *quant_supported_list(void)
 static int finite_at(int type, const unsigned char *p)
 {
     if (type == QT_F32) {
-        uint32_t u =
-            (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-        return (u & 0x7F800000u) != 0x7F800000u;
+        return (quant_le32(p) & 0x7F800000u) != 0x7F800000u;
     }
     uint16_t mask = type == QT_BF16 ? 0x7F80 : 0x7C00;
     return (quant_le16(p) & mask) != mask;

@@ -8,19 +8,25 @@
 
 #if QUANT_HAVE_AVX2
 
-/* Q3_K: the 2-bit number of value 128h + 32k + l (bits 2k, 2k + 1 of
- * qs[32h + l]) less 4 unless bit 4h + k of hmask[l] is set, as signed
- * bytes (quant_dec.c's quant_dec_q3_k). A 16-bit shift leaves each byte's
- * own bits at the bottom; the mask drops what came from its neighbour. */
+/* Q2_K's and Q3_K's 2-bit numbers: value 128h + 32k + l is bits 2k and
+ * 2k + 1 of qs[32h + l] (quant_dec.c's two_bits); these are the 32 of k
+ * from h's 32 bytes. A 16-bit shift leaves each byte's own bits at the
+ * bottom; the mask drops what came from its neighbour. */
+AVX2 INLINE __m256i two_bits32(__m256i qs, int k)
+{
+    return _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), _mm256_set1_epi8(3));
+}
+
+/* Q3_K: the 2-bit number less 4 unless bit 4h + k of hmask[l] is set, as
+ * signed bytes (quant_dec.c's quant_dec_q3_k). */
 AVX2 INLINE void q3_k_values(const unsigned char *p, signed char *u)
 {
-    const __m256i m2 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4),
-                  zero = _mm256_setzero_si256();
+    const __m256i four = _mm256_set1_epi8(4), zero = _mm256_setzero_si256();
     __m256i hm = load32(p + Q3_K_HM);
     for (int h = 0; h < 2; h++) {
         __m256i qs = load32(p + Q3_K_QS + 32 * h);
         for (int k = 0; k < 4; k++) {
-            __m256i low = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), m2);
+            __m256i low = two_bits32(qs, k);
             __m256i bit = _mm256_and_si256(hm, _mm256_set1_epi8((char)(1 << (4 * h + k))));
             __m256i minus = _mm256_and_si256(_mm256_cmpeq_epi8(bit, zero), four);
             _mm256_storeu_si256((void *)(u + 128 * h + 32 * k), _mm256_sub_epi8(low, minus));
@@ -51,16 +57,13 @@ AVX2 INLINE void q3_k_scales(const unsigned char *p, float *scales)
                                                       _mm256_cvtepi8_epi32(_mm_srli_si128(s, 8)))));
 }
 
-/* Q2_K: the 2-bit number of value 128h + 32k + l (bits 2k, 2k + 1 of
- * qs[32h + l]), as Q3_K's low bits, unsigned. */
+/* Q2_K: the 2-bit numbers themselves, unsigned. */
 AVX2 INLINE void q2_k_values(const unsigned char *p, unsigned char *u)
 {
-    const __m256i m2 = _mm256_set1_epi8(3);
     for (int h = 0; h < 2; h++) {
         __m256i qs = load32(p + Q2_K_QS + 32 * h);
         for (int k = 0; k < 4; k++)
-            _mm256_storeu_si256((void *)(u + 128 * h + 32 * k),
-                                _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), m2));
+            _mm256_storeu_si256((void *)(u + 128 * h + 32 * k), two_bits32(qs, k));
     }
 }
 
@@ -118,13 +121,6 @@ AVX2 INLINE __m256i nibbles_qh(const unsigned char *qs, uint32_t qh)
     return _mm256_or_si256(n, h);
 }
 
-AVX2 INLINE uint32_t le32_at(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v; /* x86-64 is little-endian, as GGUF */
-}
-
 /* Q4_1 and Q5_1: eight weights d * n + m, the product (exact) then the sum. */
 AVX2 INLINE __m256 dm_eight(const unsigned char *u, float d, float m)
 {
@@ -141,15 +137,12 @@ AVX2 INLINE void iq4_nl_values(const unsigned char *p, signed char *u)
                      _mm_shuffle_epi8(lv, _mm_and_si128(_mm_srli_epi16(v, 4), m4)));
 }
 
-/* IQ4_XS's eight scales d * (s - 32) (quant_dec.c's quant_dec_iq4_xs). */
+/* IQ4_XS's eight scales d * s (quant_dec.c's quant_iq4_xs_scale). */
 AVX2 INLINE void iq4_xs_scales(const unsigned char *p, float *scales)
 {
     float d = f16_at(p);
-    unsigned sh = quant_le16(p + IQ4_XS_SH);
-    for (int b = 0; b < 8; b++) {
-        int low = (p[IQ4_XS_SL + b / 2] >> (4 * (b % 2))) & 15;
-        scales[b] = d * (float)((low | (int)((sh >> (2 * b)) & 3) << 4) - 32);
-    }
+    for (int b = 0; b < 8; b++)
+        scales[b] = d * (float)quant_iq4_xs_scale(p, b);
 }
 
 AVX2 void quant_avx2_dec_q2_k(const unsigned char *p, int len, float *vals, float *scales)
@@ -169,7 +162,7 @@ AVX2 INLINE void dec_dm(const unsigned char *p, int len, int bytes, int qs, int 
     unsigned char u[QK_SMALL];
     for (int b = 0; b < len / QK_SMALL; b++, p += bytes) {
         float d = f16_at(p), m = f16_at(p + 2);
-        _mm256_storeu_si256((void *)u, nibbles_qh(p + qs, has_qh ? le32_at(p + 4) : 0));
+        _mm256_storeu_si256((void *)u, nibbles_qh(p + qs, has_qh ? quant_le32(p + 4) : 0));
         for (int t = 0; t < 4; t++)
             _mm256_storeu_ps(vals + QK_SMALL * b + 8 * t, dm_eight(u + 8 * t, d, m));
     }
@@ -190,48 +183,34 @@ AVX2 void quant_avx2_dec_q5_1(const unsigned char *p, int len, float *vals, floa
 /* Q5_0: n - 16 with the block's d as its scale. */
 AVX2 INLINE void q5_0_values(const unsigned char *p, signed char *u)
 {
-    _mm256_storeu_si256((void *)u,
-                        _mm256_sub_epi8(nibbles_qh(p + 6, le32_at(p + 2)), _mm256_set1_epi8(16)));
+    _mm256_storeu_si256(
+        (void *)u, _mm256_sub_epi8(nibbles_qh(p + 6, quant_le32(p + 2)), _mm256_set1_epi8(16)));
 }
 
-AVX2 void quant_avx2_dec_q5_0(const unsigned char *p, int len, float *vals, float *scales)
-{
-    signed char u[QK_SMALL];
-    for (int b = 0; b < len / QK_SMALL; b++, p += Q5_0_BYTES) {
-        scales[b] = f16_at(p);
-        q5_0_values(p, u);
-        for (int t = 0; t < 4; t++)
-            _mm256_storeu_ps(vals + QK_SMALL * b + 8 * t, s8_to_ps(u + 8 * t));
+/* Q5_0 and IQ4_NL: a block is its f16 d, the scale, and 32 small integers
+ * (T##_values); the span's decoder, and a block against x for DOT1_SMALL. */
+#define SMALL_INTS(T, bytes)                                                                       \
+    AVX2 void quant_avx2_dec_##T(const unsigned char *p, int len, float *vals, float *scales)      \
+    {                                                                                              \
+        signed char u[QK_SMALL];                                                                   \
+        for (int b = 0; b < len / QK_SMALL; b++, p += (bytes)) {                                   \
+            scales[b] = f16_at(p);                                                                 \
+            T##_values(p, u);                                                                      \
+            for (int t = 0; t < 4; t++)                                                            \
+                _mm256_storeu_ps(vals + QK_SMALL * b + 8 * t, s8_to_ps(u + 8 * t));                \
+        }                                                                                          \
+    }                                                                                              \
+    AVX2 INLINE __m256 T##_block(const unsigned char *p, const float *x, __m256 a)                 \
+    {                                                                                              \
+        signed char u[QK_SMALL];                                                                   \
+        T##_values(p, u);                                                                          \
+        return int_group(u, x, QK_SMALL, &(float){ f16_at(p) }, a);                                \
     }
-}
-
-AVX2 void quant_avx2_dec_iq4_nl(const unsigned char *p, int len, float *vals, float *scales)
-{
-    signed char u[QK_SMALL];
-    for (int b = 0; b < len / QK_SMALL; b++, p += IQ4_NL_BYTES) {
-        scales[b] = f16_at(p);
-        iq4_nl_values(p, u);
-        for (int t = 0; t < 4; t++)
-            _mm256_storeu_ps(vals + QK_SMALL * b + 8 * t, s8_to_ps(u + 8 * t));
-    }
-}
+SMALL_INTS(q5_0, Q5_0_BYTES)
+SMALL_INTS(iq4_nl, IQ4_NL_BYTES)
 
 DEC_INTS(q3_k)
 DEC_INTS(iq4_xs)
-
-AVX2 INLINE __m256 iq4_nl_block(const unsigned char *p, const float *x, __m256 a)
-{
-    signed char u[QK_SMALL];
-    iq4_nl_values(p, u);
-    return int_group(u, x, QK_SMALL, &(float){ f16_at(p) }, a);
-}
-
-AVX2 INLINE __m256 q5_0_block(const unsigned char *p, const float *x, __m256 a)
-{
-    signed char u[QK_SMALL];
-    q5_0_values(p, u);
-    return int_group(u, x, QK_SMALL, &(float){ f16_at(p) }, a);
-}
 
 /* Q4_1 and Q5_1 in the direct form: a block's four rows of eight are
  * accumulators 0 to 3, in order. */
@@ -243,7 +222,8 @@ AVX2 INLINE __m256 q5_0_block(const unsigned char *p, const float *x, __m256 a)
         unsigned char u[QK_SMALL];                                                                 \
         for (int64_t b = 0; b < n / QK_SMALL; b++, p += (bytes), x += QK_SMALL) {                  \
             float d = f16_at(p), m = f16_at(p + 2);                                                \
-            _mm256_storeu_si256((void *)u, nibbles_qh(p + (qs), (has_qh) ? le32_at(p + 4) : 0));   \
+            _mm256_storeu_si256((void *)u,                                                         \
+                                nibbles_qh(p + (qs), (has_qh) ? quant_le32(p + 4) : 0));           \
             for (int t = 0; t < 4; t++)                                                            \
                 s.a[t] = _mm256_fmadd_ps(dm_eight(u + 8 * t, d, m), _mm256_loadu_ps(x + 8 * t),    \
                                          s.a[t]);                                                  \

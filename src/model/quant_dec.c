@@ -15,11 +15,6 @@
 
 static const signed char IQ4_LEVELS[16] = QUANT_IQ4_LEVELS_INIT;
 
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The four small types put value j (j < 16) in the low nibble of their
  * byte j and value j + 16 in its high nibble; the five-bit ones add bit j
  * of the 32-bit word qh as 16 to value j. */
@@ -50,7 +45,7 @@ void quant_dec_q5_0(const unsigned char *p, int len, float *vals, float *scales)
     for (int b = 0; b < len / QK_SMALL; b++, p += Q5_0_BYTES) {
         int q[32];
         scales[b] = quant_f16_at(p);
-        nibbles32(p + 6, le32(p + 2), q);
+        nibbles32(p + 6, quant_le32(p + 2), q);
         for (int j = 0; j < QK_SMALL; j++)
             vals[QK_SMALL * b + j] = (float)(q[j] - 16);
     }
@@ -63,7 +58,7 @@ void quant_dec_q5_1(const unsigned char *p, int len, float *vals, float *scales)
     for (int b = 0; b < len / QK_SMALL; b++, p += Q5_1_BYTES) {
         float d = quant_f16_at(p), m = quant_f16_at(p + 2), *v = vals + QK_SMALL * b;
         int q[32];
-        nibbles32(p + 8, le32(p + 4), q);
+        nibbles32(p + 8, quant_le32(p + 4), q);
         for (int j = 0; j < QK_SMALL; j++)
             v[j] = d * (float)q[j] + m;
     }
@@ -137,12 +132,9 @@ void quant_dec_iq4_xs(const unsigned char *p, int len, float *vals, float *scale
 {
     (void)len;
     float d = quant_f16_at(p);
-    unsigned sh = quant_le16(p + IQ4_XS_SH);
     for (int b = 0; b < 8; b++) {
-        int low = (p[IQ4_XS_SL + b / 2] >> (4 * (b % 2))) & 15;
-        int ls = low | (int)((sh >> (2 * b)) & 3) << 4;
         int q[32];
-        scales[b] = d * (float)(ls - 32);
+        scales[b] = d * (float)quant_iq4_xs_scale(p, b);
         nibbles32(p + IQ4_XS_QS + 16 * b, 0, q);
         for (int j = 0; j < QK_SMALL; j++)
             vals[QK_SMALL * b + j] = (float)IQ4_LEVELS[q[j]];

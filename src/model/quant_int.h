@@ -95,6 +95,11 @@ static inline uint16_t quant_le16(const unsigned char *p)
     return (uint16_t)(p[0] | (p[1] << 8));
 }
 
+static inline uint32_t quant_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 static inline float quant_f16_at(const unsigned char *p)
 {
     return quant_f16_to_f32(quant_le16(p));
@@ -198,6 +203,15 @@ static inline float quant_widest(const float *x, int n)
 
 /* Q3_K's scale g (-32..31) from its 12 scale bytes (quant_dec.c). */
 int quant_q3_k_scale(const unsigned char *s, int g);
+
+/* IQ4_XS's scale of sub-block b (-32..31) from its block at p: the low
+ * four bits in nibble b % 2 of sc_l[b / 2], the top two at bit 2b of sc_h
+ * (inline: the AVX2 products take it for every sub-block). */
+static inline int quant_iq4_xs_scale(const unsigned char *p, int b)
+{
+    int low = (p[IQ4_XS_SL + b / 2] >> (4 * (b % 2))) & 15;
+    return (low | (int)((quant_le16(p + IQ4_XS_SH) >> (2 * b)) & 3) << 4) - 32;
+}
 
 /* The quantizers (quant_make.c, quant_make_iq.c): in[0..n) to blocks at out. */
 void quant_make_q8_0(const float *in, unsigned char *out, int64_t n);

@@ -24,7 +24,6 @@
 
 #include "bench.h"
 
-#include "base/cpus.h"
 #include "data/gguf.h"
 #include "data/gguf_llama.h"
 #include "model/llama.h"
@@ -152,11 +151,11 @@ static void describe(const struct opts *o, const struct gguf *g, const struct ll
     const struct llama_hparams *hp = &m->hp;
     char tn[32], en[32];
     printf("%s: %d layers, width %d, %d heads (%d KV), FFN %d, %d tokens; attn_q %s, "
-           "token_embd %s%s; %.2f GiB file; %d threads\n",
+           "token_embd %s%s; %.2f GiB file; %d thread%s\n",
            o->path, hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv, hp->n_ff, hp->n_vocab,
            quant_name(m->layers[0].wq.type, tn, sizeof tn),
            quant_name(m->tok_embd.type, en, sizeof en), m->tied ? " (tied head)" : "",
-           (double)g->size / (1024.0 * 1024.0 * 1024.0), threads);
+           (double)g->size / (1024.0 * 1024.0 * 1024.0), threads, threads == 1 ? "" : "s");
 }
 
 /* The median over the runs of each field of one part (at offset at). */
@@ -237,7 +236,7 @@ int main(int argc, char **argv)
     if (!c || model_borrow(&head, m->hp.n_vocab, m->hp.n_embd, m->output.data, m->output.type,
                            m->output_norm.data, m->hp.rms_eps, &e) < 0)
         fail(e.msg);
-    describe(&o, g, m, o.threads > 0 ? o.threads : cpu_count());
+    describe(&o, g, m, llama_ctx_threads(c));
     bench(&o, m, c, &head);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
