@@ -1150,6 +1150,48 @@ START_TEST(test_dot_rows_n_is_dot)
 }
 END_TEST
 
+/* A forward pass's call of quant_dot_rows_n: 70 rows (the AVX-512 build's
+ * block of 64 rows and another, whose last two rows are no whole tile)
+ * 2,304 values long (a k-block of 2,048 and a short one) against 33
+ * vectors (a packing of 32 and one more), 2,048 + 16 floats apart (the
+ * vectors side by side in the cache's sets): every (row, vector) pair is
+ * quant_dot's, bit for bit, on every build, for the direct form (Q4_K) and
+ * the scaled forms of groups of 32 (Q8_0) and 16 (Q6_K). */
+START_TEST(test_dot_rows_n_blocks)
+{
+    static const int TYPES[] = { QT_Q4_K, QT_Q8_0, QT_Q6_K };
+    int type = TYPES[_i], nr = 70, nx = 33;
+    uint64_t s = 2800 + (uint64_t)_i;
+    int64_t n = 2304, stride = 2048 + 16;
+    size_t rb = quant_row_bytes(type, n);
+    unsigned char *rows = malloc((size_t)nr * rb);
+    float *x = malloc(sizeof(float) * (size_t)(stride * (nx - 1) + n));
+    float *out = malloc(sizeof(float) * (size_t)(nr * nx)), *want = malloc(sizeof(float) * nr);
+    for (int r = 0; r < nr; r++) {
+        unsigned char *one = random_row(type, n, &s);
+        memcpy(rows + (size_t)r * rb, one, rb);
+        free(one);
+    }
+    for (int64_t i = 0; i < stride * (nx - 1) + n; i++)
+        x[i] = next_float(&s);
+    for (int path = QUANT_PORTABLE; path <= QUANT_AVX512; path++) {
+        if (!quant_path_ok(path))
+            continue;
+        quant_dot_rows_n_on(path, type, rows, n, nr, x, stride, nx, out, nr);
+        for (int j = 0; j < nx; j += 1 + (j % 5 == 4) * 3) {
+            for (int i = 0; i < nr; i++)
+                want[i] = quant_dot(type, rows + (size_t)i * rb, x + j * stride, n);
+            for (int i = 0; i < nr; i++)
+                ck_assert_msg(bits_equal(out[j * nr + i], want[i]),
+                              "type %d %s row %d vector %d: %a, want %a", type,
+                              quant_path_name(path), i, j, (double)out[j * nr + i],
+                              (double)want[i]);
+        }
+    }
+    free(rows), free(x), free(out), free(want);
+}
+END_TEST
+
 /* The AVX2 build gives the portable build's bits (quant.h), on random rows
  * of every type and length, one vector and five. */
 START_TEST(test_avx2_is_portable)
@@ -1298,6 +1340,7 @@ Suite *suite_quant(void)
     tcase_add_loop_test(dot, test_dot_n_is_dot, 0, NALL);
     tcase_add_loop_test(dot, test_dot_rows_is_dot, 0, NALL);
     tcase_add_loop_test(dot, test_dot_rows_n_is_dot, 0, NALL);
+    tcase_add_loop_test(dot, test_dot_rows_n_blocks, 0, 3);
     tcase_add_loop_test(dot, test_avx2_is_portable, 0, NALL);
     suite_add_tcase(s, dot);
     return s;

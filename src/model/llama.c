@@ -41,7 +41,7 @@
 #define TOKEN_BLOCK_FLOATS (256 * 1024) /* their activations: 1 MB, within an L2 */
 #define TASKS_PER_THREAD   4            /* tasks per thread and matrix, for balance */
 #define ROWS_MAX           64           /* weight rows per task at most */
-#define TMP_FLOATS         (TOKEN_BLOCK_MAX * QUANT_TILE_ROWS) /* a worker's products */
+#define TMP_FLOATS         (TOKEN_BLOCK_MAX * ROWS_MAX) /* a worker's products */
 /* Layer weights below which a context runs on one thread unless told
  * otherwise: a position's pass is then a fraction of a millisecond, about
  * what handing each product to a second thread and waiting for it costs. */
@@ -203,8 +203,8 @@ static void rows_dot(const struct qtensor *w, int64_t r0, int64_t r1, const floa
             }
             continue;
         }
-        for (int64_t r = r0; r < r1; r += QUANT_TILE_ROWS) {
-            int nr = r1 - r < QUANT_TILE_ROWS ? (int)(r1 - r) : QUANT_TILE_ROWS;
+        for (int64_t r = r0; r < r1; r += ROWS_MAX) { /* a task's rows in one call */
+            int nr = r1 - r < ROWS_MAX ? (int)(r1 - r) : ROWS_MAX;
             quant_dot_rows_n_on(path, w->type, base + (size_t)r * rb, w->cols, nr, xj, ldx, nb, tmp,
                                 nr);
             for (int j = 0; j < nb; j++)

@@ -636,7 +636,8 @@ void quant_dot_rows_n_on(int path, int type, const void *rows, int64_t n, int nr
     }
 #if QUANT_HAVE_AVX2
     if (path != QUANT_PORTABLE) {
-        quant_avx2_dot_rows_n(&r->k[path], rows, rb, nrows, n, x, x_stride, nx, out, out_stride);
+        (path == QUANT_AVX512 ? quant_avx512_dot_rows_n : quant_avx2_dot_rows_n)(
+            &r->k[path], rows, rb, nrows, n, x, x_stride, nx, out, out_stride);
         return;
     }
 #endif

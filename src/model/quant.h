@@ -16,13 +16,13 @@
  * The dot products come in three builds of one specification (quant.c says
  * it in full): a portable one in plain C (fmaf, emulated where the build
  * has no FMA instruction: base/softfma.h), one for x86-64 CPUs with AVX2,
- * FMA and F16C (quant_avx2.c, quant_avx2_low.c), and that one with AVX-512 products for Q4_K
- * and the direct form (quant_avx512.c), chosen at run time. All perform the
- * same float operations in the same order, so they give the same bits; so
- * do quant_dot, quant_dot_n, quant_dot_rows and quant_dot_rows_n, for
- * every vector. (Q4_1, Q5_0, Q5_1,
- * IQ4_NL, Q2_K, Q3_K and IQ4_XS have no AVX2 decoder of their own: the AVX2
- * build multiplies the portable decoder's values, quant_dec.c.)
+ * FMA and F16C (quant_avx2.c, quant_avx2_low.c: a decoder and a one-vector
+ * product of its own for every type), and that one with AVX-512 code for
+ * Q4_K's one-vector product, the direct form's several vectors, and the
+ * rows against vectors of prefill (quant_avx512.c), chosen at run time.
+ * All perform the same float operations in the same order, so they give
+ * the same bits; so do quant_dot, quant_dot_n, quant_dot_rows and
+ * quant_dot_rows_n, for every vector.
  */
 #ifndef LOGITLAB_QUANT_H
 #define LOGITLAB_QUANT_H
@@ -109,12 +109,15 @@ void quant_dot_n(int type, const void *row, int64_t n, const float *x, int64_t x
  * quant_dot(type, rows + i * quant_row_bytes(type, n), x + j * x_stride, n)
  * for i < nrows, j < nx, bit for bit, on a named path. Each span of the
  * rows (256 values) is dequantized once for every QUANT_DOT_N_TILE
- * vectors, and the AVX2 and AVX-512 builds
- * take the rows QUANT_TILE_ROWS at a time against each span of the
- * vectors, so that the vectors, which quant_dot_n reads again for every
- * row (from L2, past a few of them: the bound of the prefill's products),
- * are read once for every QUANT_TILE_ROWS rows; the operations of each
- * (row, vector) pair are quant_dot's in its order. */
+ * vectors. The AVX2 build takes the rows QUANT_TILE_ROWS at a time against
+ * each span of the vectors, so that the vectors, which quant_dot_n reads
+ * again for every row (from L2, past a few of them: the bound of the
+ * prefill's products), are read once for every QUANT_TILE_ROWS rows. The
+ * AVX-512 build is a matrix product: the vectors copied once a k-block for
+ * all the rows of the call (give it many: a task's), each tile of rows
+ * decoded into a panel there, and register-blocked kernels of two rows a
+ * register against twelve or six vectors. The operations of each (row,
+ * vector) pair are quant_dot's in its order. */
 #define QUANT_TILE_ROWS 4
 void quant_dot_rows_n_on(int path, int type, const void *rows, int64_t n, int nrows, const float *x,
                          int64_t x_stride, int nx, float *out, int64_t out_stride);

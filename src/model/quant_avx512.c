@@ -1,8 +1,8 @@
 /* quant_avx512.c - the AVX-512 additions to the AVX2 build of the weight
- * kernels (quant_avx2.c): Q4_K's one-vector product on sixteen lanes, and
- * the direct form's pairs of vectors on sixteen lanes in the product
- * against several vectors; the same operations in each lane as the AVX2
- * build, so the same bits. */
+ * kernels (quant_avx2.c): Q4_K's one-vector product on sixteen lanes, the
+ * direct form's pairs of vectors on sixteen lanes in the product against
+ * several vectors, and prefill's rows against vectors as a matrix product;
+ * the same operations in each lane as the AVX2 build, so the same bits. */
 #include "model/quant_avx2_int.h"
 
 #if QUANT_HAVE_AVX2
@@ -122,6 +122,243 @@ AVX512 void quant_avx512_dot_n(const struct quant_kernels *k, const unsigned cha
         for (int j = 0; j < m; j++)
             out[j0 + j] = acc_sum(&acc[j]);
     }
+}
+
+/* ---- AVX-512: rows against vectors (prefill) ---- */
+
+/* Two rows in one register: lanes 0-7 are the specification's eight lanes
+ * of the first row, lanes 8-15 the second's, so that every lane does what
+ * it does on eight lanes. Each chunk of eight values (an accumulator's
+ * share of 32) is then one register of weights for the two rows and one
+ * vector's eight values copied to both halves: a load of the weights
+ * serves every vector, a load of a vector two rows, and the accumulators
+ * of two pairs of rows against twelve vectors (six in the scaled form,
+ * which holds its group sums too) stay in registers along a k-block.
+ *
+ * The loops are a matrix product's: for each k-block of KBLOCK values the
+ * vectors' values are packed once, in the order the kernels read them (the
+ * vectors themselves lie a power of two floats apart, which sends every
+ * one to the same sets of the first-level cache), and every tile of rows
+ * of the call decodes its k-block into a panel and meets the packed
+ * vectors there. */
+#define PAIRS     (QUANT_TILE_ROWS / 2)
+#define DIRECT_V  12               /* vectors a call of the direct form's kernel */
+#define SCALED_V  6                /* of the scaled form's */
+#define TILE_N    QUANT_DOT_N_TILE /* vectors packed at a time */
+#define KBLOCK    2048             /* values a k-block: the packed vectors take 256 KB */
+#define XP_STRIDE (KBLOCK + 16)
+#define ROW_TILES 16 /* tiles of rows whose sums a pass over the k-blocks keeps */
+
+/* A call's working memory (770 KB, on its thread's stack): a tile's k-block decoded, two rows a
+ * register (chunk c of pair p at w[p][16 c], the scale of group g at
+ * s[p][16 g], eight copies a row), the packed vectors (value i of vector
+ * j at xp[j XP_STRIDE + i]), and the sums of ROW_TILES tiles against TILE_N
+ * vectors (acc[t][(p * 4 + a) * TILE_N + j]: pair p, accumulator a). */
+struct rows_work {
+    __m512 acc[ROW_TILES][PAIRS * 4 * TILE_N];
+    float w[PAIRS][2 * KBLOCK] __attribute__((aligned(64)));
+    float s[PAIRS][KBLOCK] __attribute__((aligned(64)));
+    float xp[XP_STRIDE * TILE_N] __attribute__((aligned(64)));
+    float vals[QUANT_TILE_ROWS][SPAN] __attribute__((aligned(64)));
+    float scales[QUANT_TILE_ROWS][SPAN / 16];
+};
+
+/* The eight floats at p in both halves of a register. */
+AVX512 INLINE __m512 both_halves(const float *p)
+{
+    return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(p))));
+}
+
+/* A span of the tile's rows (work.vals, work.scales as the decoder gave
+ * them) into the panel from value pos of the k-block on. */
+AVX512 INLINE void panel_fill(struct rows_work *wk, int pos, int len, int group)
+{
+    for (int p = 0; p < PAIRS; p++) {
+        float *w = wk->w[p] + 2 * pos, *s = wk->s[p] + (group ? 16 * (pos / group) : 0);
+        for (int c = 0; c < len / 8; c++)
+            _mm512_store_ps(w + 16 * c, join8(_mm256_load_ps(wk->vals[2 * p] + 8 * c),
+                                              _mm256_load_ps(wk->vals[2 * p + 1] + 8 * c)));
+        for (int g = 0; group && g < len / group; g++)
+            _mm512_store_ps(s + 16 * g, join8(_mm256_set1_ps(wk->scales[2 * p][g]),
+                                              _mm256_set1_ps(wk->scales[2 * p + 1][g])));
+    }
+}
+
+/* The direct form over the panel's k-block (len values): chunk c into
+ * accumulator c % 4, one accumulator at a time (each receives its own
+ * chunks in order, as on eight lanes). Vector j's chunk c at x + j xs + c sc. */
+AVX512 INLINE void direct_k(const struct rows_work *wk, const float *x, int xs, int sc, int len,
+                            int V, __m512 *acc)
+{
+    for (int a = 0; a < 4; a++) {
+        __m512 c0[DIRECT_V], c1[DIRECT_V];
+#pragma GCC unroll 12
+        for (int j = 0; j < V; j++)
+            c0[j] = acc[a * TILE_N + j], c1[j] = acc[(4 + a) * TILE_N + j];
+        for (int c = a; c < len / 8; c += 4) {
+            __m512 w0 = _mm512_load_ps(wk->w[0] + 16 * c), w1 = _mm512_load_ps(wk->w[1] + 16 * c);
+#pragma GCC unroll 12
+            for (int j = 0; j < V; j++) {
+                __m512 xv = both_halves(x + j * xs + c * sc);
+                c0[j] = _mm512_fmadd_ps(w0, xv, c0[j]);
+                c1[j] = _mm512_fmadd_ps(w1, xv, c1[j]);
+            }
+        }
+#pragma GCC unroll 12
+        for (int j = 0; j < V; j++)
+            acc[a * TILE_N + j] = c0[j], acc[(4 + a) * TILE_N + j] = c1[j];
+    }
+}
+
+/* The scaled form over the panel's k-block (groups of G values): for
+ * group g, t = q x over its chunks (the first a product), then accumulator
+ * g % 4 takes scale * t. */
+AVX512 INLINE void scaled_k(const struct rows_work *wk, const float *x, int xs, int sc, int len,
+                            int G, int V, __m512 *acc)
+{
+    int ng = len / G, steps = G / 8;
+    for (int a = 0; a < 4 && a < ng; a++) {
+        __m512 c0[SCALED_V], c1[SCALED_V];
+#pragma GCC unroll 6
+        for (int j = 0; j < V; j++)
+            c0[j] = acc[a * TILE_N + j], c1[j] = acc[(4 + a) * TILE_N + j];
+        for (int g = a; g < ng; g += 4) {
+            __m512 t0[SCALED_V], t1[SCALED_V];
+            for (int k = 0; k < steps; k++) {
+                int c = g * steps + k;
+                __m512 w0 = _mm512_load_ps(wk->w[0] + 16 * c);
+                __m512 w1 = _mm512_load_ps(wk->w[1] + 16 * c);
+#pragma GCC unroll 6
+                for (int j = 0; j < V; j++) {
+                    __m512 xv = both_halves(x + j * xs + c * sc);
+                    t0[j] = k ? _mm512_fmadd_ps(w0, xv, t0[j]) : _mm512_mul_ps(w0, xv);
+                    t1[j] = k ? _mm512_fmadd_ps(w1, xv, t1[j]) : _mm512_mul_ps(w1, xv);
+                }
+            }
+            __m512 s0 = _mm512_load_ps(wk->s[0] + 16 * g), s1 = _mm512_load_ps(wk->s[1] + 16 * g);
+#pragma GCC unroll 6
+            for (int j = 0; j < V; j++) {
+                c0[j] = _mm512_fmadd_ps(s0, t0[j], c0[j]);
+                c1[j] = _mm512_fmadd_ps(s1, t1[j], c1[j]);
+            }
+        }
+#pragma GCC unroll 6
+        for (int j = 0; j < V; j++)
+            acc[a * TILE_N + j] = c0[j], acc[(4 + a) * TILE_N + j] = c1[j];
+    }
+}
+
+/* The kernels with a constant count of vectors, so that their
+ * accumulators are registers: the full count, and the last few. */
+typedef void (*tile_kernel)(const struct rows_work *, const float *, int, int, int, __m512 *);
+#define DIRECT_KERNEL(V)                                                                           \
+    AVX512 static void direct_##V(const struct rows_work *wk, const float *x, int xs, int sc,      \
+                                  int len, __m512 *acc)                                            \
+    {                                                                                              \
+        direct_k(wk, x, xs, sc, len, V, acc);                                                      \
+    }
+DIRECT_KERNEL(12)
+DIRECT_KERNEL(8)
+DIRECT_KERNEL(4)
+DIRECT_KERNEL(1)
+#define SCALED_KERNEL(G, V)                                                                        \
+    AVX512 static void scaled_##G##_##V(const struct rows_work *wk, const float *x, int xs,        \
+                                        int sc, int len, __m512 *acc)                              \
+    {                                                                                              \
+        scaled_k(wk, x, xs, sc, len, G, V, acc);                                                   \
+    }
+SCALED_KERNEL(32, 6)
+SCALED_KERNEL(32, 2)
+SCALED_KERNEL(32, 1)
+SCALED_KERNEL(16, 6)
+SCALED_KERNEL(16, 2)
+SCALED_KERNEL(16, 1)
+
+/* The panel against the m packed vectors, the largest kernels first. */
+AVX512 INLINE void panel_vectors(const struct rows_work *wk, int group, int len, int m, __m512 *acc)
+{
+    static const tile_kernel DIRECT[] = { direct_12, direct_8, direct_4, direct_1 },
+                             S32[] = { scaled_32_6, scaled_32_2, scaled_32_1 },
+                             S16[] = { scaled_16_6, scaled_16_2, scaled_16_1 };
+    static const int DIRECT_N[] = { 12, 8, 4, 1 }, SCALED_N[] = { 6, 2, 1 };
+    const tile_kernel *kern = group == 32 ? S32 : group ? S16 : DIRECT;
+    const int *count = group ? SCALED_N : DIRECT_N;
+    int j = 0;
+    for (int i = 0; j < m; i++) /* the last count is 1: every vector is taken */
+        for (; m - j >= count[i]; j += count[i])
+            kern[i](wk, wk->xp + j * XP_STRIDE, XP_STRIDE, 8, len, acc + j);
+}
+
+/* Values [kb, kb + len) of the m vectors (xs apart) copied XP_STRIDE
+ * floats apart: a cache line more than the k-block, so that the vectors
+ * the kernels read side by side fall in different sets of the
+ * first-level cache. */
+AVX512 INLINE void pack_x(float *xp, const float *x, int64_t xs, int len, int m)
+{
+    for (int j = 0; j < m; j++)
+        memcpy(xp + j * XP_STRIDE, x + j * xs, (size_t)len * sizeof *x);
+}
+
+/* Row 2p + h's sum against vector j, in acc_sum's order. */
+AVX512 INLINE float pair_sum(const __m512 *acc, int p, int h, int j)
+{
+    struct acc4 s;
+    for (int a = 0; a < 4; a++) {
+        __m512 v = acc[(p * 4 + a) * TILE_N + j];
+        s.a[a] = h ? upper8(v) : _mm512_castps512_ps256(v);
+    }
+    return acc_sum(&s);
+}
+
+/* Tiles of QUANT_TILE_ROWS rows from rows on (at most ROW_TILES) against m
+ * vectors, out[j * out_stride + i] for row i. */
+AVX512 INLINE void tiles_n(struct rows_work *wk, const struct quant_kernels *k,
+                           const unsigned char *rows, size_t row_bytes, int tiles, int64_t n,
+                           const float *x, int64_t x_stride, int m, float *out, int64_t out_stride)
+{
+    for (int t = 0; t < tiles; t++)
+        memset(wk->acc[t], 0, sizeof wk->acc[t]);
+    for (int64_t kb = 0; kb < n; kb += KBLOCK) {
+        int klen = n - kb < KBLOCK ? (int)(n - kb) : KBLOCK;
+        pack_x(wk->xp, x + kb, x_stride, klen, m);
+        for (int t = 0; t < tiles; t++) {
+            const unsigned char *r0 = rows + (size_t)t * QUANT_TILE_ROWS * row_bytes;
+            for (int pos = 0; pos < klen; pos += SPAN) {
+                int len = klen - pos < SPAN ? klen - pos : SPAN;
+                for (int i = 0; i < QUANT_TILE_ROWS; i++)
+                    k->decode(r0 + (size_t)i * row_bytes + (kb + pos) / k->block * k->bytes, len,
+                              wk->vals[i], wk->scales[i]);
+                panel_fill(wk, pos, len, k->group);
+            }
+            panel_vectors(wk, k->group, klen, m, wk->acc[t]);
+        }
+    }
+    for (int t = 0; t < tiles; t++)
+        for (int i = 0; i < QUANT_TILE_ROWS; i++)
+            for (int j = 0; j < m; j++)
+                out[(int64_t)j * out_stride + t * QUANT_TILE_ROWS + i] =
+                    pair_sum(wk->acc[t], i / 2, i % 2, j);
+}
+
+AVX512 void quant_avx512_dot_rows_n(const struct quant_kernels *k, const unsigned char *rows,
+                                    size_t row_bytes, int nrows, int64_t n, const float *x,
+                                    int64_t x_stride, int nx, float *out, int64_t out_stride)
+{
+    int full = n % 32 == 0 ? nrows / QUANT_TILE_ROWS * QUANT_TILE_ROWS : 0;
+    struct rows_work wk;
+    for (int j0 = 0; j0 < nx; j0 += TILE_N) {
+        int m = nx - j0 < TILE_N ? nx - j0 : TILE_N;
+        for (int i0 = 0; i0 < full; i0 += ROW_TILES * QUANT_TILE_ROWS) {
+            int tiles = (full - i0) / QUANT_TILE_ROWS;
+            tiles = tiles < ROW_TILES ? tiles : ROW_TILES;
+            tiles_n(&wk, k, rows + (size_t)i0 * row_bytes, row_bytes, tiles, n,
+                    x + (int64_t)j0 * x_stride, x_stride, m, out + (int64_t)j0 * out_stride + i0,
+                    out_stride);
+        }
+    }
+    if (full < nrows)
+        quant_avx2_dot_rows_n(k, rows + (size_t)full * row_bytes, row_bytes, nrows - full, n, x,
+                              x_stride, nx, out + full, out_stride);
 }
 #else
 /* Elsewhere the file is empty, which ISO C does not allow a file to be. */

@@ -158,6 +158,12 @@ QUANT_AVX2_TYPE(q5_1)
 float quant_avx512_dot1_q4_k(const unsigned char *row, const float *x, int64_t n);
 void quant_avx512_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
                         const float *x, int64_t x_stride, int nx, float *out);
+/* quant_avx2_dot_rows_n on sixteen lanes, two rows a register: the same
+ * bits (whole tiles of rows whose length is a multiple of 32; the rest
+ * goes to the AVX2 loop). */
+void quant_avx512_dot_rows_n(const struct quant_kernels *k, const unsigned char *rows,
+                             size_t row_bytes, int nrows, int64_t n, const float *x,
+                             int64_t x_stride, int nx, float *out, int64_t out_stride);
 #endif
 
 /* What the quantizers share. A group whose largest magnitude is below

@@ -1,8 +1,10 @@
 /* bench_quant.c - the weight kernels' throughput on one core: quant_dot
  * over every row of a 2048 x 8192 matrix (an FFN matrix of Llama 3.2 1B)
  * with one vector (decode; "ms rows": quant_dot_rows over the matrix at
- * once, prefetching and several rows at a time), and quant_dot_n with 8 and 32 (prefill), in
- * each type and on each build this CPU runs. GB/s counts the matrix's
+ * once, prefetching and several rows at a time), quant_dot_n with 8 and 32,
+ * and quant_dot_rows_n with 32 as the forward pass calls it, 64 rows a
+ * call ("GFLOP/s rows": prefill's products), in each type and on
+ * each build this CPU runs. GB/s counts the matrix's
  * bytes once per product of the whole matrix. Not part of make bench:
  * make build/bench_quant (the rule for tests/bench/bench_*.c), or by hand,
  *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Isrc tests/bench/bench_quant.c \
@@ -15,9 +17,13 @@
 
 #include "model/quant.h"
 
-#define ROWS   2048
-#define COLS   8192
-#define ROUNDS 15
+#define ROWS      2048
+#define COLS      8192
+#define ROUNDS    15
+#define TASK_ROWS 64 /* rows a call of quant_dot_rows_n: a task of the forward pass */
+#ifndef NXR
+#define NXR 32
+#endif
 
 /* A fixed pseudo-random sequence (xorshift) in [-1, 1). */
 static float next_value(uint64_t *s)
@@ -45,7 +51,10 @@ static double time_matrix(int path, int type, const unsigned char *w, size_t rb,
         double t0 = cpu_ms();
         if (nx == 0) /* quant_dot_rows: the whole matrix against one vector */
             quant_dot_rows_on(path, type, w, COLS, ROWS, x, out);
-        for (int i = 0; nx && i < ROWS; i++)
+        for (int i = 0; nx < 0 && i < ROWS; i += TASK_ROWS) /* rows against -nx vectors */
+            quant_dot_rows_n_on(path, type, w + (size_t)i * rb, COLS, TASK_ROWS, x, COLS, -nx,
+                                out + i, ROWS);
+        for (int i = 0; nx > 0 && i < ROWS; i++)
             quant_dot_n_on(path, type, w + (size_t)i * rb, COLS, x, COLS, nx, out + (size_t)i * 32);
         t[r] = cpu_ms() - t0;
     }
@@ -61,17 +70,17 @@ int main(int argc, char **argv)
                                  QT_IQ4_NL, QT_Q4_1, QT_Q5_0, QT_Q5_1, QT_Q4_0, QT_F16,  QT_BF16 };
     static const int NX[] = { 1, 8, 32 };
     float *m = malloc(sizeof(float) * ROWS * COLS);
-    float *x = aligned_alloc(64, sizeof(float) * COLS * 32);
-    float *out = malloc(sizeof(float) * ROWS * 32);
+    float *x = aligned_alloc(64, sizeof(float) * COLS * 64);
+    float *out = malloc(sizeof(float) * ROWS * 64);
     if (!m || !x || !out)
         return 3;
     uint64_t s = 88172645463325252u;
     for (size_t i = 0; i < (size_t)ROWS * COLS; i++)
         m[i] = next_value(&s);
-    for (size_t i = 0; i < (size_t)COLS * 32; i++)
+    for (size_t i = 0; i < (size_t)COLS * 64; i++)
         x[i] = next_value(&s);
-    printf("%-6s %-9s %10s %9s %9s %9s %12s %12s\n", "type", "path", "MB", "ms", "GB/s", "ms rows",
-           "ms/vec nx=8", "ms/vec nx=32");
+    printf("%-6s %-9s %10s %9s %9s %9s %12s %12s %13s\n", "type", "path", "MB", "ms", "GB/s",
+           "ms rows", "ms/vec nx=8", "ms/vec nx=32", "GFLOP/s rows");
     for (size_t t = 0; t < sizeof TYPES / sizeof TYPES[0]; t++) {
         size_t rb = quant_row_bytes(TYPES[t], COLS);
         unsigned char *w = malloc(rb * ROWS);
@@ -87,9 +96,11 @@ int main(int argc, char **argv)
             for (int k = 0; k < 3; k++)
                 ms[k] = time_matrix(path, TYPES[t], w, rb, x, NX[k], out) / NX[k];
             double mb = (double)(rb * ROWS) / 1e6,
-                   rows = time_matrix(path, TYPES[t], w, rb, x, 0, out);
-            printf("%-6s %-9s %10.1f %9.2f %9.2f %9.2f %12.2f %12.2f\n", name,
-                   quant_path_name(path), mb, ms[0], mb / ms[0], rows, ms[1], ms[2]);
+                   rows = time_matrix(path, TYPES[t], w, rb, x, 0, out),
+                   tile = time_matrix(path, TYPES[t], w, rb, x, -NXR, out);
+            printf("%-6s %-9s %10.1f %9.2f %9.2f %9.2f %12.2f %12.2f %13.1f\n", name,
+                   quant_path_name(path), mb, ms[0], mb / ms[0], rows, ms[1], ms[2],
+                   2.0 * ROWS * COLS * NXR / tile / 1e6);
         }
         free(w);
     }
