@@ -1150,11 +1150,11 @@ START_TEST(test_dot_rows_n_is_dot)
 }
 END_TEST
 
-/* A forward pass's call of quant_dot_rows_n: 70 rows (the AVX-512 build's
- * block of 64 rows and another, whose last two rows are no whole tile)
- * 2,304 values long (a k-block of 2,048 and a short one) against 33
- * vectors (a packing of 32 and one more), 2,048 + 16 floats apart (the
- * vectors side by side in the cache's sets): every (row, vector) pair is
+/* A forward pass's call of quant_dot_rows_n: 70 rows (a block of 64 rows
+ * and another, whose last two rows are no whole tile) 2,304 values long
+ * (k-blocks of 2,048 on AVX-512, of 512 on AVX2, and a short one) against
+ * 33 vectors (a copy of 32 and one more), 2,048 + 16 floats apart: every
+ * (row, vector) pair is
  * quant_dot's, bit for bit, on every build, for the direct form (Q4_K) and
  * the scaled forms of groups of 32 (Q8_0) and 16 (Q6_K). */
 START_TEST(test_dot_rows_n_blocks)

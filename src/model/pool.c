@@ -17,6 +17,7 @@
 /* How long a waiting thread spins before it sleeps. A decode step's
  * products follow each other within a few microseconds; between steps
  * (the sampler, the screen) the threads go to sleep. */
+#define POOL_STACK      (8u << 20) /* bytes of a worker's stack */
 #define POOL_SPIN_MS    0.05
 #define POOL_SPIN_CHECK 256 /* spins between two looks at the clock */
 
@@ -111,16 +112,33 @@ struct pool *pool_new(int threads, struct err *e)
     atomic_init(&p->next, 0);
     atomic_init(&p->active, 0);
     atomic_init(&p->stop, 0);
+    /* A stack of its own size, not the process's limit's: the products'
+     * working memory lives there (quant_avx2.c's and quant_avx512.c's,
+     * about 570 KB a call). */
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) {
+        pool_free(p);
+        err_set(e, ERR_SYSTEM, "thread pool: cannot set a thread's stack size");
+        return NULL;
+    }
+    if (pthread_attr_setstacksize(&attr, POOL_STACK) != 0) {
+        pthread_attr_destroy(&attr);
+        pool_free(p);
+        err_set(e, ERR_SYSTEM, "thread pool: cannot set a thread's stack size");
+        return NULL;
+    }
     for (int i = 1; i < threads; i++) {
         p->w[i].p = p;
         p->w[i].id = i;
-        if (pthread_create(&p->w[i].thread, NULL, pool_main, &p->w[i]) != 0) {
+        if (pthread_create(&p->w[i].thread, &attr, pool_main, &p->w[i]) != 0) {
+            pthread_attr_destroy(&attr);
             pool_free(p);
             err_set(e, ERR_SYSTEM, "thread pool: cannot start thread %d of %d", i + 1, threads);
             return NULL;
         }
         p->started++;
     }
+    pthread_attr_destroy(&attr);
     return p;
 }
 

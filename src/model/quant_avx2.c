@@ -176,10 +176,19 @@ AVX2 void quant_avx2_dot_n(const struct quant_kernels *k, const unsigned char *r
     }
 }
 
-/* The vectors a span of them is multiplied by at a time in
- * quant_avx2_dot_rows_n: their span (12 KB) stays in L1 while the tile's
- * rows meet it; a multiple of the micro-kernels' three and four. */
+/* The vectors a tile of rows meets at a time in quant_avx2_dot_rows_n
+ * (their k-block, 24 KB, stays in L1 while the tile's pairs of rows meet
+ * it); a multiple of the micro-kernels' three and four. */
 #define TILE_VECS 12
+
+/* The matrix product's k-blocks (values: 2,048 ran slower, the panels and
+ * vectors then in L2), the vectors' copy (floats apart: a cache line more
+ * than a k-block, so that the vectors a kernel reads side by side fall in
+ * different sets of the first-level cache, where 2,048 or 8,192 floats
+ * apart they share one), and the rows a call's sums hold. */
+#define KBLOCK     512
+#define XP_STRIDE  (KBLOCK + 16)
+#define BLOCK_ROWS 64
 
 /* A vector loaded into a register once for the two rows: gcc would fold
  * the load into each multiply-add that takes it, loading it twice, which
@@ -268,8 +277,8 @@ AVX2 INLINE void scaled_2x3(const float *q0, const float *q1, const float *s0, c
 /* Two rows' span against vectors: the micro-kernel while three or four
  * are left (a span the kernel cannot take, a short last one of the
  * direct form, goes whole to the pairs' kernel), then the pairs' kernel. */
-AVX2 INLINE void span_two_rows(const struct quant_kernels *k, float (*vals)[SPAN],
-                               float (*scales)[SPAN / 16], int len, const float *x,
+AVX2 INLINE void span_two_rows(const struct quant_kernels *k, float (*vals)[KBLOCK],
+                               float (*scales)[KBLOCK / 16], int len, const float *x,
                                int64_t x_stride, int m, struct acc4 *A0, struct acc4 *A1)
 {
     int j = 0;
@@ -286,8 +295,8 @@ AVX2 INLINE void span_two_rows(const struct quant_kernels *k, float (*vals)[SPAN
 
 /* One span of the tile's rows (decoded into vals, scales) against every
  * vector, TILE_VECS vectors at a time, two rows at a time. */
-AVX2 INLINE void span_rows(const struct quant_kernels *k, float (*vals)[SPAN],
-                           float (*scales)[SPAN / 16], int nr, int len, const float *x,
+AVX2 INLINE void span_rows(const struct quant_kernels *k, float (*vals)[KBLOCK],
+                           float (*scales)[KBLOCK / 16], int nr, int len, const float *x,
                            int64_t x_stride, int nx, struct acc4 (*acc)[QUANT_DOT_N_TILE])
 {
     for (int j0 = 0; j0 < nx; j0 += TILE_VECS) {
@@ -301,33 +310,60 @@ AVX2 INLINE void span_rows(const struct quant_kernels *k, float (*vals)[SPAN],
     }
 }
 
+/* A call's working memory (330 KB, on its thread's stack): the sums of
+ * BLOCK_ROWS rows against QUANT_DOT_N_TILE vectors, the vectors' k-block
+ * (vector j at xp[j * XP_STRIDE]), and a tile's rows decoded over it. */
+struct rows_work2 {
+    struct acc4 acc[BLOCK_ROWS][QUANT_DOT_N_TILE];
+    float xp[QUANT_DOT_N_TILE * XP_STRIDE] __attribute__((aligned(32)));
+    float vals[QUANT_TILE_ROWS][KBLOCK] __attribute__((aligned(32)));
+    float scales[QUANT_TILE_ROWS][KBLOCK / 16];
+};
+
+/* Rows [0, nr) (nr at most BLOCK_ROWS) against m vectors, as a matrix
+ * product: for each k-block the vectors copied once, then every tile of
+ * rows decoded over it and met there, each micro-kernel's sums in
+ * registers along the whole k-block. */
+AVX2 INLINE void block_rows(struct rows_work2 *wk, const struct quant_kernels *k,
+                            const unsigned char *rows, size_t row_bytes, int nr, int64_t n,
+                            const float *x, int64_t x_stride, int m, float *out, int64_t out_stride)
+{
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < m; j++)
+            acc_zero(&wk->acc[i][j]);
+    for (int64_t kb = 0; kb < n; kb += KBLOCK) {
+        int klen = n - kb < KBLOCK ? (int)(n - kb) : KBLOCK;
+        for (int j = 0; j < m; j++)
+            memcpy(wk->xp + j * XP_STRIDE, x + j * x_stride + kb, (size_t)klen * sizeof *x);
+        for (int i0 = 0; i0 < nr; i0 += QUANT_TILE_ROWS) {
+            int tr = nr - i0 < QUANT_TILE_ROWS ? nr - i0 : QUANT_TILE_ROWS;
+            const unsigned char *r0 = rows + (size_t)i0 * row_bytes;
+            for (int pos = 0; pos < klen; pos += SPAN) {
+                int len = klen - pos < SPAN ? klen - pos : SPAN;
+                for (int i = 0; i < tr; i++)
+                    k->decode(r0 + (size_t)i * row_bytes + (kb + pos) / k->block * k->bytes, len,
+                              wk->vals[i] + pos, wk->scales[i] + pos / (k->group ? k->group : 16));
+            }
+            span_rows(k, wk->vals, wk->scales, tr, klen, wk->xp, XP_STRIDE, m, wk->acc + i0);
+        }
+    }
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < m; j++)
+            out[(int64_t)j * out_stride + i] = acc_sum(&wk->acc[i][j]);
+}
+
 AVX2 void quant_avx2_dot_rows_n(const struct quant_kernels *k, const unsigned char *rows,
                                 size_t row_bytes, int nrows, int64_t n, const float *x,
                                 int64_t x_stride, int nx, float *out, int64_t out_stride)
 {
-    float vals[QUANT_TILE_ROWS][SPAN] __attribute__((aligned(32)));
-    float scales[QUANT_TILE_ROWS][SPAN / 16];
-    struct acc4 acc[QUANT_TILE_ROWS][QUANT_DOT_N_TILE];
-    for (int i0 = 0; i0 < nrows; i0 += QUANT_TILE_ROWS) {
-        int nr = nrows - i0 < QUANT_TILE_ROWS ? nrows - i0 : QUANT_TILE_ROWS;
-        const unsigned char *r0 = rows + (size_t)i0 * row_bytes;
-        for (int j0 = 0; j0 < nx; j0 += QUANT_DOT_N_TILE) {
-            int m = nx - j0 < QUANT_DOT_N_TILE ? nx - j0 : QUANT_DOT_N_TILE;
-            for (int i = 0; i < nr; i++)
-                for (int j = 0; j < m; j++)
-                    acc_zero(&acc[i][j]);
-            for (int64_t pos = 0; pos < n; pos += SPAN) {
-                int len = n - pos < SPAN ? (int)(n - pos) : SPAN;
-                for (int i = 0; i < nr; i++)
-                    k->decode(r0 + (size_t)i * row_bytes + pos / k->block * k->bytes, len, vals[i],
-                              scales[i]);
-                span_rows(k, vals, scales, nr, len, x + (int64_t)j0 * x_stride + pos, x_stride, m,
-                          acc);
-            }
-            for (int i = 0; i < nr; i++)
-                for (int j = 0; j < m; j++)
-                    out[(int64_t)(j0 + j) * out_stride + i0 + i] = acc_sum(&acc[i][j]);
-        }
+    struct rows_work2 wk;
+    for (int j0 = 0; j0 < nx; j0 += QUANT_DOT_N_TILE) {
+        int m = nx - j0 < QUANT_DOT_N_TILE ? nx - j0 : QUANT_DOT_N_TILE;
+        for (int i0 = 0; i0 < nrows; i0 += BLOCK_ROWS)
+            block_rows(&wk, k, rows + (size_t)i0 * row_bytes, row_bytes,
+                       nrows - i0 < BLOCK_ROWS ? nrows - i0 : BLOCK_ROWS, n,
+                       x + (int64_t)j0 * x_stride, x_stride, m, out + (int64_t)j0 * out_stride + i0,
+                       out_stride);
     }
 }
 

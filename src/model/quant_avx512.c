@@ -136,22 +136,22 @@ AVX512 void quant_avx512_dot_n(const struct quant_kernels *k, const unsigned cha
  * which holds its group sums too) stay in registers along a k-block.
  *
  * The loops are a matrix product's: for each k-block of KBLOCK values the
- * vectors' values are packed once, in the order the kernels read them (the
- * vectors themselves lie a power of two floats apart, which sends every
- * one to the same sets of the first-level cache), and every tile of rows
- * of the call decodes its k-block into a panel and meets the packed
- * vectors there. */
+ * vectors' values are copied once, XP_STRIDE floats apart (a cache line
+ * more than the k-block: the vectors themselves lie a power of two floats
+ * apart, which sends every one to the same sets of the first-level cache),
+ * and every tile of rows of the call decodes its k-block into a panel and
+ * meets the copied vectors there. */
 #define PAIRS     (QUANT_TILE_ROWS / 2)
 #define DIRECT_V  12               /* vectors a call of the direct form's kernel */
 #define SCALED_V  6                /* of the scaled form's */
-#define TILE_N    QUANT_DOT_N_TILE /* vectors packed at a time */
-#define KBLOCK    2048             /* values a k-block: the packed vectors take 256 KB */
-#define XP_STRIDE (KBLOCK + 16)
-#define ROW_TILES 16 /* tiles of rows whose sums a pass over the k-blocks keeps */
+#define TILE_N    QUANT_DOT_N_TILE /* vectors copied at a time */
+#define KBLOCK    2048             /* values a k-block: the copied vectors take 264 KB */
+#define XP_STRIDE (KBLOCK + 16)    /* floats from one copied vector to the next */
+#define ROW_TILES 16               /* tiles of rows whose sums a pass over the k-blocks keeps */
 
-/* A call's working memory (770 KB, on its thread's stack): a tile's k-block decoded, two rows a
- * register (chunk c of pair p at w[p][16 c], the scale of group g at
- * s[p][16 g], eight copies a row), the packed vectors (value i of vector
+/* A call's working memory (570 KB, on its thread's stack): a tile's
+ * k-block decoded, two rows a register (chunk c of pair p at w[p][16 c], the scale of group g at
+ * s[p][16 g], eight copies a row), the copied vectors (value i of vector
  * j at xp[j XP_STRIDE + i]), and the sums of ROW_TILES tiles against TILE_N
  * vectors (acc[t][(p * 4 + a) * TILE_N + j]: pair p, accumulator a). */
 struct rows_work {
@@ -169,7 +169,7 @@ AVX512 INLINE __m512 both_halves(const float *p)
     return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(p))));
 }
 
-/* A span of the tile's rows (work.vals, work.scales as the decoder gave
+/* A span of the tile's rows (wk->vals, wk->scales as the decoder gave
  * them) into the panel from value pos of the k-block on. */
 AVX512 INLINE void panel_fill(struct rows_work *wk, int pos, int len, int group)
 {
@@ -274,7 +274,7 @@ SCALED_KERNEL(16, 6)
 SCALED_KERNEL(16, 2)
 SCALED_KERNEL(16, 1)
 
-/* The panel against the m packed vectors, the largest kernels first. */
+/* The panel against the m copied vectors, the largest kernels first. */
 AVX512 INLINE void panel_vectors(const struct rows_work *wk, int group, int len, int m, __m512 *acc)
 {
     static const tile_kernel DIRECT[] = { direct_12, direct_8, direct_4, direct_1 },
