@@ -15,6 +15,7 @@
 #include "model/lmhead_gen.h"
 #include "model/model.h"
 #include "model/norm_tree.h"
+#include "model/quant.h"
 #include "source/source.h"
 #include "suites.h"
 #include "tui/app.h"
@@ -376,6 +377,45 @@ START_TEST(test_rmsnorm_tree)
 }
 END_TEST
 
+/* A borrowed head (a model file's, in its stored type) against a batch of
+ * vectors gives each vector what it gives that vector alone: quant_dot of
+ * each row, bit for bit. 300 rows of 512 (tasks of rows, blocks of 64 in
+ * the matrix product, and a short one) against 37 vectors (a copy of 32 and
+ * five more), in Q4_K and Q8_0, whose rows come from quant_quantize. */
+START_TEST(test_borrowed_head_batch)
+{
+    enum { V = 300, D = 512, N = 37 };
+    int type = _i ? QT_Q8_0 : QT_Q4_K;
+    size_t rb = quant_row_bytes(type, D);
+    float *w = malloc(sizeof(float) * V * D), *x = malloc(sizeof(float) * N * D);
+    float *one = malloc(sizeof(float) * V), *batch = malloc(sizeof(float) * N * V);
+    unsigned char *q = malloc(rb * V);
+    ck_assert(w && x && one && batch && q);
+    uint32_t s = 777u + (uint32_t)_i;
+    for (int i = 0; i < V * D; i++) {
+        s = s * 1664525u + 1013904223u;
+        w[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
+    }
+    for (int i = 0; i < N * D; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
+    }
+    quant_quantize(type, w, q, (int64_t)V * D);
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_borrow(&m, V, D, q, type, NULL, 1e-5f, &e) == 0, "%s", e.msg);
+    model_logits_batch(&m, x, N, batch);
+    for (int j = 0; j < N; j++) {
+        model_logits(&m, x + (size_t)j * D, one);
+        ck_assert_msg(memcmp(one, batch + (size_t)j * V, sizeof(float) * V) == 0,
+                      "type %d vector %d differs", type, j);
+        ck_assert(one[j] == quant_dot(type, q + (size_t)j * rb, x + (size_t)j * D, D));
+    }
+    model_free(&m);
+    free(w), free(x), free(one), free(batch), free(q);
+}
+END_TEST
+
 Suite *suite_headbuild(void)
 {
     Suite *s = suite_create("headbuild");
@@ -392,6 +432,7 @@ Suite *suite_headbuild(void)
     tcase_add_loop_test(product, test_rows_in_tiles, 0, VEC_N_PATHS);  /* on every path */
     tcase_add_loop_test(product, test_product_digest, 0, VEC_N_PATHS); /* on every path */
     tcase_add_test(product, test_rmsnorm_tree);
+    tcase_add_loop_test(product, test_borrowed_head_batch, 0, 2);
     suite_add_tcase(s, product);
     TCase *tc = tcase_create("progress");
     tcase_set_timeout(tc, 60);

@@ -21,8 +21,6 @@
 #include "model/quant.h"
 
 #define MAX_THREADS 16
-/* Vectors a borrowed head's row meets at once (a stack buffer of results). */
-#define HEAD_TASK_VECS 16
 /* Rows of a product's task. */
 #define HEAD_TASK_ROWS 256
 /* Bytes of weights a task of the build fills: two huge pages, so that
@@ -97,29 +95,21 @@ static void bf16_rows(const struct head_job *j, int lo, int hi)
                    (size_t)m->V);
 }
 
-/* A borrowed head's rows [lo, hi): each row's blocks dequantized once for
- * all the vectors (quant_dot_n gives each vector what quant_dot would). */
+/* A borrowed head's rows [lo, hi): against one vector, the rows streamed;
+ * against several, the matrix product of prefill (each row's blocks
+ * decoded once for all the vectors), which gives each vector what
+ * quant_dot would. */
 static void quant_rows(const struct head_job *j, int lo, int hi)
 {
     const struct model *m = j->m;
-    size_t row_bytes = quant_row_bytes(m->qtype, m->d);
-    float tmp[HEAD_TASK_VECS];
+    const unsigned char *rows =
+        (const unsigned char *)m->qw + (size_t)lo * quant_row_bytes(m->qtype, m->d);
     int path = quant_best_path(); /* once, not a row */
-    if (j->n_vec == 1) { /* quant_dot of each row, the next row fetched during the current */
-        quant_dot_rows_on(path, m->qtype, (const unsigned char *)m->qw + (size_t)lo * row_bytes,
-                          m->d, hi - lo, j->x, j->out + lo);
-        return;
-    }
-    for (int r = lo; r < hi; r++) {
-        const void *row = (const unsigned char *)m->qw + (size_t)r * row_bytes;
-        for (int v0 = 0; v0 < j->n_vec; v0 += HEAD_TASK_VECS) {
-            int nv = j->n_vec - v0 < HEAD_TASK_VECS ? j->n_vec - v0 : HEAD_TASK_VECS;
-            quant_dot_n_on(path, m->qtype, row, m->d, j->x + (size_t)v0 * (size_t)m->d, m->d, nv,
-                           tmp);
-            for (int v = 0; v < nv; v++)
-                j->out[(size_t)(v0 + v) * (size_t)m->V + (size_t)r] = tmp[v];
-        }
-    }
+    if (j->n_vec == 1) /* quant_dot of each row, the next row fetched during the current */
+        quant_dot_rows_on(path, m->qtype, rows, m->d, hi - lo, j->x, j->out + lo);
+    else
+        quant_dot_rows_n_on(path, m->qtype, rows, m->d, hi - lo, j->x, m->d, j->n_vec, j->out + lo,
+                            m->V);
 }
 
 static void head_task(void *arg, int task, int worker)

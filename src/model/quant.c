@@ -319,25 +319,16 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
     {                                                                                              \
         dec_##s, quant_avx2_dot_n, NULL, block, bytes, group                                       \
     }
-/* The AVX-512 path: AVX2's kernels, one-vector products where it has its own. */
-#define avx512_dot1_f32    quant_avx2_dot1_f32
-#define avx512_dot1_f16    quant_avx2_dot1_f16
-#define avx512_dot1_bf16   quant_avx2_dot1_bf16
-#define avx512_dot1_q8_0   quant_avx2_dot1_q8_0
-#define avx512_dot1_q4_0   quant_avx2_dot1_q4_0
-#define avx512_dot1_q4_k   quant_avx512_dot1_q4_k
-#define avx512_dot1_q5_k   quant_avx2_dot1_q5_k
-#define avx512_dot1_q6_k   quant_avx2_dot1_q6_k
-#define avx512_dot1_q3_k   quant_avx2_dot1_q3_k
-#define avx512_dot1_iq4_xs quant_avx2_dot1_iq4_xs
-#define avx512_dot1_iq4_nl quant_avx2_dot1_iq4_nl
-#define avx512_dot1_q2_k   quant_avx2_dot1_q2_k
-#define avx512_dot1_q4_1   quant_avx2_dot1_q4_1
-#define avx512_dot1_q5_0   quant_avx2_dot1_q5_0
-#define avx512_dot1_q5_1   quant_avx2_dot1_q5_1
+/* The AVX-512 path: AVX2's kernels with its own products of several
+ * vectors; "own512", a decoder and one-vector product of its own too. */
 #define AVX512_KERNELS_own(s, block, bytes, group)                                                 \
     {                                                                                              \
-        quant_avx2_dec_##s, quant_avx512_dot_n, avx512_dot1_##s, block, bytes, group               \
+        quant_avx2_dec_##s, quant_avx512_dot_n, quant_avx2_dot1_##s, block, bytes, group           \
+    }
+#define AVX2_KERNELS_own512 AVX2_KERNELS_own
+#define AVX512_KERNELS_own512(s, block, bytes, group)                                              \
+    {                                                                                              \
+        quant_avx512_dec_##s, quant_avx512_dot_n, quant_avx512_dot1_##s, block, bytes, group       \
     }
 #define AVX512_KERNELS_plain(s, block, bytes, group)                                               \
     {                                                                                              \
@@ -348,16 +339,18 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
     {                                                                                              \
         NULL, NULL, NULL, block, bytes, group                                                      \
     }
-#define AVX2_KERNELS_own     NO_KERNELS
-#define AVX2_KERNELS_plain   NO_KERNELS
-#define AVX512_KERNELS_own   NO_KERNELS
-#define AVX512_KERNELS_plain NO_KERNELS
+#define AVX2_KERNELS_own      NO_KERNELS
+#define AVX2_KERNELS_plain    NO_KERNELS
+#define AVX512_KERNELS_own    NO_KERNELS
+#define AVX512_KERNELS_plain  NO_KERNELS
+#define AVX2_KERNELS_own512   NO_KERNELS
+#define AVX512_KERNELS_own512 NO_KERNELS
 #endif
 
 /* One row per supported type, in the order refusals list them: its id,
  * name, block (values) and bytes, the values per scale of its scaled form
  * (0: direct), the suffix of its decoders and quantizer, its AVX2 kernels
- * (own or plain, above), and where its block keeps its f16 scales (byte
+ * (own, own512 or plain, above), and where its block keeps its f16 scales (byte
  * offsets, -1 for none; for F32, F16 and BF16 the value itself, which
  * must be finite too). */
 #define QUANT_TYPES(X)                                                                             \
@@ -372,7 +365,7 @@ static void make_bf16(const float *in, unsigned char *out, int64_t n)
     X(QT_IQ4_NL, IQ4_NL, QK_SMALL, IQ4_NL_BYTES, 32, iq4_nl, own, 0, -1)                           \
     X(QT_Q2_K, Q2_K, QK_SUPER, Q2_K_BYTES, 0, q2_k, own, 80, 82)                                   \
     X(QT_Q3_K, Q3_K, QK_SUPER, Q3_K_BYTES, 16, q3_k, own, 108, -1)                                 \
-    X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k, own, QK_D, QK_DMIN)                            \
+    X(QT_Q4_K, Q4_K, QK_SUPER, Q4_K_BYTES, 0, q4_k, own512, QK_D, QK_DMIN)                         \
     X(QT_Q5_K, Q5_K, QK_SUPER, Q5_K_BYTES, 0, q5_k, own, QK_D, QK_DMIN)                            \
     X(QT_Q6_K, Q6_K, QK_SUPER, Q6_K_BYTES, 16, q6_k, own, 208, -1)                                 \
     X(QT_IQ4_XS, IQ4_XS, QK_SUPER, IQ4_XS_BYTES, 32, iq4_xs, own, 0, -1)

@@ -156,6 +156,7 @@ QUANT_AVX2_TYPE(q5_0)
 QUANT_AVX2_TYPE(q5_1)
 /* The AVX-512 path is the AVX2 one but for these one-vector products. */
 float quant_avx512_dot1_q4_k(const unsigned char *row, const float *x, int64_t n);
+void quant_avx512_dec_q4_k(const unsigned char *p, int len, float *vals, float *scales);
 void quant_avx512_dot_n(const struct quant_kernels *k, const unsigned char *row, int64_t n,
                         const float *x, int64_t x_stride, int nx, float *out);
 /* quant_avx2_dot_rows_n on sixteen lanes, two rows a register: the same
