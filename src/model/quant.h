@@ -18,8 +18,9 @@
  * has no FMA instruction: base/softfma.h), one for x86-64 CPUs with AVX2,
  * FMA and F16C (quant_avx2.c, quant_avx2_low.c: a decoder and a one-vector
  * product of its own for every type), and that one with AVX-512 code for
- * Q4_K's one-vector product, the direct form's several vectors, and the
- * rows against vectors of prefill (quant_avx512.c), chosen at run time.
+ * Q4_K's decoder and one-vector product, the direct form's several
+ * vectors, and the rows against vectors of prefill (quant_avx512.c),
+ * chosen at run time.
  * All perform the same float operations in the same order, so they give
  * the same bits; so do quant_dot, quant_dot_n, quant_dot_rows and
  * quant_dot_rows_n, for every vector.
@@ -145,9 +146,9 @@ void quant_prefetch(const void *p, size_t bytes);
 enum quant_path {
     QUANT_PORTABLE = 0, /* plain C: every CPU */
     QUANT_AVX2 = 1,     /* x86-64 with AVX2, FMA and F16C (2013 on) */
-    QUANT_AVX512 = 2,   /* AVX2's, plus AVX-512F: Q4_K's one-vector product, the direct
-                           form's (F32, F16, BF16, Q4_1, Q5_1, Q2_K, Q4_K, Q5_K) products
-                           of several vectors */
+    QUANT_AVX512 = 2,   /* AVX2's, plus AVX-512F: Q4_K's decoder and one-vector product,
+                           the direct form's (F32, F16, BF16, Q4_1, Q5_1, Q2_K, Q4_K, Q5_K)
+                           products of several vectors, prefill's matrix product */
 };
 
 /* The path quant_dot takes: the best this CPU runs, up to the vector path's

@@ -1,5 +1,5 @@
 /* quant_avx512.c - the AVX-512 additions to the AVX2 build of the weight
- * kernels (quant_avx2.c): Q4_K's one-vector product on sixteen lanes, the
+ * kernels (quant_avx2.c): Q4_K's decoder and one-vector product on sixteen lanes, the
  * direct form's pairs of vectors on sixteen lanes in the product against
  * several vectors, and prefill's rows against vectors as a matrix product;
  * the same operations in each lane as the AVX2 build, so the same bits. */
