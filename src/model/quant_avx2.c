@@ -313,7 +313,7 @@ AVX2 INLINE void span_rows(const struct quant_kernels *k, float (*vals)[KBLOCK],
 /* A call's working memory (330 KB, on its thread's stack): the sums of
  * BLOCK_ROWS rows against QUANT_DOT_N_TILE vectors, the vectors' k-block
  * (vector j at xp[j * XP_STRIDE]), and a tile's rows decoded over it. */
-struct rows_work2 {
+struct rows_work {
     struct acc4 acc[BLOCK_ROWS][QUANT_DOT_N_TILE];
     float xp[QUANT_DOT_N_TILE * XP_STRIDE] __attribute__((aligned(32)));
     float vals[QUANT_TILE_ROWS][KBLOCK] __attribute__((aligned(32)));
@@ -324,7 +324,7 @@ struct rows_work2 {
  * product: for each k-block the vectors copied once, then every tile of
  * rows decoded over it and met there, each micro-kernel's sums in
  * registers along the whole k-block. */
-AVX2 INLINE void block_rows(struct rows_work2 *wk, const struct quant_kernels *k,
+AVX2 INLINE void block_rows(struct rows_work *wk, const struct quant_kernels *k,
                             const unsigned char *rows, size_t row_bytes, int nr, int64_t n,
                             const float *x, int64_t x_stride, int m, float *out, int64_t out_stride)
 {
@@ -333,8 +333,7 @@ AVX2 INLINE void block_rows(struct rows_work2 *wk, const struct quant_kernels *k
             acc_zero(&wk->acc[i][j]);
     for (int64_t kb = 0; kb < n; kb += KBLOCK) {
         int klen = n - kb < KBLOCK ? (int)(n - kb) : KBLOCK;
-        for (int j = 0; j < m; j++)
-            memcpy(wk->xp + j * XP_STRIDE, x + j * x_stride + kb, (size_t)klen * sizeof *x);
+        copy_vectors(wk->xp, XP_STRIDE, x + kb, x_stride, klen, m);
         for (int i0 = 0; i0 < nr; i0 += QUANT_TILE_ROWS) {
             int tr = nr - i0 < QUANT_TILE_ROWS ? nr - i0 : QUANT_TILE_ROWS;
             const unsigned char *r0 = rows + (size_t)i0 * row_bytes;
@@ -356,7 +355,7 @@ AVX2 void quant_avx2_dot_rows_n(const struct quant_kernels *k, const unsigned ch
                                 size_t row_bytes, int nrows, int64_t n, const float *x,
                                 int64_t x_stride, int nx, float *out, int64_t out_stride)
 {
-    struct rows_work2 wk;
+    struct rows_work wk;
     for (int j0 = 0; j0 < nx; j0 += QUANT_DOT_N_TILE) {
         int m = nx - j0 < QUANT_DOT_N_TILE ? nx - j0 : QUANT_DOT_N_TILE;
         for (int i0 = 0; i0 < nrows; i0 += BLOCK_ROWS)

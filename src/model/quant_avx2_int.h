@@ -338,5 +338,16 @@ SCALED_INTS(32)
         return acc_sum(&s);                                                                        \
     }
 
+/* The prefill products' copy of m vectors (xs apart), len values each
+ * from x on, stride floats apart in xp: with stride a cache line more than
+ * a multiple of 4 KiB, the vectors a kernel reads side by side fall in
+ * different sets of the first-level cache, where the activations' own
+ * strides (2,048, 3,072, 8,192 floats) put them all in one. */
+INLINE void copy_vectors(float *xp, int stride, const float *x, int64_t xs, int len, int m)
+{
+    for (int j = 0; j < m; j++)
+        memcpy(xp + (int64_t)j * stride, x + j * xs, (size_t)len * sizeof *x);
+}
+
 #endif
 #endif

@@ -311,16 +311,6 @@ AVX512 INLINE void panel_vectors(const struct rows_work *wk, int group, int len,
             kern[i](wk, wk->xp + j * XP_STRIDE, XP_STRIDE, 8, len, acc + j);
 }
 
-/* Values [kb, kb + len) of the m vectors (xs apart) copied XP_STRIDE
- * floats apart: a cache line more than the k-block, so that the vectors
- * the kernels read side by side fall in different sets of the
- * first-level cache. */
-AVX512 INLINE void pack_x(float *xp, const float *x, int64_t xs, int len, int m)
-{
-    for (int j = 0; j < m; j++)
-        memcpy(xp + j * XP_STRIDE, x + j * xs, (size_t)len * sizeof *x);
-}
-
 /* Row 2p + h's sum against vector j, in acc_sum's order. */
 AVX512 INLINE float pair_sum(const __m512 *acc, int p, int h, int j)
 {
@@ -342,7 +332,7 @@ AVX512 INLINE void tiles_n(struct rows_work *wk, const struct quant_kernels *k,
         memset(wk->acc[t], 0, sizeof wk->acc[t]);
     for (int64_t kb = 0; kb < n; kb += KBLOCK) {
         int klen = n - kb < KBLOCK ? (int)(n - kb) : KBLOCK;
-        pack_x(wk->xp, x + kb, x_stride, klen, m);
+        copy_vectors(wk->xp, XP_STRIDE, x + kb, x_stride, klen, m);
         for (int t = 0; t < tiles; t++) {
             const unsigned char *r0 = rows + (size_t)t * QUANT_TILE_ROWS * row_bytes;
             for (int pos = 0; pos < klen; pos += SPAN) {

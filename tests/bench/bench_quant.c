@@ -21,9 +21,6 @@
 #define COLS      8192
 #define ROUNDS    15
 #define TASK_ROWS 64 /* rows a call of quant_dot_rows_n: a task of the forward pass */
-#ifndef NXR
-#define NXR 32
-#endif
 
 /* A fixed pseudo-random sequence (xorshift) in [-1, 1). */
 static float next_value(uint64_t *s)
@@ -70,14 +67,14 @@ int main(int argc, char **argv)
                                  QT_IQ4_NL, QT_Q4_1, QT_Q5_0, QT_Q5_1, QT_Q4_0, QT_F16,  QT_BF16 };
     static const int NX[] = { 1, 8, 32 };
     float *m = malloc(sizeof(float) * ROWS * COLS);
-    float *x = aligned_alloc(64, sizeof(float) * COLS * 64);
-    float *out = malloc(sizeof(float) * ROWS * 64);
+    float *x = aligned_alloc(64, sizeof(float) * COLS * 32);
+    float *out = malloc(sizeof(float) * ROWS * 32);
     if (!m || !x || !out)
         return 3;
     uint64_t s = 88172645463325252u;
     for (size_t i = 0; i < (size_t)ROWS * COLS; i++)
         m[i] = next_value(&s);
-    for (size_t i = 0; i < (size_t)COLS * 64; i++)
+    for (size_t i = 0; i < (size_t)COLS * 32; i++)
         x[i] = next_value(&s);
     printf("%-6s %-9s %10s %9s %9s %9s %12s %12s %13s\n", "type", "path", "MB", "ms", "GB/s",
            "ms rows", "ms/vec nx=8", "ms/vec nx=32", "GFLOP/s rows");
@@ -97,10 +94,10 @@ int main(int argc, char **argv)
                 ms[k] = time_matrix(path, TYPES[t], w, rb, x, NX[k], out) / NX[k];
             double mb = (double)(rb * ROWS) / 1e6,
                    rows = time_matrix(path, TYPES[t], w, rb, x, 0, out),
-                   tile = time_matrix(path, TYPES[t], w, rb, x, -NXR, out);
+                   tile = time_matrix(path, TYPES[t], w, rb, x, -32, out);
             printf("%-6s %-9s %10.1f %9.2f %9.2f %9.2f %12.2f %12.2f %13.1f\n", name,
                    quant_path_name(path), mb, ms[0], mb / ms[0], rows, ms[1], ms[2],
-                   2.0 * ROWS * COLS * NXR / tile / 1e6);
+                   2.0 * ROWS * COLS * 32 / tile / 1e6);
         }
         free(w);
     }
