@@ -434,33 +434,40 @@ AVX2 INLINE void k_direct(const unsigned char *u, const float d1[8], const float
     s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
 }
 
-AVX2 float quant_avx2_dot1_q4_k(const unsigned char *p, const float *x, int64_t n)
+/* A block's scales and small integers, made a block ahead of the
+ * multiply-adds that read them (DOT1_SCALED in quant_avx2_int.h says why). */
+AVX2 INLINE void q4_k_ahead(const unsigned char *p, float *sc, unsigned char *u)
 {
-    struct acc4 s;
-    acc_zero(&s);
-    unsigned char u[QK_SUPER] __attribute__((aligned(32)));
-    for (int64_t b = 0; b < n / QK_SUPER; b++, p += Q4_K_BYTES, x += QK_SUPER) {
-        float d1[8], m1[8];
-        k_scales(p, d1, m1);
-        nibbles(p + Q4_K_QS, u);
-        k_direct(u, d1, m1, x, &s);
-    }
-    return acc_sum(&s);
+    k_scales(p, sc, sc + 8);
+    nibbles(p + Q4_K_QS, u);
 }
 
-AVX2 float quant_avx2_dot1_q5_k(const unsigned char *p, const float *x, int64_t n)
+AVX2 INLINE void q5_k_ahead(const unsigned char *p, float *sc, unsigned char *u)
 {
-    struct acc4 s;
-    acc_zero(&s);
-    unsigned char u[QK_SUPER] __attribute__((aligned(32)));
-    for (int64_t b = 0; b < n / QK_SUPER; b++, p += Q5_K_BYTES, x += QK_SUPER) {
-        float d1[8], m1[8];
-        k_scales(p, d1, m1);
-        q5_k_values(p, u);
-        k_direct(u, d1, m1, x, &s);
-    }
-    return acc_sum(&s);
+    k_scales(p, sc, sc + 8);
+    q5_k_values(p, u);
 }
+
+#define DOT1_K(T, bytes)                                                                           \
+    AVX2 float quant_avx2_dot1_##T(const unsigned char *p, const float *x, int64_t n)              \
+    {                                                                                              \
+        struct acc4 s;                                                                             \
+        acc_zero(&s);                                                                              \
+        unsigned char u[2][QK_SUPER] __attribute__((aligned(32)));                                 \
+        float sc[2][16];                                                                           \
+        int64_t nb = n / QK_SUPER;                                                                 \
+        if (nb > 0)                                                                                \
+            T##_ahead(p, sc[0], u[0]);                                                             \
+        for (int64_t b = 0; b < nb; b++, p += (bytes), x += QK_SUPER) {                            \
+            int c = (int)(b & 1);                                                                  \
+            if (b + 1 < nb)                                                                        \
+                T##_ahead(p + (bytes), sc[c ^ 1], u[c ^ 1]);                                       \
+            k_direct(u[c], sc[c], sc[c] + 8, x, &s);                                               \
+        }                                                                                          \
+        return acc_sum(&s);                                                                        \
+    }
+DOT1_K(q4_k, Q4_K_BYTES)
+DOT1_K(q5_k, Q5_K_BYTES)
 
 DOT1_SCALED(q6_k, 16, Q6_K_BYTES)
 

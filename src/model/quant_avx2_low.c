@@ -243,11 +243,19 @@ AVX2 float quant_avx2_dot1_q2_k(const unsigned char *p, const float *x, int64_t 
 {
     struct acc4 s;
     acc_zero(&s);
-    unsigned char u[QK_SUPER] __attribute__((aligned(32)));
-    float dl[16], ml[16];
-    for (int64_t b = 0; b < n / QK_SUPER; b++, p += Q2_K_BYTES, x += QK_SUPER) {
-        q2_k_scales(p, dl, ml);
-        q2_k_values(p, u);
+    /* a block's scales and values made a block ahead (DOT1_SCALED says why) */
+    unsigned char uu[2][QK_SUPER] __attribute__((aligned(32)));
+    float dd[2][16], mm[2][16];
+    int64_t nb = n / QK_SUPER;
+    if (nb > 0)
+        q2_k_scales(p, dd[0], mm[0]), q2_k_values(p, uu[0]);
+    for (int64_t b = 0; b < nb; b++, p += Q2_K_BYTES, x += QK_SUPER) {
+        int c = (int)(b & 1);
+        if (b + 1 < nb)
+            q2_k_scales(p + Q2_K_BYTES, dd[c ^ 1], mm[c ^ 1]),
+                q2_k_values(p + Q2_K_BYTES, uu[c ^ 1]);
+        const unsigned char *u = uu[c];
+        const float *dl = dd[c], *ml = mm[c];
         __m256 a0 = s.a[0], a1 = s.a[1], a2 = s.a[2], a3 = s.a[3];
         for (int g = 0; g < 16; g += 2) {
             const unsigned char *q = u + 16 * g;

@@ -39,10 +39,9 @@ AVX512 INLINE float acc_sum16(__m512 lo, __m512 hi)
 /* One Q4_K block of a row into its accumulators. Chunk c: sub-block 2c
  * from the low nibbles of its 32 bytes, 2c + 1 from the high ones; values
  * 0-15 of a sub-block to lo, 16-31 to hi. */
-AVX512 INLINE void q4_k_block16(const unsigned char *p, const float *x, __m512 *lo, __m512 *hi)
+AVX512 INLINE void q4_k_block16(const unsigned char *p, const float *d1, const float *m1,
+                                const float *x, __m512 *lo, __m512 *hi)
 {
-    float d1[8], m1[8];
-    k_scales(p, d1, m1);
     const unsigned char *q = p + Q4_K_QS;
     __m512 a = *lo, b = *hi;
     for (int c = 0; c < 4; c++, q += 32, x += 64) {
@@ -84,8 +83,16 @@ AVX512 void quant_avx512_dec_q4_k(const unsigned char *p, int len, float *vals, 
 AVX512 float quant_avx512_dot1_q4_k(const unsigned char *p, const float *x, int64_t n)
 {
     __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
-    for (int64_t b = 0; b < n / QK_SUPER; b++, p += Q4_K_BYTES, x += QK_SUPER)
-        q4_k_block16(p, x, &lo, &hi);
+    float sc[2][16]; /* a block's d1 and m1, made a block ahead (quant_avx2_int.h) */
+    int64_t nb = n / QK_SUPER;
+    if (nb > 0)
+        k_scales(p, sc[0], sc[0] + 8);
+    for (int64_t b = 0; b < nb; b++, p += Q4_K_BYTES, x += QK_SUPER) {
+        int c = (int)(b & 1);
+        if (b + 1 < nb)
+            k_scales(p + Q4_K_BYTES, sc[c ^ 1], sc[c ^ 1] + 8);
+        q4_k_block16(p, sc[c], sc[c] + 8, x, &lo, &hi);
+    }
     return acc_sum16(lo, hi);
 }
 
