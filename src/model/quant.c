@@ -580,6 +580,14 @@ void quant_prefetch(const void *p, size_t bytes)
 #endif
 }
 
+/* How far ahead a one-vector product asks for rows: the row that starts
+ * this many values on, so that the request is made the same time ahead
+ * (about 0.4 us of multiply-adds) whatever the row's length and type. On
+ * the 2-core EPYC, decode of Llama 3.2 1B (rows of 2,048) was fastest three
+ * rows ahead and of 3B (3,072) two, in Q8_0 and Q4_K_M alike; the next
+ * row, as before, took 10 to 15 % longer. */
+#define PREFETCH_VALUES 6144
+
 void quant_dot_rows_on(int path, int type, const void *rows, int64_t n, int nrows, const float *x,
                        float *out)
 {
@@ -592,8 +600,9 @@ void quant_dot_rows_on(int path, int type, const void *rows, int64_t n, int nrow
     }
     const struct quant_kernels *k = &r->k[path];
     const unsigned char *p = rows;
+    size_t ahead = n > 0 ? rb * (size_t)((PREFETCH_VALUES + n - 1) / n) : 0;
     for (int i = 0; i < nrows; i++, p += rb) {
-        quant_prefetch(p + rb, rb);
+        quant_prefetch(p + ahead, rb);
         if (k->dot1)
             out[i] = k->dot1(p, x, n);
         else
