@@ -39,10 +39,8 @@ AVX2 INLINE void q3_k_values(const unsigned char *p, signed char *u)
  * bits 2(g / 4) of byte 8 + g % 4 (quant_q3_k_scale). */
 AVX2 INLINE void q3_k_scales(const unsigned char *p, float *scales)
 {
-    unsigned char b[16] = { 0 };
-    memcpy(b, p + Q3_K_SC, 12);
     const __m128i m4 = _mm_set1_epi8(15), m2 = _mm_set1_epi8(3);
-    __m128i v = _mm_loadu_si128((const void *)b);
+    __m128i v = _mm_srli_si128(_mm_loadu_si128((const void *)(p + Q3_K_SC - 4)), 4);
     __m128i low = _mm_unpacklo_epi64(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
     __m128i t =
         _mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
