@@ -34,6 +34,11 @@ AVX2 INLINE __m256i bit_to_16(__m256i qh, int k)
     return _mm256_and_si256(s, _mm256_set1_epi8(16));
 }
 
+AVX2 INLINE void q4_k_values(const unsigned char *p, unsigned char *u)
+{
+    nibbles(p + Q4_K_QS, u);
+}
+
 AVX2 INLINE void q5_k_values(const unsigned char *p, unsigned char *u)
 {
     nibbles(p + Q5_K_QS, u);
@@ -120,36 +125,30 @@ AVX2 void quant_avx2_dec_q4_0(const unsigned char *p, int len, float *vals, floa
 }
 
 /* Q4_K and Q5_K weights: d1 * q - m1 in one rounding (fmsub; d1 * q is
- * exact, so this is quant.c's d1 * q - m1). */
-AVX2 INLINE void k_weights(const unsigned char *u, const float d1[8], const float m1[8], float *w)
+ * exact, so this is quant.c's d1 * q - m1), the d1 and m1 as k_scales
+ * leaves them in sc. */
+AVX2 INLINE void k_weights(const unsigned char *u, const float sc[16], float *w)
 {
     for (int j = 0; j < 8; j++) {
-        __m256 d = _mm256_set1_ps(d1[j]), m = _mm256_set1_ps(m1[j]);
+        __m256 d = _mm256_set1_ps(sc[j]), m = _mm256_set1_ps(sc[8 + j]);
         for (int t = 0; t < 4; t++)
             _mm256_storeu_ps(w + 32 * j + 8 * t,
                              _mm256_fmsub_ps(d, u8_to_ps(u + 32 * j + 8 * t), m));
     }
 }
 
-AVX2 void quant_avx2_dec_q4_k(const unsigned char *p, int len, float *vals, float *scales)
-{
-    (void)len, (void)scales;
-    unsigned char u[QK_SUPER];
-    float d1[8], m1[8];
-    k_scales(p, d1, m1);
-    nibbles(p + Q4_K_QS, u);
-    k_weights(u, d1, m1, vals);
-}
-
-AVX2 void quant_avx2_dec_q5_k(const unsigned char *p, int len, float *vals, float *scales)
-{
-    (void)len, (void)scales;
-    unsigned char u[QK_SUPER];
-    float d1[8], m1[8];
-    k_scales(p, d1, m1);
-    q5_k_values(p, u);
-    k_weights(u, d1, m1, vals);
-}
+#define DEC_K(T)                                                                                   \
+    AVX2 void quant_avx2_dec_##T(const unsigned char *p, int len, float *vals, float *scales)      \
+    {                                                                                              \
+        (void)len, (void)scales;                                                                   \
+        unsigned char u[QK_SUPER];                                                                 \
+        float sc[16];                                                                              \
+        k_scales(p, sc);                                                                           \
+        T##_values(p, u);                                                                          \
+        k_weights(u, sc, vals);                                                                    \
+    }
+DEC_K(q4_k)
+DEC_K(q5_k)
 
 DEC_INTS(q6_k)
 
@@ -419,13 +418,12 @@ DOT1_SMALL(q8_0, Q8_0_BYTES)
 DOT1_SMALL(q4_0, Q4_0_BYTES)
 
 /* Q4_K and Q5_K: sub-block j's eight values 8t.. are group 4j + t, into
- * accumulator t, in increasing j. */
-AVX2 INLINE void k_direct(const unsigned char *u, const float d1[8], const float m1[8],
-                          const float *x, struct acc4 *s)
+ * accumulator t, in increasing j (sc as k_scales leaves it). */
+AVX2 INLINE void k_direct(const unsigned char *u, const float *sc, const float *x, struct acc4 *s)
 {
     __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];
     for (int j = 0; j < 8; j++, u += 32, x += 32) {
-        __m256 d = _mm256_set1_ps(d1[j]), m = _mm256_set1_ps(m1[j]);
+        __m256 d = _mm256_set1_ps(sc[j]), m = _mm256_set1_ps(sc[8 + j]);
         a0 = _mm256_fmadd_ps(_mm256_fmsub_ps(d, u8_to_ps(u), m), _mm256_loadu_ps(x), a0);
         a1 = _mm256_fmadd_ps(_mm256_fmsub_ps(d, u8_to_ps(u + 8), m), _mm256_loadu_ps(x + 8), a1);
         a2 = _mm256_fmadd_ps(_mm256_fmsub_ps(d, u8_to_ps(u + 16), m), _mm256_loadu_ps(x + 16), a2);
@@ -434,40 +432,8 @@ AVX2 INLINE void k_direct(const unsigned char *u, const float d1[8], const float
     s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
 }
 
-/* A block's scales and small integers, made a block ahead of the
- * multiply-adds that read them (DOT1_SCALED in quant_avx2_int.h says why). */
-AVX2 INLINE void q4_k_ahead(const unsigned char *p, float *sc, unsigned char *u)
-{
-    k_scales(p, sc, sc + 8);
-    nibbles(p + Q4_K_QS, u);
-}
-
-AVX2 INLINE void q5_k_ahead(const unsigned char *p, float *sc, unsigned char *u)
-{
-    k_scales(p, sc, sc + 8);
-    q5_k_values(p, u);
-}
-
-#define DOT1_K(T, bytes)                                                                           \
-    AVX2 float quant_avx2_dot1_##T(const unsigned char *p, const float *x, int64_t n)              \
-    {                                                                                              \
-        struct acc4 s;                                                                             \
-        acc_zero(&s);                                                                              \
-        unsigned char u[2][QK_SUPER] __attribute__((aligned(32)));                                 \
-        float sc[2][16];                                                                           \
-        int64_t nb = n / QK_SUPER;                                                                 \
-        if (nb > 0)                                                                                \
-            T##_ahead(p, sc[0], u[0]);                                                             \
-        for (int64_t b = 0; b < nb; b++, p += (bytes), x += QK_SUPER) {                            \
-            int c = (int)(b & 1);                                                                  \
-            if (b + 1 < nb)                                                                        \
-                T##_ahead(p + (bytes), sc[c ^ 1], u[c ^ 1]);                                       \
-            k_direct(u[c], sc[c], sc[c] + 8, x, &s);                                               \
-        }                                                                                          \
-        return acc_sum(&s);                                                                        \
-    }
-DOT1_K(q4_k, Q4_K_BYTES)
-DOT1_K(q5_k, Q5_K_BYTES)
+DOT1_AHEAD(q4_k, Q4_K_BYTES, unsigned char, k_scales, k_direct)
+DOT1_AHEAD(q5_k, Q5_K_BYTES, unsigned char, k_scales, k_direct)
 
 DOT1_SCALED(q6_k, 16, Q6_K_BYTES)
 

@@ -59,17 +59,18 @@ AVX2 INLINE float f16_at(const unsigned char *p)
 
 /* quant_k_scales with 32-bit words: bytes 0-3 hold scales 0-3 (and the top
  * bits of scales 4-7), 4-7 the mins 0-3 (and the top bits of mins 4-7),
- * 8-11 the low nibbles of scales (low) and mins (high) 4-7. */
-AVX2 INLINE void k_scales(const unsigned char *p, float d1[8], float m1[8])
+ * 8-11 the low nibbles of scales (low) and mins (high) 4-7. sc[0..7] are
+ * the d1 (d * scale), sc[8..15] the m1 (dmin * min). */
+AVX2 INLINE void k_scales(const unsigned char *p, float sc[16])
 {
     uint32_t w[3];
     memcpy(w, p + QK_SC, sizeof w);
     const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
-    uint32_t sc[2] = { w[0] & six, (w[2] & four) | (((w[0] >> 6) & two) << 4) };
+    uint32_t s[2] = { w[0] & six, (w[2] & four) | (((w[0] >> 6) & two) << 4) };
     uint32_t mn[2] = { w[1] & six, ((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4) };
     __m256 d = _mm256_set1_ps(f16_at(p + QK_D)), dmin = _mm256_set1_ps(f16_at(p + QK_DMIN));
-    _mm256_storeu_ps(d1, _mm256_mul_ps(d, u8_to_ps(sc)));
-    _mm256_storeu_ps(m1, _mm256_mul_ps(dmin, u8_to_ps(mn)));
+    _mm256_storeu_ps(sc, _mm256_mul_ps(d, u8_to_ps(s)));
+    _mm256_storeu_ps(sc + 8, _mm256_mul_ps(dmin, u8_to_ps(mn)));
 }
 
 /* ---- the accumulation of quant.c's specification ---- */
@@ -288,32 +289,38 @@ AVX2 INLINE __m256 int_group(const signed char *q, const float *x, int G, const 
 SCALED_INTS(16)
 SCALED_INTS(32)
 
-/* Q6_K and Q3_K (groups of 16), IQ4_XS (groups of 32): a block's integers
- * and scales, then its groups. Each block's are made while the block
- * before is multiplied, in a second buffer: its multiply-adds then load
- * what was stored a block earlier, not what was just stored, which the
- * CPU cannot always hand on before the store is done (a one-vector
- * product of a 2,048 x 8,192 matrix, one core of the EPYC, AVX-512 path:
- * Q4_K 1.02 to 0.90 ms; Llama 3.2 1B Q4_K_M decode 58.6 to 55.0 ms a
- * token; the same operations, so the same bits). */
-#define DOT1_SCALED(T, G, bytes)                                                                   \
+/* The one-vector products of the 256-value types: a block's scales (up to
+ * 32 floats, by SCALES) and small integers (of type Q, by T##_values),
+ * then USE(u, sc, x, acc) multiplies them in the specification's order.
+ * Each block's are made while the block before is multiplied, in a second
+ * buffer: its multiply-adds then load what was stored a block earlier, not
+ * what was just stored, which the CPU cannot always hand on before the
+ * store is done (a one-vector product of a 2,048 x 8,192 matrix, one core
+ * of the EPYC, AVX-512 path: Q4_K 1.02 to 0.90 ms; Llama 3.2 1B Q4_K_M
+ * decode 58.6 to 55.0 ms a token; the same operations, so the same bits).
+ * quant_avx512.c's Q4_K product does the same with its own accumulators. */
+#define DOT1_AHEAD(T, bytes, Q, SCALES, USE)                                                       \
     AVX2 float quant_avx2_dot1_##T(const unsigned char *p, const float *x, int64_t n)              \
     {                                                                                              \
         struct acc4 s;                                                                             \
         acc_zero(&s);                                                                              \
-        signed char u[2][QK_SUPER] __attribute__((aligned(32)));                                   \
-        float sc[2][QK_SUPER / (G)];                                                               \
+        Q u[2][QK_SUPER] __attribute__((aligned(32)));                                             \
+        float sc[2][32];                                                                           \
         int64_t nb = n / QK_SUPER;                                                                 \
         if (nb > 0)                                                                                \
-            T##_scales(p, sc[0]), T##_values(p, u[0]);                                             \
+            SCALES(p, sc[0]), T##_values(p, u[0]);                                                 \
         for (int64_t b = 0; b < nb; b++, p += (bytes), x += QK_SUPER) {                            \
             int c = (int)(b & 1);                                                                  \
             if (b + 1 < nb)                                                                        \
-                T##_scales(p + (bytes), sc[c ^ 1]), T##_values(p + (bytes), u[c ^ 1]);             \
-            scaled_ints##G(u[c], sc[c], x, &s);                                                    \
+                SCALES(p + (bytes), sc[c ^ 1]), T##_values(p + (bytes), u[c ^ 1]);                 \
+            USE(u[c], sc[c], x, &s);                                                               \
         }                                                                                          \
         return acc_sum(&s);                                                                        \
     }
+
+/* Q6_K and Q3_K (groups of 16), IQ4_XS (groups of 32): the scaled form on
+ * a block's integers, group by group. */
+#define DOT1_SCALED(T, G, bytes) DOT1_AHEAD(T, bytes, signed char, T##_scales, scaled_ints##G)
 
 /* Q6_K, Q3_K, IQ4_XS: a block's scales and small integers, the integers
  * widened to floats. */

@@ -40,6 +40,9 @@ AVX2 INLINE void q3_k_values(const unsigned char *p, signed char *u)
 AVX2 INLINE void q3_k_scales(const unsigned char *p, float *scales)
 {
     const __m128i m4 = _mm_set1_epi8(15), m2 = _mm_set1_epi8(3);
+    /* The twelve bytes in lanes 0-11, zeros above: sixteen from four before
+     * them, shifted down, so the load stays inside the block (sixteen from
+     * Q3_K_SC would pass its end) and needs no copy. */
     __m128i v = _mm_srli_si128(_mm_loadu_si128((const void *)(p + Q3_K_SC - 4)), 4);
     __m128i low = _mm_unpacklo_epi64(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
     __m128i t =
@@ -65,14 +68,14 @@ AVX2 INLINE void q2_k_values(const unsigned char *p, unsigned char *u)
     }
 }
 
-/* Q2_K's group g: d * s and dmin * m for its scale byte (s low, m high),
- * as quant_dec_q2_k computes them. */
-AVX2 INLINE void q2_k_scales(const unsigned char *p, float *dl, float *ml)
+/* Q2_K's group g: d * s in sc[g] and dmin * m in sc[16 + g] for its scale
+ * byte (s low, m high), as quant_dec_q2_k computes them. */
+AVX2 INLINE void q2_k_scales(const unsigned char *p, float *sc)
 {
     float d = f16_at(p + Q2_K_D), dmin = f16_at(p + Q2_K_DMIN);
     for (int g = 0; g < 16; g++) {
-        dl[g] = d * (float)(p[Q2_K_SC + g] & 15);
-        ml[g] = dmin * (float)(p[Q2_K_SC + g] >> 4);
+        sc[g] = d * (float)(p[Q2_K_SC + g] & 15);
+        sc[16 + g] = dmin * (float)(p[Q2_K_SC + g] >> 4);
     }
 }
 
@@ -147,11 +150,11 @@ AVX2 void quant_avx2_dec_q2_k(const unsigned char *p, int len, float *vals, floa
 {
     (void)len, (void)scales;
     unsigned char u[QK_SUPER];
-    float dl[16], ml[16];
-    q2_k_scales(p, dl, ml);
+    float sc[32];
+    q2_k_scales(p, sc);
     q2_k_values(p, u);
     for (int i = 0; i < QK_SUPER; i += 8)
-        _mm256_storeu_ps(vals + i, q2_k_eight(u + i, dl[i / 16], ml[i / 16]));
+        _mm256_storeu_ps(vals + i, q2_k_eight(u + i, sc[i / 16], sc[16 + i / 16]));
 }
 
 /* Q4_1 (qh: none) and Q5_1: the block's numbers at qs, d and m first. */
@@ -236,40 +239,26 @@ DOT1_SMALL(q5_0, Q5_0_BYTES)
 
 /* Q2_K in the direct form: value i to lane i % 8 of accumulator
  * (i / 8) % 4, so group g's two rows of eight go to accumulators 2g % 4
- * and 2g % 4 + 1. */
-AVX2 float quant_avx2_dot1_q2_k(const unsigned char *p, const float *x, int64_t n)
+ * and 2g % 4 + 1 (sc as q2_k_scales leaves it). */
+AVX2 INLINE void q2_k_direct(const unsigned char *u, const float *sc, const float *x,
+                             struct acc4 *s)
 {
-    struct acc4 s;
-    acc_zero(&s);
-    /* a block's scales and values made a block ahead (DOT1_SCALED says why) */
-    unsigned char uu[2][QK_SUPER] __attribute__((aligned(32)));
-    float dd[2][16], mm[2][16];
-    int64_t nb = n / QK_SUPER;
-    if (nb > 0)
-        q2_k_scales(p, dd[0], mm[0]), q2_k_values(p, uu[0]);
-    for (int64_t b = 0; b < nb; b++, p += Q2_K_BYTES, x += QK_SUPER) {
-        int c = (int)(b & 1);
-        if (b + 1 < nb)
-            q2_k_scales(p + Q2_K_BYTES, dd[c ^ 1], mm[c ^ 1]),
-                q2_k_values(p + Q2_K_BYTES, uu[c ^ 1]);
-        const unsigned char *u = uu[c];
-        const float *dl = dd[c], *ml = mm[c];
-        __m256 a0 = s.a[0], a1 = s.a[1], a2 = s.a[2], a3 = s.a[3];
-        for (int g = 0; g < 16; g += 2) {
-            const unsigned char *q = u + 16 * g;
-            const float *xg = x + 16 * g;
-            a0 = _mm256_fmadd_ps(q2_k_eight(q, dl[g], ml[g]), _mm256_loadu_ps(xg), a0);
-            a1 = _mm256_fmadd_ps(q2_k_eight(q + 8, dl[g], ml[g]), _mm256_loadu_ps(xg + 8), a1);
-            a2 = _mm256_fmadd_ps(q2_k_eight(q + 16, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 16),
-                                 a2);
-            a3 = _mm256_fmadd_ps(q2_k_eight(q + 24, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 24),
-                                 a3);
-        }
-        s.a[0] = a0, s.a[1] = a1, s.a[2] = a2, s.a[3] = a3;
+    const float *dl = sc, *ml = sc + 16;
+    __m256 a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];
+    for (int g = 0; g < 16; g += 2) {
+        const unsigned char *q = u + 16 * g;
+        const float *xg = x + 16 * g;
+        a0 = _mm256_fmadd_ps(q2_k_eight(q, dl[g], ml[g]), _mm256_loadu_ps(xg), a0);
+        a1 = _mm256_fmadd_ps(q2_k_eight(q + 8, dl[g], ml[g]), _mm256_loadu_ps(xg + 8), a1);
+        a2 =
+            _mm256_fmadd_ps(q2_k_eight(q + 16, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 16), a2);
+        a3 =
+            _mm256_fmadd_ps(q2_k_eight(q + 24, dl[g + 1], ml[g + 1]), _mm256_loadu_ps(xg + 24), a3);
     }
-    return acc_sum(&s);
+    s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
 }
 
+DOT1_AHEAD(q2_k, Q2_K_BYTES, unsigned char, q2_k_scales, q2_k_direct)
 DOT1_SCALED(q3_k, 16, Q3_K_BYTES)
 DOT1_SCALED(iq4_xs, 32, IQ4_XS_BYTES)
 

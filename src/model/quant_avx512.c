@@ -64,8 +64,9 @@ AVX512 void quant_avx512_dec_q4_k(const unsigned char *p, int len, float *vals, 
 {
     (void)scales;
     for (int b = 0; b < len / QK_SUPER; b++, p += Q4_K_BYTES, vals += QK_SUPER) {
-        float d1[8], m1[8];
-        k_scales(p, d1, m1);
+        float sc[16];
+        k_scales(p, sc);
+        const float *d1 = sc, *m1 = sc + 8;
         const unsigned char *q = p + Q4_K_QS;
         for (int c = 0; c < 4; c++, q += 32) {
             __m512i b0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)q));
@@ -83,14 +84,14 @@ AVX512 void quant_avx512_dec_q4_k(const unsigned char *p, int len, float *vals, 
 AVX512 float quant_avx512_dot1_q4_k(const unsigned char *p, const float *x, int64_t n)
 {
     __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
-    float sc[2][16]; /* a block's d1 and m1, made a block ahead (quant_avx2_int.h) */
+    float sc[2][16]; /* a block's d1 and m1, made a block ahead (DOT1_AHEAD says why) */
     int64_t nb = n / QK_SUPER;
     if (nb > 0)
-        k_scales(p, sc[0], sc[0] + 8);
+        k_scales(p, sc[0]);
     for (int64_t b = 0; b < nb; b++, p += Q4_K_BYTES, x += QK_SUPER) {
         int c = (int)(b & 1);
         if (b + 1 < nb)
-            k_scales(p + Q4_K_BYTES, sc[c ^ 1], sc[c ^ 1] + 8);
+            k_scales(p + Q4_K_BYTES, sc[c ^ 1]);
         q4_k_block16(p, sc[c], sc[c] + 8, x, &lo, &hi);
     }
     return acc_sum16(lo, hi);
