@@ -20,14 +20,28 @@ ALL_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -pthread -MMD -MP $(CFLAGS)
 SAN_FLAGS  := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS  = $(CSTD) $(WARN) $(DEFS) $(PKG_CFLAGS) -pthread -MMD -MP -O1 -g $(SAN_FLAGS)
 
-# The CUDA toolkit: nvcc on PATH or under /usr/local/cuda; CUDA=0 leaves it out.
-CUDA     ?= 1
+# The CUDA toolkit: nvcc on PATH or under /usr/local/cuda. CUDA=auto (the
+# default) builds the CUDA backend into the program only on a machine with an
+# NVIDIA GPU, because nvcc takes minutes over the six GPU generations and the
+# program could not use it anyway; elsewhere `make test` still compiles the
+# kernels, as a check. CUDA=1 builds the backend without a GPU (a binary for
+# another machine), CUDA=0 leaves CUDA out.
+CUDA     ?= auto
 ifeq ($(origin NVCC),undefined)
   NVCC := $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 endif
 ifeq ($(CUDA),0)
   NVCC :=
 endif
+# gpu-kit builds for another machine, the one with the GPU.
+ifneq ($(filter gpu-kit,$(MAKECMDGOALS)),)
+  ifeq ($(CUDA),auto)
+    CUDA := 1
+  endif
+endif
+# A GPU the driver shows: its device nodes, its /proc entries, or WSL2's
+# GPU device (where the driver lives on the Windows side).
+HAVE_GPU := $(if $(NVCC),$(shell ls -d /dev/nvidia[0-9]* /proc/driver/nvidia/gpus/* /dev/dxg 2>/dev/null | head -n 1))
 NVCC_ARCH  := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
               -gencode arch=compute_86,code=sm_86 -gencode arch=compute_89,code=sm_89 \
               -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
@@ -40,8 +54,8 @@ CUDA_RT    := $(if $(NVCC),$(shell tools/cuda-runtime.sh $(NVCC)))
 # The CUDA backend (gpu/backend_cuda.cu) goes into the plain build with the
 # static runtime, so the program runs where no CUDA is installed and says
 # why; the sanitizer build leaves it out (the runtime and ASan do not mix).
-# nvcc without the runtime library still compiles the kernels, as a check,
-# and the program is linked without them.
+# Without the runtime library, or without a GPU under CUDA=auto, the program
+# is linked without it and `make test` compiles the kernels (CUDA_CHECK).
 ifeq ($(NVCC),)
   CUDA_STATE := off
   NOCUDA_WHY := no CUDA backend: built without nvcc
@@ -50,6 +64,10 @@ else ifeq ($(CUDA_RT),)
   CUDA_STATE := compile-only
   NOCUDA_WHY := no CUDA backend: nvcc found but not its runtime (libcudart_static.a)
   SAN_NOCUDA_WHY := $(NOCUDA_WHY)
+else ifeq ($(CUDA)$(HAVE_GPU),auto)
+  CUDA_STATE := no-gpu
+  NOCUDA_WHY := no CUDA backend: built on a machine without an NVIDIA GPU (make CUDA=1 builds it)
+  SAN_NOCUDA_WHY := $(NOCUDA_WHY)
 else
   CUDA_STATE := on
   SAN_NOCUDA_WHY := no CUDA backend in the sanitizer build
@@ -57,11 +75,11 @@ endif
 ifeq ($(CUDA_STATE),on)
   OBJ_CUDA  := $(BUILD)/gpu/backend_cuda.o
   CUDA_LIBS := -L$(CUDA_RT) -lcudart_static -ldl -lrt -lpthread -lstdc++
-  CUDA_CHECK_OBJ :=
+  CUDA_CHECK :=
 else
   OBJ_CUDA  := $(BUILD)/backend/backend_nocuda.o
   CUDA_LIBS :=
-  CUDA_CHECK_OBJ := $(if $(NVCC),$(BUILD)/gpu/backend_cuda.o)
+  CUDA_CHECK := $(if $(NVCC),$(BUILD)/gpu/backend_cuda.o)
 endif
 
 # The trained model that ships (data/stories260K/, data/README.md): its
@@ -95,13 +113,17 @@ CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 	test-install test-valgrind format format-check lint \
         golden clean config svg
 
-all: config $(BIN) $(GPU_BINS) $(CUDA_CHECK_OBJ) $(TRAINED)
+# The CUDA checks in gpu/ are built with the program only when it has the
+# backend; `make test` builds them (and CUDA_CHECK) in any case.
+all: config $(BIN) $(if $(filter on,$(CUDA_STATE)),$(GPU_BINS)) $(TRAINED)
 
 config:
 ifeq ($(CUDA_STATE),on)
 	@echo "logitlab: nvcc found at $(NVCC), CUDA runtime in $(CUDA_RT): building the CUDA backend and checks in gpu/ (CUDA=0 leaves them out)"
 else ifeq ($(CUDA_STATE),compile-only)
-	@echo "logitlab: nvcc found at $(NVCC) but not its static runtime (libcudart_static.a): the kernels are compiled as a check, the program is linked without them; the CPU backend is used"
+	@echo "logitlab: nvcc found at $(NVCC) but not its static runtime (libcudart_static.a): the program is linked without CUDA and uses the CPU backend; make test compiles the kernels as a check"
+else ifeq ($(CUDA_STATE),no-gpu)
+	@echo "logitlab: nvcc found at $(NVCC) but no NVIDIA GPU on this machine: the CUDA backend is not built (nvcc would take minutes), the CPU backend is used; make test compiles the kernels as a check, make CUDA=1 builds the backend"
 else
 	@echo "logitlab: no nvcc (PATH, /usr/local/cuda) or CUDA=0: CUDA code not built; the CPU backend is used"
 endif
@@ -121,7 +143,7 @@ run: build
 	$(BIN)
 
 test: deps
-	@$(MAKE) --no-print-directory all test-build
+	@$(MAKE) --no-print-directory all test-build $(CUDA_CHECK)
 	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-model test-install test-valgrind test-fuzz test-gpu-self test-gpu
 
 # Real models: small GGUF files generated here (the real Llama 3 and Llama 2

@@ -40,7 +40,8 @@ else
         bad "--backend cuda without a device: status $status, '$(cat "$TMP/err")'"
     fi
     case $why in
-    "no CUDA device: "* | "no CUDA backend: built without nvcc" | "no CUDA backend: nvcc found but not its runtime (libcudart_static.a)" | "no CUDA backend in the sanitizer build") ok ;;
+    "no CUDA device: "* | "no CUDA backend: built without nvcc" | "no CUDA backend: nvcc found but not its runtime (libcudart_static.a)" | \
+        "no CUDA backend: built on a machine without an NVIDIA GPU (make CUDA=1 builds it)" | "no CUDA backend in the sanitizer build") ok ;;
     *) bad "--backend cuda: unexpected reason '$why'" ;;
     esac
     grep -q ' CPU  kernel ' "$TMP/batch" && ok || bad "auto did not fall back to the CPU"

@@ -112,6 +112,11 @@ if [ "$USE_KIT" = 1 ]; then
     exec "$1"/check_gpu' _ "$KIT")
     BENCH_CMD=("$KIT/bench_gpu")
 else
+    # The Makefile builds the CUDA backend where it sees a GPU's device
+    # nodes; where nvidia-smi lists one, ask for it outright (a CUDA= given wins).
+    if [ -n "$LISTED" ] && ! printf '%s\n' ${MAKEVARS[@]+"${MAKEVARS[@]}"} | grep -q '^CUDA='; then
+        MAKEVARS+=(CUDA=1)
+    fi
     run build "$T_BUILD" make -j"$JOBS" ${MAKEVARS[@]+"${MAKEVARS[@]}"} all build/check_gpu build/bench_gpu
     if [ "$RC" -eq 0 ]; then STATUS[build]=PASS; else STATUS[build]=FAIL; fi
     CUDA_LINE=$(grep -m1 '^logitlab: ' "$LOG/build.log" || true)
