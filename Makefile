@@ -31,7 +31,7 @@ ifeq ($(origin NVCC),undefined)
   NVCC := $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 endif
 ifeq ($(CUDA),0)
-  NVCC :=
+  override NVCC :=
 endif
 # gpu-kit builds for another machine, the one with the GPU.
 ifneq ($(filter gpu-kit,$(MAKECMDGOALS)),)
@@ -110,7 +110,7 @@ CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
 .PHONY: test-model-file
 .PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model bench-peers test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz test-fuzz fuzz-cc install uninstall \
-	test-install test-valgrind format format-check lint \
+	test-install test-make test-valgrind format format-check lint \
         golden clean config svg
 
 # The CUDA checks in gpu/ are built with the program only when it has the
@@ -144,7 +144,7 @@ run: build
 
 test: deps
 	@$(MAKE) --no-print-directory all test-build $(CUDA_CHECK)
-	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-model test-install test-valgrind test-fuzz test-gpu-self test-gpu
+	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-model test-install test-make test-valgrind test-fuzz test-gpu-self test-gpu
 
 # Real models: small GGUF files generated here (the real Llama 3 and Llama 2
 # vocabularies, random weights, every weight type), run by logitlab and
@@ -399,6 +399,10 @@ uninstall:
 
 test-install: $(BIN)
 	tests/install.sh
+
+# The Makefile's own rules: where the CUDA backend is built (a fake nvcc).
+test-make:
+	tests/cuda_build.sh
 
 test-valgrind: $(BIN)
 	@tools/deps.sh valgrind

@@ -56,7 +56,9 @@ static void usage_options(FILE *out)
                  "  -o, --output FILE    write to FILE instead of standard output; an existing\n"
                  "                       file is left alone unless --force is given\n"
                  "  --force              replace the file of --output (or --save-logits)\n"
-                 "  --top N              show, export: write only the N most likely rows\n"
+                 "  --top N              show, export: write only the N most likely rows;\n"
+                 "                       generate (json, markdown): each token's N most likely\n"
+                 "                       alternatives (default 5, at most 20)\n"
                  "                       (default: all, 20 for a full-size vocabulary; at most\n"
                  "                       4096)\n"
                  "  --draws N            show: draw N times with the step's settings and count\n"
@@ -305,7 +307,7 @@ static const struct cli_option {
     { "version", no_argument, opt_version, 0, 0, 'V', IN_ALL | IN_TOKENIZE, ANY_TEXT },
     { "step", required_argument, opt_step, 0, 0, 0, IN_DRAWN | IN_SHOW, ANY_TEXT },
     { "format", required_argument, opt_format, 0, 0, 0, IN_WRITERS | IN_PICTURE, ANY_TEXT },
-    { "top", required_argument, opt_top, 0, 0, 0, IN_SHOW | IN_EXPORT, ANY_TEXT },
+    { "top", required_argument, opt_top, 0, 0, 0, IN_SHOW | IN_EXPORT | IN_GENERATE, ANY_TEXT },
     { "lessons-dir", required_argument, NULL, VALUE(lessons_dir), 0, IN_ALL, A_DIR },
     { "headless", no_argument, NULL, FLAG(headless), 0, IN_DRAWN, ANY_TEXT },
     { "size", required_argument, opt_size, 0, 0, 0, IN_DRAWN, ANY_TEXT },
@@ -464,6 +466,10 @@ static int check_output(const struct options *o, struct err *e)
     if (o->command && strcmp(o->command, "export") == 0 && o->format_given &&
         o->format != REPORT_MARKDOWN)
         return err_set(e, ERR_USAGE, "export writes Markdown: drop --format or say markdown");
+    if (o->top > 0 && o->command && strcmp(o->command, "generate") == 0 &&
+        o->format != REPORT_JSON && o->format != REPORT_MARKDOWN)
+        return err_set(e, ERR_USAGE,
+                       "--top: generate gives each token's alternatives in json and markdown");
     return 0;
 }
 

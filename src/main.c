@@ -237,12 +237,12 @@ static int cmd_show(struct session *ss, const char *what, struct err *e)
  * the sampler, the token appended, the text streamed (text format), until a
  * stop rule fires or the lesson's steps run out. s gets the last step's. */
 static int run_loop(const struct options *o, struct source *src, struct gen *g, struct trace *t,
-                    struct settings *s, FILE *out, struct err *e)
+                    struct settings *s, FILE *out, struct gen_steps *rec, struct err *e)
 {
     for (int k = 1; k <= src->L->n_steps; k++) {
         if (step_settings(o, src, k, s, e) < 0 ||
             source_run_step(src, k, s, g->ids, g->len, t, e) < 0 ||
-            gen_append(g, t->choice.id, s, e) < 0)
+            gen_append(g, t->choice.id, s, e) < 0 || gen_steps_add(rec, t, e) < 0)
             return -1;
         if (o->format == REPORT_TEXT && gen_stream(g, out, 0) < 0)
             return write_failed(o->output, e);
@@ -282,8 +282,10 @@ static int cmd_generate(struct session *ss, const char *what, struct err *e)
     struct trace t = { 0 };
     struct gen g = { 0 };
     struct settings s;
+    struct gen_steps rec; /* each token's numbers, for JSON and Markdown */
+    gen_steps_init(&rec, o->top);
     source_step_settings(&src, 1, &s);
-    struct gen_report gr = { .lesson = &L, .settings = &s, .gen = &g };
+    struct gen_report gr = { .lesson = &L, .settings = &s, .gen = &g, .steps = &rec };
     int rc = outfile_open(&of, o->output, o->force, e);
     int opened = rc == 0;
     if (rc == 0)
@@ -293,15 +295,14 @@ static int cmd_generate(struct session *ss, const char *what, struct err *e)
     if (rc == 0)
         rc = report_gen_begin(of.f, o->format, &gr, e);
     if (rc == 0)
-        rc = run_loop(o, &src, &g, &t, &s, of.f, e);
+        rc = run_loop(o, &src, &g, &t, &s, of.f, &rec, e);
     if (rc == 0)
         rc = report_gen_end(of.f, o->format, &gr, e);
     if (rc < 0 && g.streamed > 0 && !of.path)
         putchar('\n'); /* the error goes on a line of its own */
     if (opened && outfile_close(&of, rc == 0, e) < 0)
         rc = -1;
-    gen_free(&g);
-    trace_free(&t);
+    gen_free(&g), gen_steps_free(&rec), trace_free(&t);
     close_lesson(&L, &src);
     return rc;
 }
@@ -474,6 +475,7 @@ static int cmd_headless(struct session *ss, struct err *e)
     if (rc == 0)
         rc = play_keys(ss, a, vs, events, n, &s, e);
     if (rc == 0) {
+        s.picture = o->svg;
         view_render(a, &s, vs);
         if (o->svg) /* o->theme: the command line's (mono with --no-color, cli.c), else 0 */
             screen_write_svg(&s, term_palette(o->theme ? o->theme - 1u : ss->config.theme), stdout);

@@ -49,7 +49,8 @@ done
 rows_of B >"$TMP/after-B"
 if cmp -s "$TMP/before-B" "$TMP/after-B"; then bad "request B did not change"; else ok; fi
 keys Space
-check "Space steps every request" "batch of 4: step 1, 4 running"
+check "Space stays at the toy's one step, and says why" "a toy lesson has one row of logits per step, not one per text"
+check "no request stepped" "batch of 4: step 0, 4 running"
 keys B
 check "B leaves the batch" "back to the single step"
 # the title bar counts the lessons

@@ -13,7 +13,7 @@
 
 #include "backend/backend.h"
 #include "base/cpus.h"
-#include "tui/batch.h"
+#include "source/batch.h"
 #include "data/catalog.h"
 #include "core/philox.h"
 #include "core/draws.h"

@@ -206,6 +206,42 @@ START_TEST(test_toy_draws_pane_shows_counts)
 }
 END_TEST
 
+/* At 120x40 the probabilities take two rows a token, and the draws pane
+ * beside them follows (issue 31: it listed one a row, so "on" in one pane
+ * faced "sat" in the other): each token's name on the same screen row in
+ * both. */
+START_TEST(test_toy_draws_rows_line_up)
+{
+    open_toy_t1();
+    type("D");
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 120, 40, 1), 0);
+    view_render(&A, &s, VS);
+    struct layout l;
+    layout_compute(120, 40, TOY_V, 0, &l);
+    struct rect p = l.pane[PANE_PROB], d = l.pane[PANE_CUM];
+    ck_assert_int_eq(p.y, d.y);
+    static const char *const NAMES[TOY_V] = { "[PAD]", "The", "cat", "sat", "dog", "on", "mat" };
+    int rows = 0;
+    for (int y = p.y + 1; y < p.y + p.h; y++) {
+        char left[128], right[128];
+        cells(&s, p.x, y, 8, left);
+        cells(&s, d.x, y, 8, right);
+        for (int id = 0; id < TOY_V; id++) {
+            char name[16];
+            snprintf(name, sizeof name, " %s ", NAMES[id]);
+            if (strncmp(left, name, strlen(name)) == 0) {
+                ck_assert_msg(strncmp(right, name, strlen(name)) == 0, "row %d: '%s' beside '%s'",
+                              y, left, right);
+                rows++;
+            }
+        }
+    }
+    ck_assert_int_eq(rows, TOY_V);
+    screen_free(&s);
+}
+END_TEST
+
 /* '/' on a toy step: the token found, and its row marked in every pane
  * with the arrow in the column before the token's name. */
 START_TEST(test_toy_find_marks_the_row)
@@ -377,6 +413,7 @@ Suite *suite_drawstoy(void)
     tcase_add_test(tc, test_toy_d_counts_are_the_draws);
     tcase_add_test(tc, test_toy_draws_are_deterministic);
     tcase_add_test(tc, test_toy_draws_pane_shows_counts);
+    tcase_add_test(tc, test_toy_draws_rows_line_up);
     tcase_add_test(tc, test_toy_find_marks_the_row);
     tcase_add_test(tc, test_draws_counts_by_value);
     tcase_add_test(tc, test_run_rows_refuses);

@@ -182,6 +182,12 @@ START_TEST(test_u_and_threshold_differ)
         ck_assert_msg(contrast(p.fg[COL_TITLE], p.bg) >= 4.5, "theme %d: title %.2f", theme,
                       contrast(p.fg[COL_TITLE], p.bg));
     }
+    /* On the projector, what renormalizing added (the gain's colour, beyond
+     * the kept bar's) must not be a second cyan beside the kept blue
+     * (issue 31: 87 beside 45 read as one bar): 1.3:1 between them. */
+    struct svg_palette pj = term_palette(2);
+    ck_assert_msg(contrast(pj.fg[COL_ACCENT], pj.fg[COL_KEPT]) >= 1.3, "projector gain %.2f",
+                  contrast(pj.fg[COL_ACCENT], pj.fg[COL_KEPT]));
 }
 END_TEST
 
@@ -196,7 +202,8 @@ static int check_thresholds(const struct screen *s, int bx, int y0, int y1)
                 continue;
             seen++;
             uint32_t l = screen_at(s, x - 1, y)->cp, r = screen_at(s, x + 1, y)->cp;
-            int lb = is_block(l) || l == 0x2591, rb = is_block(r) || r == 0x2591;
+            int lb = is_block(l) || l == mark_of(MARK_GHOST)->cp,
+                rb = is_block(r) || r == mark_of(MARK_GHOST)->cp;
             ck_assert_msg(!(lb && rb), "a threshold between two bar cells at %d,%d", x, y);
             ck_assert_int_eq(screen_at(s, x, y)->color, mark_of(MARK_THRESHOLD)->color);
         }
@@ -209,15 +216,16 @@ START_TEST(test_thresholds_beside_bars)
     type(":temperature 1<Enter>:min-p 0.1<Enter>");
     draw_prob_pane(&s);
     /* The kept bars are whole: nothing but blocks from the bar column to
-     * their end (the old screen had █┊█████). */
+     * their end (the old screen had █┊█████); under min-p the column runs
+     * to the top token's final p, on's 0.4583 (issue 31). */
     for (int id = 0; id < TOY_V; id++) {
         if (A.t.rows[A.t.rank_of[id]].removed_by != TRACE_KEPT)
             continue;
         double len = bar_len(&s, PROB_BX, 1 + id);
-        ck_assert_double_eq_tol(len, final_of(id) * PROB_BW, 0.0625 + 1e-9);
+        ck_assert_double_eq_tol(len, final_of(id) / final_of(5) * PROB_BW, 0.0625 + 1e-9);
     }
-    /* min-p's bar 0.0441 x 12 = 0.53 -> column 27, on the rows of the two
-     * tokens it removed ([PAD], dog), whose bars do not reach it. */
+    /* min-p's bar 0.0441 / 0.4583 x 12 = 1.15 -> column 27, on the rows of
+     * the two tokens it removed ([PAD], dog), whose bars do not reach it. */
     ck_assert_int_eq(check_thresholds(&s, PROB_BX, 1, PANE_H), 2);
     char row[256];
     screen_row_text(&s, 0, row, sizeof row);
@@ -299,6 +307,8 @@ START_TEST(test_legend_screen)
     view_render(&A, &s, VS);
     for (int m = 0; m < MARK_COUNT; m++) {
         const struct mark *k = mark_of(m);
+        if (!(k->where & MARK_TOY))
+            continue;
         int found = 0;
         for (int y = 0; y < s.h && !found; y++)
             for (int x = 0; x < s.w && !found; x++) {
@@ -324,6 +334,71 @@ START_TEST(test_legend_screen)
     ck_assert_int_eq(A.mode, MODE_NORMAL);
     type("?x");
     ck_assert_int_eq(A.mode, MODE_NORMAL);
+}
+END_TEST
+
+/* The rows of s joined, for a search across lines. */
+static void screen_all_text(const struct screen *s, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int y = 0; y < s->h && used + 2 < n; y++) {
+        used += screen_row_text(s, y, buf + used, n - used - 1);
+        buf[used++] = ' ', buf[used] = '\0';
+    }
+}
+
+/* Min-p's bar stands where it can be seen (issue 31): on the toy at T 1,
+ * min-p 0.1 cuts at 0.1 x 0.4407 = 0.0441, half a cell of a 0-to-1 scale
+ * 12 cells wide; the bars now run to the top token's final p (0.4583), so
+ * dog (0.0362) shows its ghost cell left of the bar, and the bar stands
+ * lround(12 x 0.0441 / 0.4583) = 1 cell from the column's start. */
+START_TEST(test_min_p_bar_is_visible)
+{
+    type("x");
+    type(":temperature 1<Enter>:min-p 0.1<Enter>");
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 120, 40, 1), 0);
+    view_render(&A, &s, VS);
+    int seen = 0;
+    char row[1024];
+    for (int y = 0; y < s.h; y++) {
+        screen_row_text(&s, y, row, sizeof row);
+        if (strncmp(row, " dog     0.0362", 15) == 0)
+            seen |= strstr(row, "\u2592\u2503") != NULL;
+    }
+    ck_assert_msg(seen, "dog's row has no ghost cell before min-p's bar");
+    screen_free(&s);
+}
+END_TEST
+
+/* On a full-size step the legend lists the table's marks, not the panes'
+ * (issue 31: it listed the ghosts and the logits' axis, which that screen
+ * never draws); on the toy panes it lists the panes' and says how each
+ * filter's line keeps tokens (top-p: up to the first bar that reaches it). */
+START_TEST(test_legend_of_each_screen)
+{
+    struct app F;
+    struct err e;
+    ck_assert_msg(app_init(&F, TEST_LESSONS, "real-cat", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
+                  e.msg);
+    app_key(&F, 'L');
+    struct screen s;
+    static char all[120 * 40 * 4 + 1];
+    ck_assert_int_eq(screen_init(&s, 120, 40, 1), 0);
+    view_render(&F, &s, VS);
+    screen_all_text(&s, all, sizeof all);
+    ck_assert_ptr_nonnull(strstr(all, "the tail line: every token after rank 20"));
+    ck_assert_ptr_null(strstr(all, "a ghost"));
+    ck_assert_ptr_null(strstr(all, "the logits' zero"));
+    app_free(&F);
+    type("L");
+    view_render(&A, &s, VS);
+    screen_all_text(&s, all, sizeof all);
+    ck_assert_ptr_nonnull(strstr(all, "a ghost"));
+    ck_assert_ptr_null(strstr(all, "the tail line"));
+    ck_assert_ptr_nonnull(strstr(all, "keeps the tokens up to the first bar that"));
+    screen_free(&s);
 }
 END_TEST
 
@@ -390,6 +465,8 @@ Suite *suite_marks(void)
     tcase_add_test(tc, test_thresholds_beside_bars);
     tcase_add_test(tc, test_marks_in_legend);
     tcase_add_test(tc, test_legend_screen);
+    tcase_add_test(tc, test_legend_of_each_screen);
+    tcase_add_test(tc, test_min_p_bar_is_visible);
     tcase_add_test(tc, test_big_toggles);
     tcase_add_test(tc, test_exp_column_one_format);
     tcase_add_test(tc, test_tall_panes);

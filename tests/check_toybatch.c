@@ -19,7 +19,7 @@
 #include "data/keys.h"
 #include "suites.h"
 #include "tui/app.h"
-#include "tui/batch.h"
+#include "source/batch.h"
 #include "tui/view.h"
 
 static struct lesson L;
@@ -171,30 +171,31 @@ START_TEST(test_one_row_changes_alone)
 }
 END_TEST
 
-/* Space: every request appends its token; after the lesson's four steps
- * (max tokens 4, the toy's logits end there) all have stopped. Each token
- * of B is the single step's draw at its Philox step. */
-START_TEST(test_steps_until_the_logits_end)
+/* Space on a toy batch (issue 31): the lesson's step 1 row is the one
+ * every request samples, and it belongs to the step, not to a text: once
+ * A's "on" and B's "cat" were appended there would be no row for either
+ * text (the old batch gave all four step 2's row, and A and C ended "The
+ * cat sat on on on on"). So the batch refuses to step, says why, and keeps
+ * every request as it was. */
+START_TEST(test_a_toy_batch_stops_at_one_step)
 {
     open_engine();
     struct err e;
-    struct trace t;
-    ck_assert_int_eq(trace_init(&t, L.vocab.n, &e), 0);
-    for (int k = 1; k <= 4; k++) {
-        const struct batch_row *b = &BT.row[1];
-        ck_assert_msg(source_run_step(&SRC, k, &b->set, b->g.ids, b->g.len, &t, &e) == 0, "%s",
-                      e.msg);
-        ck_assert_int_eq(b->res.id, t.choice.id);
-        ck_assert(t.choice.u == sampler_u(1, (uint32_t)k, 0, 0));
-        ck_assert_msg(batch_step(&BT, &SRC, NULL, &e) == 0, "%s", e.msg);
-        ck_assert_int_eq(BT.row[1].g.ids[L.prompt_len + k - 1], t.choice.id);
-    }
-    ck_assert_int_eq(batch_running(&BT), 0);
+    int len[4], id[4];
     for (int r = 0; r < 4; r++)
-        ck_assert_int_eq(BT.row[r].g.len, L.prompt_len + 4);
+        len[r] = BT.row[r].g.len, id[r] = BT.row[r].res.id;
     ck_assert_int_eq(batch_step(&BT, &SRC, NULL, &e), -1);
-    ck_assert_str_eq(e.msg, "every request has stopped: Home starts the batch again");
-    trace_free(&t);
+    ck_assert_str_eq(e.msg, "a toy lesson has one row of logits per step, not one per text: its "
+                            "batch stops at one step (B shows the steps one at a time)");
+    for (int r = 0; r < 4; r++) {
+        ck_assert_int_eq(BT.row[r].g.len, len[r]);
+        ck_assert_int_eq(BT.row[r].res.id, id[r]);
+    }
+    ck_assert_int_eq(BT.steps, 0);
+    ck_assert_int_eq(BT.toy_step, 1);
+    char text[1024];
+    batch_explain(&BT, &L.vocab, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "so the batch stops at this step."));
     close_engine();
 }
 END_TEST
@@ -327,7 +328,7 @@ Suite *suite_toybatch(void)
     tcase_add_test(tc, test_rows_are_the_single_step);
     tcase_add_test(tc, test_draw_is_the_single_steps);
     tcase_add_test(tc, test_one_row_changes_alone);
-    tcase_add_test(tc, test_steps_until_the_logits_end);
+    tcase_add_test(tc, test_a_toy_batch_stops_at_one_step);
     tcase_add_test(tc, test_describe_fits_by_words);
     tcase_add_test(tc, test_app_opens_on_the_batch);
     tcase_add_test(tc, test_request_key_errors);

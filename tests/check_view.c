@@ -1,5 +1,7 @@
 /* The layout over many terminal sizes, and the drawing: no pane overlaps
  * another or leaves the screen, and no part writes outside its rectangle. */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/utf8.h"
@@ -369,6 +371,65 @@ START_TEST(test_a_refused_key_is_said_on_screen)
 }
 END_TEST
 
+/* The cells of the logit bar on the row of token name in the logits pane
+ * (the first 40 columns at 120x40): whole and partial blocks, a clip mark. */
+static int logit_bar_cells(const struct screen *s, const char *name)
+{
+    char row[1024], head[32];
+    snprintf(head, sizeof head, " %s ", name);
+    for (int y = 0; y < s->h; y++) {
+        screen_row_text(s, y, row, sizeof row);
+        if (strncmp(row, head, strlen(head)) != 0)
+            continue;
+        int n = 0;
+        for (int x = 0; x < 40; x++) {
+            uint32_t cp = screen_at(s, x, y)->cp;
+            n += (cp >= 0x2588 && cp <= 0x258F) || cp == 0x25B8;
+        }
+        return n;
+    }
+    ck_abort_msg("no row for %s", name);
+    return -1;
+}
+
+/* france, :shift 10 (issue 31): the bars keep the gaps between the logits
+ * (the same bars as without the shift, drawn from z' = 10), where they all
+ * ran off the scale alike, and the panes say why every e^z' grew. */
+START_TEST(test_shift_keeps_the_logit_bars_apart)
+{
+    struct app F;
+    struct err e;
+    ck_assert_msg(app_init(&F, TEST_LESSONS, "france", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
+                  e.msg);
+    struct screen s;
+    ck_assert_int_eq(screen_init(&s, 120, 40, 1), 0);
+    const char *names[] = { "Paris", "Lyon", "located" };
+    int plain[3], shifted[3];
+    view_render(&F, &s, VS);
+    for (int i = 0; i < 3; i++)
+        plain[i] = logit_bar_cells(&s, names[i]);
+    app_command(&F, "shift 10");
+    ck_assert_double_eq(F.cur.sampler.shift, 10.0);
+    view_render(&F, &s, VS);
+    for (int i = 0; i < 3; i++) {
+        shifted[i] = logit_bar_cells(&s, names[i]);
+        ck_assert_int_eq(shifted[i], plain[i]);
+    }
+    ck_assert_int_gt(shifted[0], shifted[1]);
+    ck_assert_int_gt(shifted[1], shifted[2]);
+    int said = 0;
+    char row[1024];
+    for (int y = 0; y < s.h; y++) {
+        screen_row_text(&s, y, row, sizeof row);
+        said |= strstr(row, "e^z' and sum x e^10.0: p unchanged") != NULL &&
+                strstr(row, "bars start at z' = 10.0 (broken axis)") != NULL;
+    }
+    ck_assert_msg(said, "no line says where the bars start and what e^10 did");
+    screen_free(&s);
+    app_free(&F);
+}
+END_TEST
+
 Suite *suite_view(void)
 {
     Suite *s = suite_create("view");
@@ -386,6 +447,7 @@ Suite *suite_view(void)
     tcase_add_test(edge, test_context_clips_at_every_edge);
     tcase_add_test(edge, test_a_long_input_line_shows_its_end);
     tcase_add_test(edge, test_a_refused_key_is_said_on_screen);
+    tcase_add_test(edge, test_shift_keeps_the_logit_bars_apart);
     tcase_set_timeout(edge, 30);
     suite_add_tcase(s, edge);
     return s;

@@ -111,7 +111,7 @@ expect 2 "logitlab: --lessons-dir: an empty directory name" show toy --lessons-d
 expect 2 "logitlab: --step: generate does not take it" generate toy --step 2
 expect 2 "logitlab: --step: export does not take it" export toy --step 2
 expect 2 "logitlab: --size: show does not take it" show toy --size 100x30
-expect 2 "logitlab: --top: generate does not take it" generate toy --top 3
+expect 2 "logitlab: --top: generate gives each token's alternatives in json and markdown" generate toy --top 3
 expect 2 "logitlab: --draws: export does not take it" export toy --draws 10
 expect 2 "logitlab: --find: generate does not take it" generate toy --find Paris
 expect 2 "logitlab: --theme: show does not take it" show toy --theme mono

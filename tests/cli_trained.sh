@@ -58,6 +58,12 @@ for keys in "<Space><Space><Left>" "<Space><Space><Left><Left>"; do
     stop_has "$TMP/screen" "the lesson pane after $keys" '(taken)' 'Last hidden vector h: 64 values,'
 done
 
+# The prefill's saving counted (issue 31; seed 000: the head runs for the
+# last position only): "Once upon a time" is 5 tokens with BOS, so 4 x 512
+# tokens x 64 values = 131,072 multiply-adds skipped.
+"$BIN" -m "$TRAINED_GGUF" -p "Once upon a time" --headless --size 200x60 >"$TMP/screen" 2>"$TMP/err"
+stop_has "$TMP/screen" "the prefill's saving" 'skipping 4 x 512 x 64 = 131,072 multiply-adds'
+
 # hidden-size and weights-seed shape the synthetic head; beside [model] file
 # they would be ignored, so they are refused with their line (issue 29, part 5).
 for key in "hidden-size = 512" "weights-seed = 5"; do

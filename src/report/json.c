@@ -53,6 +53,15 @@ static void json_number(FILE *out, double v)
     fputs(buf, out);
 }
 
+/* One probability and its natural log (null where p is 0: no log). */
+static void json_prob(FILE *out, const char *key, double p, const char *log_key)
+{
+    fprintf(out, "\"%s\": ", key);
+    json_number(out, p);
+    fprintf(out, ", \"%s\": ", log_key);
+    json_number(out, p > 0.0 ? log(p) : NAN);
+}
+
 /* A setting's JSON key: its name with '_' for '-' ("top_k"). */
 static void json_key(FILE *out, const char *name)
 {
@@ -270,8 +279,8 @@ static void json_choice(FILE *out, const struct report *r)
     struct trace_row row;
     int rank;
     if (report_row_of(t, t->choice.id, &row, &rank) == 0) {
-        fprintf(out, ", \"prob\": ");
-        json_number(out, row.prob);
+        fputs(", ", out);
+        json_prob(out, "prob", row.prob, "logprob");
         fprintf(out, ", \"final\": ");
         json_number(out, row.final);
     }
@@ -349,6 +358,50 @@ static void json_ids(FILE *out, const struct gen_report *g, int from, int to, in
     fputc(']', out);
 }
 
+/* A generated token with its numbers and its step's most likely tokens,
+ * as the engines' logprobs and top_logprobs give them. */
+static void json_gen_step(FILE *out, const struct gen_report *g, int i)
+{
+    const struct gen_step *st = &g->steps->s[i];
+    const struct vocab *v = &g->lesson->vocab;
+    fprintf(out, "{\"step\": %d, \"id\": %d, \"token\": ", i + 1, st->id);
+    json_string(out, vocab_token(v, st->id));
+    fputs(", ", out);
+    json_prob(out, "prob", st->prob, "logprob");
+    fputs(", \"final\": ", out);
+    json_number(out, st->final);
+    fprintf(out, ", \"rank\": %d, \"top\": [", st->rank);
+    for (int k = 0; k < st->n_top; k++) {
+        fprintf(out, "%s{\"id\": %d, \"token\": ", k ? ", " : "", st->top[k].id);
+        json_string(out, vocab_token(v, st->top[k].id));
+        fputs(", ", out);
+        json_prob(out, "prob", st->top[k].prob, "logprob");
+        fputs(", \"final\": ", out);
+        json_number(out, st->top[k].final);
+        fputc('}', out);
+    }
+    fputs("]}", out);
+}
+
+/* Every generated token's numbers, then the text's: the sum and mean of
+ * ln p and the perplexity e^-mean. */
+static void json_gen_steps(FILE *out, const struct gen_report *g)
+{
+    fputs(", \"steps\": [", out);
+    for (int i = 0; i < g->steps->n; i++) {
+        fputs(i ? ",\n  " : "\n  ", out);
+        json_gen_step(out, g, i);
+    }
+    double sum, mean, ppl;
+    gen_steps_logprob(g->steps, &sum, &mean, &ppl);
+    fputs("], \"logprob_sum\": ", out);
+    json_number(out, sum);
+    fputs(", \"logprob_mean\": ", out);
+    json_number(out, mean);
+    fputs(", \"perplexity\": ", out);
+    json_number(out, ppl);
+}
+
 void report_gen_json(FILE *out, const struct gen_report *g)
 {
     const struct gen *gn = g->gen;
@@ -360,6 +413,8 @@ void report_gen_json(FILE *out, const struct gen_report *g)
     json_ids(out, g, 0, gn->prompt_len, 0);
     fprintf(out, ", \"tokens\": ");
     json_ids(out, g, gn->prompt_len, gn->len, 1);
+    if (g->steps)
+        json_gen_steps(out, g);
     size_t len;
     char *text = gen_shown_text(gn, 0, &len); /* cut where a stop string says */
     if (text) {

@@ -151,9 +151,12 @@ static void md_table(FILE *out, const struct report *r, int hide)
         fprintf(out, "| %s | %d | ", hide ? "" : (snprintf(rank, sizeof rank, "%d", k + 1), rank),
                 row->id);
         md_token(out, L, row->id);
+        /* z' is the first thing worked out where the settings change it
+         * (exercise 3's z / T), so it is left blank there too. */
         if (hide)
-            fprintf(out, " | %s | %s | %s | %s | %s | | %s |\n", c.logit, c.adjusted, MD_BLANK,
-                    MD_BLANK, MD_BLANK, MD_BLANK);
+            fprintf(out, " | %s | %s | %s | %s | %s | | %s |\n", c.logit,
+                    row->adjusted != row->logit ? MD_BLANK : c.adjusted, MD_BLANK, MD_BLANK,
+                    MD_BLANK, MD_BLANK);
         else
             fprintf(out, " | %s | %s | %s | %s | %s | %s | %s |\n", c.logit, c.adjusted, c.exp,
                     c.prob, c.cum, c.kept, c.final);
@@ -280,9 +283,55 @@ void report_markdown_answers(FILE *out, const struct report *r)
     fputc('\n', out);
     if (S->solution)
         md_paragraphs(out, "", S->solution);
+    /* The step's notes (where the lesson's printed numbers slip in the last
+     * place) go with the answers: they quote the values asked for. */
+    if (S->note)
+        md_paragraphs(out, "*Note:* ", S->note);
 }
 
 /* A generation as a handout: the text, the tokens one by one, the stop. */
+/* The generated tokens one by one. */
+static void md_gen_ids(FILE *out, const struct gen_report *g)
+{
+    const struct gen *gn = g->gen;
+    fprintf(out, "| step | id | token |\n| ---: | ---: | --- |\n");
+    for (int i = gn->prompt_len; i < gn->len; i++) {
+        fprintf(out, "| %d | %d | ", i - gn->prompt_len + 1, gn->ids[i]);
+        md_token(out, g->lesson, gn->ids[i]);
+        fprintf(out, " |\n");
+    }
+}
+
+/* The same with each token's numbers and its step's most likely other
+ * tokens (the handout of a text with its probabilities), then the text's
+ * log-probability and perplexity. */
+static void md_gen_steps(FILE *out, const struct gen_report *g)
+{
+    fprintf(out, "| step | id | token | p | ln p | final | rank | also likely |\n"
+                 "| ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |\n");
+    for (int i = 0; i < g->steps->n; i++) {
+        const struct gen_step *st = &g->steps->s[i];
+        fprintf(out, "| %d | %d | ", i + 1, st->id);
+        md_token(out, g->lesson, st->id);
+        fprintf(out, " | %.4f | %.4f | %.4f | %d | ", st->prob, log(st->prob), st->final, st->rank);
+        for (int k = 0, n = 0; k < st->n_top; k++) {
+            if (st->top[k].id == st->id)
+                continue;
+            fprintf(out, "%s", n++ ? ", " : "");
+            md_token(out, g->lesson, st->top[k].id);
+            fprintf(out, " %.4f", st->top[k].prob);
+        }
+        fprintf(out, " |\n");
+    }
+    double sum, mean, ppl;
+    gen_steps_logprob(g->steps, &sum, &mean, &ppl);
+    if (g->steps->n > 0)
+        fprintf(out,
+                "\nSum of ln p %.4f, mean %.4f a token: perplexity %.4f (e to minus the "
+                "mean, the number of equally likely tokens the text was as hard to guess as).\n",
+                sum, mean, ppl);
+}
+
 void report_gen_markdown(FILE *out, const struct gen_report *g)
 {
     const struct gen *gn = g->gen;
@@ -306,12 +355,10 @@ void report_gen_markdown(FILE *out, const struct gen_report *g)
     }
     free(text);
     free(esc);
-    fprintf(out, "| step | id | token |\n| ---: | ---: | --- |\n");
-    for (int i = gn->prompt_len; i < gn->len; i++) {
-        fprintf(out, "| %d | %d | ", i - gn->prompt_len + 1, gn->ids[i]);
-        md_token(out, g->lesson, gn->ids[i]);
-        fprintf(out, " |\n");
-    }
+    if (g->steps && g->steps->n == gen_count(gn))
+        md_gen_steps(out, g);
+    else
+        md_gen_ids(out, g);
     char why[160];
     report_gen_why(g, why, sizeof why);
     int n = gen_count(gn);

@@ -39,11 +39,51 @@ struct report {
 
 #define REPORT_FAST_TOP 20 /* rows a full-size step writes unless --top says */
 
+/* What a generation's JSON and Markdown say of each token, as the engines
+ * give it (llama.cpp's n_probs, OpenAI's logprobs and top_logprobs): its p
+ * (the softmax of z', after penalties and temperature, before the filters
+ * cut), ln p, its final p (after the filters: what the draw used), its rank
+ * by p, and the most likely tokens of its step. */
+#define GEN_TOP_DEFAULT 5
+#define GEN_TOP_MAX     20
+
+struct gen_alt {
+    int id;
+    double prob, final;
+};
+
+struct gen_step {
+    int id, rank; /* rank 1: the most likely */
+    double prob, final;
+    int n_top;
+    struct gen_alt top[GEN_TOP_MAX];
+};
+
+struct gen_steps {
+    int n, cap;
+    int top; /* alternatives kept a step (1 to GEN_TOP_MAX) */
+    struct gen_step *s;
+};
+
+/* Starts an empty record that keeps top alternatives a step (0: the
+ * default; more than GEN_TOP_MAX: that many). */
+void gen_steps_init(struct gen_steps *r, int top);
+void gen_steps_free(struct gen_steps *r);
+
+/* Records the chosen token of trace t (its rows ranked: sampler_run or the
+ * fast path's top rows). Returns 0, or -1 when out of memory. */
+int gen_steps_add(struct gen_steps *r, const struct trace *t, struct err *e);
+
+/* The sum of ln p over the recorded tokens, their mean, and the
+ * perplexity e^-mean (NAN for no token). */
+void gen_steps_logprob(const struct gen_steps *r, double *sum, double *mean, double *ppl);
+
 /* What `logitlab generate` reports: the loop run from the prompt. */
 struct gen_report {
     const struct lesson *lesson;
     const struct settings *settings; /* of the last step */
     const struct gen *gen;           /* the prompt and the tokens generated */
+    const struct gen_steps *steps;   /* each generated token's numbers, or NULL */
 };
 
 /* A generation's report. Text streams: begin writes what goes before the

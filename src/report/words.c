@@ -56,7 +56,7 @@ void report_removed_words(const char *stage, int removed, double mass, int digit
     else if (brevity == 1)
         snprintf(buf, n, "%s removed %s holding %s", stage, count, pct);
     else
-        snprintf(buf, n, "%s -%s (%s)", stage, count, pct);
+        snprintf(buf, n, "%s cut %s (%s)", stage, count, pct);
 }
 
 void report_chi2_words(double x, int df, const char *chi, int brevity, char *buf, size_t n)

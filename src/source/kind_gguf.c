@@ -25,7 +25,7 @@
 #include "model/quant.h"
 #include "source/source_int.h"
 
-/* The caches kept: one for each of the batch view's 8 requests (tui/batch.h)
+/* The caches kept: one for each of the batch view's 8 requests (source/batch.h)
  * and one for the single step, so that no request evicts another's. Each
  * is allocated at the full context but resident only as far as it is used. */
 #define KV_SLOTS 9

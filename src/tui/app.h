@@ -6,7 +6,7 @@
 #ifndef LOGITLAB_APP_H
 #define LOGITLAB_APP_H
 
-#include "tui/batch.h"
+#include "source/batch.h"
 #include "data/catalog.h"
 #include "data/config.h"
 #include "base/err.h"

@@ -325,11 +325,15 @@ static int act_legend(struct app *a, const struct action *act)
     return APP_REDRAW;
 }
 
-/* What b says of each big mode it goes to. */
-static const char *const BIG_SAYS[] = {
-    "big mode off: all four panes",
-    "big mode: the logits and the exponentials (b: the probabilities)",
-    "big mode: the probabilities and the cumulative sums (b: all four panes)",
+/* What b says of each big mode it goes to: on the toy panes, then on a
+ * full-size step's table (view_big.c: the scores' columns, then p's). */
+static const char *const BIG_SAYS[2][3] = {
+    { "big mode off: all four panes",
+      "big mode: the logits and the exponentials (b: the probabilities)",
+      "big mode: the probabilities and the cumulative sums (b: all four panes)" },
+    { "big mode off: the table of probabilities",
+      "big mode: the table's scores, z' and e^z', each z' among all (b: the probabilities)",
+      "big mode: the table's probabilities and cumulative sums (b: off)" },
 };
 
 /* Big mode: the view lays out two panes at a time at the whole height
@@ -339,7 +343,7 @@ static int act_big(struct app *a, const struct action *act)
 {
     (void)act;
     a->big = (a->big + 1) % 3;
-    app_msg(a, 0, "%s", BIG_SAYS[a->big]);
+    app_msg(a, 0, "%s", BIG_SAYS[source_is_fast(&a->source)][a->big]);
     return APP_REDRAW;
 }
 

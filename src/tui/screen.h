@@ -43,7 +43,8 @@ struct cell {
 
 struct screen {
     int w, h;
-    int utf8; /* 1: block characters and box drawing; 0: ASCII only */
+    int utf8;    /* 1: block characters and box drawing; 0: ASCII only */
+    int picture; /* 1: a picture for slides (--format svg): no times, no key hints */
     struct cell *cells;
     /* Writes cut by their clip or their width where the text left out holds
      * a digit -- a number cut or lost -- since the last screen_clear, and

@@ -37,10 +37,11 @@ static const short RICH[COL_COUNT] = {
     [COL_WARN] = 166,    [COL_GOOD] = 29,    [COL_STATUS] = -1,
 };
 /* For a projector: the brightest colours, on black, where a washed-out
- * image loses the pale ones. */
+ * image loses the pale ones. The accent (what renormalizing added, beside
+ * the kept bar's cyan) is a light green, not a second cyan. */
 static const short BRIGHT[COL_COUNT] = {
     [COL_DEFAULT] = 15,  [COL_TITLE] = 51,   [COL_KEPT] = 45,       [COL_NEG] = 202,
-    [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_THRESHOLD] = 201, [COL_ACCENT] = 87,
+    [COL_REMOVED] = 250, [COL_CHOSEN] = 226, [COL_THRESHOLD] = 201, [COL_ACCENT] = 120,
     [COL_WARN] = 196,    [COL_GOOD] = 46,    [COL_STATUS] = 15,
 };
 /* A picture of the default theme, whose text and page are the terminal's
@@ -109,7 +110,7 @@ static void init_colors(const struct term *t)
     static const short BRIGHT_BASIC[COL_COUNT] = {
         [COL_DEFAULT] = COLOR_WHITE,     [COL_TITLE] = COLOR_CYAN,    [COL_KEPT] = COLOR_CYAN,
         [COL_NEG] = COLOR_RED,           [COL_REMOVED] = COLOR_WHITE, [COL_CHOSEN] = COLOR_YELLOW,
-        [COL_THRESHOLD] = COLOR_MAGENTA, [COL_ACCENT] = COLOR_CYAN,   [COL_WARN] = COLOR_RED,
+        [COL_THRESHOLD] = COLOR_MAGENTA, [COL_ACCENT] = COLOR_GREEN,  [COL_WARN] = COLOR_RED,
         [COL_GOOD] = COLOR_GREEN,        [COL_STATUS] = COLOR_WHITE,
     };
     start_color();

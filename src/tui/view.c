@@ -131,6 +131,10 @@ static const char *backend_name(const struct app *a)
 static void status_right(const struct app *a, const struct screen_ctx *c, int room, char *buf,
                          size_t n)
 {
+    if (c->s->picture) { /* a picture is the same on every machine and every run */
+        snprintf(buf, n, " %s ", backend_name(a));
+        return;
+    }
     if (!a->batch_on || a->batch.toy) { /* a toy batch: the CPU's time, as a single step */
         char t[32];
         report_duration(t, sizeof t, a->batch_on ? a->batch.step_ms * 1e3 : a->recompute_us,
@@ -434,7 +438,8 @@ static void draw_bottom(const struct app *a, const struct screen_ctx *c, struct 
         }
         return;
     }
-    ctx_text(c, 0, y, w, hints(a, c), COL_REMOVED, 0);
+    if (!c->s->picture) /* a slide has no keys to press */
+        ctx_text(c, 0, y, w, hints(a, c), COL_REMOVED, 0);
 }
 
 #define HELP_KEYS_W 14 /* the keys' column of the help screen */

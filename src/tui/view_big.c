@@ -14,7 +14,17 @@
 enum big_kind { ROW_TOP, ROW_FOUND, ROW_RARE };
 
 /* The exp column's one format for the rows shown (report_column_style). */
-#define EXP_W 9
+#define EXP_W     9
+#define TAIL_RANK 20 /* the tail line: every token after this rank */
+
+/* How the table's columns are written: the exp column's one format, and
+ * on big mode's first screen (the scores) the range of every z' of the
+ * vocabulary, in which each row's bar places its z'. */
+struct big_cols {
+    enum report_style exp;
+    int scores;
+    double lo, hi;
+};
 
 /* One table row: rank, token, logit, exp (in the column's style), prob,
  * cum, kept, final -- or, while the draws are on, rank, token, logit, prob,
@@ -23,17 +33,18 @@ enum big_kind { ROW_TOP, ROW_FOUND, ROW_RARE };
  * where there is room. */
 static void big_row(const struct app *a, const struct screen_ctx *c, int y, int rank,
                     const struct trace_row *row, double logit, enum big_kind kind,
-                    const long *counts, enum report_style exp_style)
+                    const long *counts, const struct big_cols *k)
 {
     int d = digits_of(a), found = kind == ROW_FOUND;
-    char tok[96], pad[96], lg[32], pr[32], cu[32], fi[32], ex[32];
+    char tok[96], pad[96], lg[32], pr[32], cu[32], fi[32], ex[32], zp[32];
     utf8_escape(vocab_token(&a->L.vocab, row->id), tok, sizeof tok);
     utf8_pad(tok, 12, 0, pad, sizeof pad);
     report_number(lg, sizeof lg, logit, d);
     report_number(pr, sizeof pr, row->prob, d);
     report_number(cu, sizeof cu, row->cum, d);
     report_number(fi, sizeof fi, row->final, d);
-    report_number_as(ex, sizeof ex, row->exp, d, exp_style);
+    report_number_as(ex, sizeof ex, row->exp, d, k->exp);
+    report_number(zp, sizeof zp, row->adjusted, d);
     if (kind == ROW_RARE) { /* rounded to 4 places every one would read 0.0000 */
         snprintf(pr, sizeof pr, "%.1e", row->prob);
         snprintf(fi, sizeof fi, row->final > 0 ? "%.1e" : "0", row->final);
@@ -54,14 +65,23 @@ static void big_row(const struct app *a, const struct screen_ctx *c, int y, int 
         }
         snprintf(line, sizeof line, "%7d %s %8s %7s %7s %-6s %7s %8s", rank + 1, pad, lg, pr, fi,
                  kc, c1, c2);
+    } else if (k->scores) {
+        snprintf(line, sizeof line, "%7d %s %8s %8s %*s %-6s", rank + 1, pad, lg, zp, EXP_W, ex,
+                 kc);
     } else {
         snprintf(line, sizeof line, "%7d %s %8s %*s %7s %7s %-6s %7s", rank + 1, pad, lg, EXP_W, ex,
                  pr, cu, kc, fi);
     }
     int used = ctx_text(c, 0, y, c->r.w, line, col, attr);
     int bar = c->r.w - used - 2;
-    if (bar > 2) /* whole cells only: prob <= 1 keeps it within bar */
-        ctx_bar(c, used + 1, y, floor(row->prob * bar), kept ? COL_KEPT : COL_REMOVED, 0);
+    /* The bar: prob, or on the scores' screen where z' sits between the
+     * lowest and the highest z' of the vocabulary (both within [0, 1], so
+     * whole cells keep it within bar). */
+    double len = row->prob;
+    if (k->scores)
+        len = k->hi > k->lo ? fmin(fmax((row->adjusted - k->lo) / (k->hi - k->lo), 0.0), 1.0) : 0.0;
+    if (bar > 2)
+        ctx_bar(c, used + 1, y, floor(len * bar), kept ? COL_KEPT : COL_REMOVED, 0);
 }
 
 /* How many of the rarest tokens drawn get rows under a table of h rows
@@ -106,46 +126,86 @@ static void big_rarest(const struct app *a, const struct screen_ctx *c, int y, i
                                  .cum = NAN,
                                  .cum_final = NAN };
         long counts[2] = { k->plain, k->kept };
+        const struct big_cols cols = { .exp = REPORT_EXPONENT };
         big_row(a, c, y + 1 + i, k->rank, &row, source_logit(&a->source, a->cur_step, row.id),
-                ROW_RARE, counts, REPORT_EXPONENT);
+                ROW_RARE, counts, &cols);
     }
 }
 
-/* The line under the top rows: what the rest of the vocabulary holds, and
- * while the draws are on how many of them came from there, in as many words
- * as the width allows. */
-static void big_tail(const struct app *a, const struct screen_ctx *c, int y, int rows)
+/* The ranks (1-based, inclusive) a band of the table's rows covers, what
+ * they hold, and how many of the draws landed there (plain, filtered). */
+struct band {
+    int first, last, count, kept;
+    double mass;
+    long plain, filt;
+};
+
+/* The band of 0-based ranks from..to-1 (to = V: the whole tail). */
+static void band_of(const struct app *a, int from, int to, struct band *b)
 {
     const struct trace *t = &a->t;
     const struct draws *dr = &a->draws;
-    int count, kept;
-    double mass;
-    report_tail(t, rows, &count, &mass, &kept);
-    char n[32], pct[32], k[32], w[4][256];
-    draws_count_text(count, n, sizeof n);
-    draws_count_text(kept, k, sizeof k);
-    report_percent(pct, sizeof pct, mass, digits_of(a));
-    snprintf(w[0], sizeof w[0], "  ... %s more tokens hold %s of the probability, %s of them kept",
-             n, pct, k);
-    snprintf(w[1], sizeof w[1], "  ... %s more tokens hold %s, %s kept", n, pct, k);
-    if (a->draws_ok) {
-        long tp = dr->tail_plain, tk = dr->tail_kept;
-        for (int r = rows; r < dr->rows; r++)
-            tp += dr->c_plain[r], tk += dr->c_kept[r];
-        char dn[32], ptp[32], ptk[32], more[192];
-        draws_count_text(dr->n, dn, sizeof dn);
-        draws_count_text(tp, ptp, sizeof ptp);
-        draws_count_text(tk, ptk, sizeof ptk);
-        snprintf(more, sizeof more, "; %s of %s draws came from them (%s with the filters)", ptp,
-                 dn, ptk);
-        utf8_append(w[0], sizeof w[0], more);
-        snprintf(more, sizeof more, "; %s of %s draws (%s filtered)", ptp, dn, ptk);
-        utf8_append(w[1], sizeof w[1], more);
-    }
-    snprintf(w[2], sizeof w[2], "  ... %s more: %s, %s kept", n, pct, k);
-    snprintf(w[3], sizeof w[3], "  ... %s more", n);
-    const char *words[] = { w[0], w[1], w[2], w[3] };
-    ctx_text(c, 0, y, c->r.w, report_fit(c->r.w, 4, words), COL_ACCENT, ATTR_BOLD);
+    int c2 = 0, k2 = 0;
+    double m2 = 0.0;
+    report_tail(t, from, &b->count, &b->mass, &b->kept);
+    if (to < t->vocab_size)
+        report_tail(t, to, &c2, &m2, &k2);
+    b->count -= c2, b->kept -= k2, b->mass = fmax(b->mass - m2, 0.0);
+    b->first = from + 1, b->last = to;
+    b->plain = b->filt = 0;
+    if (to >= t->vocab_size) /* below the rows the draws count one by one */
+        b->plain = dr->tail_plain, b->filt = dr->tail_kept, to = dr->rows;
+    for (int r = from; r < to && r < dr->rows; r++)
+        b->plain += dr->c_plain[r], b->filt += dr->c_kept[r];
+}
+
+/* The words of a band's line, widest first: what it holds, and while the
+ * draws are on how many of them landed there, which narrower lines keep
+ * longest (about 100 of the 10,000 draws is the tail line's point). */
+static void band_words(const struct app *a, const struct band *b, int tail, char w[5][256])
+{
+    char n[32], pct[32], k[32], r1[32], r2[32], what[96], lab[112], dn[32], tp[32], tk[32];
+    draws_count_text(b->count, n, sizeof n);
+    draws_count_text(b->kept, k, sizeof k);
+    draws_count_text(b->first - 1, r1, sizeof r1);
+    draws_count_text(b->last, r2, sizeof r2);
+    report_percent(pct, sizeof pct, b->mass, digits_of(a));
+    if (tail)
+        snprintf(what, sizeof what, "%s more tokens (after rank %s)", n, r1);
+    else
+        snprintf(what, sizeof what, "ranks %d to %s", b->first, r2);
+    snprintf(w[0], sizeof w[0], "  ... %s hold %s of the probability, %s of them kept", what, pct,
+             k);
+    snprintf(w[1], sizeof w[1], "  ... %s hold %s, %s kept", what, pct, k);
+    snprintf(w[2], sizeof w[2], "  ... %s: %s, %s kept", what, pct, k);
+    snprintf(lab, sizeof lab, "%s%s", tail ? n : what, tail ? " more" : "");
+    snprintf(w[3], sizeof w[3], "  ... %s: %s", lab, pct);
+    snprintf(w[4], sizeof w[4], "  ... %s", lab);
+    if (!a->draws_ok)
+        return;
+    draws_count_text(a->draws.n, dn, sizeof dn);
+    draws_count_text(b->plain, tp, sizeof tp);
+    draws_count_text(b->filt, tk, sizeof tk);
+    char more[3][160];
+    snprintf(more[0], sizeof more[0], "; %s of %s draws came from them (%s with the filters)", tp,
+             dn, tk);
+    snprintf(more[1], sizeof more[1], "; %s of %s draws (%s filtered)", tp, dn, tk);
+    snprintf(more[2], sizeof more[2], ", %s of %s draws", tp, dn);
+    utf8_append(w[0], 256, more[0]);
+    utf8_append(w[1], 256, more[1]);
+    snprintf(w[2], 256, "  ... %s: %s, %s of %s draws", what, pct, tp, dn);
+    snprintf(w[3], 256, "  ... %s: %s, %s draws", lab, pct, tp);
+}
+
+/* One band's line, in as many words as the width allows. */
+static void band_line(const struct app *a, const struct screen_ctx *c, int y, int from, int to)
+{
+    struct band b;
+    char w[5][256];
+    band_of(a, from, to, &b);
+    band_words(a, &b, to >= a->t.vocab_size, w);
+    const char *words[] = { w[0], w[1], w[2], w[3], w[4] };
+    ctx_text(c, 0, y, c->r.w, report_fit(c->r.w, 5, words), COL_ACCENT, ATTR_BOLD);
 }
 
 /* The exp column's style from the values it shows: the top rows and the
@@ -161,15 +221,29 @@ static enum report_style big_exp_style(const struct app *a, int rows, const stru
     return report_column_style(v, n, digits_of(a), EXP_W);
 }
 
-static void big_table(const struct app *a, const struct screen_ctx *c)
+/* The title of the table's columns, and the range of z' the scores'
+ * bars need (big mode's first screen: the logits and the exponentials). */
+static void big_columns(const struct app *a, const struct screen_ctx *c, struct big_cols *k)
 {
-    const struct trace *t = &a->t;
+    struct draws_hist h;
+    k->scores = a->big == 1 && !a->draws_ok && draws_histogram(&a->t, 8, &h) == 0 && h.n > 0;
+    if (k->scores)
+        k->lo = h.lo, k->hi = h.hi;
     pane_title(c,
                a->draws_ok ? "   rank token           logit    prob   final kept     drawn "
                              "filtered"
+               : k->scores ? "   rank token           logit       z'       exp kept    "
+                             "z' among all, from the lowest to the highest"
                            : "   rank token           logit       exp    prob     cum kept     "
                              "final",
                "");
+}
+
+static void big_table(const struct app *a, const struct screen_ctx *c)
+{
+    const struct trace *t = &a->t;
+    struct big_cols cols = { 0 };
+    big_columns(a, c, &cols);
     if (app_hidden(a))
         return;
     int rows = c->r.h - 2; /* the title and the tail line */
@@ -181,21 +255,29 @@ static void big_table(const struct app *a, const struct screen_ctx *c)
     int rare = a->draws_ok ? rarest_rows(a, c->r.h, rows - 1) : 0;
     if (rare)
         rows -= 1 + rare;
-    if (rows > t->n_rows)
-        rows = t->n_rows;
-    enum report_style style = big_exp_style(a, rows, found ? &row : NULL);
+    /* The tail starts after rank TAIL_RANK on every screen, so that a
+     * laptop and the projector show the same share; a screen with fewer
+     * rows says what the ranks it cannot show hold, on a line of their own. */
+    int cut = TAIL_RANK < t->n_rows ? TAIL_RANK : t->n_rows;
+    if (rows > cut)
+        rows = cut;
+    int band = rows > 1 && rows < cut;
+    rows -= band;
+    cols.exp = big_exp_style(a, rows, found ? &row : NULL);
     const struct draws *dr = &a->draws;
     for (int k = 0; k < rows; k++) {
         long counts[2] = { k < dr->rows ? dr->c_plain[k] : 0, k < dr->rows ? dr->c_kept[k] : 0 };
         big_row(a, c, 1 + k, k, &t->rows[k], t->rows[k].logit, ROW_TOP,
-                k < dr->rows ? counts : NULL, style);
+                k < dr->rows ? counts : NULL, &cols);
     }
     int y = 1 + (rows > 0 ? rows : 0);
-    if (rows > 0 && rows < t->vocab_size)
-        big_tail(a, c, y++, rows);
+    if (band)
+        band_line(a, c, y++, rows, cut);
+    if (rows > 0 && cut < t->vocab_size)
+        band_line(a, c, y++, cut, t->vocab_size);
     if (found)
         big_row(a, c, y++, rank, &row, source_logit(&a->source, a->cur_step, row.id), ROW_FOUND,
-                NULL, style);
+                NULL, &cols);
     if (rare)
         big_rarest(a, c, y, rarest_rows(a, c->r.h, rows));
 }
@@ -259,8 +341,10 @@ static void stats_filters(const struct app *a, const struct screen_ctx *c, int y
             if (!stage_cuts(&a->cur.sampler, st->stage) || !st->active)
                 continue;
             char one[160];
-            report_removed_words(report_removed_name((int)st->stage), st->removed, st->removed_mass,
-                                 d, b, one, sizeof one);
+            /* the stage's own name: the kept column's short word ("typ-p")
+             * reads as a code in a sentence */
+            report_removed_words(stage_name(st->stage), st->removed, st->removed_mass, d, b, one,
+                                 sizeof one);
             len += snprintf(w[b] + len, sizeof w[b] - (size_t)len, "%s%s", len ? ", " : "", one);
         }
         if (!len) {
@@ -281,6 +365,23 @@ static void stats_filters(const struct app *a, const struct screen_ctx *c, int y
     ctx_text(c, 1, y, room, report_fit(room, 3, words), COL_DEFAULT, 0);
 }
 
+/* The u that chose the token of row (none: ""), as the draw line's first
+ * words; with u on (or on a step taken) where it fell: in the token's
+ * stretch of the kept tokens' running sum. */
+static void choice_u(const struct app *a, const struct trace_row *row, char *us, size_t n)
+{
+    const struct app_entry *en = app_shown_entry(a);
+    us[0] = '\0';
+    if (!(en ? en->sampled && !en->forced : a->t.choice.sampled))
+        return;
+    double u = en ? en->u : a->t.choice.u;
+    if (en || a->show_u)
+        snprintf(us, n, "u %.4f in [%.4f, %.4f), ", u, fmax(row->cum_final - row->final, 0.0),
+                 row->cum_final);
+    else
+        snprintf(us, n, "u %.4f, ", u);
+}
+
 /* The token drawn: how it was chosen (the seeded draw, greedy, or taken
  * from the text already generated), its rank and probabilities, and the
  * entropy of the step as a number of equally likely tokens. */
@@ -294,22 +395,30 @@ static void stats_choice(const struct app *a, const struct screen_ctx *c, int y,
                        : t->greedy ? "greedy picked"
                                    : "the seeded draw picked";
     const char *head = en ? "taken" : t->greedy ? "greedy" : "seeded draw";
-    char tok[96], w[5][256];
+    char tok[96], w[6][384], us[96];
     utf8_escape(vocab_token(&a->L.vocab, t->choice.id), tok, sizeof tok);
     int r = rank + 1;
+    double lp = log(row->prob);
+    choice_u(a, row, us, sizeof us);
     snprintf(w[0], sizeof w[0],
-             "%s %s (rank %d, p %.4f, after the filters %.4f); entropy %.3f nats, like %.1f "
-             "equally likely tokens",
-             verb, tok, r, row->prob, row->final, t->entropy, exp(t->entropy));
-    snprintf(w[1], sizeof w[1], "%s %s (rank %d, p %.4f, final %.4f); entropy %.3f nats", verb, tok,
-             r, row->prob, row->final, t->entropy);
-    snprintf(w[2], sizeof w[2], "%s %s (rank %d, p %.4f, final %.4f)", verb, tok, r, row->prob,
-             row->final);
-    snprintf(w[3], sizeof w[3], "%s: %s, rank %d, p %.4f, final %.4f", head, tok, r, row->prob,
-             row->final);
-    snprintf(w[4], sizeof w[4], "%s rank %d p %.4f", tok, r, row->prob);
-    const char *words[] = { w[0], w[1], w[2], w[3], w[4] };
-    ctx_text(c, 1, y, room, report_fit(room, 5, words), COL_DEFAULT, 0);
+             "%s %s (%srank %d, p %.4f, ln p %.4f, after the filters %.4f); entropy %.3f nats, "
+             "like %.1f equally likely tokens",
+             verb, tok, us, r, row->prob, lp, row->final, t->entropy, exp(t->entropy));
+    snprintf(w[1], sizeof w[1],
+             "%s %s (%srank %d, p %.4f, ln p %.4f, final %.4f); entropy %.3f nats", verb, tok, us,
+             r, row->prob, lp, row->final, t->entropy);
+    snprintf(w[2], sizeof w[2], "%s %s (%srank %d, p %.4f, ln p %.4f, final %.4f)", verb, tok, us,
+             r, row->prob, lp, row->final);
+    snprintf(w[3], sizeof w[3], "%s %s (%srank %d, p %.4f, final %.4f)", verb, tok, us, r,
+             row->prob, row->final);
+    if (us[0]) /* the final probability is what u was compared with */
+        snprintf(w[4], sizeof w[4], "%s: %s, %srank %d, final %.4f", head, tok, us, r, row->final);
+    else
+        snprintf(w[4], sizeof w[4], "%s: %s, rank %d, p %.4f, final %.4f", head, tok, r, row->prob,
+                 row->final);
+    snprintf(w[5], sizeof w[5], "%s rank %d p %.4f", tok, r, row->prob);
+    const char *words[] = { w[0], w[1], w[2], w[3], w[4], w[5] };
+    ctx_text(c, 1, y, room, report_fit(room, 6, words), COL_DEFAULT, 0);
 }
 
 /* The many draws: how many different tokens came up, then what the

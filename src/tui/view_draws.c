@@ -163,11 +163,12 @@ void draw_draws(const struct app *a, const struct screen_ctx *c)
     int hidden = app_hidden(a);
     draws_title(a, c);
     int ids[PANE_ROWS_MAX];
-    int n = pane_order(a, c->r.h - 1, 0, ids);
+    int step = pane_step(a, c); /* the probabilities' rows, beside this pane */
+    int n = pane_order(a, step > 1 ? t->vocab_size : c->r.h - 1, 0, ids);
     struct draws_cols w = draws_cols(d, c->r.w);
     long shown = 0;
     for (int i = 0; i < n; i++) {
-        int y = 1 + i;
+        int y = 1 + i * step;
         const struct trace_row *row = &t->rows[t->rank_of[ids[i]]];
         draw_token(a, c, 1, y, row, !hidden);
         int k = draws_row(d, row->id);
@@ -180,13 +181,13 @@ void draw_draws(const struct app *a, const struct screen_ctx *c)
         draws_line(a, c, y, k, row->removed_by == TRACE_KEPT, &w);
     }
     /* The tokens the pane has no row for, as the other panes' "... more". */
-    if (n < t->vocab_size && n > 0 && 1 + n < c->r.h && !hidden) {
+    int y = 1 + (n > 0 ? (n - 1) * step + 1 : 0); /* below the last token's row */
+    if (n < t->vocab_size && n > 0 && y < c->r.h && !hidden) {
         char rest[32];
         draws_count_text(d->n - shown, rest, sizeof rest);
-        ctx_printf(c, 1, 1 + n, c->r.w - 2, COL_REMOVED, 0, "... %d more tokens: %s draws",
+        ctx_printf(c, 1, y++, c->r.w - 2, COL_REMOVED, 0, "... %d more tokens: %s draws",
                    t->vocab_size - n, rest);
-        n++;
     }
-    if (!hidden && 1 + n + 1 < c->r.h)
-        draws_verdict_below(a, c, 1 + n + 1); /* a blank row between */
+    if (!hidden && y + 1 < c->r.h)
+        draws_verdict_below(a, c, y + 1); /* a blank row between */
 }

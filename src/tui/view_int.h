@@ -94,6 +94,11 @@ void add_wrapped(struct lines *L, const char *lead, const char *text, int width,
  * most likely ones, with the last row left for the "... more" line. */
 int pane_order(const struct app *a, int rows, int by_rank, int *ids);
 
+/* Rows from one token to the next in a pane of c's height: more than one
+ * where every token fits twice or more, so that panes side by side keep
+ * each token on the same row. */
+int pane_step(const struct app *a, const struct screen_ctx *c);
+
 /* A token's name at (x, y), TOKEN_W - 1 columns: the drawn one reversed, a
  * removed one dimmed where dim_removed, and the one found with '/' marked
  * in the column before it. */
@@ -108,7 +113,7 @@ void draw_draws(const struct app *a, const struct screen_ctx *c);
 
 /* Every mark the toy panes draw, and the colours they say things with. */
 enum mark_id {
-#define MARK(id, cp, ascii, sample, color, attr, meaning) MARK_##id,
+#define MARK(id, cp, ascii, sample, color, attr, where, meaning) MARK_##id,
 #include "tui/marks.def"
 #undef MARK
     MARK_COUNT
@@ -120,7 +125,11 @@ struct mark {
     char ascii;       /* its glyph on a screen without UTF-8 */
     const char *sample, *meaning;
     int color, attr;
+    int where; /* MARK_TOY, MARK_FULL: the screens that draw it */
 };
+
+#define MARK_TOY  1 /* the four panes of a small vocabulary */
+#define MARK_FULL 2 /* a full-size step's table */
 
 /* Mark m's row of marks.def. */
 const struct mark *mark_of(enum mark_id m);

@@ -13,10 +13,14 @@
 #define LEGEND_SAMPLE_W 19 /* the column of the samples */
 
 static const struct mark MARKS[MARK_COUNT] = {
-#define MARK(id, cp_, ascii_, sample_, color_, attr_, meaning_)                                    \
-    [MARK_##id] = { #id, cp_, ascii_, sample_, meaning_, color_, attr_ },
+#define TOY  MARK_TOY
+#define FULL MARK_FULL
+#define MARK(id, cp_, ascii_, sample_, color_, attr_, where_, meaning_)                            \
+    [MARK_##id] = { #id, cp_, ascii_, sample_, meaning_, color_, attr_, where_ },
 #include "tui/marks.def"
 #undef MARK
+#undef TOY
+#undef FULL
 };
 
 const struct mark *mark_of(enum mark_id m)
@@ -56,7 +60,9 @@ static void draw_sample(struct screen *s, int x, int y, const struct mark *k)
 
 void draw_legend(const struct app *a, struct screen *s)
 {
-    (void)a;
+    /* The marks of the screen the legend was opened from: the panes', or a
+     * full-size step's table (view.c draws one for a fast source). */
+    int where = source_is_fast(&a->source) ? MARK_FULL : MARK_TOY;
     int w = LEGEND_MAX_W < s->w - 2 ? LEGEND_MAX_W : s->w - 2;
     struct lines *wrapped = malloc(sizeof *wrapped);
     screen_clear(s);
@@ -65,6 +71,8 @@ void draw_legend(const struct app *a, struct screen *s)
     /* Wrapped first, to centre the whole on the screen. */
     int total = 0;
     for (int m = 0; m < MARK_COUNT; m++) {
+        if (!(MARKS[m].where & where))
+            continue;
         wrapped->n = 0;
         add_wrapped(wrapped, "", MARKS[m].meaning, w - 4 - LEGEND_SAMPLE_W, COL_DEFAULT, 0);
         total += wrapped->n;
@@ -74,6 +82,8 @@ void draw_legend(const struct app *a, struct screen *s)
     screen_text(s, x0 + 2, y++, w - 4, "Marks and colours (any key closes this; ? lists the keys)",
                 COL_ACCENT, ATTR_BOLD);
     for (int m = 0; m < MARK_COUNT && y < s->h; m++) {
+        if (!(MARKS[m].where & where))
+            continue;
         wrapped->n = 0;
         add_wrapped(wrapped, "", MARKS[m].meaning, w - 4 - LEGEND_SAMPLE_W, COL_DEFAULT, 0);
         draw_sample(s, x0 + 2, y, &MARKS[m]);

@@ -161,10 +161,27 @@ static void rate_lines(struct lines *L, const char *what, double ms, int n, cons
     add_line(L, line, COL_ACCENT, 0);
 }
 
+/* What the prompt's run saved by applying the head to its last position
+ * alone (seed 000: only that position's logits pick the next token), in
+ * multiply-adds, which read the same on every machine. */
+static void prefill_saving(const struct app *a, struct lines *L, int n, int width)
+{
+    long d = source_hidden_size(&a->source), V = a->t.vocab_size;
+    char skipped[48], vs[32], ds[32], line[320];
+    draws_count_text(V, vs, sizeof vs);
+    draws_count_text(d, ds, sizeof ds);
+    draws_count_text((long)(n - 1) * V * d, skipped, sizeof skipped);
+    snprintf(line, sizeof line,
+             "Prefill: the head ran for the last of the %d positions only, skipping %d x %s x %s "
+             "= %s multiply-adds (%d times this step's head).",
+             n, n - 1, vs, ds, skipped, n - 1);
+    add_wrapped(L, "", line, width, COL_ACCENT, 0);
+}
+
 /* A real model's times: the prompt's run, the single positions since, and
  * the step on screen with its head. Wall time, so never in the paragraph
  * above, which must read the same on every machine. */
-static void speed_lines(const struct app *a, struct lines *L)
+static void speed_lines(const struct app *a, struct lines *L, int width)
 {
     struct source_speed sp;
     if (source_speed(&a->source, &sp) < 0)
@@ -172,6 +189,8 @@ static void speed_lines(const struct app *a, struct lines *L)
     add_line(L, "", COL_DEFAULT, 0);
     if (sp.prompt_tokens > 0)
         rate_lines(L, "Prompt eval", sp.prompt_ms, sp.prompt_tokens, "token");
+    if (sp.prompt_tokens > 1)
+        prefill_saving(a, L, sp.prompt_tokens, width);
     if (sp.eval_runs > 0)
         rate_lines(L, "Eval", sp.eval_ms, sp.eval_runs, "run");
     char t[32], h[32], line[96];
@@ -330,7 +349,7 @@ static void lesson_lines(const struct app *a, struct lines *L, int width)
                     "raises a negative one; the engines multiply those instead (f switches).",
                     width, COL_WARN, 0);
     if (!en) /* last: the lesson's own text comes first */
-        speed_lines(a, L);
+        speed_lines(a, L, width);
 }
 
 /* After a stop string, what the text line says beside the text: the string

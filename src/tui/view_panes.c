@@ -61,12 +61,18 @@ struct pane_geom {
     int bx, bw; /* the bar column */
 };
 
+int pane_step(const struct app *a, const struct screen_ctx *c)
+{
+    int rows = c->r.h - 1, V = a->t.vocab_size;
+    int per = V > 0 && V <= ROWS_MAX ? rows / V : 1;
+    return per >= 1 ? per : 1;
+}
+
 static void pane_geom(const struct app *a, const struct screen_ctx *c, int numw, int by_rank,
                       int *ids, struct pane_geom *g)
 {
     int rows = c->r.h - 1, V = a->t.vocab_size;
-    int per = V > 0 && V <= ROWS_MAX ? rows / V : 1;
-    g->step = per >= 1 ? per : 1;
+    g->step = pane_step(a, c);
     g->bar_h = g->step >= 3 ? g->step - 1 : g->step; /* from three rows, one blank between */
     g->n = pane_order(a, g->step > 1 ? V : rows, by_rank, ids);
     g->bx = 2 + TOKEN_W + numw;
@@ -85,6 +91,26 @@ static void more_line(const struct app *a, const struct screen_ctx *c, const str
     double mass;
     report_tail(t, g->n, &count, &mass, &kept);
     ctx_printf(c, 1, y, c->r.w - 2, COL_REMOVED, 0, "... %d more tokens, p %.4f", count, mass);
+}
+
+/* The first line below a pane's rows (and its more line) that is free, or
+ * -1 when the rows fill the pane. */
+static int free_line(const struct app *a, const struct screen_ctx *c, const struct pane_geom *g)
+{
+    int y = 1 + g->n * g->step;
+    if (g->n < a->t.vocab_size && g->n > 0 && !app_hidden(a))
+        y++; /* more_line's */
+    return y < c->r.h ? y : -1;
+}
+
+/* Of texts[], the first whose width fits the pane, on line y (y >= 0). */
+static void note_line(const struct screen_ctx *c, int y, const char *const *texts, int n)
+{
+    for (int i = 0; i < n && y >= 0; i++)
+        if (utf8_width(texts[i]) <= c->r.w - 2) {
+            ctx_text(c, 1, y, c->r.w - 2, texts[i], COL_REMOVED, 0);
+            return;
+        }
 }
 
 /* The title with the first right-hand text of right[] that fits whole (the
@@ -220,38 +246,86 @@ static void column_number(char *buf, size_t n, double v, int digits, int with_ex
 
 /* ---- logits ----------------------------------------------------------------------- */
 
-/* The bar of z' on a scale of span, from the axis at x = axis, half cells
- * to either side. */
-static void logit_bar(const struct screen_ctx *c, int axis, int y, int half, double z, double span)
+/* Where the logit bars go: the axis, the cells to its left and right, and
+ * cells per unit of z'. */
+struct logit_axis {
+    int x, left, right;
+    double scale;
+};
+
+/* The bar of z' from the axis, cut at the pane's edge with a mark. */
+static void logit_bar(const struct screen_ctx *c, const struct logit_axis *ax, int y, double z)
 {
-    mark_put(c, axis, y, MARK_AXIS);
-    double len = fabs(z) / span * half;
-    int clipped = len > half;
+    mark_put(c, ax->x, y, MARK_AXIS);
+    int room = z >= 0 ? ax->right : ax->left;
+    double len = fabs(z) * ax->scale;
+    int clipped = len > room;
     if (clipped)
-        len = half;
+        len = room;
     const struct mark *k = mark_of(z >= 0 ? MARK_BAR : MARK_NEG);
     if (z >= 0)
-        ctx_bar(c, axis, y, len, k->color, k->attr);
+        ctx_bar(c, ax->x, y, len, k->color, k->attr);
     else
-        ctx_bar_left(c, axis, y, len, k->color, k->attr);
-    if (clipped) /* z' beyond the scale: the bar's end says so */
-        mark_put(c, z >= 0 ? axis + half - 1 : axis - half, y,
+        ctx_bar_left(c, ax->x, y, len, k->color, k->attr);
+    if (clipped && room > 0) /* z' beyond the scale: the bar's end says so */
+        mark_put(c, z >= 0 ? ax->x + room - 1 : ax->x - room, y,
                  z >= 0 ? MARK_CLIP_POS : MARK_CLIP_NEG);
 }
 
-/* The logits' title: what changed z (the words dropped first when narrow). */
-static void logit_title(const struct app *a, const struct screen_ctx *c, int changed)
+/* The scale of the bars from the logits z of the rows shown: twice the
+ * range of z fills the bar column, so at T = 1 the bars use half the room,
+ * T = 0.5 fills it and T = 2 halves them again; the axis stands where the
+ * negative side gets its share (at the left edge when every z >= 0), so
+ * no room goes to a side that has no bar. */
+static void logit_axis(const struct app *a, const int *ids, const struct pane_geom *g,
+                       struct logit_axis *ax)
+{
+    double neg = 0.0, pos = 0.0;
+    for (int i = 0; i < g->n; i++) {
+        double z = row_of(a, ids[i])->logit;
+        if (isfinite(z))
+            neg = fmax(neg, -z), pos = fmax(pos, z);
+    }
+    double span = 2.0 * (neg + pos);
+    if (!(span > 0))
+        span = 2.0, neg = pos = 0.5;
+    int w = g->bw > 1 ? g->bw - 1 : 0; /* the last column: a mark past a bar's end */
+    ax->left = (int)lround(w * neg / (neg + pos));
+    ax->x = g->bx + ax->left;
+    ax->right = g->bw - ax->left;
+    ax->scale = w / span;
+}
+
+/* The z' the logit bars start from: C / T under a shift C (C where T is 0
+ * or not in the chain), else 0. A shift adds C to every logit, so bars
+ * drawn from 0 would all run off the scale alike and say the logits became
+ * equal; drawn from C / T they keep the gaps the lesson is about (a broken
+ * axis, which the pane's note and title name). */
+static double logit_base(const struct app *a)
 {
     const struct sampler_settings *m = &a->cur.sampler;
-    char why[64] = "", words[48] = "";
+    double T = m->temperature;
+    return T > 0.0 && chain_has(&m->chain, STAGE_TEMPERATURE) ? m->shift / T : m->shift;
+}
+
+/* The logits' title: what changed z (the words dropped first when narrow),
+ * and where a shift put the bars' axis. */
+static void logit_title(const struct app *a, const struct screen_ctx *c, int changed, double base)
+{
+    const struct sampler_settings *m = &a->cur.sampler;
+    char why[64] = "", words[48] = "", axis[48] = "", num[32];
     if (changed) {
         snprintf(words, sizeof words, "%s%s%s", m->shift != 0.0 ? " shift" : "",
                  a->t.penalized ? " penalty" : "",
                  m->temperature != 1.0 && m->temperature != 0.0 ? " T" : "");
         snprintf(why, sizeof why, "z' after%s", words);
     }
-    const char *right[] = { why, words[0] ? words + 1 : "", "" };
-    fit_title(c, changed ? "Logits z -> z'" : "Logits z", "Logits", right, 3);
+    if (base != 0.0) {
+        report_logit(num, sizeof num, base, digits_of(a));
+        snprintf(axis, sizeof axis, "axis at z' = %s", num);
+    }
+    const char *right[] = { axis, why, words[0] ? words + 1 : "", "" };
+    fit_title(c, changed ? "Logits z -> z'" : "Logits z", "Logits", right + (base == 0.0), 3);
 }
 
 /* One row of the logits: z, then (when the settings changed some) z'. */
@@ -278,35 +352,53 @@ void draw_logits(const struct app *a, const struct screen_ctx *c)
     struct pane_geom g;
     pane_geom(a, c, NUM_W + FINAL_W, 0, ids, &g);
     int changed = 0;
-    double span = 0.0;
     for (int i = 0; i < g.n; i++) {
         const struct trace_row *row = row_of(a, ids[i]);
-        if (isfinite(row->logit))
-            span = fmax(span, fabs(row->logit));
         changed |= row->adjusted != row->logit && isfinite(row->logit);
     }
-    /* Bars show z' on a scale of twice the largest |z|: at T = 1 they use
-     * half the room, T = 0.5 fills it, T = 2 halves them again. */
-    span = span > 0 ? 2.0 * span : 1.0;
-    logit_title(a, c, changed);
-    int half = g.bw / 2, axis = g.bx + half;
+    if (!changed) /* no z' column: its room goes to the bars */
+        g.bx -= FINAL_W, g.bw += FINAL_W;
+    struct logit_axis ax;
+    logit_axis(a, ids, &g, &ax);
+    double base = logit_base(a);
+    logit_title(a, c, changed, base);
     for (int i = 0; i < g.n; i++) {
         int y = 1 + i * g.step;
         const struct trace_row *row = row_of(a, ids[i]);
         draw_token(a, c, 1, y, row, 0);
         logit_numbers(a, c, y, row, changed);
         for (int r = 0; r < g.bar_h && g.bw >= 4 && isfinite(row->adjusted); r++)
-            logit_bar(c, axis, y + r, half, row->adjusted, span);
+            logit_bar(c, &ax, y + r, row->adjusted - base);
     }
     more_line(a, c, &g);
+    if (base != 0.0) {
+        char num[32], note[112], brief[80];
+        report_logit(num, sizeof num, base, digits_of(a));
+        snprintf(note, sizeof note, "The bars are drawn from z' = %s, where the shift moved 0.",
+                 num);
+        snprintf(brief, sizeof brief, "bars start at z' = %s (broken axis)", num);
+        const char *texts[] = { note, brief, "bars drawn from the shifted 0" };
+        note_line(c, free_line(a, c, &g), texts, 3);
+    }
 }
 
 /* ---- exponentials ----------------------------------------------------------------- */
 
-static void exp_title(const struct app *a, const struct screen_ctx *c, int given)
+/* Under a shift that moved z' by base: the sum as e^base times the sum
+ * without it (the 200.9 the lesson quotes), in full and in short. */
+static void exp_title_shifted(const struct app *a, double base, const char *sum, char *full,
+                              size_t n)
+{
+    char b[32], rest[48];
+    report_logit(b, sizeof b, base, digits_of(a));
+    report_number(rest, sizeof rest, a->t.sum_exp * exp(-base), digits_of(a));
+    snprintf(full, n, "sum %s = e^%s x %s", sum, b, rest);
+}
+
+static void exp_title(const struct app *a, const struct screen_ctx *c, int given, double base)
 {
     const struct trace *t = &a->t;
-    char sum[48], title[64];
+    char sum[48], title[64], full[160] = "";
     if (app_hidden(a) && !given)
         snprintf(sum, sizeof sum, "?");
     else if (isinf(t->sum_exp))
@@ -314,8 +406,27 @@ static void exp_title(const struct app *a, const struct screen_ctx *c, int given
     else
         report_number(sum, sizeof sum, t->sum_exp, digits_of(a));
     snprintf(title, sizeof title, "sum %s", sum);
-    const char *right[] = { title, sum };
-    fit_title(c, given ? "Exponentials e^z' = p" : "Exponentials e^z'", "e^z'", right, 2);
+    if (base != 0.0 && isfinite(t->sum_exp) && t->sum_exp > 0.0 && !(app_hidden(a) && !given))
+        exp_title_shifted(a, base, sum, full, sizeof full);
+    const char *right[] = { full, title, sum };
+    int skip = full[0] ? 0 : 1;
+    fit_title(c, given ? "Exponentials e^z' = p" : "Exponentials e^z'", "e^z'", right + skip,
+              3 - skip);
+}
+
+/* Under a shift: every e^z' was multiplied by one number, so no p moved. */
+static void exp_note(const struct app *a, const struct screen_ctx *c, const struct pane_geom *g,
+                     double base)
+{
+    char b[32], f[48], note[160], mid[112], brief[80];
+    report_logit(b, sizeof b, base, digits_of(a));
+    report_number(f, sizeof f, exp(base), digits_of(a));
+    snprintf(note, sizeof note, "Every e^z' and the sum were multiplied by e^%s = %s: no p moved.",
+             b, f);
+    snprintf(mid, sizeof mid, "every e^z' and the sum: x e^%s = %s", b, f);
+    snprintf(brief, sizeof brief, "e^z' and sum x e^%s: p unchanged", b);
+    const char *texts[] = { note, mid, brief, "each e^z' x e^C: p the same" };
+    note_line(c, free_line(a, c, g), texts, 4);
 }
 
 void draw_exp(const struct app *a, const struct screen_ctx *c)
@@ -323,7 +434,8 @@ void draw_exp(const struct app *a, const struct screen_ctx *c)
     int d = digits_of(a), hidden = app_hidden(a);
     const struct lesson_step *S = &a->L.steps[a->cur_step - 1];
     int given = S->given == GIVEN_PROBS; /* e^(ln p) = p: the data of the exercise */
-    exp_title(a, c, given);
+    double base = logit_base(a);
+    exp_title(a, c, given, base);
     int ids[ROWS_MAX];
     double v[ROWS_MAX], max = 0.0;
     struct pane_geom g;
@@ -348,6 +460,8 @@ void draw_exp(const struct app *a, const struct screen_ctx *c)
             ctx_bar(c, g.bx, y + r, v[i] / max * g.bw, bar->color, bar->attr);
     }
     more_line(a, c, &g);
+    if (base != 0.0 && !(hidden && !given))
+        exp_note(a, c, &g, base);
 }
 
 /* ---- probabilities ---------------------------------------------------------------- */
@@ -401,22 +515,35 @@ static void prob_numbers(const struct app *a, const struct screen_ctx *c, int y,
     }
 }
 
-/* One row of the probabilities: its numbers, then on 0..1 across the bar
- * column the final p over its ghost, the p before the filters, and the
- * min-p bar (bar >= 0) beside them. */
+/* One row of the probabilities: its numbers, then across the bar column
+ * (full: p = full) the final p over its ghost, the p before the filters,
+ * and the min-p bar (bar >= 0) beside them. */
 static void prob_row(const struct app *a, const struct screen_ctx *c, int y,
-                     const struct trace_row *row, const struct pane_geom *g, double bar)
+                     const struct trace_row *row, const struct pane_geom *g, double bar,
+                     double full)
 {
     prob_numbers(a, c, y, row);
     if (g->bw < 3 || app_hidden(a))
         return;
     int trunc = a->t.kept_count < a->t.vocab_size;
     double after = row->removed_by != TRACE_KEPT ? 0.0 : trunc ? row->final : row->prob;
+    double w = g->bw / full;
     for (int r = 0; r < g->bar_h; r++) {
-        ghost_bar(c, g->bx, y + r, row->prob * g->bw, after * g->bw);
+        ghost_bar(c, g->bx, y + r, row->prob * w, after * w);
         if (bar >= 0)
-            mark_beside(c, g->bx + (int)lround(bar * g->bw), y + r, MARK_THRESHOLD);
+            mark_beside(c, g->bx + (int)lround(bar * w), y + r, MARK_THRESHOLD);
     }
+}
+
+/* The p the bar column's width stands for: 1, or under a min-p bar the top
+ * token's final p, so that the bar, a fraction min-p of the top token,
+ * stands that fraction of the way across instead of a cell from 0. */
+static double prob_full(const struct trace *t, double bar)
+{
+    double top = 0.0;
+    for (int i = 0; bar >= 0 && i < t->n_rows; i++)
+        top = fmax(top, fmax(t->rows[i].final, t->rows[i].prob));
+    return top > 0.0 ? top : 1.0;
 }
 
 void draw_prob(const struct app *a, const struct screen_ctx *c)
@@ -436,6 +563,7 @@ void draw_prob(const struct app *a, const struct screen_ctx *c)
     int ids[ROWS_MAX];
     struct pane_geom g;
     pane_geom(a, c, NUM_W + FINAL_W, 0, ids, &g);
+    double full = prob_full(t, bar);
     for (int i = 0; i < g.n; i++) {
         int y = 1 + i * g.step;
         const struct trace_row *row = row_of(a, ids[i]);
@@ -443,7 +571,7 @@ void draw_prob(const struct app *a, const struct screen_ctx *c)
         if (hidden && !given)
             ctx_text(c, 1 + TOKEN_W, y, NUM_W, "     ?", COL_DEFAULT, 0);
         else
-            prob_row(a, c, y, row, &g, bar);
+            prob_row(a, c, y, row, &g, bar, full);
     }
     more_line(a, c, &g);
 }

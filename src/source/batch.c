@@ -1,5 +1,5 @@
 /* batch.c - BATCH_ROWS requests sampled together on one backend. */
-#include "tui/batch.h"
+#include "source/batch.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -266,6 +266,13 @@ int batch_step(struct batch *b, struct source *src, struct backend *be, struct e
 {
     if (!batch_running(b))
         return err_set(e, ERR_USAGE, "every request has stopped: Home starts the batch again");
+    /* A toy lesson's step has one row of logits whatever the text before
+     * it, so after one token the requests' texts differ and the lesson has
+     * no row for each: appending would give them all the same next row. */
+    if (b->toy)
+        return err_set(e, ERR_USAGE,
+                       "a toy lesson has one row of logits per step, not one per text: its batch "
+                       "stops at one step (B shows the steps one at a time)");
     int pushed[BATCH_ROWS] = { 0 };
     int rc = 0;
     for (int r = 0; r < b->n && rc == 0; r++) {
@@ -426,7 +433,10 @@ void batch_explain(const struct batch *b, const struct vocab *v, char *buf, size
         utf8_append(buf, n, r + 1 < b->n ? "; " : ". ");
     }
     utf8_append(buf, n,
-                batch_running(b) ? "A setting key changes the chosen request's row alone; "
-                                   "Space appends every token and samples again."
-                                 : "Home starts the batch again.");
+                !batch_running(b) ? "Home starts the batch again."
+                : b->toy ? "A setting key changes the chosen request's row alone. The lesson "
+                           "has one row of logits per step, not one per text, so the batch "
+                           "stops at this step."
+                         : "A setting key changes the chosen request's row alone; "
+                           "Space appends every token and samples again.");
 }

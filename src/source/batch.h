@@ -5,12 +5,14 @@
  * one sampler call applies each row's settings to its own row of logits,
  * and each request appends its token or stops on its own stop rule.
  *
- * A lesson without a model (a toy one) has no hidden vectors: its step k
+ * A lesson without a model (a toy one) has no hidden vectors: its step 1
  * gives the same row of logits to every request, and the call samples each
  * row with the single step's own sampler (source_run_step, Philox row 0),
  * so a request's numbers and draw are those of the single step with its
  * settings -- in the batch or alone, as a request's own seeded generator
- * in an engine. No curses: app.c drives it, view_batch.c draws it.
+ * in an engine. A toy step's row belongs to the step, not to a text, so
+ * such a batch stays at that one step: once the requests' texts differed,
+ * no row would be theirs. No curses: app.c drives it, view_batch.c draws it.
  */
 #ifndef LOGITLAB_BATCH_H
 #define LOGITLAB_BATCH_H
