@@ -302,7 +302,7 @@ static int by_rank_down(const void *x, const void *y)
 }
 
 /* The drawn tokens of lowest probability, worked out from the n tokens of
- * ids: every distinct one with its rank (report_row_of) and how often it
+ * ids: every distinct one with its rank (trace_row_of) and how often it
  * came up, sorted from the least likely; then checked against list, the
  * app's, of n_list (DRAWS_RAREST at most). kept: the ids are the draws
  * with the filters, whose probability is final. */
@@ -318,7 +318,7 @@ static void check_rarest(const int *ids, int n, const struct draws_token *list, 
             j++;
         if (j == m) {
             struct trace_row row;
-            ck_assert_int_eq(report_row_of(&A.t, ids[i], &row, &seen[m][1]), 0);
+            ck_assert_int_eq(trace_row_of(&A.t, ids[i], &row, &seen[m][1]), 0);
             seen[m][0] = ids[i];
             seen[m++][2] = 0;
         }
@@ -334,7 +334,7 @@ static void check_rarest(const int *ids, int n, const struct draws_token *list, 
         ck_assert_int_eq(k->id, seen[i][0]);
         ck_assert_int_eq(k->rank, seen[i][1]);
         ck_assert_int_eq(kept ? k->kept : k->plain, seen[i][2]);
-        ck_assert_int_eq(report_row_of(&A.t, k->id, &row, &rank), 0);
+        ck_assert_int_eq(trace_row_of(&A.t, k->id, &row, &rank), 0);
         ck_assert_double_eq_tol(k->prob, row.prob, 1e-15);
         ck_assert_double_eq_tol(k->final, row.final, 1e-15);
         ck_assert_int_eq(k->removed_by, row.removed_by);

@@ -55,7 +55,7 @@ int report_write_csv(FILE *out, const struct report *r)
         for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
             fputc(',', out), csv_number(out, cols[i]);
         fprintf(out, ",%s,%s,", row->removed_by == TRACE_KEPT ? "yes" : "no",
-                report_removed_name(row->removed_by));
+                trace_removed_name(row->removed_by));
         csv_number(out, row->final);
         fputc(',', out);
         csv_number(out, row->cum_final);

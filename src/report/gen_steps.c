@@ -32,7 +32,7 @@ int gen_steps_add(struct gen_steps *r, const struct trace *t, struct err *e)
     struct gen_step *g = &r->s[r->n];
     struct trace_row row;
     int rank;
-    if (report_row_of(t, t->choice.id, &row, &rank) < 0)
+    if (trace_row_of(t, t->choice.id, &row, &rank) < 0)
         return err_set(e, ERR_USAGE, "token %d has no row in its step's trace", t->choice.id);
     g->id = row.id, g->rank = rank + 1, g->prob = row.prob, g->final = row.final;
     g->n_top = t->n_rows < r->top ? t->n_rows : r->top;

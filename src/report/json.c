@@ -171,7 +171,7 @@ static void json_rows(FILE *out, const struct report *r, int shown)
         if (row->removed_by == TRACE_KEPT)
             fputs("null", out);
         else
-            json_string(out, report_removed_name(row->removed_by));
+            json_string(out, trace_removed_name(row->removed_by));
         fprintf(out, ", \"final\": ");
         json_number(out, row->final);
         fprintf(out, ", \"cum_final\": ");
@@ -181,7 +181,7 @@ static void json_rows(FILE *out, const struct report *r, int shown)
     fprintf(out, "  ],\n");
     int tail_count, tail_kept;
     double tail_mass;
-    report_tail(t, shown, &tail_count, &tail_mass, &tail_kept);
+    trace_tail(t, shown, &tail_count, &tail_mass, &tail_kept);
     fprintf(out, "  \"tail\": {\"count\": %d, \"mass\": ", tail_count);
     json_number(out, tail_mass);
     fprintf(out, ", \"kept\": %d},\n", tail_kept);
@@ -195,7 +195,7 @@ static void json_found(FILE *out, const struct report *r)
     for (int i = 0, written = 0; i < r->n_find; i++) {
         struct trace_row row;
         int rank;
-        if (report_row_of(t, r->find[i], &row, &rank) < 0)
+        if (trace_row_of(t, r->find[i], &row, &rank) < 0)
             continue;
         fprintf(out, "%s{\"rank\": %d, \"id\": %d, \"token\": ", written++ ? ", " : "", rank + 1,
                 row.id);
@@ -278,7 +278,7 @@ static void json_choice(FILE *out, const struct report *r)
     json_string(out, vocab_token(&L->vocab, t->choice.id));
     struct trace_row row;
     int rank;
-    if (report_row_of(t, t->choice.id, &row, &rank) == 0) {
+    if (trace_row_of(t, t->choice.id, &row, &rank) == 0) {
         fputs(", ", out);
         json_prob(out, "prob", row.prob, "logprob");
         fprintf(out, ", \"final\": ");

@@ -164,7 +164,7 @@ static void md_table(FILE *out, const struct report *r, int hide)
     if (shown < t->vocab_size && !hide) {
         int count, kept;
         double mass;
-        report_tail(t, shown, &count, &mass, &kept);
+        trace_tail(t, shown, &count, &mass, &kept);
         fprintf(out, "\n... %d more tokens hold p %.6f (%d of them kept).\n", count, mass, kept);
     }
     fputc('\n', out);

@@ -51,15 +51,6 @@ int report_writes_extras(enum report_format fmt)
     return FORMATS[fmt].extras;
 }
 
-const char *report_removed_name(int removed_by)
-{
-    if (removed_by == TRACE_KEPT)
-        return "";
-    if (removed_by < 0 || removed_by >= STAGE_COUNT)
-        return "masked";
-    return STAGES[removed_by].removed ? STAGES[removed_by].removed : STAGES[removed_by].name;
-}
-
 /* Whether setting i goes in a summary of s: always (SET_SUMMARY), or, for
  * the setting of a stage that is not always shown, when it is on. */
 int report_in_summary(const struct settings *s, const struct setting_info *i)
@@ -127,32 +118,8 @@ int report_rows_shown(const struct report *r)
     return n < t->n_rows ? n : t->n_rows;
 }
 
-void report_tail(const struct trace *t, int shown, int *count, double *mass, int *kept)
-{
-    *count = t->vocab_size - shown;
-    double m = shown > 0 ? 1.0 - t->rows[shown - 1].cum : 1.0;
-    *mass = m < 0 ? 0.0 : m;
-    int k = t->kept_count;
-    for (int i = 0; i < shown; i++)
-        k -= t->rows[i].removed_by == TRACE_KEPT;
-    *kept = k;
-}
-
 /* The row and rank of any token: from the rows, or looked up in the fast
  * run's state. Returns 0, or -1 when neither knows it. */
-int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank)
-{
-    if (id < 0 || id >= t->vocab_size)
-        return -1;
-    int r = t->rank_of[id];
-    if (r >= 0 && r < t->n_rows && t->rows[r].id == id) {
-        *row = t->rows[r];
-        *rank = r;
-        return 0;
-    }
-    return sampler_fast_row(t, id, row, rank);
-}
-
 void report_context_text(const struct report *r, char *buf, size_t n)
 {
     vocab_detok(&r->lesson->vocab, r->context, r->context_len, buf, n);
@@ -175,7 +142,7 @@ void report_row_cells(const struct trace_row *row, double logit, int d, enum rep
     report_number(c->prob, sizeof c->prob, row->prob, d);
     report_number(c->cum, sizeof c->cum, row->cum, d);
     report_number(c->final, sizeof c->final, row->final, d);
-    c->kept = row->removed_by == TRACE_KEPT ? "yes" : report_removed_name(row->removed_by);
+    c->kept = row->removed_by == TRACE_KEPT ? "yes" : trace_removed_name(row->removed_by);
 }
 
 enum report_style report_exp_style(const struct report *r, int width)
@@ -190,7 +157,7 @@ enum report_style report_exp_style(const struct report *r, int width)
     for (int i = 0; i < r->n_find; i++) {
         struct trace_row row;
         int rank;
-        if (report_row_of(t, r->find[i], &row, &rank) == 0)
+        if (trace_row_of(t, r->find[i], &row, &rank) == 0)
             v[n++] = row.exp;
     }
     enum report_style s = report_column_style(v, n, r->lesson->steps[r->step - 1].digits, width);

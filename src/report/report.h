@@ -11,6 +11,7 @@
 #include "data/lesson.h"
 #include "core/draws.h"
 #include "core/sampler.h"
+#include "core/trace.h"
 #include "core/settings.h"
 #include "source/gen.h"
 #include "source/source.h"
@@ -191,16 +192,5 @@ void report_removed_words(const char *stage, int removed, double mass, int digit
  * (REPORT_CHI2_BREVITIES wordings). chi names the statistic ("χ²", "chi2"). */
 #define REPORT_CHI2_BREVITIES 5
 void report_chi2_words(double x, int df, const char *chi, int brevity, char *buf, size_t n);
-
-/* The row and rank (0-based) of token id, from the rows of t or, after a
- * fast run, looked up among all tokens. Returns 0, or -1. */
-int report_row_of(const struct trace *t, int id, struct trace_row *row, int *rank);
-
-/* What lies beyond the first shown rows: how many tokens, their mass, and
- * how many of them are kept. */
-void report_tail(const struct trace *t, int shown, int *count, double *mass, int *kept);
-
-/* What removed a token: "" when kept, else "top-k", "top-p", "min-p", "greedy", "masked". */
-const char *report_removed_name(int removed_by);
 
 #endif

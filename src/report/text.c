@@ -477,7 +477,7 @@ static void text_table(FILE *out, const struct report *r)
     if (shown < t->vocab_size) {
         int count, kept;
         double mass;
-        report_tail(t, shown, &count, &mass, &kept);
+        trace_tail(t, shown, &count, &mass, &kept);
         char cn[32], kn[32], pct[32];
         draws_count_text(count, cn, sizeof cn);
         draws_count_text(kept, kn, sizeof kn);
@@ -488,7 +488,7 @@ static void text_table(FILE *out, const struct report *r)
     for (int i = 0; i < r->n_find; i++) {
         struct trace_row row;
         int rank;
-        if (report_row_of(t, r->find[i], &row, &rank) < 0)
+        if (trace_row_of(t, r->find[i], &row, &rank) < 0)
             continue;
         if (i == 0)
             fputc('\n', out);
@@ -550,7 +550,7 @@ static void text_choice(FILE *out, const struct report *r)
     if (t->fmax_valid) {
         struct trace_row row;
         int rank;
-        if (report_row_of(t, t->choice.id, &row, &rank) == 0) {
+        if (trace_row_of(t, t->choice.id, &row, &rank) == 0) {
             char vc[32];
             draws_count_text(t->vocab_size, vc, sizeof vc);
             fprintf(out, "chosen token: rank %d of %s, prob %.6f, final %.6f\n", rank + 1, vc,

@@ -50,7 +50,7 @@ static void big_row(const struct app *a, const struct screen_ctx *c, int y, int 
         snprintf(fi, sizeof fi, row->final > 0 ? "%.1e" : "0", row->final);
     }
     int kept = row->removed_by == TRACE_KEPT;
-    const char *kc = kept ? "yes" : report_removed_name(row->removed_by);
+    const char *kc = kept ? "yes" : trace_removed_name(row->removed_by);
     int col = kept ? COL_DEFAULT : COL_REMOVED, attr = kept ? 0 : ATTR_DIM;
     if (a->t.choice.id == row->id)
         col = COL_CHOSEN, attr = ATTR_BOLD | (is_chosen(a, row->id) ? ATTR_REVERSE : 0);
@@ -113,7 +113,7 @@ static void big_rarest(const struct app *a, const struct screen_ctx *c, int y, i
     for (int i = 0; i < n; i++) {
         /* The row from what the draws found for the token, its rank in
          * their rank order among them: every column a table with the draws
-         * shows (not cum nor exp), where report_row_of would count the
+         * shows (not cum nor exp), where trace_row_of would count the
          * token's rank over the whole vocabulary again, 8 ms a frame for
          * eight rows at 128,256. */
         const struct draws_token *k = &dr->rarest_plain[i];
@@ -147,9 +147,9 @@ static void band_of(const struct app *a, int from, int to, struct band *b)
     const struct draws *dr = &a->draws;
     int c2 = 0, k2 = 0;
     double m2 = 0.0;
-    report_tail(t, from, &b->count, &b->mass, &b->kept);
+    trace_tail(t, from, &b->count, &b->mass, &b->kept);
     if (to < t->vocab_size)
-        report_tail(t, to, &c2, &m2, &k2);
+        trace_tail(t, to, &c2, &m2, &k2);
     b->count -= c2, b->kept -= k2, b->mass = fmax(b->mass - m2, 0.0);
     b->first = from + 1, b->last = to;
     b->plain = b->filt = 0;
@@ -248,7 +248,7 @@ static void big_table(const struct app *a, const struct screen_ctx *c)
         return;
     int rows = c->r.h - 2; /* the title and the tail line */
     struct trace_row row;
-    int rank, found = a->find_id >= 0 && report_row_of(t, a->find_id, &row, &rank) == 0;
+    int rank, found = a->find_id >= 0 && trace_row_of(t, a->find_id, &row, &rank) == 0;
     if (found)
         rows--;
     /* While the draws are on, the rarest tokens drawn take rows at the end. */
@@ -456,7 +456,7 @@ static void big_stats(const struct app *a, const struct screen_ctx *c)
     stats_filters(a, c, y++);
     struct trace_row row;
     int rank;
-    if (y < c->r.h && report_row_of(t, t->choice.id, &row, &rank) == 0)
+    if (y < c->r.h && trace_row_of(t, t->choice.id, &row, &rank) == 0)
         stats_choice(a, c, y++, &row, rank);
     if (a->draws_ok && y < c->r.h)
         y = stats_draws(a, c, y);

@@ -89,7 +89,7 @@ static void more_line(const struct app *a, const struct screen_ctx *c, const str
         return;
     int count, kept;
     double mass;
-    report_tail(t, g->n, &count, &mass, &kept);
+    trace_tail(t, g->n, &count, &mass, &kept);
     ctx_printf(c, 1, y, c->r.w - 2, COL_REMOVED, 0, "... %d more tokens, p %.4f", count, mass);
 }
 
@@ -511,7 +511,7 @@ static void prob_numbers(const struct app *a, const struct screen_ctx *c, int y,
         ctx_printf(c, 2 + TOKEN_W + NUM_W, y, FINAL_W - 1, k->color, k->attr, "%7s", f);
     } else {
         ctx_printf(c, 2 + TOKEN_W + NUM_W, y, FINAL_W - 1, k->color, k->attr, "%-7s",
-                   report_removed_name(row->removed_by));
+                   trace_removed_name(row->removed_by));
     }
 }
 

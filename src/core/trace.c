@@ -1,0 +1,35 @@
+/* trace.c - questions asked of a step's trace (trace.h). */
+#include "core/trace.h"
+
+int trace_row_of(const struct trace *t, int id, struct trace_row *row, int *rank)
+{
+    if (id < 0 || id >= t->vocab_size)
+        return -1;
+    int r = t->rank_of[id];
+    if (r >= 0 && r < t->n_rows && t->rows[r].id == id) {
+        *row = t->rows[r];
+        *rank = r;
+        return 0;
+    }
+    return sampler_fast_row(t, id, row, rank);
+}
+
+void trace_tail(const struct trace *t, int shown, int *count, double *mass, int *kept)
+{
+    *count = t->vocab_size - shown;
+    double m = shown > 0 ? 1.0 - t->rows[shown - 1].cum : 1.0;
+    *mass = m < 0 ? 0.0 : m;
+    int k = t->kept_count;
+    for (int i = 0; i < shown; i++)
+        k -= t->rows[i].removed_by == TRACE_KEPT;
+    *kept = k;
+}
+
+const char *trace_removed_name(int removed_by)
+{
+    if (removed_by == TRACE_KEPT)
+        return "";
+    if (removed_by < 0 || removed_by >= STAGE_COUNT)
+        return "masked";
+    return STAGES[removed_by].removed ? STAGES[removed_by].removed : STAGES[removed_by].name;
+}
