@@ -34,6 +34,7 @@ int main(void)
     srunner_add_suite(sr, suite_stop());
     srunner_add_suite(sr, suite_drawstoy());
     srunner_add_suite(sr, suite_toybatch());
+    srunner_add_suite(sr, suite_read());
     srunner_add_suite(sr, suite_words());
     srunner_add_suite(sr, suite_marks());
     srunner_add_suite(sr, suite_llama2c());

@@ -113,7 +113,7 @@ START_TEST(test_removed_words)
     report_removed_words("top-k", 1, 0.1, 4, 0, BUF, sizeof BUF);
     ck_assert_str_eq(BUF, "top-k removed 1 token holding 10.00 %");
     report_removed_words("top-p", 128255, 0.0477, 4, 2, BUF, sizeof BUF);
-    ck_assert_str_eq(BUF, "top-p -128,255 (4.77 %)");
+    ck_assert_str_eq(BUF, "top-p cut 128,255 (4.77 %)");
 }
 END_TEST
 
@@ -195,8 +195,8 @@ START_TEST(test_france_top_p_line)
     ck_assert_msg(screen_has(&s, " top-p removed 128,255 tokens holding 4.81 %; kept 1 token "
                                  "holding 95.19 %"),
                   "no filter line in words");
-    ck_assert(screen_has(&s, "the seeded draw picked \u2423Paris (rank 1, p 0.9519, final "
-                             "1.0000)"));
+    ck_assert(screen_has(&s, "the seeded draw picked \u2423Paris (u 0.6720, rank 1, p 0.9519, "
+                             "final 1.0000)"));
     /* The exp column: 2.943e+08 for " Paris" and every row below in the
      * same style (e^11.6 = 109097.8 would not fit fixed in 9). */
     ck_assert(screen_has(&s, " 11.6000 1.091e+05  0.0004 "));
@@ -232,8 +232,9 @@ END_TEST
 START_TEST(test_toy_draws_verdict_below)
 {
     /* toy step 1 at T = 1 (the table's p: on 0.4407, ...), 10,000 draws: a
-     * pane taller than its 7 rows says the verdict in full under them,
-     * against the 99.9 % point of 6 df (Wilson-Hilferty: 22.7). */
+     * pane with room under its 7 tokens (two rows each, as the
+     * probabilities beside it: 14 of its 18) says the verdict in full
+     * there, against the 99.9 % point of 6 df (Wilson-Hilferty: 22.7). */
     struct app A;
     struct err e;
     const char *names[] = { "temperature" }, *values[] = { "1" };
@@ -244,8 +245,8 @@ START_TEST(test_toy_draws_verdict_below)
     ck_assert_int_eq(A.draws.n, 10000);
     ck_assert_int_eq(A.draws.df_kept, 6);
     struct screen s;
-    ck_assert_int_eq(screen_init(&s, 60, 16, 1), 0);
-    view_draw_pane(&A, &s, PANE_CUM, (struct rect){ 0, 0, 60, 16 });
+    ck_assert_int_eq(screen_init(&s, 60, 19, 1), 0);
+    view_draw_pane(&A, &s, PANE_CUM, (struct rect){ 0, 0, 60, 19 });
     char want[256];
     snprintf(want, sizeof want, "the draws agree with the probabilities: \u03c7\u00b2 %.1f,",
              A.draws.chi2_kept);

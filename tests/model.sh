@@ -196,6 +196,16 @@ else
     check "l shows the lesson text on the whole screen" "The prompt, 5 tokens:"
     keys x Home
     check "Home starts again" "step 1/64"
+    # The text view (c, issue 31) on a model run: three steps, another
+    # token at the second, the rest drawn again, then the first text back.
+    keys Space Space Space c
+    check "c shows the text view" "text 1 of 1, 3 tokens"
+    keys Left Down Enter
+    check "Enter at the second token branches" "text 2 of 2: step 2 took"
+    keys "["
+    check "[ brings the first text back" "text 1 of 2, 3 tokens"
+    keys c Home
+    check "Home again" "step 1/64"
     keys B
     check "B opens the batch view" "Batch of 8"
     keys Space

@@ -75,6 +75,18 @@ scene penalty-engine 132x43 "f" penalty --step 3
     scene real-loop-escape 100x30 ":repetition-penalty 1.3<Enter><Space><Space><Space><Space><Space><Space><Space><Space><Space>" real-loop $SMALL
     scene real-story-filters 80x24 ":top-p 0.95<Enter>:min-p 0.05<Enter>D" real-story $SMALL
 }
+# The text view (c, issue 31) at the classroom sizes: another token taken
+# mid-text and the rest drawn again, then (120x40) the first text back.
+S8="<Space><Space><Space><Space><Space><Space><Space><Space>"
+for size in 80x24 120x40 200x60; do
+    scene "read-toy-$size" $size "<Space><Space>c<Left><Down><Enter>" toy
+    # shellcheck disable=SC2086
+    scene "read-story-$size" $size ":max-tokens 12<Enter>${S8}c<Left><Left><Left><Down><Enter>" real-story $SMALL
+    scene "read-trained-$size" $size "<Space><Space><Space><Space>c<Left><Left><Down><Enter>" trained-next
+done
+scene read-toy-back 120x40 "<Space><Space>c<Left><Down><Enter>[" toy
+# shellcheck disable=SC2086
+scene read-story-back 120x40 ":max-tokens 12<Enter>${S8}c<Left><Left><Left><Down><Enter>[" real-story $SMALL
 
 printf 'screens: %d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

@@ -34,6 +34,7 @@ Suite *suite_headbuild(void);
 Suite *suite_stop(void);
 Suite *suite_drawstoy(void);
 Suite *suite_toybatch(void);
+Suite *suite_read(void);
 Suite *suite_words(void);
 Suite *suite_marks(void);
 Suite *suite_llama2c(void);

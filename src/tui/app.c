@@ -355,6 +355,7 @@ int app_init_progress(struct app *a, const char *dir, const char *what, int n_ov
 void app_free(struct app *a)
 {
     batch_free(&a->batch);
+    app_read_free(a);
     app_drop_history(a, 0);
     gen_free(&a->gen);
     trace_free(&a->t);

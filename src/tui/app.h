@@ -34,6 +34,7 @@ enum app_mode {
     MODE_TEXT,   /* the lesson text fills the screen; Up and Down scroll it */
     MODE_FIND,   /* a token to find is being typed */
     MODE_LEGEND, /* the marks and colours explained (L, or ? twice); any key closes it */
+    MODE_READ,   /* the whole text, each token by its probability (c; app_read.c) */
 };
 
 enum app_end {
@@ -74,6 +75,15 @@ struct app_answer {
     char verdict[96]; /* what was wrong with it ("about 0.01 too high", "missing C") */
 };
 
+#define APP_ALTS     6  /* the most likely tokens a taken step keeps, for the text view */
+#define APP_BRANCHES 16 /* texts the text view keeps to go back to */
+
+/* A token of a step's most likely ones: its p and its final p. */
+struct app_alt {
+    int id;
+    double prob, final;
+};
+
 /* A step taken: where it was, what it used, what it drew. */
 struct app_entry {
     int step; /* lesson step, 1-based */
@@ -88,6 +98,29 @@ struct app_entry {
     int n_ans;               /* the answers given, for an exercise step */
     struct app_answer *ans;  /* (owned) */
     char *how; /* what the source said of this step (a model's hidden vector), or NULL (owned) */
+    /* The token's numbers when it was taken, and the step's most likely
+     * tokens, best first: what the text view shows of it. */
+    double prob, final;
+    int rank; /* 1: the most likely */
+    int n_alt;
+    struct app_alt alt[APP_ALTS];
+};
+
+/* A text the text view can go back to: the tokens of the steps taken, and
+ * which of them were the user's (the rest were drawn, and are drawn again). */
+struct app_branch {
+    int n;
+    int *ids;
+    unsigned char *forced;
+};
+
+/* The text view (c): the token selected among the steps taken, the
+ * alternative selected among its step's most likely tokens (0: the token
+ * taken), and the texts kept, the one on screen among them. */
+struct app_read {
+    int sel, alt;
+    int n_branch, branch;
+    struct app_branch b[APP_BRANCHES];
 };
 
 struct app {
@@ -166,6 +199,8 @@ struct app {
     /* Big mode (b, --big): two panes at a time at double height, for a
      * projector; which two is the view's choice (view_layout.c). */
     int big;
+
+    struct app_read read; /* the text view (c) */
 };
 
 /* Opens lesson what (an id, a lesson file, or a .npy file of captured
@@ -220,6 +255,17 @@ int app_help_line(const struct app *a, int line, char *keys, size_t n, const cha
  * off --, a number that many draws, "off" none. The draws are recomputed
  * with the step while they are on. */
 int app_draws(struct app *a, const char *value);
+
+/* The text view (app_read.c): c opens it on the steps taken; its keys
+ * move along the tokens, choose an alternative and branch the text there,
+ * and go back and forth between the texts kept. */
+int app_read_open(struct app *a);
+int app_read_key(struct app *a, int key);
+void app_read_free(struct app *a);
+
+/* ln p summed over the steps taken (a text's log-probability), their mean,
+ * and the perplexity e^-mean; 0 tokens: *n 0 and NANs. */
+void app_read_logprob(const struct app *a, int *n, double *sum, double *mean, double *ppl);
 
 /* '/' and ':find TEXT' on any step: the token by its text or #id marked
  * (a full-size step adds its row under the table); "" clears it. */

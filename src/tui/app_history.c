@@ -5,9 +5,12 @@
  */
 #include "tui/app_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/trace.h"
 
 /* Whether the live context is the one the lesson wrote step k's logits for. */
 static void check_script(struct app *a)
@@ -78,6 +81,7 @@ void app_start_at(struct app *a, int k)
         return;
     }
     app_drop_history(a, 0);
+    app_read_free(a); /* the texts kept were of the steps just dropped */
     app_go_live(a, k, ctx, len);
     free(ctx);
     app_recompute(a);
@@ -134,6 +138,21 @@ static int walk_forward(struct app *a)
     return APP_REDRAW;
 }
 
+/* The taken token's p, final p and rank in trace t, and the step's most
+ * likely tokens, for the text view. */
+static void keep_numbers(struct app_entry *en, const struct trace *t, int id)
+{
+    struct trace_row row;
+    int rank;
+    if (trace_row_of(t, id, &row, &rank) == 0)
+        en->prob = row.prob, en->final = row.final, en->rank = rank + 1;
+    else
+        en->prob = en->final = NAN, en->rank = 0;
+    en->n_alt = t->n_rows < APP_ALTS ? t->n_rows : APP_ALTS;
+    for (int k = 0; k < en->n_alt; k++)
+        en->alt[k] = (struct app_alt){ t->rows[k].id, t->rows[k].prob, t->rows[k].final };
+}
+
 /* Enters the live step into the history with what it drew, and appends
  * that to the live generation, which checks the stop rules on it. Returns
  * 0, or -1 when out of memory. */
@@ -172,6 +191,7 @@ static int record_step(struct app *a, int id, int forced)
         .ans = ans,
         .how = how[0] ? strdup(how) : NULL,
     };
+    keep_numbers(&a->hist[a->n_hist - 1], &a->t, id);
     return 0;
 }
 
@@ -241,6 +261,13 @@ int app_take_step(struct app *a)
         return APP_REDRAW;
     }
     return take(a, a->t.choice.id, 0);
+}
+
+int app_replay_token(struct app *a, int id, int forced)
+{
+    if (!forced && a->pos >= a->n_hist && a->step_ok && a->t.choice.id == id)
+        return take(a, id, 0); /* the same draw again */
+    return app_take_token(a, id);
 }
 
 int app_take_token(struct app *a, int id)

@@ -56,6 +56,9 @@ int app_take_step(struct app *a);
 /* Appends token id instead of the draw (:take), branching from the step on
  * screen when it is a taken one. */
 int app_take_token(struct app *a, int id);
+/* The live step takes id: drawn again (not forced) where the draw still
+ * gives it, else as the user's choice; for the text view's branches. */
+int app_replay_token(struct app *a, int id, int forced);
 /* A real model's prompt replaced by text (:prompt), the lesson started again. */
 int app_set_prompt(struct app *a, const char *text);
 

@@ -195,6 +195,12 @@ static int act_show_u(struct app *a, const struct action *act)
     return APP_REDRAW;
 }
 
+static int act_read(struct app *a, const struct action *act)
+{
+    (void)act;
+    return app_read_open(a);
+}
+
 static int act_text(struct app *a, const struct action *act)
 {
     (void)act;
@@ -474,6 +480,8 @@ static int key_in_mode(struct app *a, int key)
     case MODE_LEGEND: /* ? goes back to the keys */
         a->mode = key == '?' || key == AK_PGUP ? MODE_HELP : MODE_NORMAL;
         return APP_REDRAW;
+    case MODE_READ:
+        return app_read_key(a, key);
     case MODE_TEXT:
         if (key == AK_UP || key == AK_DOWN || key == AK_PGUP || key == AK_PGDN)
             return action_of(a, key)->handler(a, action_of(a, key));

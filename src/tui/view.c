@@ -599,6 +599,10 @@ void view_render(const struct app *a, struct screen *s, struct view_scratch *vs)
         draw_text_mode(a, &all, vs);
         return;
     }
+    if (a->mode == MODE_READ) {
+        draw_read(a, &all);
+        return;
+    }
     struct rect area[PART_COUNT];
     part_areas(&l, area);
     for (int p = 0; p < PART_COUNT; p++) {

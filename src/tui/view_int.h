@@ -109,6 +109,9 @@ void draw_token(const struct app *a, const struct screen_ctx *c, int x, int y,
  * while they are on: each token's count beside N x final. */
 void draw_draws(const struct app *a, const struct screen_ctx *c);
 
+/* The text view (c), on the whole screen (view_read.c). */
+void draw_read(const struct app *a, const struct screen_ctx *c);
+
 /* ---- the marks and the legend (marks.def, view_legend.c) ---- */
 
 /* Every mark the toy panes draw, and the colours they say things with. */
