@@ -133,6 +133,33 @@ START_TEST(test_drawn_text_comes_back_the_same)
 }
 END_TEST
 
+/* A model's prompt (trained-next: stories260K, "Once upon a time, there
+ * was a little", 10 tokens with BOS): the view gives each prompt token
+ * after the first what the model gave it at its position, and the step
+ * taken after them keeps llama2.c's numbers (" g" 0.6403, check_lessons):
+ * running the prefixes left the live step as it was. */
+START_TEST(test_a_models_prompt_is_predicted)
+{
+    open_lesson("trained-next");
+    type("<Space><Space><Space>");
+    int live = A.t.choice.id;
+    type("c");
+    ck_assert_int_eq(A.read.pre, 9);
+    for (int k = 0; k < A.read.pre; k++) {
+        const struct app_entry *p = app_read_entry(&A, k);
+        ck_assert_int_eq(p->choice, A.hist[0].ctx[k + 1]);
+        ck_assert(p->prob > 0.0 && p->prob <= 1.0);
+        ck_assert_int_ge(p->rank, 1);
+        ck_assert_int_eq(p->n_alt, 6);
+    }
+    ck_assert_int_eq(A.read.sel, 9 + 2); /* the last step taken */
+    ck_assert_double_eq_tol(app_read_entry(&A, 9)->prob, 0.6403, 5e-5);
+    ck_assert_int_eq(A.t.choice.id, live);
+    type("<Left><Left><Left><Enter>");
+    ck_assert_str_eq(A.msg, "a token of the prompt: e edits the prompt");
+}
+END_TEST
+
 Suite *suite_read(void)
 {
     Suite *s = suite_create("read");
@@ -142,6 +169,7 @@ Suite *suite_read(void)
     tcase_add_test(tc, test_the_text_and_its_numbers);
     tcase_add_test(tc, test_branch_and_back);
     tcase_add_test(tc, test_drawn_text_comes_back_the_same);
+    tcase_add_test(tc, test_a_models_prompt_is_predicted);
     suite_add_tcase(s, tc);
     return s;
 }

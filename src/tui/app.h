@@ -118,9 +118,15 @@ struct app_branch {
  * alternative selected among its step's most likely tokens (0: the token
  * taken), and the texts kept, the one on screen among them. */
 struct app_read {
-    int sel, alt;
+    int sel, alt; /* sel counts the prompt's predicted tokens first (pre of them) */
     int n_branch, branch;
     struct app_branch b[APP_BRANCHES];
+    /* A model's prompt: what the model gave each of its tokens at its
+     * position (the logits after the ids before it), computed when the view
+     * opens; pre = the prompt's tokens but the first (0: none). */
+    struct app_entry *prompt; /* pre entries, owned */
+    int pre;
+    double prompt_ms; /* what computing them took */
 };
 
 struct app {
@@ -266,6 +272,10 @@ void app_read_free(struct app *a);
 /* ln p summed over the steps taken (a text's log-probability), their mean,
  * and the perplexity e^-mean; 0 tokens: *n 0 and NANs. */
 void app_read_logprob(const struct app *a, int *n, double *sum, double *mean, double *ppl);
+
+/* The token at text view position sel: a predicted prompt token (below
+ * a->read.pre; its step is 0), else a step taken. */
+const struct app_entry *app_read_entry(const struct app *a, int sel);
 
 /* '/' and ':find TEXT' on any step: the token by its text or #id marked
  * (a full-size step adds its row under the table); "" clears it. */

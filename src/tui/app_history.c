@@ -140,7 +140,7 @@ static int walk_forward(struct app *a)
 
 /* The taken token's p, final p and rank in trace t, and the step's most
  * likely tokens, for the text view. */
-static void keep_numbers(struct app_entry *en, const struct trace *t, int id)
+void app_keep_numbers(struct app_entry *en, const struct trace *t, int id)
 {
     struct trace_row row;
     int rank;
@@ -191,7 +191,7 @@ static int record_step(struct app *a, int id, int forced)
         .ans = ans,
         .how = how[0] ? strdup(how) : NULL,
     };
-    keep_numbers(&a->hist[a->n_hist - 1], &a->t, id);
+    app_keep_numbers(&a->hist[a->n_hist - 1], &a->t, id);
     return 0;
 }
 

@@ -59,6 +59,9 @@ int app_take_token(struct app *a, int id);
 /* The live step takes id: drawn again (not forced) where the draw still
  * gives it, else as the user's choice; for the text view's branches. */
 int app_replay_token(struct app *a, int id, int forced);
+/* The numbers of token id in trace t into en, for the text view: its p,
+ * final p and rank, and the step's most likely tokens. */
+void app_keep_numbers(struct app_entry *en, const struct trace *t, int id);
 /* A real model's prompt replaced by text (:prompt), the lesson started again. */
 int app_set_prompt(struct app *a, const char *text);
 

@@ -8,13 +8,63 @@
 #include <string.h>
 
 #include "tui/app_int.h"
+#include "base/clock.h"
 
 void app_read_free(struct app *a)
 {
     struct app_read *r = &a->read;
     for (int i = 0; i < r->n_branch; i++)
         free(r->b[i].ids), free(r->b[i].forced);
+    free(r->prompt);
     memset(r, 0, sizeof *r);
+}
+
+const struct app_entry *app_read_entry(const struct app *a, int sel)
+{
+    return sel < a->read.pre ? &a->read.prompt[sel] : &a->hist[sel - a->read.pre];
+}
+
+/* For a model: what it gave each prompt token after the ids before it,
+ * one run of the body and the head per position (the prefill ran the head
+ * for the last position only), then the step on screen again (the source
+ * describes its last run). Nothing on failure: the view shows the prompt
+ * plain. */
+static void prompt_predictions(struct app *a)
+{
+    const struct app_entry *first = &a->hist[0];
+    int n = source_prompt_len(&a->L, first->len);
+    struct app_read *r = &a->read;
+    if (r->prompt || !source_follows_context(&a->source) || n < 2)
+        return;
+    struct trace t = { 0 };
+    struct err e;
+    struct app_entry *p = calloc((size_t)n - 1, sizeof *p);
+    if (!p || trace_init(&t, a->L.vocab.n, &e) < 0) {
+        free(p);
+        return;
+    }
+    double t0 = clock_ms();
+    int i = 1;
+    for (; i < n; i++) {
+        if (source_run_step(&a->source, first->step, &first->settings, first->ctx, i, &t, &e) < 0)
+            break;
+        app_keep_numbers(&p[i - 1], &t, first->ctx[i]);
+        p[i - 1].choice = first->ctx[i];
+    }
+    trace_free(&t);
+    r->prompt_ms = clock_ms() - t0;
+    if (i < n) {
+        free(p);
+        app_msg(a, 1, "the prompt's predictions: %s", e.msg);
+    } else {
+        r->prompt = p, r->pre = n - 1;
+        app_msg(a, 0,
+                "the prompt's %d tokens after the first: the body and head ran %d more "
+                "times, %.3g ms (%.0f tokens/s)",
+                n - 1, n - 1, r->prompt_ms,
+                (n - 1) / (r->prompt_ms > 0 ? r->prompt_ms : 1e-9) * 1e3);
+    }
+    app_recompute(a);
 }
 
 void app_read_logprob(const struct app *a, int *n, double *sum, double *mean, double *ppl)
@@ -68,8 +118,9 @@ int app_read_open(struct app *a)
     struct app_read *r = &a->read;
     if (r->n_branch == 0 && save_branch(a, 0) == 0)
         r->n_branch = 1, r->branch = 0;
-    r->sel = a->pos < a->n_hist ? a->pos : a->n_hist - 1;
-    r->alt = own_alt(&a->hist[r->sel]);
+    prompt_predictions(a);
+    r->sel = r->pre + (a->pos < a->n_hist ? a->pos : a->n_hist - 1);
+    r->alt = own_alt(app_read_entry(a, r->sel));
     a->mode = MODE_READ;
     return APP_REDRAW;
 }
@@ -91,12 +142,16 @@ static void draw_on(struct app *a, int want)
 static int branch_here(struct app *a)
 {
     struct app_read *r = &a->read;
-    const struct app_entry *en = &a->hist[r->sel];
+    if (r->sel < r->pre) {
+        app_msg(a, 0, "a token of the prompt: e edits the prompt");
+        return APP_REDRAW;
+    }
+    const struct app_entry *en = app_read_entry(a, r->sel);
     if (r->alt >= en->n_alt || en->alt[r->alt].id == en->choice) {
         app_msg(a, 0, "that is the token taken there: Up and Down choose another");
         return APP_REDRAW;
     }
-    int id = en->alt[r->alt].id, step = en->step, want = a->n_hist, sel = r->sel;
+    int id = en->alt[r->alt].id, step = en->step, want = a->n_hist, sel = r->sel - r->pre;
     save_branch(a, r->branch); /* as it is now, before it changes */
     a->pos = sel;
     app_take_token(a, id);
@@ -104,8 +159,8 @@ static int branch_here(struct app *a)
     int slot = r->n_branch < APP_BRANCHES ? r->n_branch : APP_BRANCHES - 1;
     if (save_branch(a, slot) == 0)
         r->branch = slot, r->n_branch = slot + 1;
-    r->sel = sel < a->n_hist ? sel : a->n_hist - 1;
-    r->alt = r->sel >= 0 ? own_alt(&a->hist[r->sel]) : 0;
+    r->sel = r->pre + (sel < a->n_hist ? sel : a->n_hist - 1);
+    r->alt = own_alt(app_read_entry(a, r->sel));
     app_msg(a, 0, "text %d of %d: step %d took \"%s\", and the text after it was drawn again",
             r->branch + 1, r->n_branch, step, vocab_token(&a->L.vocab, id));
     return APP_REDRAW;
@@ -137,8 +192,8 @@ static int go_branch(struct app *a, int dir)
     for (int i = d; i < b->n && a->end == END_NONE && a->pos >= a->n_hist; i++)
         app_replay_token(a, b->ids[i], b->forced[i]);
     r->branch = j;
-    r->sel = d < a->n_hist ? d : a->n_hist - 1;
-    r->alt = r->sel >= 0 ? own_alt(&a->hist[r->sel]) : 0;
+    r->sel = r->pre + (d < a->n_hist ? d : a->n_hist - 1);
+    r->alt = own_alt(app_read_entry(a, r->sel));
     app_msg(a, 0, "text %d of %d", j + 1, r->n_branch);
     return APP_REDRAW;
 }
@@ -148,12 +203,12 @@ static int move(struct app *a, int dsel, int dalt)
 {
     struct app_read *r = &a->read;
     int sel = r->sel + dsel;
-    if (sel >= 0 && sel < a->n_hist && dsel) {
+    if (sel >= 0 && sel < r->pre + a->n_hist && dsel) {
         r->sel = sel;
-        r->alt = own_alt(&a->hist[sel]);
+        r->alt = own_alt(app_read_entry(a, sel));
     }
     int alt = r->alt + dalt;
-    if (dalt && alt >= 0 && alt < a->hist[r->sel].n_alt)
+    if (dalt && alt >= 0 && alt < app_read_entry(a, r->sel)->n_alt)
         r->alt = alt;
     return APP_REDRAW;
 }
@@ -165,8 +220,8 @@ int app_read_key(struct app *a, int key)
         a->mode = MODE_NORMAL;
         return APP_REDRAW;
     }
-    if (a->read.sel >= a->n_hist)
-        a->read.sel = a->n_hist - 1;
+    if (a->read.sel >= a->read.pre + a->n_hist)
+        a->read.sel = a->read.pre + a->n_hist - 1;
     switch (key) {
     case AK_LEFT:
         return move(a, -1, 0);

@@ -61,30 +61,52 @@ static int new_text(const struct app *a, int i)
            e->ctx[p->len] != p->choice;
 }
 
-/* The text: each text's prompt dimmed, then its tokens in their style,
- * the selected one reversed. Returns the line of the selected token. */
-static int flow_text(const struct app *a, struct flow *f)
+/* One token of the text in its style: the one at position sel reversed. */
+static void flow_token(const struct app *a, struct flow *f, const struct app_entry *e, int at)
 {
     char buf[READ_TOKEN_MAX * 4];
+    int color, attr;
+    p_style(e->prob, &color, &attr);
+    if (at == a->read.sel)
+        attr |= ATTR_REVERSE, f->sel_y = f->y;
+    token_text(a, e->choice, buf, sizeof buf);
+    flow_put(f, buf, color, attr);
+}
+
+/* Ids from..to of a context, dimmed: the part of a prompt nothing says
+ * more of. */
+static void flow_ids(const struct app *a, struct flow *f, const int *ids, int from, int to)
+{
+    char buf[READ_TOKEN_MAX * 8];
+    int n = to - from;
+    char *text = n > 0 ? malloc(8 * (size_t)n + 1) : NULL;
+    if (!text)
+        return;
+    vocab_detok(&a->L.vocab, ids + from, n, text, 8 * (size_t)n + 1);
+    utf8_escape(text, buf, sizeof buf);
+    flow_put(f, buf, COL_REMOVED, 0);
+    free(text);
+}
+
+/* The text: each text's prompt dimmed (a model's prompt tokens after the
+ * first in the style of what it gave them), then its tokens in their
+ * style. Returns the line of the selected token. */
+static int flow_text(const struct app *a, struct flow *f)
+{
+    int pre = a->read.pre;
     for (int i = 0; i < a->n_hist; i++) {
         const struct app_entry *e = &a->hist[i];
-        if (i == 0 || new_text(a, i)) {
-            if (i > 0)
-                f->x = 0, f->y += 2;
-            char *ctx = malloc(8 * (size_t)e->len + 1);
-            if (ctx) {
-                vocab_detok(&a->L.vocab, e->ctx, e->len, ctx, 8 * (size_t)e->len + 1);
-                utf8_escape(ctx, buf, sizeof buf);
-                flow_put(f, buf, COL_REMOVED, 0);
-                free(ctx);
-            }
+        if (i > 0 && new_text(a, i)) {
+            f->x = 0, f->y += 2;
+            flow_ids(a, f, e->ctx, 0, e->len);
+        } else if (i == 0) {
+            flow_ids(a, f, e->ctx, 0, pre > 0 ? 1 : e->len);
+            for (int k = 0; k < pre; k++)
+                flow_token(a, f, &a->read.prompt[k], k);
+            if (pre > 0)
+                flow_ids(a, f, e->ctx, pre + 1, e->len);
         }
-        int color, attr;
-        p_style(e->prob, &color, &attr);
-        if (i == a->read.sel)
-            attr |= ATTR_REVERSE, f->sel_y = f->y;
-        token_text(a, e->choice, buf, sizeof buf);
-        flow_put(f, buf, color, attr);
+        flow_token(a, f, e, pre + i);
     }
     return f->sel_y;
 }
@@ -127,15 +149,21 @@ static void read_scale(const struct screen_ctx *c, int y)
  * tokens, the one Enter would take marked. Returns the lines used. */
 static int read_step(const struct app *a, const struct screen_ctx *c, int y)
 {
-    const struct app_entry *e = &a->hist[a->read.sel];
-    char tok[READ_TOKEN_MAX], line[1200], how[64] = "greedy";
+    const struct app_entry *e = app_read_entry(a, a->read.sel);
+    char tok[READ_TOKEN_MAX], line[1200], how[64] = "greedy", where[48];
     utf8_escape(vocab_token(&a->L.vocab, e->choice), tok, sizeof tok);
-    if (e->forced)
+    if (a->read.sel < a->read.pre)
+        snprintf(how, sizeof how, "the prompt's: what the model gave it there");
+    else if (e->forced)
         snprintf(how, sizeof how, "your choice");
     else if (e->sampled)
         snprintf(how, sizeof how, "drawn, u %.4f", e->u);
-    snprintf(line, sizeof line, "step %d: %s  p %.4f  ln p %.4f  rank %d  final %.4f  (%s)",
-             e->step, tok, e->prob, log(e->prob), e->rank, e->final, how);
+    if (a->read.sel < a->read.pre)
+        snprintf(where, sizeof where, "prompt token %d", a->read.sel + 2);
+    else
+        snprintf(where, sizeof where, "step %d", e->step);
+    snprintf(line, sizeof line, "%s: %s  p %.4f  ln p %.4f  rank %d  final %.4f  (%s)", where, tok,
+             e->prob, log(e->prob), e->rank, e->final, how);
     ctx_text(c, 0, y, c->r.w, line, COL_ACCENT, ATTR_BOLD);
     for (int k = 0; k < e->n_alt; k++) {
         const struct app_alt *t = &e->alt[k];
@@ -143,7 +171,10 @@ static int read_step(const struct app *a, const struct screen_ctx *c, int y)
         char pad[READ_TOKEN_MAX * 2];
         utf8_pad(tok, 16, 0, pad, sizeof pad);
         snprintf(line, sizeof line, "%s %s p %.4f  final %.4f%s", k == a->read.alt ? ">" : " ", pad,
-                 t->prob, t->final, t->id == e->choice ? "  (taken)" : "");
+                 t->prob, t->final,
+                 t->id != e->choice          ? ""
+                 : a->read.sel < a->read.pre ? "  (the prompt's)"
+                                             : "  (taken)");
         ctx_text(c, 2, y + 1 + k, c->r.w - 2, line, k == a->read.alt ? COL_CHOSEN : COL_DEFAULT,
                  k == a->read.alt ? ATTR_BOLD : 0);
     }
