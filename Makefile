@@ -204,6 +204,8 @@ test-cli: $(SAN_BIN) $(BIN) $(TRAINED)
 	tests/headbuild_tmux.sh $(BIN)
 	tests/big_tmux.sh $(SAN_BIN)
 	tests/big_tmux.sh $(BIN)
+	tests/read_tmux.sh $(SAN_BIN)
+	tests/read_tmux.sh $(BIN)
 	tests/backend.sh $(SAN_BIN)
 	tests/backend.sh $(BIN)
 

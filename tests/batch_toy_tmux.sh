@@ -6,7 +6,7 @@
 # request B, t lowers its temperature 0.8 -> 0.7, and only B's two lines
 # change: its final probability of "on" goes from 0.5319 to 0.5833 (the
 # reference at T 0.7, worked out in tests/check_toybatch.c) while the lines
-# of A, C and D stay byte for byte. Then Space steps all four, B leaves.
+# of A, C and D stay byte for byte. Then Space stays at the one step, B leaves.
 # Usage: tests/batch_toy_tmux.sh BINARY
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")

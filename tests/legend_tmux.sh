@@ -51,7 +51,7 @@ lacks "the legend is gone" "Marks and colours"
 # 4. ? shows the keys; ? again their second page, the legend; Space too.
 keys '?'
 check "? shows the keys" "? again or L: the legend of the marks and colours"
-check "big mode's key is listed" "big mode: the scores, then the probabilities"
+check "big mode's key is listed" "big mode: scores, then probabilities"
 keys '?'
 check "? again shows the legend" "Marks and colours"
 keys '?'
