@@ -160,6 +160,21 @@ START_TEST(test_a_models_prompt_is_predicted)
 }
 END_TEST
 
+/* Exercises (exercise-3: two steps solved with v and taken): a branch at
+ * step 1 takes the other token there and stops before step 2, which waits
+ * for its answers again, staying in the text view (it used to open the
+ * answer line). */
+START_TEST(test_a_branch_stops_before_an_exercise)
+{
+    open_lesson("exercise-3");
+    type("v<Space>v<Space>c<Left><Down><Enter>");
+    ck_assert_int_eq(A.mode, MODE_READ);
+    ck_assert_int_eq(A.read.n_branch, 2);
+    ck_assert_int_eq(A.n_hist, 1);
+    ck_assert(A.hist[0].forced);
+}
+END_TEST
+
 Suite *suite_read(void)
 {
     Suite *s = suite_create("read");
@@ -170,6 +185,7 @@ Suite *suite_read(void)
     tcase_add_test(tc, test_branch_and_back);
     tcase_add_test(tc, test_drawn_text_comes_back_the_same);
     tcase_add_test(tc, test_a_models_prompt_is_predicted);
+    tcase_add_test(tc, test_a_branch_stops_before_an_exercise);
     suite_add_tcase(s, tc);
     return s;
 }

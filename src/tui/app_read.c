@@ -129,7 +129,9 @@ int app_read_open(struct app *a)
  * shorter than want tokens: the rest drawn again with the settings of now. */
 static void draw_on(struct app *a, int want)
 {
-    while (a->end == END_NONE && a->pos >= a->n_hist && a->n_hist < want && a->step_ok) {
+    /* An exercise's step waits for its answers: the text stops before it. */
+    while (a->end == END_NONE && a->pos >= a->n_hist && a->n_hist < want && a->step_ok &&
+           !app_hidden(a)) {
         int before = a->n_hist;
         app_take_step(a);
         if (a->n_hist == before)
