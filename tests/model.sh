@@ -212,6 +212,24 @@ else
     check "Space steps every request" "batch of 8: step 1, "
     keys B q
     check "q quits, the terminal restored" "rc=0"
+    # The text view at the classroom's other sizes (issue 31): a new session
+    # t of each size before the old one goes, so the server stays up.
+    for size in 80x24 200x60; do
+        $T rename-session -t t old
+        $T new-session -d -s t -x "${size%x*}" -y "${size#*x}" "env PS1='$ ' LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$XDG_CONFIG_HOME sh"
+        $T kill-session -t old
+        wait_for '$' || bad "$size: no shell prompt"
+        keys "$BIN -m $M3 -p 'Once upon a time'; echo rc=\$?" Enter
+        check "$size: the model opens" "step 1/64"
+        keys Space Space Space c
+        check "$size: c shows the text view" "Text view"
+        keys Left Down Enter
+        check "$size: Enter at the second token branches" "text 2 of 2"
+        keys "["
+        check "$size: [ brings the first text back" "text 1 of 2"
+        keys c q
+        check "$size: q quits" "rc=0"
+    done
 fi
 
 echo "model: $pass passed, $fail failed"

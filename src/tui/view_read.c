@@ -121,7 +121,7 @@ static void read_title(const struct app *a, const struct screen_ctx *c)
     snprintf(right, sizeof right, "text %d of %d, %d tokens: ln p %.4f, mean %.4f, perplexity %.2f",
              a->read.branch + 1, a->read.n_branch, n, sum, mean, ppl);
     if (utf8_width(right) > c->r.w - 14)
-        snprintf(right, sizeof right, "%d/%d, perplexity %.2f", a->read.branch + 1,
+        snprintf(right, sizeof right, "text %d/%d, perplexity %.2f", a->read.branch + 1,
                  a->read.n_branch, ppl);
     pane_title(c, "Text view", right);
 }
