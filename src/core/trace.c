@@ -1,6 +1,8 @@
 /* trace.c - questions asked of a step's trace (trace.h). */
 #include "core/trace.h"
 
+#include <math.h>
+
 int trace_row_of(const struct trace *t, int id, struct trace_row *row, int *rank)
 {
     if (id < 0 || id >= t->vocab_size)
@@ -23,6 +25,24 @@ void trace_tail(const struct trace *t, int shown, int *count, double *mass, int 
     for (int i = 0; i < shown; i++)
         k -= t->rows[i].removed_by == TRACE_KEPT;
     *kept = k;
+}
+
+int trace_pick(const struct trace *t, int id, struct trace_alt *pick, int *rank,
+               struct trace_alt *alt, int max)
+{
+    struct trace_row row;
+    int r;
+    int n = t->n_rows < max ? t->n_rows : max;
+    for (int k = 0; k < n; k++)
+        alt[k] = (struct trace_alt){ t->rows[k].id, t->rows[k].prob, t->rows[k].final };
+    if (trace_row_of(t, id, &row, &r) < 0) {
+        *pick = (struct trace_alt){ id, NAN, NAN };
+        *rank = 0;
+        return n;
+    }
+    *pick = (struct trace_alt){ id, row.prob, row.final };
+    *rank = r + 1;
+    return n;
 }
 
 const char *trace_removed_name(int removed_by)

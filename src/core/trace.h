@@ -13,6 +13,20 @@ int trace_row_of(const struct trace *t, int id, struct trace_row *row, int *rank
  * how many of them are kept. */
 void trace_tail(const struct trace *t, int shown, int *count, double *mass, int *kept);
 
+/* A token of a step: its p before the filters and its final p after them. */
+struct trace_alt {
+    int id;
+    double prob, final;
+};
+
+/* What a step gave token id, for a reader that keeps it after the trace is
+ * reused (the text view, generate's reports): its p, final p and rank (1:
+ * the most likely) into *pick, and the step's max most likely tokens, best
+ * first, into alt. Returns how many alt holds; where t has no row for id,
+ * *pick's numbers are NAN and *rank 0. */
+int trace_pick(const struct trace *t, int id, struct trace_alt *pick, int *rank,
+               struct trace_alt *alt, int max);
+
 /* What removed a token: "" when kept, else the stage's word ("top-k",
  * "typ-p", "greedy"), or "masked". */
 const char *trace_removed_name(int removed_by);

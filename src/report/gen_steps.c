@@ -30,14 +30,11 @@ int gen_steps_add(struct gen_steps *r, const struct trace *t, struct err *e)
         r->s = s, r->cap = cap;
     }
     struct gen_step *g = &r->s[r->n];
-    struct trace_row row;
-    int rank;
-    if (trace_row_of(t, t->choice.id, &row, &rank) < 0)
+    struct trace_alt pick;
+    g->n_top = trace_pick(t, t->choice.id, &pick, &g->rank, g->top, r->top);
+    if (g->rank == 0)
         return err_set(e, ERR_USAGE, "token %d has no row in its step's trace", t->choice.id);
-    g->id = row.id, g->rank = rank + 1, g->prob = row.prob, g->final = row.final;
-    g->n_top = t->n_rows < r->top ? t->n_rows : r->top;
-    for (int k = 0; k < g->n_top; k++)
-        g->top[k] = (struct gen_alt){ t->rows[k].id, t->rows[k].prob, t->rows[k].final };
+    g->id = pick.id, g->prob = pick.prob, g->final = pick.final;
     r->n++;
     return 0;
 }

@@ -48,16 +48,11 @@ struct report {
 #define GEN_TOP_DEFAULT 5
 #define GEN_TOP_MAX     20
 
-struct gen_alt {
-    int id;
-    double prob, final;
-};
-
 struct gen_step {
     int id, rank; /* rank 1: the most likely */
     double prob, final;
     int n_top;
-    struct gen_alt top[GEN_TOP_MAX];
+    struct trace_alt top[GEN_TOP_MAX];
 };
 
 struct gen_steps {

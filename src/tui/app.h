@@ -12,6 +12,7 @@
 #include "base/err.h"
 #include "data/lesson.h"
 #include "core/sampler.h"
+#include "core/trace.h"
 #include "core/settings.h"
 #include "source/gen.h"
 #include "source/path.h"
@@ -78,12 +79,6 @@ struct app_answer {
 #define APP_ALTS     6  /* the most likely tokens a taken step keeps, for the text view */
 #define APP_BRANCHES 16 /* texts the text view keeps to go back to */
 
-/* A token of a step's most likely ones: its p and its final p. */
-struct app_alt {
-    int id;
-    double prob, final;
-};
-
 /* A step taken: where it was, what it used, what it drew. */
 struct app_entry {
     int step; /* lesson step, 1-based */
@@ -103,7 +98,7 @@ struct app_entry {
     double prob, final;
     int rank; /* 1: the most likely */
     int n_alt;
-    struct app_alt alt[APP_ALTS];
+    struct trace_alt alt[APP_ALTS];
 };
 
 /* A text the text view can go back to: the tokens of the steps taken, and

@@ -5,7 +5,6 @@
  */
 #include "tui/app_int.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,15 +141,9 @@ static int walk_forward(struct app *a)
  * likely tokens, for the text view. */
 void app_keep_numbers(struct app_entry *en, const struct trace *t, int id)
 {
-    struct trace_row row;
-    int rank;
-    if (trace_row_of(t, id, &row, &rank) == 0)
-        en->prob = row.prob, en->final = row.final, en->rank = rank + 1;
-    else
-        en->prob = en->final = NAN, en->rank = 0;
-    en->n_alt = t->n_rows < APP_ALTS ? t->n_rows : APP_ALTS;
-    for (int k = 0; k < en->n_alt; k++)
-        en->alt[k] = (struct app_alt){ t->rows[k].id, t->rows[k].prob, t->rows[k].final };
+    struct trace_alt pick;
+    en->n_alt = trace_pick(t, id, &pick, &en->rank, en->alt, APP_ALTS);
+    en->prob = pick.prob, en->final = pick.final;
 }
 
 /* Enters the live step into the history with what it drew, and appends

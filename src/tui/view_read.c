@@ -166,7 +166,7 @@ static int read_step(const struct app *a, const struct screen_ctx *c, int y)
              e->prob, log(e->prob), e->rank, e->final, how);
     ctx_text(c, 0, y, c->r.w, line, COL_ACCENT, ATTR_BOLD);
     for (int k = 0; k < e->n_alt; k++) {
-        const struct app_alt *t = &e->alt[k];
+        const struct trace_alt *t = &e->alt[k];
         utf8_escape(vocab_token(&a->L.vocab, t->id), tok, sizeof tok);
         char pad[READ_TOKEN_MAX * 2];
         utf8_pad(tok, 16, 0, pad, sizeof pad);
