@@ -61,8 +61,10 @@ static int best_by_cpuinfo(void)
             continue;
         line[strcspn(line, "\n")] = '\0';
         strcat(line, " ");
+        /* x86-64-v3's flags but LZCNT's "abm": a Zen 5 VM's kernel (6.18, family
+         * 26) leaves it out of the list while CPUID has it and lzcnt runs. */
         int v3 = cpu_flags(line, "cx16 lahf_lm popcnt pni sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 "
-                                 "f16c fma abm movbe");
+                                 "f16c fma movbe");
         int v4 = v3 && cpu_flags(line, "avx512f avx512bw avx512cd avx512dq avx512vl");
         best = v4 ? VEC_AVX512 : v3 ? VEC_AVX2 : VEC_BASELINE;
     }
