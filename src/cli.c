@@ -352,9 +352,8 @@ static void long_options(struct option *longs)
 }
 
 /* Applies option number c (long_options' order) with its value arg; a setting
- * is checked on its own and kept in command-line order. */
-static int apply_option(struct options *o, int c, const char *arg, struct settings *check,
-                        struct err *e)
+ * is parsed into the options' patch, a later value replacing an earlier. */
+static int apply_option(struct options *o, int c, const char *arg, struct err *e)
 {
     if (c < N_OPTIONS) {
         const struct cli_option *op = &OPTIONS[c];
@@ -373,11 +372,10 @@ static int apply_option(struct options *o, int c, const char *arg, struct settin
         return rc;
     }
     const char *name = SETTINGS_INFO[c - N_OPTIONS].name;
-    if (settings_set(check, name, arg, e) < 0)
+    if (settings_patch_set(&o->over, name, arg, e) < 0)
         return err_prefix(e, "--%s", name), -1;
-    if (o->n_over == MAX_OVERRIDES)
-        return err_set(e, ERR_USAGE, "more than %d settings on the command line", MAX_OVERRIDES);
-    o->over[o->n_over++] = (struct override){ name, arg };
+    if (!o->first_setting)
+        o->first_setting = name;
     return 0;
 }
 
@@ -531,8 +529,8 @@ static int check_takes(const struct options *o, const unsigned char *given, stru
     for (int i = 0; i < N_OPTIONS; i++)
         if (given[i] && !(OPTIONS[i].takes & bit))
             return err_set(e, ERR_USAGE, "--%s: %s does not take it", OPTIONS[i].name, name);
-    if (o->n_over > 0 && !(bit & IN_RUNS))
-        return err_set(e, ERR_USAGE, "--%s: %s does not take it", o->over[0].name, name);
+    if (o->first_setting && !(bit & IN_RUNS))
+        return err_set(e, ERR_USAGE, "--%s: %s does not take it", o->first_setting, name);
     if (given[option_index("size")] && !o->headless && !o->svg)
         return err_set(e, ERR_USAGE, "--size needs --headless (a terminal has its own size)");
     return 0;
@@ -561,8 +559,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     o->step = 1;
     o->width = 80;
     o->height = 24;
-    struct settings check;
-    settings_defaults(&check);
+    settings_patch_clear(&o->over);
     opterr = 0;
     optind = 0; /* glibc: 0 starts afresh, forgetting any earlier argv */
     unsigned char given[N_OPTIONS] = { 0 };
@@ -573,7 +570,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         if (c == '?')
             return unknown_option(argv[optind - 1], longs, e);
         c = c >= OPT_BASE ? c - OPT_BASE : short_option(c);
-        if (apply_option(o, c, optarg, &check, e) < 0)
+        if (apply_option(o, c, optarg, e) < 0)
             return -1;
         if (c < N_OPTIONS)
             given[c] = 1;

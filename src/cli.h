@@ -11,13 +11,7 @@
 #include "base/err.h"
 #include "report/report.h"
 
-#define MAX_OVERRIDES 64
-#define CLI_MAX_FIND  16
-
-struct override {
-    const char *name;
-    const char *value;
-};
+#define CLI_MAX_FIND 16
 
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
 
@@ -39,25 +33,25 @@ struct options {
     int draws;  /* --draws N: many draws with the step's settings; 0: none */
     int n_find; /* --find TOKEN: rows of these tokens (text or id) */
     const char *find[CLI_MAX_FIND];
-    const char *logits;      /* --logits FILE.npy: play captured logits */
-    const char *vocab;       /* --vocab FILE: their vocabulary */
-    const char *output;      /* -o, --output FILE: where show, generate and export write */
-    int force;               /* --force: replace an existing output file */
-    int format_given;        /* --format was on the command line */
-    int svg;                 /* --format svg: the view drawn as a picture (show, --headless) */
-    const char *config;      /* --config FILE */
-    int no_config;           /* --no-config: built-in defaults only */
-    int theme;               /* --theme: an enum theme + 1; 0: the config's */
-    int backend;             /* --backend: enum backend_choice (0: auto) */
-    const char *model;       /* -m, --model FILE.gguf: a real model's logits */
-    const char *prompt;      /* -p, --prompt TEXT: the model's prompt */
-    const char *prompt_file; /* -f, --prompt-file FILE: the prompt read from FILE */
-    int special;             /* --special: special tokens' text in the prompt is theirs */
-    int chat;                /* --chat: the prompt wrapped in the model's chat format */
-    int no_bos;              /* --no-bos: tokenize puts no BOS first, whatever the file says */
-    const char *save_logits; /* --save-logits OUT.npy: show writes the step's logits */
-    int n_over;
-    struct override over[MAX_OVERRIDES]; /* settings in command-line order */
+    const char *logits;         /* --logits FILE.npy: play captured logits */
+    const char *vocab;          /* --vocab FILE: their vocabulary */
+    const char *output;         /* -o, --output FILE: where show, generate and export write */
+    int force;                  /* --force: replace an existing output file */
+    int format_given;           /* --format was on the command line */
+    int svg;                    /* --format svg: the view drawn as a picture (show, --headless) */
+    const char *config;         /* --config FILE */
+    int no_config;              /* --no-config: built-in defaults only */
+    int theme;                  /* --theme: an enum theme + 1; 0: the config's */
+    int backend;                /* --backend: enum backend_choice (0: auto) */
+    const char *model;          /* -m, --model FILE.gguf: a real model's logits */
+    const char *prompt;         /* -p, --prompt TEXT: the model's prompt */
+    const char *prompt_file;    /* -f, --prompt-file FILE: the prompt read from FILE */
+    int special;                /* --special: special tokens' text in the prompt is theirs */
+    int chat;                   /* --chat: the prompt wrapped in the model's chat format */
+    int no_bos;                 /* --no-bos: tokenize puts no BOS first, whatever the file says */
+    const char *save_logits;    /* --save-logits OUT.npy: show writes the step's logits */
+    const char *first_setting;  /* the first setting given, for messages; NULL: none */
+    struct settings_patch over; /* the settings given, parsed */
 };
 
 /* Parses argv. Every setting is checked on its own here, so that a bad value

@@ -106,9 +106,8 @@ static int step_settings(const struct options *o, const struct source *src, int 
                          struct settings *s, struct err *e)
 {
     source_step_settings(src, k, s);
-    for (int i = 0; i < o->n_over; i++)
-        if (settings_set(s, o->over[i].name, o->over[i].value, e) < 0)
-            return err_prefix(e, "--%s", o->over[i].name), -1;
+    if (settings_patch_apply(s, &o->over, e) < 0)
+        return err_prefix(e, "--stop"), -1; /* the one that can add up too far */
     return 0;
 }
 
@@ -381,16 +380,11 @@ static int cmd_export(struct session *ss, const char *what, struct err *e)
 static int open_app(struct session *ss, struct app *a, struct err *e)
 {
     const struct options *o = ss->o;
-    const char *names[MAX_OVERRIDES], *values[MAX_OVERRIDES];
-    for (int i = 0; i < o->n_over; i++) {
-        names[i] = o->over[i].name;
-        values[i] = o->over[i].value;
-    }
     struct app_options opt = { o->hidden, o->vocab, &ss->config, &ss->backend,
                                o->model ? &ss->model : NULL };
     struct model_progress shown = { progress_show, &ss->progress };
-    if (app_init_progress(a, o->lessons_dir, o->logits ? o->logits : o->lesson, o->n_over, names,
-                          values, &opt, &shown, e) < 0)
+    if (app_init_progress(a, o->lessons_dir, o->logits ? o->logits : o->lesson, &o->over, &opt,
+                          &shown, e) < 0)
         return -1;
     if (o->step > 1 && app_start_step(a, o->step, e) < 0) {
         app_free(a);

@@ -17,7 +17,7 @@ static void open_lesson(const char *id)
 {
     struct err e;
     app_free(&A);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, id, 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, id, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
 }
 
 static void setup(void)
@@ -308,8 +308,7 @@ START_TEST(test_a_refused_step_keeps_the_history)
     fclose(f);
     struct err e;
     app_free(&A);
-    ck_assert_msg(app_init(&A, dir, "ends-early", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&A, dir, "ends-early", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     type("<Space><Space><Left>"); /* on, [EOS]; back to step 1, shown from the history */
     ck_assert_int_eq(A.n_hist, 2);
     ck_assert_int_eq(A.pos, 0);
@@ -352,7 +351,8 @@ START_TEST(test_command_line_settings_persist)
     struct err e;
     app_free(&A);
     const char *names[] = { "temperature" }, *values[] = { "2" };
-    ck_assert_int_eq(app_init(&A, TEST_LESSONS, "toy", 1, names, values, TEST_SOURCE, &e), 0);
+    ck_assert_int_eq(
+        app_init(&A, TEST_LESSONS, "toy", test_patch(1, names, values), TEST_SOURCE, &e), 0);
     ck_assert_double_eq(A.cur.sampler.temperature, 2.0); /* over the lesson's 0 */
     type("t");
     ck_assert_double_eq(A.cur.sampler.temperature, 1.5);

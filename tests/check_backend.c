@@ -585,8 +585,7 @@ START_TEST(test_app_batch_view)
     struct err e;
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
     struct app_options src = { TEST_HIDDEN, NULL, NULL, &b, NULL };
-    ck_assert_msg(app_init(&a, TEST_LESSONS, "real-loop", 0, NULL, NULL, &src, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&a, TEST_LESSONS, "real-loop", NULL, &src, &e) == 0, "%s", e.msg);
     app_key(&a, 'B');
     ck_assert(a.batch_on);
     app_key(&a, AK_DOWN);
@@ -672,8 +671,7 @@ START_TEST(test_app_draws_on_another_backend)
     ck_assert_int_eq(backend_open(&b, BACKEND_CPU, &e), 0);
     b.ops = &other;
     struct app_options src = { TEST_HIDDEN, NULL, NULL, &b, NULL };
-    ck_assert_msg(app_init(&a, TEST_LESSONS, "real-story", 0, NULL, NULL, &src, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&a, TEST_LESSONS, "real-story", NULL, &src, &e) == 0, "%s", e.msg);
     app_command(&a, "top-p 0.9");
     app_key(&a, 'D');
     ck_assert_msg(a.draws_ok, "%s", a.msg);

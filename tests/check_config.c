@@ -39,8 +39,7 @@ static void refused(const char *text, const char *want)
     ck_assert_str_eq(e.msg, want);
     ck_assert_int_eq(c.theme, THEME_DEFAULT);
     ck_assert_int_eq(c.n_bindings, 0);
-    ck_assert_int_eq(c.default_name[0][0], '\0');
-    ck_assert_int_eq(c.default_name[1][0], '\0');
+    ck_assert_uint_eq(c.defaults.given, 0);
 }
 
 START_TEST(test_bad_files)
@@ -71,19 +70,19 @@ START_TEST(test_defaults_lie_under_the_lessons)
     static struct app a;
     const struct app_options src = { 0, NULL, &c, NULL, NULL };
     /* The toy lesson sets no seed: the config's applies. */
-    ck_assert_msg(app_init(&a, TEST_LESSONS, "toy", 0, NULL, NULL, &src, &e) == 0, "%s", e.msg);
+    ck_assert_msg(app_init(&a, TEST_LESSONS, "toy", NULL, &src, &e) == 0, "%s", e.msg);
     ck_assert_uint_eq(a.cur.sampler.seed, 42);
     /* Q quits now, and q still does. */
     ck_assert_int_eq(app_key(&a, 'Q') & APP_QUIT, APP_QUIT);
     ck_assert_int_eq(app_key(&a, 'q') & APP_QUIT, APP_QUIT);
     app_free(&a);
     /* The top-k lesson sets seed 7 for its numbers: the lesson wins. */
-    ck_assert_int_eq(app_init(&a, TEST_LESSONS, "top-k", 0, NULL, NULL, &src, &e), 0);
+    ck_assert_int_eq(app_init(&a, TEST_LESSONS, "top-k", NULL, &src, &e), 0);
     ck_assert_uint_eq(a.cur.sampler.seed, 7);
     app_free(&a);
     /* And the command line wins over both. */
     const char *names[] = { "seed" }, *values[] = { "3" };
-    ck_assert_int_eq(app_init(&a, TEST_LESSONS, "toy", 1, names, values, &src, &e), 0);
+    ck_assert_int_eq(app_init(&a, TEST_LESSONS, "toy", test_patch(1, names, values), &src, &e), 0);
     ck_assert_uint_eq(a.cur.sampler.seed, 3);
     app_free(&a);
 }

@@ -719,11 +719,11 @@ START_TEST(test_cli_good_command_line)
     ck_assert_str_eq(o.lesson, "toy");
     ck_assert_int_eq(o.step, 1);
     ck_assert_int_eq(o.format, REPORT_TEXT);
-    ck_assert_int_eq(o.n_over, 2);
-    ck_assert_str_eq(o.over[0].name, "top-k");
-    ck_assert_str_eq(o.over[0].value, "3");
-    ck_assert_str_eq(o.over[1].name, "seed");
-    ck_assert_str_eq(o.over[1].value, "42");
+    ck_assert_str_eq(o.first_setting, "top-k");
+    ck_assert_uint_eq(o.over.given, (1u << (setting_find("top-k") - SETTINGS_INFO)) |
+                                        (1u << (setting_find("seed") - SETTINGS_INFO)));
+    ck_assert_int_eq(o.over.val.sampler.top_k, 3);
+    ck_assert_uint_eq(o.over.val.sampler.seed, 42);
 }
 END_TEST
 
@@ -740,26 +740,31 @@ START_TEST(test_cli_options_before_command)
     ck_assert_str_eq(o.lesson, "toy");
     ck_assert_int_eq(o.step, 2);
     ck_assert_int_eq(o.format, REPORT_JSON);
-    ck_assert_int_eq(o.n_over, 1);
-    ck_assert_str_eq(o.over[0].name, "temperature");
-    ck_assert_str_eq(o.over[0].value, "0.5");
+    ck_assert_str_eq(o.first_setting, "temperature");
+    ck_assert_uint_eq(o.over.given, 1u << (setting_find("temperature") - SETTINGS_INFO));
+    ck_assert_double_eq(o.over.val.sampler.temperature, 0.5);
 }
 END_TEST
 
-START_TEST(test_cli_too_many_settings)
+START_TEST(test_cli_many_settings)
 {
-    /* One more override than the options hold. */
-    static const char *words[2 * MAX_OVERRIDES + 4];
+    /* A setting given again replaces its value, however often: 100 seeds
+     * (the options once held 64 and refused the 65th), the last wins. */
+    static char *words[2 * 100 + 2];
+    static char values[100][12];
     int n = 0;
     words[n++] = "logitlab";
-    for (int i = 0; i <= MAX_OVERRIDES; i++) {
+    for (int i = 0; i < 100; i++) {
+        snprintf(values[i], sizeof values[i], "%d", i + 1);
         words[n++] = "--seed";
-        words[n++] = "1";
+        words[n++] = values[i];
     }
     words[n] = NULL;
-    char want[ERR_MSG_MAX];
-    snprintf(want, sizeof want, "more than %d settings on the command line", MAX_OVERRIDES);
-    expect_cli_refused(words, want);
+    struct options o;
+    struct err e;
+    ck_assert_msg(cli_parse(n, words, &o, &e) == 0, "%s", e.msg);
+    ck_assert_uint_eq(o.over.val.sampler.seed, 100);
+    ck_assert_str_eq(o.first_setting, "seed");
 }
 END_TEST
 
@@ -959,7 +964,7 @@ Suite *suite_errors(void)
     tcase_add_test(tc, test_cli_missing_value);
     tcase_add_test(tc, test_cli_bad_arguments);
     tcase_add_test(tc, test_cli_tokenize);
-    tcase_add_test(tc, test_cli_too_many_settings);
+    tcase_add_test(tc, test_cli_many_settings);
     tcase_add_test(tc, test_lesson_ambiguities_refused);
     tcase_add_test(tc, test_cli_order_with_empty_stage);
     suite_add_tcase(s, tc);

@@ -26,7 +26,7 @@ static void open_lesson(const char *id)
 {
     struct err e;
     app_free(&A);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, id, 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, id, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
 }
 
 static void setup(void)

@@ -307,9 +307,8 @@ START_TEST(test_progress_through_app)
     r->caller = pthread_self();
     struct err e;
     const struct model_progress p = { record_progress, r };
-    ck_assert_msg(
-        app_init_progress(a, TEST_LESSONS, "real-loop", 0, NULL, NULL, TEST_SOURCE, &p, &e) == 0,
-        "%s", e.msg);
+    ck_assert_msg(app_init_progress(a, TEST_LESSONS, "real-loop", NULL, TEST_SOURCE, &p, &e) == 0,
+                  "%s", e.msg);
     assert_progress(r, LLAMA3_V, "building the LM head (0.13 GB)");
     memset(r->done, 0, sizeof r->done);
     r->n = 0;

@@ -49,8 +49,7 @@ static void open_lesson(const char *id, const char *keys)
 {
     struct err e;
     app_free(&A);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, id, 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s: %s", id,
-                  e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, id, NULL, TEST_SOURCE, &e) == 0, "%s: %s", id, e.msg);
     for (const char *k = keys; *k; k++)
         app_key(&A, *k == '_' ? ' ' : *k == '\n' ? AK_ENTER : *k);
 }

@@ -42,8 +42,7 @@ static void setup(void)
     memset(&A, 0, sizeof A);
     VS = view_scratch_new();
     ck_assert_ptr_nonnull(VS);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
 }
 
 static void teardown(void)
@@ -380,8 +379,7 @@ START_TEST(test_legend_of_each_screen)
 {
     struct app F;
     struct err e;
-    ck_assert_msg(app_init(&F, TEST_LESSONS, "real-cat", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&F, TEST_LESSONS, "real-cat", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     app_key(&F, 'L');
     struct screen s;
     static char all[120 * 40 * 4 + 1];

@@ -185,8 +185,8 @@ START_TEST(test_app_refuses_and_keeps)
     struct app A;
     struct err e;
     memset(&A, 0, sizeof A);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, "real-france", 0, NULL, NULL, TEST_SOURCE, &e) == 0,
-                  "%s", e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, "real-france", NULL, TEST_SOURCE, &e) == 0, "%s",
+                  e.msg);
     double before = A.cur.sampler.temperature;
     app_apply_setting(&A, "temperature", "1e-307");
     ck_assert_int_eq(A.step_ok, 1);

@@ -31,6 +31,17 @@ const char *test_not_an_order(const char *prefix, const char *word)
     return msg;
 }
 
+const struct settings_patch *test_patch(int n, const char *const *names, const char *const *values)
+{
+    static struct settings_patch p;
+    settings_patch_clear(&p);
+    struct err e;
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(settings_patch_set(&p, names[i], values[i], &e) == 0, "%s %s: %s", names[i],
+                      values[i], e.msg);
+    return &p;
+}
+
 START_TEST(test_defaults_turn_every_stage_off)
 {
     ck_assert_double_eq(S.sampler.temperature, 1.0);
@@ -189,6 +200,60 @@ START_TEST(test_id_lists)
 }
 END_TEST
 
+/* A patch holds the settings typed in one place; applied, it changes only
+ * those, the last value of each, and adds its stop strings to those under
+ * it (an empty stop clearing them), as the settings typed one by one did. */
+START_TEST(test_patch_changes_only_its_settings)
+{
+    ck_assert_int_eq(set("top-k", "3"), 0);
+    ck_assert_int_eq(set("stop", "a"), 0);
+    struct settings_patch p;
+    settings_patch_clear(&p);
+    ck_assert_int_eq(settings_patch_set(&p, "temperature", "0.5", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "temperature", "0.7", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "order", "vllm", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "stop", "b", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "top-p", "1.5", &E), -1); /* refused, unchanged */
+    ck_assert_str_eq(E.msg, "1.5 is out of range (must be in (0, 1])");
+    ck_assert_int_eq(settings_patch_apply(&S, &p, &E), 0);
+    ck_assert_double_eq(S.sampler.temperature, 0.7);
+    ck_assert_int_eq(S.sampler.top_k, 3);
+    ck_assert_double_eq(S.sampler.top_p, 1.0);
+    ck_assert_int_eq(S.sampler.chain.preset, PRESET_VLLM);
+    ck_assert_int_eq(S.n_stop, 2);
+    ck_assert_str_eq(S.stop[0], "a");
+    ck_assert_str_eq(S.stop[1], "b");
+    /* An empty stop, then "c": only "c" is left, the string under it too gone. */
+    ck_assert_int_eq(settings_patch_set(&p, "stop", "", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "stop", "c", &E), 0);
+    ck_assert_int_eq(settings_patch_apply(&S, &p, &E), 0);
+    ck_assert_int_eq(S.n_stop, 1);
+    ck_assert_str_eq(S.stop[0], "c");
+}
+END_TEST
+
+START_TEST(test_patch_stop_strings_past_the_limit)
+{
+    /* Seven under it and two in it: the first eight stay, the other
+     * settings are applied, and the caller hears why. */
+    char v[16];
+    for (int i = 0; i < 7; i++) {
+        snprintf(v, sizeof v, "s%d", i);
+        ck_assert_int_eq(set("stop", v), 0);
+    }
+    struct settings_patch p;
+    settings_patch_clear(&p);
+    ck_assert_int_eq(settings_patch_set(&p, "stop", "x", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "stop", "y", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "seed", "9", &E), 0);
+    ck_assert_int_eq(settings_patch_apply(&S, &p, &E), -1);
+    ck_assert_str_eq(E.msg, "more than 8 stop strings");
+    ck_assert_int_eq(S.n_stop, 8);
+    ck_assert_str_eq(S.stop[7], "x");
+    ck_assert_uint_eq(S.sampler.seed, 9);
+}
+END_TEST
+
 Suite *suite_settings(void)
 {
     Suite *s = suite_create("settings");
@@ -199,6 +264,8 @@ Suite *suite_settings(void)
     tcase_add_test(core, test_orders);
     tcase_add_test(core, test_values_read_back);
     tcase_add_test(core, test_id_lists);
+    tcase_add_test(core, test_patch_changes_only_its_settings);
+    tcase_add_test(core, test_patch_stop_strings_past_the_limit);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, NULL);

@@ -845,8 +845,7 @@ static void expect_view(const char *lesson, const char *keys, int w, int h, int 
 {
     struct app a;
     struct err e;
-    ck_assert_msg(app_init(&a, TEST_LESSONS, lesson, 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&a, TEST_LESSONS, lesson, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     for (const char *k = keys; *k; k++)
         app_key(&a, *k);
     struct view_scratch *vs = view_scratch_new();

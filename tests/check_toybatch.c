@@ -240,8 +240,7 @@ START_TEST(test_app_opens_on_the_batch)
 {
     static struct app a;
     struct err e;
-    ck_assert_msg(app_init(&a, TEST_LESSONS, "engine", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&a, TEST_LESSONS, "engine", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     ck_assert(a.batch_on);
     ck_assert_int_eq(a.batch.n, 4);
     struct view_scratch *vs = view_scratch_new();

@@ -129,8 +129,7 @@ static struct view_scratch *VS;
 static void app_setup(void)
 {
     struct err e;
-    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     VS = view_scratch_new();
     ck_assert_ptr_nonnull(VS);
 }
@@ -193,8 +192,7 @@ static void check_parts_stay_inside(const char *lesson, const char *keys)
 {
     struct err e;
     app_free(&A);
-    ck_assert_msg(app_init(&A, TEST_LESSONS, lesson, 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&A, TEST_LESSONS, lesson, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     for (const char *k = keys; *k; k++)
         app_key(&A, *k == '_' ? ' ' : *k);
     static const int SIZES[][2] = { { 80, 24 },  { 81, 25 },  { 100, 30 }, { 119, 40 },
@@ -399,8 +397,7 @@ START_TEST(test_shift_keeps_the_logit_bars_apart)
 {
     struct app F;
     struct err e;
-    ck_assert_msg(app_init(&F, TEST_LESSONS, "france", 0, NULL, NULL, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(app_init(&F, TEST_LESSONS, "france", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     struct screen s;
     ck_assert_int_eq(screen_init(&s, 120, 40, 1), 0);
     const char *names[] = { "Paris", "Lyon", "located" };

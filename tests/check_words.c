@@ -152,7 +152,8 @@ static void render_france(int n, const char **names, const char **values, int w,
                           struct app *A, struct screen *s)
 {
     struct err e;
-    ck_assert_msg(app_init(A, TEST_LESSONS, "real-france", n, names, values, TEST_SOURCE, &e) == 0,
+    ck_assert_msg(app_init(A, TEST_LESSONS, "real-france", test_patch(n, names, values),
+                           TEST_SOURCE, &e) == 0,
                   "%s", e.msg);
     struct view_scratch *vs = view_scratch_new();
     ck_assert_ptr_nonnull(vs);
@@ -238,8 +239,9 @@ START_TEST(test_toy_draws_verdict_below)
     struct app A;
     struct err e;
     const char *names[] = { "temperature" }, *values[] = { "1" };
-    ck_assert_msg(app_init(&A, TEST_LESSONS, "toy", 1, names, values, TEST_SOURCE, &e) == 0, "%s",
-                  e.msg);
+    ck_assert_msg(
+        app_init(&A, TEST_LESSONS, "toy", test_patch(1, names, values), TEST_SOURCE, &e) == 0, "%s",
+        e.msg);
     for (int i = 0; i < 3; i++)
         app_key(&A, 'D'); /* 100, 1,000, 10,000 draws */
     ck_assert_int_eq(A.draws.n, 10000);

@@ -55,6 +55,11 @@ Suite *suite_softfma(void);
  * test. The string lives until the next call (check_settings.c). */
 const char *test_not_an_order(const char *prefix, const char *word);
 
+/* The settings names[i] = values[i] parsed into a patch, as the command
+ * line gives them to the app; each must parse. The patch lives until the
+ * next call (check_settings.c). */
+const struct settings_patch *test_patch(int n, const char *const *names, const char *const *values);
+
 /* real-loop's greedy round: " and the cat sat on the mat" (the ids of the
  * Llama 3 vocabulary the lesson's scenario names), again and again. */
 #define TEST_LOOP_ROUND 323, 279, 8415, 7731, 389, 279, 5634

@@ -15,6 +15,8 @@
 /* Each setting's member: in struct sampler_settings or struct settings. */
 #define SETTING_OFFSET_SAMPLER(field) offsetof(struct sampler_settings, field)
 #define SETTING_OFFSET_LOOP(field)    offsetof(struct settings, field)
+#define SETTING_SIZE_SAMPLER(field)   sizeof(((struct sampler_settings *)0)->field)
+#define SETTING_SIZE_LOOP(field)      sizeof(((struct settings *)0)->field)
 
 const struct setting_info SETTINGS_INFO[] = {
 #define SETTING(field, wh, nm, kd, st, fl, l, h, d, ar, rg, lb, stt, sto, ld, hp)                  \
@@ -33,7 +35,8 @@ const struct setting_info SETTINGS_INFO[] = {
       .status_off = sto,                                                                           \
       .ladder = ld,                                                                                \
       .help = hp,                                                                                  \
-      .offset = SETTING_OFFSET_##wh(field) },
+      .offset = SETTING_OFFSET_##wh(field),                                                        \
+      .size = SETTING_SIZE_##wh(field) },
 #include "core/sampling.def"
 #undef SETTING
     { .name = NULL },
@@ -381,6 +384,54 @@ int settings_set(struct settings *s, const char *name, const char *value, struct
     }
     if (rc == 0)
         *s = t;
+    return rc;
+}
+
+/* A patch has a bit for each setting. */
+enum { N_SETTINGS = sizeof SETTINGS_INFO / sizeof SETTINGS_INFO[0] - 1 };
+_Static_assert(N_SETTINGS <= 32, "struct settings_patch's given has 32 bits");
+
+void settings_patch_clear(struct settings_patch *p)
+{
+    memset(p, 0, sizeof *p);
+    settings_defaults(&p->val);
+}
+
+int settings_patch_set(struct settings_patch *p, const char *name, const char *value, struct err *e)
+{
+    if (settings_set(&p->val, name, value, e) < 0)
+        return -1;
+    const struct setting_info *i = setting_find(name);
+    p->given |= 1u << (i - SETTINGS_INFO);
+    if (i->kind == SK_STOP && p->val.n_stop == 0)
+        p->stop_clears = 1; /* an empty stop, after any the patch had */
+    return 0;
+}
+
+/* The stop strings of p after those of s (or instead, after an empty stop). */
+static int patch_stops(struct settings *s, const struct settings_patch *p, struct err *e)
+{
+    int base = p->stop_clears ? 0 : s->n_stop;
+    int n = p->val.n_stop < STOP_MAX - base ? p->val.n_stop : STOP_MAX - base;
+    memcpy(s->stop[base], p->val.stop, (size_t)n * sizeof s->stop[0]);
+    s->n_stop = base + n;
+    if (n < p->val.n_stop)
+        return err_set(e, ERR_USAGE, "more than %d stop strings", STOP_MAX);
+    return 0;
+}
+
+int settings_patch_apply(struct settings *s, const struct settings_patch *p, struct err *e)
+{
+    int rc = 0;
+    for (int k = 0; k < N_SETTINGS; k++) {
+        const struct setting_info *i = &SETTINGS_INFO[k];
+        if (!(p->given & (1u << k)))
+            continue;
+        if (i->kind == SK_STOP)
+            rc = patch_stops(s, p, e);
+        else
+            memcpy(member(i, s), member(i, (struct settings *)&p->val), i->size);
+    }
     return rc;
 }
 

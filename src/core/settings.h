@@ -74,6 +74,7 @@ struct setting_info {
     const char *ladder;     /* the values the keys step through, or NULL */
     const char *help;       /* one line */
     size_t offset;          /* of its member, in the struct of where */
+    size_t size;            /* of its member */
 };
 
 /* The settings in the order of sampling.def, ended by a NULL name. */
@@ -112,6 +113,30 @@ int settings_known(const char *name);
  * escapes \n \t \\ \" and may be written in double quotes; an empty stop
  * value clears the stop strings. */
 int settings_set(struct settings *s, const char *name, const char *value, struct err *e);
+
+/* Settings given in one place (a lesson, a step, the command line, the
+ * keys), parsed once where they were typed and applied at each recompute:
+ * each value where struct settings keeps it, and a bit per SETTINGS_INFO
+ * row that says it was given. A later value of a setting replaces an
+ * earlier one; stop strings add up, and an empty stop clears them, those
+ * under the patch too when it is applied. Zeroed by settings_patch_clear. */
+struct settings_patch {
+    struct settings val;
+    uint32_t given;  /* bit i: SETTINGS_INFO[i] */
+    int stop_clears; /* an empty stop was given: the stop strings under it go */
+};
+
+void settings_patch_clear(struct settings_patch *p);
+
+/* Parses value for the setting name into p, as settings_set does (the same
+ * messages). p is unchanged on error. */
+int settings_patch_set(struct settings_patch *p, const char *name, const char *value,
+                       struct err *e);
+
+/* Puts p's settings over s. Returns 0, or -1 when s's stop strings and p's
+ * are more than STOP_MAX together: the first STOP_MAX are kept then, and
+ * every other setting is applied. */
+int settings_patch_apply(struct settings *s, const struct settings_patch *p, struct err *e);
 
 /* Writes the value of setting name as it would be typed back ("0.5", "off";
  * an order's preset name, "2 strings" for the stop strings). */

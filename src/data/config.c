@@ -156,15 +156,10 @@ static int interpret(struct config *c, const struct ini_file *f, struct err *e)
                 return fail(c, f, en->line, e, msg);
             }
         } else if (strcmp(en->section, "defaults") == 0) {
-            struct settings check;
-            settings_defaults(&check);
-            if (settings_set(&check, en->name, en->value, &ve) < 0) {
+            if (settings_patch_set(&c->defaults, en->name, en->value, &ve) < 0) {
                 snprintf(msg, sizeof msg, "%s: %s", en->name, ve.msg);
                 return fail(c, f, en->line, e, msg);
             }
-            int k = strcmp(en->name, "order") == 0 ? 0 : 1;
-            strcpy(c->default_name[k], k == 0 ? "order" : "seed");
-            snprintf(c->default_value[k], sizeof c->default_value[k], "%s", en->value);
         } else if (bind_key(c, f, en, e) < 0) {
             return -1;
         }
@@ -205,8 +200,6 @@ int config_load(struct config *c, const char *path, struct err *e)
 
 void config_apply_defaults(const struct config *c, struct settings *s)
 {
-    struct err e;
-    for (int k = 0; k < 2; k++)
-        if (c->default_name[k][0])
-            settings_set(s, c->default_name[k], c->default_value[k], &e);
+    struct err e; /* order and seed: nothing that adds up */
+    settings_patch_apply(s, &c->defaults, &e);
 }

@@ -29,8 +29,7 @@ struct binding {
 struct config {
     enum theme theme;
     int ascii;
-    char default_name[2][16]; /* settings under every lesson's ("" when unset) */
-    char default_value[2][64];
+    struct settings_patch defaults; /* order and seed under every lesson's (none given: zeroed) */
     int n_bindings;
     struct binding bindings[CONFIG_MAX_BINDINGS];
 };

@@ -261,8 +261,9 @@ int ld_read_id_list(struct loader *ld, const struct lesson *L, int line, const c
 /* Collects the settings of a section into a list, checking each against the
  * settings that precede it (lesson-wide ones first). */
 int ld_read_settings(struct loader *ld, const char *section, struct settings *check,
-                     struct lesson_setting **out, int *count)
+                     struct lesson_setting **out, int *count, struct settings_patch *patch)
 {
+    settings_patch_clear(patch);
     int n = 0;
     for (int i = 0; i < ld->n; i++)
         if (strcmp(ld->entries[i].section, section) == 0 && settings_known(ld->entries[i].name))
@@ -300,6 +301,7 @@ int ld_read_settings(struct loader *ld, const char *section, struct settings *ch
             ld_error(ld, en->line, "%s: %s", en->name, e.msg);
             return -1;
         }
+        settings_patch_set(patch, en->name, value, &e); /* as check took it */
         struct lesson_setting *s = &list[(*count)++];
         snprintf(s->name, sizeof s->name, "%s", en->name);
         s->line = en->line;
@@ -335,7 +337,7 @@ static int interpret(struct loader *ld, struct lesson *L)
     }
     struct settings check;
     settings_defaults(&check);
-    if (ld_read_settings(ld, "settings", &check, &L->settings, &L->n_settings) < 0 ||
+    if (ld_read_settings(ld, "settings", &check, &L->settings, &L->n_settings, &L->patch) < 0 ||
         ld_read_requests(ld, L, &check) < 0 || ld_read_head(ld, L) < 0)
         return -1;
     return ld_read_steps(ld, L, &check);
@@ -473,14 +475,10 @@ void lesson_free(struct lesson *L)
 
 void lesson_apply_settings(const struct lesson *L, int step, struct settings *s)
 {
-    struct err e;
-    for (int i = 0; i < L->n_settings; i++)
-        settings_set(s, L->settings[i].name, L->settings[i].value, &e);
-    if (step >= 1 && step <= L->n_steps) {
-        const struct lesson_step *S = &L->steps[step - 1];
-        for (int i = 0; i < S->n_settings; i++)
-            settings_set(s, S->settings[i].name, S->settings[i].value, &e);
-    }
+    struct err e; /* both were checked together when the lesson was read */
+    settings_patch_apply(s, &L->patch, &e);
+    if (step >= 1 && step <= L->n_steps)
+        settings_patch_apply(s, &L->steps[step - 1].patch, &e);
 }
 
 static const struct lesson_setting *last_named(const struct lesson_setting *v, int n,

@@ -85,8 +85,9 @@ struct lesson_step {
     char *text;     /* what the learner reads; paragraphs end in '\n' */
     char *note;     /* remarks such as a printed number that differs from the exact one */
     char *solution; /* an exercise's worked solution, shown once answered */
-    int n_settings;
+    int n_settings; /* as written, for the lines that quote them */
     struct lesson_setting *settings;
+    struct settings_patch patch; /* the same, parsed */
     int n_ask;
     struct ask ask[LESSON_MAX_ASK];
     int digits; /* decimals shown and checked; 4 unless set */
@@ -126,8 +127,9 @@ struct lesson {
     struct vocab vocab;
     int *prompt;
     int prompt_len;
-    int n_settings;
+    int n_settings; /* as written, for the lines that quote them */
     struct lesson_setting *settings;
+    struct settings_patch patch; /* the same, parsed */
     struct lesson_head head;
     struct lesson_model model;
     float *captured; /* the logits of a lesson made from a .npy file (owned) */

@@ -64,10 +64,11 @@ int ld_unquote(struct loader *ld, int line, const char *value, char *out, size_t
 int ld_read_id_list(struct loader *ld, const struct lesson *L, int line, const char *what,
                     const char *text, int **out, int *len);
 
-/* Collects the settings of a section into a list, checking each against the
- * settings that precede it (lesson-wide ones first). */
+/* Collects the settings of a section into a list as written and into a
+ * patch parsed, checking each against the settings that precede it
+ * (lesson-wide ones first). */
 int ld_read_settings(struct loader *ld, const char *section, struct settings *check,
-                     struct lesson_setting **out, int *count);
+                     struct lesson_setting **out, int *count, struct settings_patch *patch);
 
 /* Checks text, settings as typed at the ':' prompt separated by '|'
  * ("temperature 0.8 | seed 2"), against base: every name a setting, every

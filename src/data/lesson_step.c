@@ -425,7 +425,7 @@ static int read_step_keys(struct loader *ld, const struct lesson *L, const char 
             return -1;
     }
     struct settings check = *lesson_set;
-    if (ld_read_settings(ld, section, &check, &S->settings, &S->n_settings) < 0)
+    if (ld_read_settings(ld, section, &check, &S->settings, &S->n_settings, &S->patch) < 0)
         return -1;
     return parse_tries(ld, &check, S, section);
 }

@@ -29,41 +29,15 @@ void app_msg(struct app *a, int warn, const char *fmt, ...)
 }
 
 /* Settings of lesson step k: defaults, the lesson's, the command line's, then
- * the ones changed while running. All were checked when they were stored. */
+ * the ones changed while running, each parsed when it was typed. A step
+ * whose own stop strings leave no room for the typed ones keeps its first
+ * STOP_MAX (the ':' command that added them checked the step it was on). */
 void app_step_settings(const struct app *a, int k, struct settings *s)
 {
     struct err e;
     source_step_settings(&a->source, k, s);
-    for (int i = 0; i < a->n_cli; i++)
-        settings_set(s, a->cli[i].name, a->cli[i].value, &e);
-    for (int i = 0; i < a->n_live; i++)
-        settings_set(s, a->live[i].name, a->live[i].value, &e);
-}
-
-int app_add_override(struct app_override *list, int *n, const char *name, const char *value)
-{
-    /* A later value of a setting replaces the earlier one; stop strings add
-     * up, and an empty stop clears them. */
-    int stop = strcmp(name, "stop") == 0;
-    if (stop && value[0] == '\0') {
-        int k = 0;
-        for (int i = 0; i < *n; i++)
-            if (strcmp(list[i].name, "stop") != 0)
-                list[k++] = list[i];
-        *n = k;
-    } else if (!stop) {
-        for (int i = 0; i < *n; i++)
-            if (strcmp(list[i].name, name) == 0) {
-                snprintf(list[i].value, sizeof list[i].value, "%s", value);
-                return 0;
-            }
-    }
-    if (*n == APP_MAX_OVERRIDES)
-        return -1;
-    snprintf(list[*n].name, sizeof list[*n].name, "%s", name);
-    snprintf(list[*n].value, sizeof list[*n].value, "%s", value);
-    (*n)++;
-    return 0;
+    settings_patch_apply(s, &a->cli, &e);
+    settings_patch_apply(s, &a->live, &e);
 }
 
 const struct app_entry *app_shown_entry(const struct app *a)
@@ -269,7 +243,7 @@ int app_open_lesson(struct app *a, const char *what, int index, struct err *e)
     a->find_id = -1;
     a->draws_on = 0;
     a->draws_n = 0;
-    a->n_live = 0;
+    settings_patch_clear(&a->live);
     app_start_at(a, 1);
     /* A lesson that declares its requests opens on them (its message says why not). */
     if (a->L.n_request)
@@ -307,15 +281,15 @@ int app_start_step(struct app *a, int k, struct err *e)
     return 0;
 }
 
-int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
-             const char *const *values, const struct app_options *src, struct err *e)
+int app_init(struct app *a, const char *dir, const char *what, const struct settings_patch *cli,
+             const struct app_options *src, struct err *e)
 {
-    return app_init_progress(a, dir, what, n_over, names, values, src, NULL, e);
+    return app_init_progress(a, dir, what, cli, src, NULL, e);
 }
 
-int app_init_progress(struct app *a, const char *dir, const char *what, int n_over,
-                      const char *const *names, const char *const *values,
-                      const struct app_options *src, const struct model_progress *p, struct err *e)
+int app_init_progress(struct app *a, const char *dir, const char *what,
+                      const struct settings_patch *cli, const struct app_options *src,
+                      const struct model_progress *p, struct err *e)
 {
     memset(a, 0, sizeof *a);
     if (src)
@@ -331,12 +305,11 @@ int app_init_progress(struct app *a, const char *dir, const char *what, int n_ov
         app_input_free(a);
         return -1;
     }
-    for (int i = 0; i < n_over; i++)
-        if (app_add_override(a->cli, &a->n_cli, names[i], values[i]) < 0) {
-            catalog_close(&a->cat);
-            app_input_free(a);
-            return err_set(e, ERR_USAGE, "more than %d settings", APP_MAX_OVERRIDES);
-        }
+    if (cli)
+        a->cli = *cli;
+    else
+        settings_patch_clear(&a->cli);
+    settings_patch_clear(&a->live);
     int rc;
     if (what || a->opt.model)
         rc = app_open_lesson(a, what, -1, e); /* NULL with a model: the model alone */

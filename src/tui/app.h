@@ -44,9 +44,8 @@ enum app_end {
     END_STOP,   /* a stop rule fired and the next step would continue the text */
 };
 
-#define APP_MAX_OVERRIDES 64
-#define APP_MAX_HISTORY   1024
-#define APP_MSG_MAX       256
+#define APP_MAX_HISTORY 1024
+#define APP_MSG_MAX     256
 /* The bytes the input line holds: any prompt a model's context takes, a
  * context of LESSON_MODEL_CONTEXT tokens (1,280) of at most
  * VOCAB_MAX_TOKEN_BYTES (1,024) each: 1,310,720. The line grows as it is
@@ -60,11 +59,6 @@ struct app_options {
     const struct config *config; /* the user's defaults and key bindings, or NULL */
     struct backend *backend; /* where model lessons run their LM head and the batch; NULL: none */
     const struct model_request *model; /* --model: a real model (data/lesson_model.h), or NULL */
-};
-
-struct app_override {
-    char name[32];
-    char value[STOP_LEN * 2 + 1];
 };
 
 struct app_answer {
@@ -130,10 +124,8 @@ struct app {
     struct lesson L;
     struct source source; /* runs L: where its steps' logits come from */
 
-    int n_cli; /* settings from the command line: the base under every lesson */
-    struct app_override cli[APP_MAX_OVERRIDES];
-    int n_live; /* settings changed while running; cleared by x and on a new lesson */
-    struct app_override live[APP_MAX_OVERRIDES];
+    struct settings_patch cli;  /* the command line's settings: over every lesson's */
+    struct settings_patch live; /* changed while running; cleared by x and on a new lesson */
 
     int n_hist;
     struct app_entry hist[APP_MAX_HISTORY];
@@ -206,17 +198,17 @@ struct app {
 
 /* Opens lesson what (an id, a lesson file, or a .npy file of captured
  * logits; NULL for the first lesson) from the lessons directory dir (NULL:
- * the default search), with the command-line settings (name, value pairs,
- * already checked). src may be NULL. Returns 0 or -1. */
-int app_init(struct app *a, const char *dir, const char *what, int n_over, const char *const *names,
-             const char *const *values, const struct app_options *src, struct err *e);
+ * the default search), with the command line's settings (NULL: none;
+ * copied). src may be NULL. Returns 0 or -1. */
+int app_init(struct app *a, const char *dir, const char *what, const struct settings_patch *cli,
+             const struct app_options *src, struct err *e);
 
 /* The same, telling p (NULL: nobody; copied) how opening a lesson goes, now
  * and whenever another opens (':lesson', n, N): a full-size lesson's head
  * takes seconds to build. */
-int app_init_progress(struct app *a, const char *dir, const char *what, int n_over,
-                      const char *const *names, const char *const *values,
-                      const struct app_options *src, const struct model_progress *p, struct err *e);
+int app_init_progress(struct app *a, const char *dir, const char *what,
+                      const struct settings_patch *cli, const struct app_options *src,
+                      const struct model_progress *p, struct err *e);
 
 /* Starts the lesson again from its step k (1-based), on the lesson's own
  * path. Returns 0, or -1 with a message when there is no step k. */

@@ -53,11 +53,9 @@ int app_apply_setting(struct app *a, const char *name, const char *value)
         app_msg(a, 1, "%s: %s", name, e.msg);
         return APP_REDRAW;
     }
-    struct app_override before[APP_MAX_OVERRIDES];
-    int n_before = a->n_live;
-    memcpy(before, a->live, sizeof before);
-    if (app_add_override(a->live, &a->n_live, name, value) < 0) {
-        app_msg(a, 1, "too many changed settings: x drops them");
+    struct settings_patch before = a->live;
+    if (settings_patch_set(&a->live, name, value, &e) < 0) {
+        app_msg(a, 1, "%s: %s", name, e.msg); /* only the stop strings' count: check had room */
         return APP_REDRAW;
     }
     if (a->pos < a->n_hist) {
@@ -71,8 +69,7 @@ int app_apply_setting(struct app *a, const char *name, const char *value)
         /* The step refuses the new value (a z' out of range): keep the old. */
         char why[sizeof a->msg];
         snprintf(why, sizeof why, "%s", a->msg);
-        memcpy(a->live, before, sizeof before);
-        a->n_live = n_before;
+        a->live = before;
         app_recompute(a);
         app_msg(a, 1, "%s (not applied)", why);
     }
@@ -89,7 +86,7 @@ int app_try(struct app *a)
     int i = (a->try_index + 1) % S->n_try;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", S->tries[i].text);
-    a->n_live = 0; /* a suggestion starts from the lesson's own settings */
+    settings_patch_clear(&a->live); /* a suggestion starts from the lesson's own settings */
     int flags = APP_REDRAW;
     for (char *part = strtok(buf, "|"); part; part = strtok(NULL, "|")) {
         while (*part == ' ')
@@ -104,19 +101,19 @@ int app_try(struct app *a)
 
 int app_reset(struct app *a)
 {
-    int had = a->n_live;
-    a->n_live = 0;
+    int had = a->live.given != 0;
+    settings_patch_clear(&a->live);
     a->try_index = -1;
     if (!had) {
         app_msg(a, 0, "these are the lesson's settings already%s",
-                a->n_cli ? " (with the command line's)" : "");
+                a->cli.given ? " (with the command line's)" : "");
         return APP_REDRAW;
     }
     if (a->pos < a->n_hist)
         app_reopen_shown(a);
     if (!a->msg[0] || strncmp(a->msg, "back at", 7) != 0)
         app_msg(a, 0, "back to the lesson's settings%s",
-                a->n_cli ? " (the command line's settings stay)" : "");
+                a->cli.given ? " (the command line's settings stay)" : "");
     app_recompute(a);
     return APP_REDRAW;
 }

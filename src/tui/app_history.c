@@ -110,7 +110,7 @@ void app_end_message(struct app *a)
         return; /* Space goes on: nothing to say */
     if (a->end == END_STOP)
         app_msg(a, 0, "generation stopped: Home starts the lesson again, n opens the next one%s",
-                a->n_live ? " (x drops your changes)" : "");
+                a->live.given ? " (x drops your changes)" : "");
     else
         app_msg(a, 0, "end of the lesson: n opens the next one, Home starts this one again");
 }

@@ -17,11 +17,6 @@ void app_msg(struct app *a, int warn, const char *fmt, ...) __attribute__((forma
  * then the ones changed while running. */
 void app_step_settings(const struct app *a, int k, struct settings *s);
 
-/* Stores name = value in a list of overrides: a later value replaces an
- * earlier one, stop strings add up, an empty stop clears them. Returns 0,
- * or -1 when the list is full. */
-int app_add_override(struct app_override *list, int *n, const char *name, const char *value);
-
 /* Recomputes the trace of the step on screen (and its draws when on).
  * Returns 0, or -1 when the step was refused (the message line says why,
  * and a->step_ok is 0). */

@@ -22,7 +22,7 @@ static void bench(const char *lesson, int w, int h, const char *setup, int round
 {
     struct app *a = calloc(1, sizeof *a);
     struct err e;
-    if (!a || app_init(a, "lessons", lesson, 0, NULL, NULL, NULL, &e) < 0) {
+    if (!a || app_init(a, "lessons", lesson, NULL, NULL, &e) < 0) {
         fprintf(stderr, "bench: %s\n", a ? e.msg : "out of memory");
         exit(1);
     }

@@ -58,7 +58,7 @@ static struct fuzz *fuzz_setup(void)
             snprintf(f->id[f->n_toy++], sizeof f->id[0], "%s", id);
     }
     struct app_options opt = { FUZZ_HIDDEN, NULL, NULL, NULL, NULL };
-    if (f->n_toy == 0 || app_init(&f->app, f->cat.dir, f->id[0], 0, NULL, NULL, &opt, &e) < 0) {
+    if (f->n_toy == 0 || app_init(&f->app, f->cat.dir, f->id[0], NULL, &opt, &e) < 0) {
         fprintf(stderr, "fuzz_cmdline: no toy lesson opens (run from the top of the tree)\n");
         abort();
     }
@@ -173,7 +173,7 @@ static void fresh(struct fuzz *f, struct app *a, int lesson)
     a->mode = MODE_NORMAL;
     a->draws_on = 0;
     a->find_id = -1;
-    a->n_live = 0;
+    settings_patch_clear(&a->live);
     a->try_index = -1;
     a->scroll = 0;
     if (app_start_step(a, 1, &e) < 0)

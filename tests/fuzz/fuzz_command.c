@@ -96,7 +96,7 @@ static struct opened *lesson_app(struct fuzz *f, int i)
     struct err e;
     struct app_options opt = { FUZZ_HIDDEN, NULL, NULL, NULL, NULL };
     if (!(o->app = malloc(sizeof *o->app)) ||
-        app_init(o->app, f->cat.dir, f->cat.files[i], 0, NULL, NULL, &opt, &e) < 0) {
+        app_init(o->app, f->cat.dir, f->cat.files[i], NULL, &opt, &e) < 0) {
         fprintf(stderr, "fuzz_command: %s\n", e.msg);
         abort();
     }
@@ -129,7 +129,7 @@ static void fresh(struct fuzz *f, struct opened *o, int i)
     a->input[0] = '\0';
     a->draws_on = 0;
     a->find_id = -1;
-    a->n_live = 0;
+    settings_patch_clear(&a->live);
     a->try_index = -1;
     a->scroll = 0;
     if (app_start_step(a, 1, &e) < 0)

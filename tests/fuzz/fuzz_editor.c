@@ -115,7 +115,7 @@ static struct app *lesson_app(struct fuzz *f, int i)
     const char *dir = getenv("FUZZ_LESSONS");
     struct app_options opt = { FUZZ_HIDDEN, NULL, NULL, NULL, NULL };
     struct err e;
-    if (app_init(&f->app[i], dir ? dir : "lessons", LESSON_ID[i], 0, NULL, NULL, &opt, &e) < 0) {
+    if (app_init(&f->app[i], dir ? dir : "lessons", LESSON_ID[i], NULL, &opt, &e) < 0) {
         if (i != TRAINED) {
             fprintf(stderr, "fuzz_editor: %s (run from the top of the source tree)\n", e.msg);
             abort();
@@ -373,7 +373,7 @@ static void fresh(struct fuzz *f, struct app *a, int lesson, int limit)
     a->draws_on = 0;
     a->try_index = -1;
     a->scroll = 0;
-    a->n_live = 0;
+    settings_patch_clear(&a->live);
     a->input_len = 0;
     a->input[0] = '\0';
     a->input_limit = limit;
