@@ -89,10 +89,10 @@ TRAINED  := data/stories260K.gguf
 
 # The program's layers, lowest first (HACKING.md): a file includes headers of
 # its own layer and the ones below it only (make lint checks).
-LAYERS   := base core model backend data source report tui
+LAYERS   := base core model gguf backend data source report tui
 SRC_CORE := $(filter-out src/backend/backend_nocuda.c,$(foreach l,$(LAYERS),$(sort $(wildcard src/$(l)/*.c)))) src/cli.c src/cmd_files.c
 SRC_MAIN := src/main.c
-TESTS    := $(sort $(wildcard tests/check_*.c)) tests/model/tokdata.c
+TESTS    := $(sort $(wildcard tests/check_*.c)) tests/model/tokdata.c tests/llama_ref.c
 
 OBJ_CORE := $(SRC_CORE:src/%.c=$(BUILD)/%.o)
 OBJ_MAIN := $(SRC_MAIN:src/%.c=$(BUILD)/%.o)

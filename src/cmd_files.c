@@ -9,10 +9,10 @@
 #include "base/utf8.h"
 #include "base/vecpath.h"
 #include "data/catalog.h"
-#include "data/gguf.h"
-#include "data/gguf_llama.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 #include "data/lesson.h"
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 
 /* Every message main prints goes through here: "logitlab: ", what, the
  * message with its control characters escaped (utf8.h; a message quotes

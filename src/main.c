@@ -37,7 +37,7 @@
 #include "base/readfile.h"
 #include "base/mapfault.h"
 #include "base/vecpath.h"
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 
 #define HEADLESS_MAX_KEYS 4096
 

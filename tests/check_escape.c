@@ -16,7 +16,7 @@
 #include "base/utf8.h"
 #include "data/catalog.h"
 #include "data/config.h"
-#include "data/gguf.h"
+#include "gguf/gguf.h"
 #include "data/lesson.h"
 #include "report/report.h"
 #include "source/source.h"

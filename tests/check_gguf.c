@@ -19,14 +19,14 @@
 
 #include "base/mapfault.h"
 #include "base/readfile.h"
-#include "data/gguf.h"
-#include "data/gguf_llama.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 #include "data/lesson.h"
 #include "core/settings.h"
 #include "core/sampler.h"
 #include "source/source.h"
 #include "data/lesson_model.h"
-#include "data/gguf_write.h"
+#include "gguf/gguf_write.h"
 #include "model/quant.h"
 #include "suites.h"
 
@@ -651,6 +651,7 @@ struct model_spec {
     int norm_type;     /* output_norm.weight's type, when not F32 */
     int untied;        /* output.weight written */
     int rope_freqs;    /* rope_freqs.weight's length (0: none) */
+    int qwen2;         /* architecture qwen2: its keys, and biases on Q, K and V */
     void (*keys)(struct gguf_writer *w);
 };
 
@@ -683,13 +684,19 @@ static void model_keys(struct gguf_writer *w, const struct model_spec *m)
                                           4 },
                                         { "a", 1 },
                                         { "b", 1 } };
+    const char *arch = m->qwen2 ? "qwen2" : "llama";
+    char key[64];
     if (kept(m, "general.architecture"))
-        gguf_w_str(w, "general.architecture", "llama");
-    for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
-        if (kept(m, U[i].key))
-            gguf_w_u32(w, U[i].key, U[i].v);
-    if (kept(m, "llama.attention.layer_norm_rms_epsilon"))
-        gguf_w_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        gguf_w_str(w, "general.architecture", arch);
+    for (size_t i = 0; i < sizeof U / sizeof U[0]; i++) {
+        int prefixed = strncmp(U[i].key, "llama.", 6) == 0;
+        snprintf(key, sizeof key, "%s%s", prefixed ? arch : "", U[i].key + (prefixed ? 5 : 0));
+        if (kept(m, key))
+            gguf_w_u32(w, key, U[i].v);
+    }
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
+    if (kept(m, key))
+        gguf_w_f32(w, key, 1e-5f);
     if (kept(m, "tokenizer.ggml.model"))
         gguf_w_str(w, "tokenizer.ggml.model", "llama");
     if (kept(m, "tokenizer.ggml.tokens"))
@@ -728,10 +735,12 @@ static struct buf model_file(const struct model_spec *m)
               { "ffn_gate", 8, 16 }, { "ffn_down", 16, 8 },   { "ffn_up", 8, 16 } };
     int n = 5;
     for (int l = 0; l < 2; l++)
-        for (int k = 0; k < 9; k++, n++) {
-            snprintf(t[n].name, sizeof t[n].name, "blk.%d.%s.weight", l, L[k].part);
-            t[n].ne0 = L[k].ne0;
-            t[n].ne1 = L[k].ne1;
+        for (int k = 0; k < 9 + 3 * m->qwen2; k++, n++) {
+            int bias = k >= 9; /* attn_q, attn_k, attn_v's, [8] [4] [4] */
+            snprintf(t[n].name, sizeof t[n].name, "blk.%d.%s.%s", l, L[bias ? k - 8 : k].part,
+                     bias ? "bias" : "weight");
+            t[n].ne0 = bias ? L[k - 8].ne1 : L[k].ne0;
+            t[n].ne1 = bias ? 0 : L[k].ne1;
         }
     for (int i = 0; i < n; i++) {
         int64_t ne[2] = { t[i].ne0, t[i].ne1 };
@@ -791,6 +800,28 @@ START_TEST(test_llama_ok)
 }
 END_TEST
 
+/* The same model as a qwen2 file (gguf/arch.def): its keys read under its
+ * prefix, its biases taken, its switches set for the forward pass. */
+START_TEST(test_qwen2_ok)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    struct gguf_llama *L = load(&(struct model_spec){ .qwen2 = 1 }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    ck_assert_str_eq(L->arch->name, "qwen2");
+    const struct llama_hparams *hp = &L->model.hp;
+    ck_assert_uint_eq(hp->switches, LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX);
+    ck_assert(hp->n_layer == 2 && hp->n_embd == 8 && hp->n_head_kv == 1 && hp->n_ff == 16);
+    const struct llama_layer *l1 = &L->model.layers[1];
+    ck_assert_ptr_eq(l1->bk.data, gguf_tensor(g, "blk.1.attn_k.bias")->data);
+    ck_assert(l1->bq.cols == 8 && l1->bk.cols == 4 && l1->bv.cols == 4 && l1->bv.rows == 1);
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
 static void keys_linear(struct gguf_writer *w)
 {
     gguf_w_str(w, "llama.rope.scaling.type", "linear");
@@ -841,9 +872,9 @@ START_TEST(test_llama_rope)
 }
 END_TEST
 
-static void k_qwen(struct gguf_writer *w)
+static void k_gemma(struct gguf_writer *w)
 {
-    gguf_w_str(w, "general.architecture", "qwen2");
+    gguf_w_str(w, "general.architecture", "gemma3");
 }
 static void k_esc(struct gguf_writer *w)
 {
@@ -938,10 +969,14 @@ static const struct bad_model {
 } BAD[] = {
     { { .drop = "general.architecture" },
       P ": general.architecture is missing (not a model file?)" },
-    { { .drop = "general.architecture", .keys = k_qwen },
-      P ": architecture 'qwen2' is not supported (logitlab runs llama)" },
+    { { .drop = "general.architecture", .keys = k_gemma },
+      P ": architecture 'gemma3' is not supported (logitlab runs llama and qwen2)" },
     { { .drop = "general.architecture", .keys = k_esc },
-      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama)" },
+      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama and qwen2)" },
+    { { .qwen2 = 1, .drop = "blk.1.attn_k.bias" }, P ": tensor 'blk.1.attn_k.bias' is missing" },
+    { { .qwen2 = 1, .wide = "blk.0.attn_q.bias" },
+      P ": tensor 'blk.0.attn_q.bias' has shape [8, 2], expected [8]" },
+    { { .qwen2 = 1, .drop = "qwen2.block_count" }, P ": qwen2.block_count is missing" },
     { { .keys = k_experts },
       P ": llama.expert_count is 8: mixture-of-experts models are not supported" },
     { { .drop = "llama.block_count" }, P ": llama.block_count is missing" },
@@ -1276,7 +1311,8 @@ START_TEST(test_llama_vocab_only)
     ck_assert(L->model.hp.n_layer == 0 && L->model.layers == NULL);
     gguf_llama_free(L);
     ck_assert_ptr_null(gguf_llama_new(g, &e));
-    ck_assert_str_eq(e.msg, P ": architecture 'starcoder' is not supported (logitlab runs llama)");
+    ck_assert_str_eq(e.msg, P
+                     ": architecture 'starcoder' is not supported (logitlab runs llama and qwen2)");
     gguf_close(g);
     free(b.p);
     /* A pre-tokenizer logitlab lacks is what a vocabulary-only load names too. */
@@ -1337,6 +1373,7 @@ Suite *suite_gguf(void)
      * second alone, past Check's 4 s default on a busy 2-core CI machine. */
     tcase_set_timeout(llama, 60);
     tcase_add_test(llama, test_llama_ok);
+    tcase_add_test(llama, test_qwen2_ok);
     tcase_add_test(llama, test_llama_rope);
     tcase_add_loop_test(llama, test_llama_bad, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(llama, test_llama_nonfinite_weight);

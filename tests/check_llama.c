@@ -28,274 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/llama.h"
+#include "llama_ref.h"
 #include "model/quant.h"
 #include "suites.h"
 
-#define TOL        4e-6
-#define MAX_LAYERS 4
+#define TOL 4e-6
 
-/* ---- tiny models ------------------------------------------------------- */
-
-struct shape {
-    int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
-    int wtype; /* the matrices' type (the norms are F32) */
-};
-
-/* Each tensor: the qtensor the pass reads, and the float values the
- * reference reads (the stored values, dequantized when quantized). */
-struct tiny {
-    struct llama_model m;
-    struct llama_layer layer[MAX_LAYERS];
-    const float *val[MAX_LAYERS][9]; /* attn_norm wq wk wv wo ffn_norm gate down up */
-    const float *emb, *onorm;
-    void *mem[MAX_LAYERS * 9 * 2 + 8];
-    int nmem;
-};
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [lo, hi). */
-static double rng_uniform(uint64_t *s, double lo, double hi)
-{
-    return lo + (hi - lo) * (double)(rng_next(s) >> 11) * 0x1p-53;
-}
-
-static void *tiny_alloc(struct tiny *t, size_t bytes)
-{
-    void *p = calloc(1, bytes);
-    ck_assert_ptr_nonnull(p);
-    t->mem[t->nmem++] = p;
-    return p;
-}
-
-/* A rows x cols tensor of type, values uniform in [lo, hi). */
-static const float *tensor_make(struct tiny *t, struct qtensor *q, int64_t rows, int64_t cols,
-                                int type, double lo, double hi, uint64_t *rng)
-{
-    size_t n = (size_t)(rows * cols);
-    float *v = tiny_alloc(t, n * sizeof *v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)rng_uniform(rng, lo, hi);
-    q->rows = rows;
-    q->cols = cols;
-    q->type = type;
-    q->data = v;
-    if (type != QT_F32) {
-        void *blocks = tiny_alloc(t, quant_row_bytes(type, cols) * (size_t)rows);
-        quant_quantize(type, v, blocks, (int64_t)n);
-        quant_dequant(type, blocks, v, (int64_t)n);
-        q->data = blocks;
-    }
-    return v;
-}
-
-static void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed)
-{
-    memset(t, 0, sizeof *t);
-    ck_assert_int_le(s->n_layer, MAX_LAYERS);
-    struct llama_hparams *hp = &t->m.hp;
-    *hp = (struct llama_hparams){ .n_layer = s->n_layer,
-                                  .n_embd = s->n_embd,
-                                  .n_head = s->n_head,
-                                  .n_head_kv = s->n_head_kv,
-                                  .n_ff = s->n_ff,
-                                  .n_vocab = s->n_vocab,
-                                  .head_dim = s->n_embd / s->n_head,
-                                  .n_ctx_train = 512,
-                                  .rms_eps = 1e-5f,
-                                  .rope_base = 10000.0f };
-    uint64_t rng = seed;
-    int d = s->n_embd, hd = hp->head_dim, q = s->n_head * hd, kv = s->n_head_kv * hd;
-    /* Matrices of variance about 1/cols keep every activation near 1. */
-    double wd = sqrt(3.0 / d), wq = sqrt(3.0 / q), wf = sqrt(3.0 / s->n_ff);
-    t->emb = tensor_make(t, &t->m.tok_embd, s->n_vocab, d, s->wtype, -1, 1, &rng);
-    t->onorm = tensor_make(t, &t->m.output_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
-    for (int l = 0; l < s->n_layer; l++) {
-        struct llama_layer *L = &t->layer[l];
-        const float **v = t->val[l];
-        v[0] = tensor_make(t, &L->attn_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
-        v[1] = tensor_make(t, &L->wq, q, d, s->wtype, -wd, wd, &rng);
-        v[2] = tensor_make(t, &L->wk, kv, d, s->wtype, -wd, wd, &rng);
-        v[3] = tensor_make(t, &L->wv, kv, d, s->wtype, -wd, wd, &rng);
-        v[4] = tensor_make(t, &L->wo, d, q, s->wtype, -wq, wq, &rng);
-        v[5] = tensor_make(t, &L->ffn_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
-        v[6] = tensor_make(t, &L->w_gate, s->n_ff, d, s->wtype, -wd, wd, &rng);
-        v[7] = tensor_make(t, &L->w_down, d, s->n_ff, s->wtype, -wf, wf, &rng);
-        v[8] = tensor_make(t, &L->w_up, s->n_ff, d, s->wtype, -wd, wd, &rng);
-    }
-    t->m.layers = t->layer;
-    t->m.output = t->m.tok_embd;
-    t->m.tied = 1;
-}
-
-static void tiny_free(struct tiny *t)
-{
-    for (int i = 0; i < t->nmem; i++)
-        free(t->mem[i]);
-}
-
-/* The shape of the brief: 2 layers, width 16, 4 heads sharing 2 KV heads,
- * FFN 24, 11 tokens. */
-static const struct shape SMALL = { 2, 16, 4, 2, 24, 11, QT_F32 };
-
-/* ---- the exact reference ----------------------------------------------- */
-
-/* The rotary divisors, from the file's tensor or from the Llama 3.1 formula
- * (meta-llama's apply_scaling, in its words: wavelengths shorter than
- * orig / high keep their frequency, longer than orig / low divide it by the
- * factor, between them the frequency is interpolated with
- * smooth = (orig / wavelength - low) / (high - low)). */
-static void ref_divisors(const struct llama_model *m, double *div)
-{
-    const struct llama_hparams *hp = &m->hp;
-    for (int i = 0; i < hp->head_dim / 2; i++) {
-        div[i] = 1.0;
-        if (m->rope_freqs) {
-            div[i] = m->rope_freqs[i];
-        } else if (hp->rope_factor != 0.0f) {
-            double freq = 1.0 / pow(hp->rope_base, (2.0 * i) / hp->head_dim);
-            double wavelen = 2.0 * 3.14159265358979323846 / freq;
-            double lo = hp->rope_orig_ctx / hp->rope_low_freq;
-            double hi = hp->rope_orig_ctx / hp->rope_high_freq;
-            double nf = freq;
-            if (wavelen > lo) {
-                nf = freq / hp->rope_factor;
-            } else if (wavelen >= hi) {
-                double sm = (hp->rope_orig_ctx / wavelen - hp->rope_low_freq) /
-                            (hp->rope_high_freq - hp->rope_low_freq);
-                nf = (1 - sm) * freq / hp->rope_factor + sm * freq;
-            }
-            div[i] = freq / nf;
-        }
-    }
-}
-
-static void ref_matvec(const float *w, int rows, int cols, const double *x, double *out)
-{
-    for (int r = 0; r < rows; r++) {
-        double s = 0;
-        for (int c = 0; c < cols; c++)
-            s += (double)w[(size_t)r * cols + c] * x[c];
-        out[r] = s;
-    }
-}
-
-static void ref_norm(const double *x, const float *g, int d, double eps, double *out)
-{
-    double ss = 0;
-    for (int i = 0; i < d; i++)
-        ss += x[i] * x[i];
-    for (int i = 0; i < d; i++)
-        out[i] = x[i] / sqrt(ss / d + eps) * g[i];
-}
-
-/* What the reference computes: the specification, or one of two mistakes
- * that the tolerance must catch. */
-enum ref_variant {
-    REF_SPEC,
-    REF_HALVES,    /* rotary pairs (i, i + hd/2), Hugging Face's layout */
-    REF_KV_MODULO, /* head h reads KV head h % n_head_kv */
-};
-
-static void ref_rope(double *v, int heads, int hd, int pos, double base, const double *div,
-                     enum ref_variant var)
-{
-    for (int h = 0; h < heads; h++)
-        for (int i = 0; i < hd / 2; i++) {
-            double a = pos * pow(base, -2.0 * i / hd) / div[i];
-            double *p0 = v + h * hd + 2 * i, *p1 = p0 + 1;
-            if (var == REF_HALVES)
-                p0 = v + h * hd + i, p1 = p0 + hd / 2;
-            double x0 = *p0, x1 = *p1;
-            *p0 = x0 * cos(a) - x1 * sin(a);
-            *p1 = x0 * sin(a) + x1 * cos(a);
-        }
-}
-
-/* Attention of position p, every head (k and v: [position][kv]). */
-static void ref_attend(const struct llama_hparams *hp, const double *q, const double *k,
-                       const double *v, int p, enum ref_variant var, double *out)
-{
-    int hd = hp->head_dim, kv = hp->n_head_kv * hd;
-    double *w = malloc(sizeof(double) * (size_t)(p + 1));
-    for (int h = 0; h < hp->n_head; h++) {
-        int g = var == REF_KV_MODULO ? h % hp->n_head_kv : h / (hp->n_head / hp->n_head_kv);
-        double mx = -INFINITY, sum = 0;
-        for (int t = 0; t <= p; t++) {
-            double s = 0;
-            for (int i = 0; i < hd; i++)
-                s += q[h * hd + i] * k[(size_t)t * kv + g * hd + i];
-            w[t] = s / sqrt((double)hd);
-            mx = fmax(mx, w[t]);
-        }
-        for (int t = 0; t <= p; t++)
-            sum += (w[t] = exp(w[t] - mx));
-        for (int i = 0; i < hd; i++) {
-            double a = 0;
-            for (int t = 0; t <= p; t++)
-                a += w[t] / sum * v[(size_t)t * kv + g * hd + i];
-            out[h * hd + i] = a;
-        }
-    }
-    free(w);
-}
-
-/* The feed-forward of one position: x += Wdown (silu(Wgate n) * Wup n). */
-static void ref_ffn(const struct tiny *t, int l, double *x)
-{
-    const struct llama_hparams *hp = &t->m.hp;
-    int d = hp->n_embd, ff = hp->n_ff;
-    double n[LLAMA_MAX_EMBD], g[256], u[256], o[LLAMA_MAX_EMBD];
-    ck_assert_int_le(ff, 256);
-    ref_norm(x, t->val[l][5], d, hp->rms_eps, n);
-    ref_matvec(t->val[l][6], ff, d, n, g);
-    ref_matvec(t->val[l][8], ff, d, n, u);
-    for (int i = 0; i < ff; i++)
-        g[i] = g[i] / (1 + exp(-g[i])) * u[i];
-    ref_matvec(t->val[l][7], d, ff, g, o);
-    for (int i = 0; i < d; i++)
-        x[i] += o[i];
-}
-
-/* h = the residual after the last layer at position n - 1. */
-static void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var, double *h)
-{
-    const struct llama_hparams *hp = &t->m.hp;
-    int d = hp->n_embd, hd = hp->head_dim, qd = hp->n_head * hd, kv = hp->n_head_kv * hd;
-    double *x = calloc((size_t)n * (size_t)(d + qd + 2 * kv), sizeof *x);
-    double *q = x + (size_t)n * d, *k = q + (size_t)n * qd, *v = k + (size_t)n * kv;
-    double div[LLAMA_MAX_EMBD / 2], nb[LLAMA_MAX_EMBD], a[LLAMA_MAX_EMBD], o[LLAMA_MAX_EMBD];
-    ref_divisors(&t->m, div);
-    for (int p = 0; p < n; p++)
-        for (int i = 0; i < d; i++)
-            x[(size_t)p * d + i] = t->emb[(size_t)tok[p] * d + i];
-    for (int l = 0; l < hp->n_layer; l++) {
-        for (int p = 0; p < n; p++) {
-            ref_norm(x + (size_t)p * d, t->val[l][0], d, hp->rms_eps, nb);
-            ref_matvec(t->val[l][1], qd, d, nb, q + (size_t)p * qd);
-            ref_matvec(t->val[l][2], kv, d, nb, k + (size_t)p * kv);
-            ref_matvec(t->val[l][3], kv, d, nb, v + (size_t)p * kv);
-            ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, hp->rope_base, div, var);
-            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, hp->rope_base, div, var);
-        }
-        for (int p = 0; p < n; p++) {
-            ref_attend(hp, q + (size_t)p * qd, k, v, p, var, a);
-            ref_matvec(t->val[l][4], d, qd, a, o);
-            for (int i = 0; i < d; i++)
-                x[(size_t)p * d + i] += o[i];
-            ref_ffn(t, l, x + (size_t)p * d);
-        }
-    }
-    memcpy(h, x + (size_t)(n - 1) * d, sizeof *h * (size_t)d);
-    free(x);
-}
+static const struct shape SMALL = SHAPE_SMALL;
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -366,11 +105,48 @@ START_TEST(test_matches_reference)
     double ref[LLAMA_MAX_EMBD];
     struct llama_ctx *c = ctx_make(&t, 64, 1);
     eval_ok(c, PROMPT, PROMPT_N, h);
-    ref_eval(&t, PROMPT, PROMPT_N, REF_HALVES, ref);
+    ref_eval(&t, PROMPT, PROMPT_N, REF_OTHER_PAIRS, ref);
     ck_assert_msg(rel_err(h, ref, 16) > 1000 * TOL, "halves: %g", rel_err(h, ref, 16));
     ref_eval(&t, PROMPT, PROMPT_N, REF_KV_MODULO, ref);
     ck_assert_msg(rel_err(h, ref, 16) > 1000 * TOL, "kv modulo: %g", rel_err(h, ref, 16));
     llama_ctx_free(c);
+    tiny_free(&t);
+}
+END_TEST
+
+/* Qwen 2's switches (gguf/arch.def): biases on Q, K and V, and the NEOX
+ * rotary pairs (x[i], x[i + hd/2]). Head size 12: on 2 threads a task
+ * would get 48 / (2 x 4) = 6 rows of Q, half a head, were the tasks not
+ * rounded to whole heads. Against the reference on 2 threads (batch and
+ * decode) and 1; the reference without the biases, or with a Llama's
+ * adjacent pairs, is far outside TOL. A switch the pass lacks, or a bias
+ * left out, is refused. */
+START_TEST(test_qwen2_switches)
+{
+    static const struct shape QWEN = { 2,  48, 4,      2,
+                                       64, 11, QT_F32, LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX };
+    struct tiny t;
+    tiny_build(&t, &QWEN, 41);
+    check_against_reference(&t, PROMPT, PROMPT_N);
+    float h[LLAMA_MAX_EMBD];
+    double ref[LLAMA_MAX_EMBD];
+    struct llama_ctx *c = ctx_make(&t, 64, 1);
+    eval_ok(c, PROMPT, PROMPT_N, h);
+    llama_ctx_free(c);
+    ref_eval(&t, PROMPT, PROMPT_N, REF_SPEC, ref);
+    ck_assert_msg(rel_err(h, ref, 48) < TOL, "1 thread: %g", rel_err(h, ref, 48));
+    ref_eval(&t, PROMPT, PROMPT_N, REF_OTHER_PAIRS, ref);
+    ck_assert_msg(rel_err(h, ref, 48) > 1000 * TOL, "adjacent pairs: %g", rel_err(h, ref, 48));
+    ref_eval(&t, PROMPT, PROMPT_N, REF_NO_BIAS, ref);
+    ck_assert_msg(rel_err(h, ref, 48) > 1000 * TOL, "no biases: %g", rel_err(h, ref, 48));
+    struct err e;
+    t.m.hp.switches |= 1u << 30;
+    ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+    ck_assert_str_eq(e.msg, "llama: switches 0x40000000 are not in this forward pass");
+    t.m.hp.switches = QWEN.switches;
+    t.layer[1].bk.data = NULL;
+    ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+    ck_assert_str_eq(e.msg, "llama: tensor blk.1.attn_k.bias is missing");
     tiny_free(&t);
 }
 END_TEST
@@ -559,7 +335,7 @@ END_TEST
  * (width 64, 8 heads, FFN 96) where every matrix splits into many tasks. */
 START_TEST(test_threads_agree)
 {
-    static const struct shape WIDE = { 2, 64, 8, 2, 96, 50, QT_F32 };
+    static const struct shape WIDE = { 2, 64, 8, 2, 96, 50, QT_F32, 0 };
     const struct shape *shapes[] = { &SMALL, &WIDE };
     int tok[40];
     for (int i = 0; i < 40; i++)
@@ -662,8 +438,8 @@ END_TEST
  * inside TOL). Q8_0 needs widths of 32, Q4_K of 256. */
 START_TEST(test_quantized_weights)
 {
-    static const struct shape Q8 = { 2, 32, 4, 2, 64, 11, QT_Q8_0 };
-    static const struct shape Q4K = { 1, 256, 4, 1, 256, 11, QT_Q4_K };
+    static const struct shape Q8 = { 2, 32, 4, 2, 64, 11, QT_Q8_0, 0 };
+    static const struct shape Q4K = { 1, 256, 4, 1, 256, 11, QT_Q4_K, 0 };
     struct tiny t;
     tiny_build(&t, &Q8, 91);
     check_against_reference(&t, PROMPT, PROMPT_N);
@@ -680,6 +456,7 @@ Suite *suite_llama(void)
     TCase *ref = tcase_create("reference");
     tcase_set_timeout(ref, 60);
     tcase_add_test(ref, test_matches_reference);
+    tcase_add_test(ref, test_qwen2_switches);
     tcase_add_test(ref, test_gqa_extremes);
     tcase_add_test(ref, test_rope_scaling);
     tcase_add_test(ref, test_rope_divisors_llama32);

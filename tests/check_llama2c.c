@@ -1,5 +1,5 @@
 /* check_llama2c.c - the trained model that ships: data/stories260K/'s
- * llama2.c checkpoint converted by logitlab's writer (data/llama2c.h) holds
+ * llama2.c checkpoint converted by logitlab's writer (gguf/llama2c.h) holds
  * the same tensors, bit for bit, and the same vocabulary as the GGUF that
  * llama.cpp's convert-llama2c-to-ggml wrote from the same files
  * (tests/model/fixtures/stories260K.llamacpp.gguf, the first GGUF in the
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/readfile.h"
-#include "data/gguf.h"
-#include "data/llama2c.h"
+#include "gguf/gguf.h"
+#include "gguf/llama2c.h"
 #include "suites.h"
 
 #define CKPT    "data/stories260K/stories260K.bin"

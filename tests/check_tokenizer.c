@@ -1,4 +1,4 @@
-/* check_tokenizer.c - the model tokenizers (src/data/tokenizer.c) on the
+/* check_tokenizer.c - the model tokenizers (src/gguf/tokenizer.c) on the
  * real Llama 3 and Llama 2 vocabularies (tests/model/tokdata.c): the corpus
  * of hard strings against the ids of tests/golden/tokenizer-*.txt (written
  * by tests/tokenizer/oracle.sh: the npm packages' ids on valid UTF-8, which
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/utf8.h"
-#include "data/tokenizer.h"
-#include "data/tokenizer_int.h"
+#include "gguf/tokenizer.h"
+#include "gguf/tokenizer_int.h"
 #include "model/tokdata.h"
 #include "suites.h"
 

@@ -1,4 +1,4 @@
-/* check_vocabs.c - the tokenizers (src/data/tokenizer*.c) on vocabularies
+/* check_vocabs.c - the tokenizers (src/gguf/tokenizer*.c) on vocabularies
  * unlike Llama's, as llama.cpp's vocabulary loader takes them (its
  * llama-vocab.cpp at the pinned commit, tests/oracle/README.md): a byte
  * without a token, two tokens of one byte string, the pre-tokenizer table
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 #include "model/tokdata.h"
 #include "suites.h"
 

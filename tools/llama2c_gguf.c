@@ -1,5 +1,5 @@
 /* llama2c_gguf - the build's converter of a llama2.c checkpoint and its
- * tokenizer.bin into a GGUF file (data/llama2c.h), through logitlab's own
+ * tokenizer.bin into a GGUF file (gguf/llama2c.h), through logitlab's own
  * GGUF writer: the Makefile makes data/stories260K.gguf with it.
  *
  *   llama2c_gguf CHECKPOINT.bin TOKENIZER.bin NAME OUT.gguf
@@ -11,7 +11,7 @@
 
 #include "base/err.h"
 #include "base/utf8.h"
-#include "data/llama2c.h"
+#include "gguf/llama2c.h"
 
 int main(int argc, char **argv)
 {

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "base/utf8.h"
-#include "data/gguf.h"
-#include "data/gguf_llama.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 #include "data/lesson_load.h"
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 #include "model/llama.h"
 #include "model/quant.h"
 

@@ -1,5 +1,5 @@
-/* lesson_model.h - a real model in a lesson: a GGUF file (data/gguf_llama.h)
- * with its own tokenizer (data/tokenizer.h) replaces a lesson's vocabulary
+/* lesson_model.h - a real model in a lesson: a GGUF file (gguf/gguf_llama.h)
+ * with its own tokenizer (gguf/tokenizer.h) replaces a lesson's vocabulary
  * and prompt, so that the logit source (source/kind_gguf.c) can run its
  * forward pass on the lesson's context.
  *
@@ -31,7 +31,7 @@ enum chat_format { CHAT_NONE, CHAT_LLAMA3, CHAT_LLAMA2 };
 
 /* The model of a lesson (L->model.gguf), owned by the lesson. */
 struct lesson_gguf {
-    struct gguf *file;        /* the mapped file (data/gguf.h) */
+    struct gguf *file;        /* the mapped file (gguf/gguf.h) */
     struct gguf_llama *llama; /* as a model: its tensors and tokenizer metadata */
     struct tokenizer *tok;
     char *path;                   /* as given */

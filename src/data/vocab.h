@@ -15,11 +15,12 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "gguf/tokenizer.h"
 
 #define VOCAB_MAX_EOS         16
-#define VOCAB_MAX_TOKENS      (1 << 22) /* refused above this: about 4 million tokens */
-#define VOCAB_MAX_TOKEN_BYTES 1024      /* a longer token is refused as absurd */
-#define VOCAB_SPACE_MARK      "\u2423"  /* ␣: the visible leading space */
+#define VOCAB_MAX_TOKENS      TOK_MAX_TOKENS /* a tokenizer's limit is a vocabulary's */
+#define VOCAB_MAX_TOKEN_BYTES 1024           /* a longer token is refused as absurd */
+#define VOCAB_SPACE_MARK      "\u2423"       /* ␣: the visible leading space */
 
 struct vocab {
     int n;

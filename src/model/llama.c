@@ -142,11 +142,35 @@ static void rope_table(struct llama_ctx *c, int pos0, int nb)
     }
 }
 
+/* The NEOX mode's turn (ggml's GGML_ROPE_TYPE_NEOX, which llama.cpp gives
+ * Qwen, Gemma and Phi): in each head, x[i] with x[i + hd/2] by pair i's
+ * angle, for the whole heads in r0 <= r < r1 (the task's rows are whole
+ * heads then: layer_pass). */
+static void rope_rows_neox(const struct llama_ctx *c, float *out, int64_t ldo, int64_t r0,
+                           int64_t r1, int nx)
+{
+    int hd = c->m->hp.head_dim, half = hd / 2;
+    for (int j = 0; j < nx; j++) {
+        const float *cs = c->rope + (size_t)j * (size_t)hd;
+        float *o = out + (size_t)j * (size_t)ldo;
+        for (int64_t h = r0; h + hd <= r1; h += hd)
+            for (int i = 0; i < half; i++) {
+                float co = cs[2 * i], si = cs[2 * i + 1], a = o[h + i], b = o[h + i + half];
+                o[h + i] = a * co - b * si;
+                o[h + i + half] = a * si + b * co;
+            }
+    }
+}
+
 /* Rotates the pairs (r, r+1), r0 <= r < r1 (r0 even), of nx rows of out. */
 static void rope_rows(const struct llama_ctx *c, float *out, int64_t ldo, int64_t r0, int64_t r1,
                       int nx)
 {
     int hd = c->m->hp.head_dim;
+    if (c->m->hp.switches & LLAMA_SW_ROPE_NEOX) {
+        rope_rows_neox(c, out, ldo, r0, r1, nx);
+        return;
+    }
     for (int j = 0; j < nx; j++) {
         const float *cs = c->rope + (size_t)j * (size_t)hd;
         float *o = out + (size_t)j * (size_t)ldo;
@@ -250,20 +274,25 @@ static void job_qkv(void *arg, int t, int worker)
 {
     const struct job *jb = arg;
     struct llama_ctx *c = jb->c;
-    const struct qtensor *w;
+    const struct qtensor *w, *b;
     float *out;
     int64_t ldo = c->kv_dim, r0;
     size_t at = ((size_t)jb->layer * (size_t)c->n_ctx + (size_t)jb->pos0) * (size_t)c->kv_dim;
     if (t < jb->tq) {
-        w = &jb->L->wq, out = c->q, ldo = c->q_dim, r0 = (int64_t)t * jb->chunk;
+        w = &jb->L->wq, b = &jb->L->bq, out = c->q, ldo = c->q_dim, r0 = (int64_t)t * jb->chunk;
     } else if (t < jb->tq + jb->tk) {
-        w = &jb->L->wk, out = c->kc + at, r0 = (int64_t)(t - jb->tq) * jb->chunk;
+        w = &jb->L->wk, b = &jb->L->bk, out = c->kc + at, r0 = (int64_t)(t - jb->tq) * jb->chunk;
     } else {
-        w = &jb->L->wv, out = c->vc + at, r0 = (int64_t)(t - jb->tq - jb->tk) * jb->chunk;
+        w = &jb->L->wv, b = &jb->L->bv, out = c->vc + at;
+        r0 = (int64_t)(t - jb->tq - jb->tk) * jb->chunk;
     }
     int64_t r1 = r0 + jb->chunk < w->rows ? r0 + jb->chunk : w->rows;
     rows_dot(w, r0, r1, c->xb, c->m->hp.n_embd, jb->nx, out, ldo, 0,
              c->tmp + (size_t)worker * TMP_FLOATS);
+    if (c->m->hp.switches & LLAMA_SW_QKV_BIAS) /* before the turn, as ggml adds it */
+        for (int j = 0; j < jb->nx; j++)
+            for (int64_t r = r0; r < r1; r++)
+                out[(size_t)j * (size_t)ldo + r] += ((const float *)b->data)[r];
     if (w != &jb->L->wv)
         rope_rows(c, out, ldo, r0, r1, jb->nx);
 }
@@ -364,6 +393,8 @@ static void layer_pass(struct llama_ctx *c, int layer, int nb, int j0)
     struct job jb = { .c = c, .L = &c->m->layers[layer], .layer = layer, .pos0 = c->len, .nx = nb };
     norm_rows(c, &jb.L->attn_norm, 0, nb);
     jb.chunk = task_rows(c->q_dim, c->threads);
+    if (hp->switches & LLAMA_SW_ROPE_NEOX) /* whole heads: a NEOX pair spans half a head */
+        jb.chunk = (jb.chunk + hp->head_dim - 1) / hp->head_dim * hp->head_dim;
     jb.tq = tasks_of(c->q_dim, jb.chunk);
     jb.tk = tasks_of(c->kv_dim, jb.chunk);
     run_timed(c, job_qkv, &jb, jb.tq + 2 * jb.tk, &c->prof.matmul_ms);
@@ -508,6 +539,11 @@ static int check_layers(const struct llama_model *m, int q_dim, int kv_dim, stru
             check_tensor(&L->w_up, "ffn_up", l, ff, d, 0, e) < 0 ||
             check_tensor(&L->w_down, "ffn_down", l, d, ff, 0, e) < 0)
             return -1;
+        if ((hp->switches & LLAMA_SW_QKV_BIAS) &&
+            (check_tensor(&L->bq, "attn_q.bias", l, 1, q_dim, 1, e) < 0 ||
+             check_tensor(&L->bk, "attn_k.bias", l, 1, kv_dim, 1, e) < 0 ||
+             check_tensor(&L->bv, "attn_v.bias", l, 1, kv_dim, 1, e) < 0))
+            return -1;
     }
     return 0;
 }
@@ -527,6 +563,9 @@ static int check_hparams(const struct llama_hparams *hp, int has_freqs, struct e
     if (hp->head_dim < 2 || hp->head_dim % 2 != 0 || hp->head_dim > LLAMA_MAX_EMBD)
         return err_set(e, ERR_USAGE, "llama: a head of %d values (want an even number)",
                        hp->head_dim);
+    if (hp->switches & ~(unsigned)LLAMA_SW_ALL)
+        return err_set(e, ERR_USAGE, "llama: switches 0x%x are not in this forward pass",
+                       hp->switches & ~(unsigned)LLAMA_SW_ALL);
     if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f))
         return err_set(e, ERR_USAGE, "llama: RMS epsilon %g and rope base %g (want both > 0)",
                        (double)hp->rms_eps, (double)hp->rope_base);

@@ -8,7 +8,7 @@
  *
  * Weights stay where they are (a memory-mapped GGUF file) in their stored
  * type and are dequantized inside the dot products (model/quant.h).
- * data/gguf_llama.c fills struct llama_model from a file's metadata.
+ * gguf/gguf_llama.c fills struct llama_model from a file's metadata.
  */
 #ifndef LOGITLAB_LLAMA_H
 #define LOGITLAB_LLAMA_H
@@ -29,7 +29,16 @@ struct qtensor {
     int64_t rows, cols;
 };
 
+/* What an architecture's forward pass does beside a Llama's: its switches
+ * (gguf/arch.def sets them per architecture). */
+enum {
+    LLAMA_SW_QKV_BIAS = 1,  /* Q, K and V add a bias after the product (Qwen 2) */
+    LLAMA_SW_ROPE_NEOX = 2, /* the rotary pairs are (x[i], x[i + head_dim / 2]) */
+};
+#define LLAMA_SW_ALL (LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX) /* the switches this pass has */
+
 struct llama_hparams {
+    unsigned switches; /* LLAMA_SW_* */
     int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
     int head_dim;    /* n_embd / n_head */
     int n_ctx_train; /* the context it was trained for */
@@ -43,7 +52,8 @@ struct llama_hparams {
 struct llama_layer {
     struct qtensor attn_norm; /* n_embd, F32 */
     struct qtensor wq, wk, wv, wo;
-    struct qtensor ffn_norm; /* n_embd, F32 */
+    struct qtensor bq, bk, bv; /* with LLAMA_SW_QKV_BIAS: F32, one per row of wq, wk, wv */
+    struct qtensor ffn_norm;   /* n_embd, F32 */
     struct qtensor w_gate, w_down, w_up;
 };
 

@@ -17,8 +17,8 @@
 
 #include "backend/backend.h"
 #include "base/clock.h"
-#include "data/gguf.h"
-#include "data/gguf_llama.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 #include "data/lesson_model.h"
 #include "model/llama.h"
 #include "model/model.h"

@@ -24,8 +24,8 @@
 
 #include "bench.h"
 
-#include "data/gguf.h"
-#include "data/gguf_llama.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 #include "model/llama.h"
 #include "model/model.h"
 #include "model/quant.h"

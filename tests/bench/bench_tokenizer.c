@@ -20,7 +20,7 @@
 
 #include "bench.h"
 
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 #include "model/tokdata.h"
 
 #define ADDED      20000

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/gguf.h"
-#include "data/gguf_llama.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 #include "model/quant.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 /* tokdata.c is test code outside FUZZ_SRC: this harness is its one unit. */
 #include "../model/tokdata.c"
 

@@ -1,9 +1,11 @@
 /* gen_model.c - the tests' GGUF models: random weights from a seed, the
  * real Llama 3 or Llama 2 tokenizer data (tokdata.h), the metadata
- * conventions of Llama 3.2 or Llama 2, written by logitlab's own GGUF
- * writer (data/gguf_write.h).
+ * conventions of Llama 3.2, Llama 2 or Qwen 2.5 (qwen2: its keys, biases
+ * on Q, K and V, rope base 10^6, Llama 3's vocabulary under Qwen 2's
+ * pre-tokenizer, no BOS), written by logitlab's own GGUF writer
+ * (gguf/gguf_write.h).
  *
- *   gen_model --arch llama3|llama2 --type TYPE [--layers N --embd N
+ *   gen_model --arch llama3|llama2|qwen2 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --seed N --tied 0|1
  *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3
  *             --shape 1b|3b --threads N] -o OUT.gguf
@@ -51,7 +53,7 @@
 
 #include "base/err.h"
 #include "core/philox.h"
-#include "data/gguf_write.h"
+#include "gguf/gguf_write.h"
 #include "model/llama.h"
 #include "model/quant.h"
 #include "tokdata.h"
@@ -99,7 +101,7 @@ static const struct type_row TYPES[] = {
     { "Q5_K_M", QT_Q5_K, MIX_K_M, 17 },
 };
 
-enum kind { K_MAT, K_NORM, K_VALUES };
+enum kind { K_MAT, K_NORM, K_VALUES, K_BIAS };
 
 /* One tensor to write: how its values are made and stored. */
 struct tspec {
@@ -147,7 +149,9 @@ static void make_row(const struct gen *g, int i, int64_t r, float *row)
         float z[2];
         normal_pair(g->seed, (uint32_t)i, (uint32_t)r, (uint32_t)(c / 2), z);
         for (int k = 0; k < 2 && c + k < t->cols; k++)
-            row[c + k] = t->kind == K_NORM ? 1.0f + 0.1f * z[k] : t->std * z[k];
+            row[c + k] = t->kind == K_NORM   ? 1.0f + 0.1f * z[k]
+                         : t->kind == K_BIAS ? 0.5f * z[k] /* Qwen's are as large */
+                                             : t->std * z[k];
     }
 }
 
@@ -251,6 +255,11 @@ static int mix_type(const struct type_row *ty, char part, int i, int n, int gqa)
     return ty->base;
 }
 
+static int qwen2(const struct opts *o)
+{
+    return strcmp(o->arch, "qwen2") == 0;
+}
+
 /* Every tensor of the model, in llama.cpp's order, with the mix's types. */
 static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, int n_vocab,
                 const float *rope)
@@ -284,6 +293,12 @@ static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, 
             snprintf(name, sizeof name, "blk.%d.%s.weight", i, p[k].part);
             if (add(g, name, p[k].kind, p[k].type, p[k].rows, p[k].cols) < 0)
                 return -1;
+            /* Qwen 2's biases on Q, K and V: F32 vectors, as its converter keeps them */
+            if (qwen2(o) && k >= 1 && k <= 3) {
+                snprintf(name, sizeof name, "blk.%d.%s.bias", i, p[k].part);
+                if (add(g, name, K_BIAS, QT_F32, 1, p[k].rows) < 0)
+                    return -1;
+            }
         }
     }
     if (add(g, "output_norm.weight", K_NORM, 0, 1, e) < 0)
@@ -394,32 +409,43 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
     char name[128];
     snprintf(name, sizeof name, "logitlab test %s %s (random weights, seed %llu)", o->arch,
              ty->name, o->seed);
-    gguf_w_str(w, "general.architecture", "llama");
+    const char *arch = qwen2(o) ? "qwen2" : "llama";
+    gguf_w_str(w, "general.architecture", arch);
     gguf_w_str(w, "general.name", name);
     gguf_w_u32(w, "general.file_type", (uint32_t)ty->ftype);
     if (ty->base != QT_F32 && ty->base != QT_F16 && ty->base != QT_BF16)
         gguf_w_u32(w, "general.quantization_version", 2);
-    gguf_w_u32(w, "llama.block_count", (uint32_t)o->layers);
-    gguf_w_u32(w, "llama.context_length", (uint32_t)o->ctx);
-    gguf_w_u32(w, "llama.embedding_length", (uint32_t)o->embd);
-    gguf_w_u32(w, "llama.feed_forward_length", (uint32_t)o->ff);
-    gguf_w_u32(w, "llama.attention.head_count", (uint32_t)o->heads);
-    gguf_w_u32(w, "llama.attention.head_count_kv", (uint32_t)o->kv);
-    gguf_w_f32(w, "llama.rope.freq_base", llama3 ? 500000.0f : 10000.0f);
-    gguf_w_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    if (llama3) { /* Llama 3.2's files say the head size twice more */
-        gguf_w_u32(w, "llama.attention.key_length", (uint32_t)(o->embd / o->heads));
-        gguf_w_u32(w, "llama.attention.value_length", (uint32_t)(o->embd / o->heads));
-    }
-    gguf_w_u32(w, "llama.vocab_size", (uint32_t)n_vocab);
-    gguf_w_u32(w, "llama.rope.dimension_count", (uint32_t)(o->embd / o->heads));
+    const struct {
+        const char *key;
+        int v;
+    } U[] = {
+        { "block_count", o->layers },
+        { "context_length", o->ctx },
+        { "embedding_length", o->embd },
+        { "feed_forward_length", o->ff },
+        { "attention.head_count", o->heads },
+        { "attention.head_count_kv", o->kv },
+        /* Llama 3.2's files say the head size twice more */
+        { "attention.key_length", llama3 ? o->embd / o->heads : -1 },
+        { "attention.value_length", llama3 ? o->embd / o->heads : -1 },
+        { "vocab_size", qwen2(o) ? -1 : n_vocab },
+        { "rope.dimension_count", qwen2(o) ? -1 : o->embd / o->heads },
+    };
+    char key[64];
+    for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
+        if (U[i].v >= 0)
+            gguf_w_u32(w, (snprintf(key, sizeof key, "%s.%s", arch, U[i].key), key), (uint32_t)U[i].v);
+    snprintf(key, sizeof key, "%s.rope.freq_base", arch); /* Qwen 2.5's: 1,000,000 */
+    gguf_w_f32(w, key, qwen2(o) ? 1000000.0f : llama3 ? 500000.0f : 10000.0f);
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
+    gguf_w_f32(w, key, qwen2(o) ? 1e-6f : 1e-5f);
 }
 
 /* ---- the command line ---------------------------------------------------- */
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model --arch llama3|llama2 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
+    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
                     "Q5_0|Q5_1|IQ4_NL|Q2_K|Q3_K|Q4_K|\n"
                     "       Q5_K|Q6_K|IQ4_XS|Q2_K_MIX|Q3_K_M|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M\n"
                     "       [--layers N --embd N --heads N --kv-heads N --ff N --ctx N --seed N\n"
@@ -495,10 +521,13 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The shape and conventions of the architecture, for what was not given. */
 static int defaults(struct opts *o)
 {
-    int l3 = strcmp(o->arch, "llama3") == 0;
+    int l3 = strcmp(o->arch, "llama3") == 0 || qwen2(o);
     int b1 = o->shape && strcmp(o->shape, "1b") == 0, b3 = o->shape && strcmp(o->shape, "3b") == 0;
     if (!l3 && strcmp(o->arch, "llama2") != 0)
-        return fprintf(stderr, "gen_model: --arch %s: llama3 or llama2\n", o->arch), -1;
+        return fprintf(stderr, "gen_model: --arch %s: llama3, llama2 or qwen2\n", o->arch), -1;
+    if (qwen2(o) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
+        return fprintf(stderr, "gen_model: --arch qwen2 takes no --shape and no rope scaling\n"),
+               -1;
     if (o->shape && !b1 && !b3)
         return fprintf(stderr, "gen_model: --shape %s: 1b or 3b\n", o->shape), -1;
     const int d3[] = { 2, 256, 4, 2, 768, 131072, 1 }, d2[] = { 2, 256, 4, 4, 768, 4096, 0 };
@@ -511,7 +540,7 @@ static int defaults(struct opts *o)
         if (*f[i] < 0)
             *f[i] = d[i];
     if (!o->rope)
-        o->rope = l3 ? "llama3" : "none";
+        o->rope = l3 && !qwen2(o) ? "llama3" : "none";
     if (strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
         return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
     if (o->vocab && strcmp(o->vocab, "tiny") != 0)
@@ -553,7 +582,15 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
     if (o->vocab)
         return tiny_vocab(td) < 0 ? err_set(e, ERR_SYSTEM, "out of memory") : 0;
     const char *dir = o->vocab_dir ? o->vocab_dir : "data";
-    return strcmp(o->arch, "llama3") == 0 ? tokdata_llama3(td, dir, e) : tokdata_llama2(td, dir, e);
+    if (strcmp(o->arch, "llama2") == 0)
+        return tokdata_llama2(td, dir, e);
+    if (tokdata_llama3(td, dir, e) < 0)
+        return -1;
+    if (qwen2(o)) { /* Llama 3's byte-level BPE under Qwen 2's pre-tokenizer and no BOS */
+        td->spec.pre = (struct tok_str){ "qwen2", 5 };
+        td->spec.add_bos = 0;
+    }
+    return 0;
 }
 
 /* A mix's tensors that are not of its base type: "; attn_v Q5_K: layers 0 1". */
@@ -647,7 +684,7 @@ int main(int argc, char **argv)
         tokdata_free(&td);
         return e.code ? e.code : 3;
     }
-    struct gen g = { calloc((size_t)o.layers * 9 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
+    struct gen g = { calloc((size_t)o.layers * 12 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
     float *rope = strcmp(o.rope, "llama3") == 0 ? llama3_rope(&o) : NULL;
     int rc = 3;
     if (g.t && (rope || strcmp(o.rope, "llama3") != 0))

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 
 struct tokdata {
     struct tok_spec spec; /* what a GGUF file's tokenizer metadata holds */
@@ -56,7 +56,7 @@ size_t tokdata_spell_byte(unsigned b, char *out);
  * make, overlong forms and surrogates included (C0 AF is "/"); every other
  * byte is a U+FFFD (EF BF BD), and so is the lead byte of a code point past
  * U+10FFFF, where llama.cpp throws instead. Returns the length. Written
- * apart from src/data/tokenizer_bpe.c, as the tests' reference. */
+ * apart from src/gguf/tokenizer_bpe.c, as the tests' reference. */
 size_t tokdata_llama_text(const char *s, size_t len, char *out);
 
 /* Frees what d owns and empties it; d may be empty. */

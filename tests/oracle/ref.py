@@ -418,16 +418,23 @@ class Weight:
         return x @ self.w.T
 
 
+# The architectures, as src/gguf/arch.def switches them (written here from the models' papers
+# and llama.cpp's documented conventions, not from logitlab's code): whether Q, K and V add a
+# bias, and whether the rotary pairs are (i, i + n_rot/2) (ggml's NEOX mode) or adjacent.
+ARCHS = {"llama": {"bias": False, "neox": False}, "qwen2": {"bias": True, "neox": True}}
+
+
 class Llama:
     def __init__(self, g, mimic=False):
         arch = g.meta.get("general.architecture")
-        if arch != "llama":
-            raise GgufError(f"{g.path}: architecture {arch!r}, not llama")
+        if arch not in ARCHS:
+            raise GgufError(f"{g.path}: architecture {arch!r}, not one of {sorted(ARCHS)}")
+        self.bias, self.neox = ARCHS[arch]["bias"], ARCHS[arch]["neox"]
 
         def key(k, default=None):
-            v = g.meta.get(f"llama.{k}", default)
+            v = g.meta.get(f"{arch}.{k}", default)
             if v is None:
-                raise GgufError(f"{g.path}: no llama.{k}")
+                raise GgufError(f"{g.path}: no {arch}.{k}")
             return v
 
         self.n_layer = int(key("block_count"))
@@ -451,6 +458,8 @@ class Llama:
             w = {n: Weight(g, f"blk.{i}.{n}.weight", mimic) for n in mats}
             for n in ("attn_norm", "ffn_norm"):
                 w[n] = g.tensor(f"blk.{i}.{n}.weight")
+            for n in ("attn_q", "attn_k", "attn_v"):
+                w[n + ".bias"] = g.tensor(f"blk.{i}.{n}.bias").reshape(-1) if self.bias else 0.0
             self.layers.append(w)
         # Rotary frequencies of adjacent pairs (2i, 2i+1): base^(-2i/n_rot), divided by
         # Llama 3.1's per-frequency factors when the file carries them.
@@ -459,12 +468,12 @@ class Llama:
         factors = None
         if "rope_freqs.weight" in g.tensors:
             factors = g.tensor("rope_freqs.weight").reshape(-1)
-        elif g.meta.get("llama.rope.scaling.type") == "llama3":
+        elif g.meta.get(f"{arch}.rope.scaling.type") == "llama3":
             factors = llama3_factors(g, freq)
         if factors is not None:
             freq = freq / factors
-        if g.meta.get("llama.rope.scaling.type") == "linear":
-            freq = freq / float(g.meta["llama.rope.scaling.factor"])
+        if g.meta.get(f"{arch}.rope.scaling.type") == "linear":
+            freq = freq / float(g.meta[f"{arch}.rope.scaling.factor"])
         self.freq = freq
         self.reset()
 
@@ -476,13 +485,17 @@ class Llama:
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * gain
 
     def rope(self, x, pos):
-        """Rotates pairs (2i, 2i+1) of each head by pos * freq[i]."""
+        """Rotates pair i of each head by pos * freq[i]: the values (2i, 2i+1), or (i, i +
+        n_rot/2) in the NEOX mode."""
         ang = pos[:, None] * self.freq[None, :]  # (T, n_rot/2)
         c, s = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
         y = x.copy()
-        a, b = x[..., 0:self.n_rot:2], x[..., 1:self.n_rot:2]
-        y[..., 0:self.n_rot:2] = a * c - b * s
-        y[..., 1:self.n_rot:2] = a * s + b * c
+        half = self.n_rot // 2
+        first = slice(0, half) if self.neox else slice(0, self.n_rot, 2)
+        second = slice(half, self.n_rot) if self.neox else slice(1, self.n_rot, 2)
+        a, b = x[..., first], x[..., second]
+        y[..., first] = a * c - b * s
+        y[..., second] = a * s + b * c
         return y
 
     def step(self, tokens):
@@ -495,9 +508,11 @@ class Llama:
         scale = 1.0 / np.sqrt(self.head_dim)
         for li, w in enumerate(self.layers):
             h = self.norm(x, w["attn_norm"])
-            q = self.rope((h @ w["attn_q"]).reshape(t, self.n_head, self.head_dim), pos)
-            k = self.rope((h @ w["attn_k"]).reshape(t, self.n_kv, self.head_dim), pos)
-            v = (h @ w["attn_v"]).reshape(t, self.n_kv, self.head_dim)
+            q = h @ w["attn_q"] + w["attn_q.bias"]
+            k = h @ w["attn_k"] + w["attn_k.bias"]
+            q = self.rope(q.reshape(t, self.n_head, self.head_dim), pos)
+            k = self.rope(k.reshape(t, self.n_kv, self.head_dim), pos)
+            v = (h @ w["attn_v"] + w["attn_v.bias"]).reshape(t, self.n_kv, self.head_dim)
             self.k[li] = K = np.concatenate([self.k[li], k])
             self.v[li] = V = np.concatenate([self.v[li], v])
             n = K.shape[0]

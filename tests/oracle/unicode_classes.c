@@ -1,5 +1,5 @@
 /* unicode_classes.c - where Debian 12's PCRE2 and llama.cpp classify a code
- * point differently, for the U15_* ranges of src/data/tokenizer_bpe.c.
+ * point differently, for the U15_* ranges of src/gguf/tokenizer_bpe.c.
  *
  * llama.cpp classifies code points by its unicode-data.cpp (Unicode 15.1 at
  * the pinned commit): a table of (first code point, flags) pairs, which

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The code points whose class Debian 12's PCRE2 (Unicode 14) and llama.cpp's tables (Unicode
 # 15.1, src/unicode-data.cpp of the pinned llama.cpp) disagree on: the source of the U15_*
-# ranges in src/data/tokenizer_bpe.c. Prints the count by (llama.cpp's class, PCRE2's), then
+# ranges in src/gguf/tokenizer_bpe.c. Prints the count by (llama.cpp's class, PCRE2's), then
 # the differences as ranges by llama.cpp's class (N L M P S C; "-" is unassigned).
 # Usage: tests/oracle/unicode_classes.sh [LLAMA_CPP_SOURCE]   (default build/oracle/llama.cpp)
 set -eu

@@ -1,5 +1,5 @@
 /* gguf_vocab.c - a GGUF file's tokenizer metadata (tokenizer.ggml.*) as the
- * struct tok_spec of data/tokenizer.h, every value checked, read as
+ * struct tok_spec of gguf/tokenizer.h, every value checked, read as
  * llama.cpp's vocabulary loader reads it (gguf_llama.h); and the rules of
  * optional keys that gguf_llama.c shares (gguf_llama_int.h). */
 #include <math.h>
@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/gguf_llama_int.h"
-#include "data/vocab.h"
+#include "gguf/gguf_llama_int.h"
 
 /* tokens: what a vocabulary may hold (Llama 3: 128,256; Gemma: 262,144) */
-#define MAX_VOCAB VOCAB_MAX_TOKENS
+#define MAX_VOCAB TOK_MAX_TOKENS
 
 static int is_int_type(int t)
 {

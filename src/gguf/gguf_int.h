@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "data/gguf.h"
+#include "gguf/gguf.h"
 
 static inline uint32_t gguf_le32(const unsigned char *p)
 {

@@ -1,24 +1,35 @@
 /* gguf_llama.c - a GGUF file's metadata and tensors as a llama model and its
  * tokenizer's spec (the tokenizer's keys: gguf_vocab.c), every value
- * checked (gguf_llama.h). The key and tensor names are llama.cpp's
- * (LLM_ARCH_LLAMA): "llama.block_count", "blk.N.attn_q.weight", ... */
-#include "data/gguf_llama.h"
+ * checked (gguf_llama.h). The key and tensor names are llama.cpp's: the
+ * architecture's prefix (gguf/arch.def) and a suffix ("llama.block_count"),
+ * "blk.N.attn_q.weight", ... */
+#include "gguf/gguf_llama.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/gguf_llama_int.h"
+#include "gguf/arch.h"
+#include "gguf/gguf_llama_int.h"
 #include "model/quant.h"
 
 #define MAX_FF  (1 << 20) /* feed-forward width (Llama 3.1 405B: 53,248) */
 #define MAX_CTX (1 << 24) /* trained context (Llama 3.1: 131,072) */
 
-/* The u32 key as an int in lo..hi: 1, 0 when absent (*v = dflt; an error
- * when required), -1. */
-static int get_int(struct ld *d, const char *key, int required, int lo, int hi, int dflt, int *v)
+/* The architecture's key of suffix ("llama.block_count") in buf. */
+static const char *akey(const struct ld *d, const char *suffix, char *buf, size_t n)
 {
+    snprintf(buf, n, "%s.%s", d->arch->name, suffix);
+    return buf;
+}
+
+/* The architecture's u32 key of suffix as an int in lo..hi: 1, 0 when
+ * absent (*v = dflt; an error when required), -1. */
+static int get_int(struct ld *d, const char *suffix, int required, int lo, int hi, int dflt, int *v)
+{
+    char key[GGUF_MAX_NAME + 1];
+    akey(d, suffix, key, sizeof key);
     uint32_t u;
     int got = required || gl_optional_fits(d, key, K_INT) ? gguf_get_u32(d->g, key, &u, d->e) : 0;
     if (got < 0)
@@ -36,9 +47,12 @@ static int get_int(struct ld *d, const char *key, int required, int lo, int hi, 
     return 1;
 }
 
-/* A float key, finite and above 0 (and below hi): 1, 0 (*v = dflt), -1. */
-static int get_pos(struct ld *d, const char *key, int required, float hi, float dflt, float *v)
+/* The architecture's float key of suffix, finite and above 0 (and below
+ * hi): 1, 0 (*v = dflt), -1. */
+static int get_pos(struct ld *d, const char *suffix, int required, float hi, float dflt, float *v)
 {
+    char key[GGUF_MAX_NAME + 1];
+    akey(d, suffix, key, sizeof key);
     int got = required || gl_optional_fits(d, key, K_FLOAT) ? gguf_get_f32(d->g, key, v, d->e) : 0;
     if (got < 0)
         return -1;
@@ -64,33 +78,38 @@ static int check_arch(struct ld *d)
     if (!got)
         return err_set(d->e, ERR_USAGE, "%s: general.architecture is missing (not a model file?)",
                        d->g->path);
-    if (a.len != 5 || memcmp(a.s, "llama", 5) != 0)
-        return err_set(d->e, ERR_USAGE,
-                       "%s: architecture '%s' is not supported (logitlab runs llama)", d->g->path,
-                       (gguf_escape(a.s, a.len, buf, sizeof buf), buf));
+    if (!(d->arch = arch_find(a.s, a.len))) {
+        char runs[128];
+        arch_list(runs, sizeof runs);
+        return err_set(d->e, ERR_USAGE, "%s: architecture '%s' is not supported (logitlab runs %s)",
+                       d->g->path, (gguf_escape(a.s, a.len, buf, sizeof buf), buf), runs);
+    }
+    d->L->arch = d->arch;
+    d->L->model.hp.switches = d->arch->switches;
+    char key[GGUF_MAX_NAME + 1];
+    akey(d, "expert_count", key, sizeof key);
     uint32_t experts;
-    got = gl_optional_fits(d, "llama.expert_count", K_INT)
-              ? gguf_get_u32(d->g, "llama.expert_count", &experts, d->e)
-              : 0;
+    got = gl_optional_fits(d, key, K_INT) ? gguf_get_u32(d->g, key, &experts, d->e) : 0;
     if (got < 0)
         return -1;
     if (got && experts > 0)
-        return err_set(d->e, ERR_USAGE,
-                       "%s: llama.expert_count is %u: mixture-of-experts models are not supported",
-                       d->g->path, (unsigned)experts);
+        return err_set(d->e, ERR_USAGE, "%s: %s is %u: mixture-of-experts models are not supported",
+                       d->g->path, key, (unsigned)experts);
     return 0;
 }
 
-/* A key that, when present, must equal want (the head size). */
-static int check_equal(struct ld *d, const char *key, int want, const char *what)
+/* The architecture's key of suffix that, when present, must equal want
+ * (the head size). */
+static int check_equal(struct ld *d, const char *suffix, int want, const char *what)
 {
     int v = want;
-    int got = get_int(d, key, 0, 0, INT32_MAX, want, &v);
+    int got = get_int(d, suffix, 0, 0, INT32_MAX, want, &v);
     if (got < 0)
         return -1;
+    char key[GGUF_MAX_NAME + 1];
     if (v != want)
-        return err_set(d->e, ERR_USAGE, "%s: %s is %d, but %s is %d", d->g->path, key, v, what,
-                       want);
+        return err_set(d->e, ERR_USAGE, "%s: %s is %d, but %s is %d", d->g->path,
+                       akey(d, suffix, key, sizeof key), v, what, want);
     return 0;
 }
 
@@ -98,34 +117,33 @@ static int load_hparams(struct ld *d)
 {
     struct llama_hparams *hp = &d->L->model.hp;
     const char *path = d->g->path;
-    if (get_int(d, "llama.block_count", 1, 1, LLAMA_MAX_LAYERS, 0, &hp->n_layer) < 0 ||
-        get_int(d, "llama.embedding_length", 1, 1, LLAMA_MAX_EMBD, 0, &hp->n_embd) < 0 ||
-        get_int(d, "llama.attention.head_count", 1, 1, LLAMA_MAX_HEADS, 0, &hp->n_head) < 0 ||
-        get_int(d, "llama.attention.head_count_kv", 0, 1, hp->n_head, hp->n_head, &hp->n_head_kv) <
-            0 ||
-        get_int(d, "llama.feed_forward_length", 1, 1, MAX_FF, 0, &hp->n_ff) < 0 ||
-        get_int(d, "llama.context_length", 1, 1, MAX_CTX, 0, &hp->n_ctx_train) < 0 ||
-        get_pos(d, "llama.attention.layer_norm_rms_epsilon", 1, 1.0f, 0, &hp->rms_eps) < 0 ||
-        get_pos(d, "llama.rope.freq_base", 0, 1e12f, 10000.0f, &hp->rope_base) < 0)
+    if (get_int(d, "block_count", 1, 1, LLAMA_MAX_LAYERS, 0, &hp->n_layer) < 0 ||
+        get_int(d, "embedding_length", 1, 1, LLAMA_MAX_EMBD, 0, &hp->n_embd) < 0 ||
+        get_int(d, "attention.head_count", 1, 1, LLAMA_MAX_HEADS, 0, &hp->n_head) < 0 ||
+        get_int(d, "attention.head_count_kv", 0, 1, hp->n_head, hp->n_head, &hp->n_head_kv) < 0 ||
+        get_int(d, "feed_forward_length", 1, 1, MAX_FF, 0, &hp->n_ff) < 0 ||
+        get_int(d, "context_length", 1, 1, MAX_CTX, 0, &hp->n_ctx_train) < 0 ||
+        get_pos(d, "attention.layer_norm_rms_epsilon", 1, 1.0f, 0, &hp->rms_eps) < 0 ||
+        get_pos(d, "rope.freq_base", 0, 1e12f, 10000.0f, &hp->rope_base) < 0)
         return -1;
     if (hp->n_embd % hp->n_head != 0)
         return err_set(d->e, ERR_USAGE,
-                       "%s: llama.embedding_length %d is not a multiple of "
-                       "llama.attention.head_count %d",
-                       path, hp->n_embd, hp->n_head);
+                       "%s: %s.embedding_length %d is not a multiple of "
+                       "%s.attention.head_count %d",
+                       path, d->arch->name, hp->n_embd, d->arch->name, hp->n_head);
     if (hp->n_head % hp->n_head_kv != 0)
         return err_set(d->e, ERR_USAGE,
-                       "%s: llama.attention.head_count %d is not a multiple of "
-                       "llama.attention.head_count_kv %d",
-                       path, hp->n_head, hp->n_head_kv);
+                       "%s: %s.attention.head_count %d is not a multiple of "
+                       "%s.attention.head_count_kv %d",
+                       path, d->arch->name, hp->n_head, d->arch->name, hp->n_head_kv);
     hp->head_dim = hp->n_embd / hp->n_head;
     if (hp->head_dim % 2 != 0)
         return err_set(d->e, ERR_USAGE, "%s: the head size %d is odd (rotary pairs need it even)",
                        path, hp->head_dim);
     const char *hd = "the head size (embedding_length / head_count)";
-    if (check_equal(d, "llama.rope.dimension_count", hp->head_dim, hd) < 0 ||
-        check_equal(d, "llama.attention.key_length", hp->head_dim, hd) < 0 ||
-        check_equal(d, "llama.attention.value_length", hp->head_dim, hd) < 0)
+    if (check_equal(d, "rope.dimension_count", hp->head_dim, hd) < 0 ||
+        check_equal(d, "attention.key_length", hp->head_dim, hd) < 0 ||
+        check_equal(d, "attention.value_length", hp->head_dim, hd) < 0)
         return -1;
     return 0;
 }
@@ -225,6 +243,29 @@ static int need_vocab_rows(struct ld *d, const char *name, struct qtensor *q)
     return check_tensor(d, t, name, hp->n_embd, hp->n_vocab, q);
 }
 
+/* Q, K and V's biases, for an architecture that adds them (Qwen 2). */
+static int load_biases(struct ld *d, int i, struct llama_layer *l)
+{
+    const struct llama_hparams *hp = &d->L->model.hp;
+    if (!(hp->switches & LLAMA_SW_QKV_BIAS))
+        return 0;
+    int64_t kv = (int64_t)hp->n_head_kv * hp->head_dim;
+    const struct {
+        const char *part;
+        int64_t n;
+        struct qtensor *q;
+    } parts[] = { { "attn_q", hp->n_embd, &l->bq },
+                  { "attn_k", kv, &l->bk },
+                  { "attn_v", kv, &l->bv } };
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        char name[GGUF_MAX_NAME + 1];
+        snprintf(name, sizeof name, "blk.%d.%s.bias", i, parts[k].part);
+        if (need(d, name, parts[k].n, 0, parts[k].q) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int load_layer(struct ld *d, int i, struct llama_layer *l)
 {
     const struct llama_hparams *hp = &d->L->model.hp;
@@ -246,25 +287,26 @@ static int load_layer(struct ld *d, int i, struct llama_layer *l)
         if (need(d, name, parts[k].ne0, parts[k].ne1, parts[k].q) < 0)
             return -1;
     }
-    return 0;
+    return load_biases(d, i, l);
 }
 
-/* llama.rope.scaling.type "llama3" in the metadata alone (llama.cpp's
+/* rope.scaling.type "llama3" in the metadata alone (llama.cpp's
  * converter writes the rope_freqs.weight tensor instead, which wins): the
  * forward pass computes the divisors from these (llama_rope_divisors). */
 static int load_rope_llama3(struct ld *d)
 {
     struct llama_hparams *hp = &d->L->model.hp;
-    if (get_pos(d, "llama.rope.scaling.factor", 1, 1e6f, 0, &hp->rope_factor) < 0 ||
-        get_int(d, "llama.rope.scaling.original_context_length", 1, 1, MAX_CTX, 0,
-                &hp->rope_orig_ctx) < 0 ||
-        get_pos(d, "llama.rope.scaling.low_freq_factor", 0, 1e6f, 1.0f, &hp->rope_low_freq) < 0 ||
-        get_pos(d, "llama.rope.scaling.high_freq_factor", 0, 1e6f, 4.0f, &hp->rope_high_freq) < 0)
+    if (get_pos(d, "rope.scaling.factor", 1, 1e6f, 0, &hp->rope_factor) < 0 ||
+        get_int(d, "rope.scaling.original_context_length", 1, 1, MAX_CTX, 0, &hp->rope_orig_ctx) <
+            0 ||
+        get_pos(d, "rope.scaling.low_freq_factor", 0, 1e6f, 1.0f, &hp->rope_low_freq) < 0 ||
+        get_pos(d, "rope.scaling.high_freq_factor", 0, 1e6f, 4.0f, &hp->rope_high_freq) < 0)
         return -1;
     if (!(hp->rope_high_freq > hp->rope_low_freq))
         return err_set(d->e, ERR_USAGE,
-                       "%s: llama.rope.scaling.high_freq_factor %g is not above low_freq_factor %g",
-                       d->g->path, (double)hp->rope_high_freq, (double)hp->rope_low_freq);
+                       "%s: %s.rope.scaling.high_freq_factor %g is not above low_freq_factor %g",
+                       d->g->path, d->arch->name, (double)hp->rope_high_freq,
+                       (double)hp->rope_low_freq);
     d->L->rope_scaling = "llama3";
     return 0;
 }
@@ -315,7 +357,9 @@ static int load_rope(struct ld *d)
         d->L->rope_scaling = "llama3 (rope_freqs.weight)";
     }
     struct gguf_str type;
-    const char *tkey = "llama.rope.scaling.type", *fkey = "llama.rope.scale_linear";
+    char tkey[GGUF_MAX_NAME + 1], fkey[GGUF_MAX_NAME + 1];
+    akey(d, "rope.scaling.type", tkey, sizeof tkey);
+    akey(d, "rope.scale_linear", fkey, sizeof fkey);
     int got = gl_optional_fits(d, tkey, K_STR) ? gguf_get_str(d->g, tkey, &type, d->e) : 0;
     if (got < 0)
         return -1;
@@ -324,7 +368,7 @@ static int load_rope(struct ld *d)
         return -1;
     if (got && !(type.len == 4 && memcmp(type.s, "none", 4) == 0)) {
         if (type.len == 6 && memcmp(type.s, "linear", 6) == 0) {
-            if (get_pos(d, "llama.rope.scaling.factor", 1, 1e6f, 1, &factor) < 0)
+            if (get_pos(d, "rope.scaling.factor", 1, 1e6f, 1, &factor) < 0)
                 return -1;
         } else if (type.len == 6 && memcmp(type.s, "llama3", 6) == 0) {
             return t ? 0 : load_rope_llama3(d);
@@ -371,7 +415,7 @@ static int load_all(struct ld *d)
         return -1;
     d->L->model.hp.n_vocab = d->L->tok.n;
     const char *vocab = "the vocabulary (tokenizer.ggml.tokens)";
-    if (check_equal(d, "llama.vocab_size", d->L->tok.n, vocab) < 0)
+    if (check_equal(d, "vocab_size", d->L->tok.n, vocab) < 0)
         return -1;
     if (load_tensors(d) < 0 || load_rope(d) < 0)
         return -1;
@@ -383,9 +427,8 @@ static int load_all(struct ld *d)
             const struct gguf_str *n = &d->g->tensors[i].name;
             gguf_escape(n->s, n->len, buf, sizeof buf);
             return err_set(d->e, ERR_USAGE,
-                           "%s: tensor '%s' is not part of a llama model (logitlab would ignore "
-                           "it)",
-                           d->g->path, buf);
+                           "%s: tensor '%s' is not part of a %s model (logitlab would ignore it)",
+                           d->g->path, buf, d->arch->name);
         }
     return 0;
 }
@@ -400,7 +443,7 @@ static struct gguf_llama *load_by(const struct gguf *g, int (*load)(struct ld *)
         err_set(e, ERR_SYSTEM, "%s: out of memory", g->path);
         return NULL;
     }
-    struct ld d = { g, L, e, used };
+    struct ld d = { g, L, e, used, NULL };
     int rc = load(&d);
     free(used);
     if (rc < 0) {

@@ -5,8 +5,9 @@
 #define LOGITLAB_GGUF_LLAMA_INT_H
 
 #include "base/err.h"
-#include "data/gguf.h"
-#include "data/gguf_llama.h"
+#include "gguf/arch.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 
 #define NAME_SHOWN 80 /* bytes of a name from the file quoted in a message */
 
@@ -15,7 +16,8 @@ struct ld {
     const struct gguf *g;
     struct gguf_llama *L;
     struct err *e;
-    unsigned char *used; /* per tensor of g: taken by the model */
+    unsigned char *used;          /* per tensor of g: taken by the model */
+    const struct arch_info *arch; /* general.architecture's row (gguf/arch.def) */
 };
 
 /* What an optional key must hold to be read: its class of value types. */

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/tokenizer_int.h"
+#include "gguf/tokenizer_int.h"
 
 /* What a known text makes of its token. ROLE_END: ends a generation;
  * ROLE_USER: user-defined; the rest: a fill-in-the-middle role, its

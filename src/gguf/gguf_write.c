@@ -1,6 +1,6 @@
 /* gguf_write.c - the GGUF writer: the metadata serialized as it is added,
  * the tensors remembered, everything written at the end (gguf_write.h). */
-#include "data/gguf_write.h"
+#include "gguf/gguf_write.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "data/gguf.h"
+#include "gguf/gguf.h"
 
 struct gguf_writer;
 

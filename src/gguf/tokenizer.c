@@ -3,16 +3,14 @@
  * pieces, and the encode that puts them together. The kinds themselves
  * are in tokenizer_bpe.c and tokenizer_spm.c.
  */
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/utf8.h"
-#include "data/tokenizer_int.h"
-
-#define TOK_MAX_TOKENS (1 << 24) /* more tokens than this is not a vocabulary */
+#include "gguf/tokenizer_int.h"
 
 /* FNV-1a: simple, and good enough for keys that are short runs of text. */
 static uint32_t key_hash(const char *s, size_t len)

@@ -2,7 +2,7 @@
  * descriptors and the data section, each checked before it is used (see
  * gguf.h and doc/gguf.md); then the lookups by name. The typed getters are
  * in gguf_get.c. */
-#include "data/gguf.h"
+#include "gguf/gguf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "data/gguf_int.h"
+#include "gguf/gguf_int.h"
 #include "model/quant.h"
 
 #define HEADER_BYTES 24

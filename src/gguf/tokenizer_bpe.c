@@ -46,7 +46,7 @@
 #include <pcre2.h>
 
 #include "base/utf8.h"
-#include "data/tokenizer_int.h"
+#include "gguf/tokenizer_int.h"
 
 #define BPE_MAX_RE     5
 #define BPE_MAX_MERGES (1 << 26) /* more than this is not a tokenizer */

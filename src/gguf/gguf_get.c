@@ -1,7 +1,7 @@
 /* gguf_get.c - questions about an open GGUF file: the typed getters, the
  * arrays, the names of the value types, and the escaping that every string
  * from a file goes through before it is printed. */
-#include "data/gguf.h"
+#include "gguf/gguf.h"
 
 #include <float.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
-#include "data/gguf_int.h"
+#include "gguf/gguf_int.h"
 
 static const char *const TYPE_NAME[GGUF_T_COUNT] = { "u8",  "i8",  "u16",  "i16",    "u32",
                                                      "i32", "f32", "bool", "string", "array",

@@ -69,7 +69,8 @@
 
 #include "base/err.h"
 
-#define TOK_MAX_TEXT (1 << 20) /* bytes of text encoded at once */
+#define TOK_MAX_TEXT   (1 << 20) /* bytes of text encoded at once */
+#define TOK_MAX_TOKENS (1 << 22) /* a vocabulary's tokens: refused above, about 4 million */
 
 enum tok_kind { TOK_BPE, TOK_SPM };
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "data/tokenizer.h"
+#include "gguf/tokenizer.h"
 
 struct tok_bpe;     /* tokenizer_bpe.c: the merges and the pre-tokenizer */
 struct tok_special; /* tokenizer_special.c: the automaton that finds special tokens */

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/tokenizer_int.h"
+#include "gguf/tokenizer_int.h"
 
 #define ROOT 0
 

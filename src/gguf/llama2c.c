@@ -1,6 +1,6 @@
 /* llama2c.c - a llama2.c checkpoint and tokenizer as a GGUF file
  * (llama2c.h). Every size in the inputs is checked before it is used. */
-#include "data/llama2c.h"
+#include "gguf/llama2c.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "base/readfile.h"
-#include "data/gguf_write.h"
-#include "data/tokenizer.h"
+#include "gguf/gguf_write.h"
+#include "gguf/tokenizer.h"
 #include "model/quant.h"
 
 #define HEADER_INTS 7

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/tokenizer_int.h"
+#include "gguf/tokenizer_int.h"
 
 struct ssym {
     size_t off, n; /* bytes of the escaped text; n = 0 once merged into the left */

@@ -1,10 +1,10 @@
 /* gguf_llama.h - a GGUF file as a Llama-family model: its hyperparameters
  * and tensors as the struct llama_model of model/llama.h, its tokenizer
- * metadata as the struct tok_spec of data/tokenizer.h.
+ * metadata as the struct tok_spec of gguf/tokenizer.h.
  *
  * Everything the forward pass and the tokenizer will trust is checked here,
- * each fault refused in one line naming the file: the architecture (llama
- * only), every hyperparameter's presence and range, every tensor's presence,
+ * each fault refused in one line naming the file: the architecture (one of
+ * gguf/arch.def's), every hyperparameter's presence and range, every tensor's presence,
  * shape (from the hyperparameters) and type (norms F32), a tensor the model
  * would not use, the vocabulary's size against the embedding and the head,
  * the special token ids against the vocabulary.
@@ -20,14 +20,16 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "data/gguf.h"
-#include "data/tokenizer.h"
+#include "gguf/arch.h"
+#include "gguf/gguf.h"
+#include "gguf/tokenizer.h"
 #include "model/llama.h"
 
 #define GGUF_LLAMA_WARNING 512
 
 struct gguf_llama {
     struct llama_model model;
+    const struct arch_info *arch; /* its architecture (gguf/arch.def); NULL: a vocabulary only */
     struct tok_spec tok;
     struct gguf_str name;          /* general.name, or len 0 */
     struct gguf_str chat_template; /* tokenizer.chat_template, or len 0 */
