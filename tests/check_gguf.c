@@ -19,6 +19,7 @@
 
 #include "base/mapfault.h"
 #include "base/readfile.h"
+#include "gguf/chat.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_llama.h"
 #include "data/lesson.h"
@@ -822,6 +823,34 @@ START_TEST(test_qwen2_ok)
 }
 END_TEST
 
+/* Chat templates by family, in llama.cpp's order of detection: the markers
+ * of each (the templates here are shortened from the models' own). */
+START_TEST(test_chat_formats)
+{
+    static const struct {
+        const char *tmpl, *want;
+    } T[] = {
+        { "{{ '<|im_start|>' + message['role'] + '\\n' }}", "ChatML (<|im_start|>)" },
+        { "{{ bos_token }}[INST] {{ m }} [/INST]", "Llama 2's [INST]" },
+        { "{{'<|user|>' + '\\n' + m + '<|end|>' + '\\n' + '<|assistant|>' + '\\n'}}",
+          "Phi-3's <|user|>" },
+        { "<start_of_turn>user\n{{ m }}<end_of_turn>", "Gemma's <start_of_turn>" },
+        { "<|start_header_id|>{{ r }}<|end_header_id|>", "Llama 3's headers" },
+        /* both ChatML's and Llama 3's markers: ChatML, checked first */
+        { "<|im_start|><|start_header_id|><|end_header_id|>", "ChatML (<|im_start|>)" },
+    };
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        const struct chat_format *f = chat_format_of(T[i].tmpl, strlen(T[i].tmpl));
+        ck_assert_msg(f != NULL, "%s", T[i].tmpl);
+        ck_assert_str_eq(f->name, T[i].want);
+    }
+    /* Phi-3's needs both of its markers; none of them: no format. */
+    ck_assert_ptr_null(chat_format_of("<|assistant|>", 13));
+    ck_assert_ptr_null(chat_format_of("{{ x }}", 7));
+    ck_assert_ptr_null(chat_format_of(NULL, 0));
+}
+END_TEST
+
 static void keys_linear(struct gguf_writer *w)
 {
     gguf_w_str(w, "llama.rope.scaling.type", "linear");
@@ -1374,6 +1403,7 @@ Suite *suite_gguf(void)
     tcase_set_timeout(llama, 60);
     tcase_add_test(llama, test_llama_ok);
     tcase_add_test(llama, test_qwen2_ok);
+    tcase_add_test(llama, test_chat_formats);
     tcase_add_test(llama, test_llama_rope);
     tcase_add_loop_test(llama, test_llama_bad, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(llama, test_llama_nonfinite_weight);

@@ -112,8 +112,25 @@ got=$("$BIN" show --model "$M3" -p "Hi" --chat --format json --top 1 | jq -c '.c
 want="128000,128006,882,128007,271,13347,128009,128006,78191,128007,271"
 [ "$got" = "$want" ] && ok || bad "--chat: [$got], want [$want]"
 # The generated Llama 2 files carry no template: --chat says so.
-expect 2 "logitlab: --chat: $M2 has no chat template logitlab knows (Llama 3's headers or Llama 2's [INST])" \
+expect 2 "logitlab: --chat: $M2 has no chat template logitlab knows (ChatML (<|im_start|>), Llama 2's [INST], Phi-3's <|user|>, Gemma's <start_of_turn>, Llama 3's headers)" \
     show --model "$M2" -p hi --chat
+# ChatML on a qwen2 file (gen_model --arch qwen2: Llama 3's ids, with reserved
+# tokens 128002 and 128003 as <|im_start|> and <|im_end|>): no BOS (Qwen's
+# files add none and the format writes none), <|im_start|> user "\n", the
+# text, <|im_end|> "\n", then <|im_start|> assistant "\n", as llama.cpp's
+# ChatML writes one user turn with the generation prompt.
+MQ="$MODELS/qwen2-chat.gguf"
+"$GEN" --arch qwen2 --layers 1 --embd 64 --heads 4 --kv-heads 2 --ff 128 --tied 1 --seed 4 \
+    --type F32 -o "$MQ" >/dev/null && ok || bad "gen_model --arch qwen2"
+got=$("$BIN" show --model "$MQ" -p "Hi" --chat --format json --top 1 | jq -c '.context' | tr -d '[]')
+want="128002,882,198,13347,128003,198,128002,78191,198"
+[ "$got" = "$want" ] && ok || bad "--chat ChatML: [$got], want [$want]"
+# ChatML's template over a vocabulary without its tokens: refused by the table's marks.
+MCM="$MODELS/chatless-chatml.gguf"
+"$GEN" --arch llama2 --layers 1 --embd 64 --heads 4 --kv-heads 4 --ff 128 --tied 1 --seed 3 \
+    --type F32 --template chatml -o "$MCM" >/dev/null && ok || bad "gen_model --template chatml"
+expect 2 "logitlab: --chat: $MCM's chat template uses <|im_start|>, but its vocabulary has no such token" \
+    show --model "$MCM" -p hi --chat
 # Llama 3's template over a vocabulary without its header tokens: refused,
 # where it spelled them out as bytes (issue 29, part 5).
 MC="$MODELS/chatless.gguf"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "gguf/chat.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_llama.h"
 #include "data/lesson_load.h"
@@ -38,21 +39,6 @@ const char *lesson_model_warning(const struct lesson *L, char *buf, size_t n)
     else
         snprintf(buf, n, "%s", g->llama->warning);
     return buf;
-}
-
-/* The template's family, from the markers only its format uses. */
-static enum chat_format chat_format_of(const char *tmpl, size_t len)
-{
-    if (!tmpl || !len)
-        return CHAT_NONE;
-    char *t = strndup(tmpl, len);
-    enum chat_format f = CHAT_NONE;
-    if (t && strstr(t, "<|start_header_id|>"))
-        f = CHAT_LLAMA3;
-    else if (t && strstr(t, "[INST]"))
-        f = CHAT_LLAMA2;
-    free(t);
-    return f;
 }
 
 /* Opens the file and builds its tokenizer. */
@@ -140,20 +126,20 @@ static int encode_part(const struct lesson_gguf *g, const char *text, int specia
     return 0;
 }
 
-/* Llama 3's chat markers are single special tokens: a vocabulary without
- * them would spell them out as bytes, which is no chat format at all. */
+/* A format's markers are single special tokens: a vocabulary without them
+ * would spell them out as bytes, which is no chat format at all. */
 static int has_chat_tokens(const struct lesson_gguf *g, struct err *e)
 {
-    static const char *const MARK[] = { "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>" };
-    for (size_t i = 0; i < sizeof MARK / sizeof MARK[0]; i++) {
+    const struct chat_format *f = g->chat_format;
+    for (int i = 0; i < CHAT_MARKS && f->marks[i]; i++) {
         int ids[64], got = 0;
-        if (tokenizer_encode(g->tok, MARK[i], strlen(MARK[i]), 0, 1, ids, 64, &got, e) < 0)
+        if (tokenizer_encode(g->tok, f->marks[i], strlen(f->marks[i]), 0, 1, ids, 64, &got, e) < 0)
             return -1;
         if (got != 1)
             return err_set(e, ERR_USAGE,
                            "--chat: %s's chat template uses %s, but its vocabulary has no such "
                            "token",
-                           g->path, MARK[i]);
+                           g->path, f->marks[i]);
     }
     return 0;
 }
@@ -164,22 +150,16 @@ static int encode_prompt(const struct lesson_gguf *g, const char *text, int *ids
                          struct err *e)
 {
     *n = 0;
+    const struct chat_format *f = g->chat ? g->chat_format : NULL;
     int bos = tokenizer_bos(g->tok);
-    if ((tokenizer_add_bos(g->tok) || g->chat) && bos >= 0)
+    if ((tokenizer_add_bos(g->tok) || (f && f->bos)) && bos >= 0)
         ids[(*n)++] = bos;
-    if (!g->chat || g->chat_format == CHAT_NONE)
+    if (!f)
         return encode_part(g, text, g->special, ids, n, e);
-    if (g->chat_format == CHAT_LLAMA3) {
-        if (encode_part(g, "<|start_header_id|>user<|end_header_id|>\n\n", 1, ids, n, e) < 0 ||
-            encode_part(g, text, g->special, ids, n, e) < 0)
-            return -1;
-        return encode_part(g, "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", 1, ids,
-                           n, e);
-    }
-    if (encode_part(g, "[INST] ", 0, ids, n, e) < 0 ||
+    if (encode_part(g, f->before, f->specials, ids, n, e) < 0 ||
         encode_part(g, text, g->special, ids, n, e) < 0)
         return -1;
-    return encode_part(g, " [/INST]", 0, ids, n, e);
+    return encode_part(g, f->after, f->specials, ids, n, e);
 }
 
 /* --chat needs a chat format logitlab knows, with its tokens. */
@@ -187,12 +167,13 @@ static int check_chat(const struct lesson_gguf *g, struct err *e)
 {
     if (!g->chat)
         return 0;
-    if (g->chat_format == CHAT_NONE)
-        return err_set(e, ERR_USAGE,
-                       "--chat: %s has no chat template logitlab knows (Llama 3's headers or "
-                       "Llama 2's [INST])",
-                       g->path);
-    return g->chat_format == CHAT_LLAMA3 ? has_chat_tokens(g, e) : 0;
+    if (!g->chat_format) {
+        char known[256];
+        chat_format_list(known, sizeof known);
+        return err_set(e, ERR_USAGE, "--chat: %s has no chat template logitlab knows (%s)", g->path,
+                       known);
+    }
+    return has_chat_tokens(g, e);
 }
 
 /* The positions the model's KV cache holds (source/kind_gguf.c): its

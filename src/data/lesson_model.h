@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "data/lesson.h"
+#include "gguf/chat.h"
 
 /* What the command line asks of a model. */
 struct model_request {
@@ -27,18 +28,16 @@ struct model_request {
     const char *prompt_from; /* what names the prompt in messages ("--prompt"), or NULL */
 };
 
-enum chat_format { CHAT_NONE, CHAT_LLAMA3, CHAT_LLAMA2 };
-
 /* The model of a lesson (L->model.gguf), owned by the lesson. */
 struct lesson_gguf {
     struct gguf *file;        /* the mapped file (gguf/gguf.h) */
     struct gguf_llama *llama; /* as a model: its tensors and tokenizer metadata */
     struct tokenizer *tok;
-    char *path;                   /* as given */
-    char name[96];                /* general.name (escaped), else the file's name */
-    enum chat_format chat_format; /* what its chat template is (CHAT_NONE: none known) */
-    int special, chat;            /* how prompts are encoded (the request's) */
-    const char *prompt_from;      /* the request's */
+    char *path;                            /* as given */
+    char name[96];                         /* general.name (escaped), else the file's name */
+    const struct chat_format *chat_format; /* its chat template's (gguf/chat.h); NULL: none known */
+    int special, chat;                     /* how prompts are encoded (the request's) */
+    const char *prompt_from;               /* the request's */
     void (*progress)(void *arg, const char *what, int done, int total); /* the request's */
     void *progress_arg;
 };

@@ -7,7 +7,7 @@
  *
  *   gen_model --arch llama3|llama2|qwen2 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --seed N --tied 0|1
- *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3
+ *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3|chatml
  *             --shape 1b|3b --threads N] -o OUT.gguf
  *
  * TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K
@@ -60,7 +60,7 @@
 
 struct opts {
     const char *arch, *type, *out, *vocab_dir, *vocab, *rope, *shape;
-    const char *tmpl; /* --template llama3: Llama 3's chat template whatever the vocabulary */
+    const char *tmpl; /* --template llama3|chatml: that chat template whatever the vocabulary */
     int layers, embd, heads, kv, ff, ctx, tied, threads;
     unsigned long long seed;
 };
@@ -368,16 +368,25 @@ static void put_strs(struct gguf_writer *w, const char *key, const struct tok_st
 }
 
 /* Llama 3's header format, in the Jinja that GGUF files carry. */
+/* Qwen 2.5's template, shortened to its form (ChatML). */
+#define CHATML_TEMPLATE                                                                            \
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "                  \
+    "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}"                                    \
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+
 #define LLAMA3_TEMPLATE                                                                            \
     "{{ bos_token }}{% for message in messages %}<|start_header_id|>{{ message['role'] }}"         \
     "<|end_header_id|>\n\n{{ message['content'] | trim }}<|eot_id|>{% endfor %}"                   \
     "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
 
-static void put_tokenizer(struct gguf_writer *w, const struct tok_spec *t, int llama3)
+static void put_tokenizer(struct gguf_writer *w, const struct tok_spec *t, const char *tmpl)
 {
     gguf_w_str(w, "tokenizer.ggml.model", t->kind == TOK_BPE ? "gpt2" : "llama");
-    if (t->kind == TOK_BPE)
-        gguf_w_str(w, "tokenizer.ggml.pre", "llama-bpe");
+    if (t->kind == TOK_BPE) {
+        char pre[32];
+        snprintf(pre, sizeof pre, "%.*s", (int)t->pre.len, t->pre.s);
+        gguf_w_str(w, "tokenizer.ggml.pre", pre);
+    }
     put_strs(w, "tokenizer.ggml.tokens", t->text, t->n);
     if (t->scores)
         gguf_w_array(w, "tokenizer.ggml.scores", GGUF_T_F32, t->scores, (size_t)t->n);
@@ -399,8 +408,8 @@ static void put_tokenizer(struct gguf_writer *w, const struct tok_spec *t, int l
         if (ids[i].id >= 0)
             gguf_w_u32(w, ids[i].key, (uint32_t)ids[i].id);
     gguf_w_bool(w, "tokenizer.ggml.add_bos_token", t->add_bos);
-    if (llama3)
-        gguf_w_str(w, "tokenizer.chat_template", LLAMA3_TEMPLATE);
+    if (tmpl)
+        gguf_w_str(w, "tokenizer.chat_template", tmpl);
 }
 
 static void put_hparams(struct gguf_writer *w, const struct opts *o, const struct type_row *ty,
@@ -543,6 +552,8 @@ static int defaults(struct opts *o)
         o->rope = l3 && !qwen2(o) ? "llama3" : "none";
     if (strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
         return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
+    if (o->tmpl && strcmp(o->tmpl, "llama3") != 0 && strcmp(o->tmpl, "chatml") != 0)
+        return fprintf(stderr, "gen_model: --template %s: llama3 or chatml\n", o->tmpl), -1;
     if (o->vocab && strcmp(o->vocab, "tiny") != 0)
         return fprintf(stderr, "gen_model: --vocab %s: only tiny\n", o->vocab), -1;
     if (o->embd % o->heads != 0 || (o->embd / o->heads) % 2 != 0 || o->heads % o->kv != 0)
@@ -586,9 +597,12 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
         return tokdata_llama2(td, dir, e);
     if (tokdata_llama3(td, dir, e) < 0)
         return -1;
-    if (qwen2(o)) { /* Llama 3's byte-level BPE under Qwen 2's pre-tokenizer and no BOS */
+    if (qwen2(o)) { /* Llama 3's byte-level BPE under Qwen 2's pre-tokenizer and no BOS, */
         td->spec.pre = (struct tok_str){ "qwen2", 5 };
         td->spec.add_bos = 0;
+        /* two reserved tokens standing in for ChatML's, as Qwen's vocabulary has them */
+        td->text[128002] = (struct tok_str){ "<|im_start|>", 12 };
+        td->text[128003] = (struct tok_str){ "<|im_end|>", 10 };
     }
     return 0;
 }
@@ -638,9 +652,12 @@ static int build(const struct opts *o, const struct type_row *ty, const struct t
         return err_set(e, ERR_SYSTEM, "out of memory");
     int l3 = strcmp(o->arch, "llama3") == 0;
     put_hparams(w, o, ty, l3, tok->n);
-    /* the template names Llama 3 tokens (--template llama3 writes it anyway, to
-     * test a vocabulary without them) */
-    put_tokenizer(w, tok, (l3 && !o->vocab) || (o->tmpl && strcmp(o->tmpl, "llama3") == 0));
+    /* the template names the vocabulary's tokens (--template writes one anyway,
+     * to test a vocabulary without them) */
+    const char *tmpl = l3 && !o->vocab ? LLAMA3_TEMPLATE : qwen2(o) ? CHATML_TEMPLATE : NULL;
+    if (o->tmpl)
+        tmpl = strcmp(o->tmpl, "chatml") == 0 ? CHATML_TEMPLATE : LLAMA3_TEMPLATE;
+    put_tokenizer(w, tok, tmpl);
     int rc = plan(g, o, ty, tok->n, rope);
     for (int i = 0; rc == 0 && i < g->n; i++) {
         const struct tspec *t = &g->t[i];
