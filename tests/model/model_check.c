@@ -238,7 +238,8 @@ static int check_model(const char *path, const struct record *ref, const struct 
     struct err e = { 0, "" };
     struct lesson L;
     struct source src;
-    struct model_request mr = { path, "", 0, 0, NULL, NULL, NULL };
+    /* opened on the first prompt: a model without BOS has no token for an empty one */
+    struct model_request mr = { path, n > 0 ? ref[0].text : "", 0, 0, NULL, NULL, NULL };
     if (lesson_from_model(&L, &mr, &e) < 0) {
         fprintf(stderr, "model_check: %s\n", e.msg);
         return -1;
