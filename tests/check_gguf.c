@@ -653,6 +653,7 @@ struct model_spec {
     int untied;        /* output.weight written */
     int rope_freqs;    /* rope_freqs.weight's length (0: none) */
     int qwen2;         /* architecture qwen2: its keys, and biases on Q, K and V */
+    int qwen3;         /* architecture qwen3: heads of 8 (key_length), Q and K norms */
     void (*keys)(struct gguf_writer *w);
 };
 
@@ -685,8 +686,11 @@ static void model_keys(struct gguf_writer *w, const struct model_spec *m)
                                           4 },
                                         { "a", 1 },
                                         { "b", 1 } };
-    const char *arch = m->qwen2 ? "qwen2" : "llama";
+    const char *arch = m->qwen2 ? "qwen2" : m->qwen3 ? "qwen3" : "llama";
     char key[64];
+    snprintf(key, sizeof key, "%s.attention.key_length", arch);
+    if (m->qwen3 && kept(m, key))
+        gguf_w_u32(w, key, 8);
     if (kept(m, "general.architecture"))
         gguf_w_str(w, "general.architecture", arch);
     for (size_t i = 0; i < sizeof U / sizeof U[0]; i++) {
@@ -728,16 +732,18 @@ static struct buf model_file(const struct model_spec *m)
                 { "rope_freqs.weight", m->rope_freqs, m->rope_freqs ? 0 : -1 },
                 { "", 8, m->extra ? 0 : -1 } };
     snprintf(t[4].name, sizeof t[4].name, "%s", m->extra ? m->extra : "");
+    int64_t hd = m->qwen3 ? 8 : 4, q = 2 * hd; /* 2 heads, 1 KV head */
     const struct {
         const char *part;
         int64_t ne0, ne1;
-    } L[] = { { "attn_norm", 8, 0 }, { "attn_q", 8, 8 },      { "attn_k", 8, 4 },
-              { "attn_v", 8, 4 },    { "attn_output", 8, 8 }, { "ffn_norm", 8, 0 },
-              { "ffn_gate", 8, 16 }, { "ffn_down", 16, 8 },   { "ffn_up", 8, 16 } };
+    } L[] = { { "attn_norm", 8, 0 },    { "attn_q", 8, q },      { "attn_k", 8, hd },
+              { "attn_v", 8, hd },      { "attn_output", q, 8 }, { "ffn_norm", 8, 0 },
+              { "ffn_gate", 8, 16 },    { "ffn_down", 16, 8 },   { "ffn_up", 8, 16 },
+              { "attn_q_norm", hd, 0 }, { "attn_k_norm", hd, 0 } };
     int n = 5;
     for (int l = 0; l < 2; l++)
-        for (int k = 0; k < 9 + 3 * m->qwen2; k++, n++) {
-            int bias = k >= 9; /* attn_q, attn_k, attn_v's, [8] [4] [4] */
+        for (int k = 0; k < 9 + 3 * m->qwen2 + 2 * m->qwen3; k++, n++) {
+            int bias = k >= 9 && m->qwen2; /* attn_q, attn_k, attn_v's, [8] [4] [4] */
             snprintf(t[n].name, sizeof t[n].name, "blk.%d.%s.%s", l, L[bias ? k - 8 : k].part,
                      bias ? "bias" : "weight");
             t[n].ne0 = bias ? L[k - 8].ne1 : L[k].ne0;
@@ -848,6 +854,28 @@ START_TEST(test_chat_formats)
     ck_assert_ptr_null(chat_format_of("<|assistant|>", 13));
     ck_assert_ptr_null(chat_format_of("{{ x }}", 7));
     ck_assert_ptr_null(chat_format_of(NULL, 0));
+}
+END_TEST
+
+/* A qwen3 file: heads of 8 from attention.key_length (the width over the
+ * heads is 4), Q 16 wide, the per-head norms taken, the switches set. */
+START_TEST(test_qwen3_ok)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    struct gguf_llama *L = load(&(struct model_spec){ .qwen3 = 1 }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    const struct llama_hparams *hp = &L->model.hp;
+    ck_assert_uint_eq(hp->switches, LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM);
+    ck_assert_int_eq(hp->head_dim, 8);
+    const struct llama_layer *l0 = &L->model.layers[0];
+    ck_assert(l0->wq.rows == 16 && l0->wq.cols == 8 && l0->wo.rows == 8 && l0->wo.cols == 16);
+    ck_assert_ptr_eq(l0->k_norm.data, gguf_tensor(g, "blk.0.attn_k_norm.weight")->data);
+    ck_assert(l0->q_norm.cols == 8 && l0->k_norm.cols == 8);
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
 }
 END_TEST
 
@@ -999,13 +1027,19 @@ static const struct bad_model {
     { { .drop = "general.architecture" },
       P ": general.architecture is missing (not a model file?)" },
     { { .drop = "general.architecture", .keys = k_gemma },
-      P ": architecture 'gemma3' is not supported (logitlab runs llama and qwen2)" },
+      P ": architecture 'gemma3' is not supported (logitlab runs llama, qwen2 and qwen3)" },
     { { .drop = "general.architecture", .keys = k_esc },
-      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama and qwen2)" },
+      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama, qwen2 and qwen3)" },
     { { .qwen2 = 1, .drop = "blk.1.attn_k.bias" }, P ": tensor 'blk.1.attn_k.bias' is missing" },
     { { .qwen2 = 1, .wide = "blk.0.attn_q.bias" },
       P ": tensor 'blk.0.attn_q.bias' has shape [8, 2], expected [8]" },
     { { .qwen2 = 1, .drop = "qwen2.block_count" }, P ": qwen2.block_count is missing" },
+    { { .qwen3 = 1, .drop = "blk.0.attn_q_norm.weight" },
+      P ": tensor 'blk.0.attn_q_norm.weight' is missing" },
+    { { .qwen3 = 1, .wide = "blk.1.attn_k_norm.weight" },
+      P ": tensor 'blk.1.attn_k_norm.weight' has shape [8, 2], expected [8]" },
+    { { .qwen3 = 1, .drop = "qwen3.attention.key_length" },
+      P ": tensor 'blk.0.attn_q.weight' has shape [8, 16], expected [8, 8]" },
     { { .keys = k_experts },
       P ": llama.expert_count is 8: mixture-of-experts models are not supported" },
     { { .drop = "llama.block_count" }, P ": llama.block_count is missing" },
@@ -1340,8 +1374,9 @@ START_TEST(test_llama_vocab_only)
     ck_assert(L->model.hp.n_layer == 0 && L->model.layers == NULL);
     gguf_llama_free(L);
     ck_assert_ptr_null(gguf_llama_new(g, &e));
-    ck_assert_str_eq(e.msg, P
-                     ": architecture 'starcoder' is not supported (logitlab runs llama and qwen2)");
+    ck_assert_str_eq(
+        e.msg,
+        P ": architecture 'starcoder' is not supported (logitlab runs llama, qwen2 and qwen3)");
     gguf_close(g);
     free(b.p);
     /* A pre-tokenizer logitlab lacks is what a vocabulary-only load names too. */
@@ -1403,6 +1438,7 @@ Suite *suite_gguf(void)
     tcase_set_timeout(llama, 60);
     tcase_add_test(llama, test_llama_ok);
     tcase_add_test(llama, test_qwen2_ok);
+    tcase_add_test(llama, test_qwen3_ok);
     tcase_add_test(llama, test_chat_formats);
     tcase_add_test(llama, test_llama_rope);
     tcase_add_loop_test(llama, test_llama_bad, 0, (int)(sizeof BAD / sizeof BAD[0]));

@@ -114,31 +114,41 @@ START_TEST(test_matches_reference)
 }
 END_TEST
 
+/* An architecture's switches on t (width 48): against the reference on 2
+ * threads (check_against_reference: batch and decode) and on 1; the
+ * reference's mistakes, each of wrong[0..n), far outside TOL. */
+static void check_switches(const struct tiny *t, const enum ref_variant *wrong, int n)
+{
+    check_against_reference(t, PROMPT, PROMPT_N);
+    float h[LLAMA_MAX_EMBD];
+    double ref[LLAMA_MAX_EMBD];
+    struct llama_ctx *c = ctx_make(t, 64, 1);
+    eval_ok(c, PROMPT, PROMPT_N, h);
+    llama_ctx_free(c);
+    ref_eval(t, PROMPT, PROMPT_N, REF_SPEC, ref);
+    ck_assert_msg(rel_err(h, ref, 48) < TOL, "1 thread: %g", rel_err(h, ref, 48));
+    for (int i = 0; i < n; i++) {
+        ref_eval(t, PROMPT, PROMPT_N, wrong[i], ref);
+        ck_assert_msg(rel_err(h, ref, 48) > 1000 * TOL, "mistake %d: %g", (int)wrong[i],
+                      rel_err(h, ref, 48));
+    }
+}
+
 /* Qwen 2's switches (gguf/arch.def): biases on Q, K and V, and the NEOX
  * rotary pairs (x[i], x[i + hd/2]). Head size 12: on 2 threads a task
  * would get 48 / (2 x 4) = 6 rows of Q, half a head, were the tasks not
- * rounded to whole heads. Against the reference on 2 threads (batch and
- * decode) and 1; the reference without the biases, or with a Llama's
- * adjacent pairs, is far outside TOL. A switch the pass lacks, or a bias
+ * rounded to whole heads. The reference without the biases, or with a
+ * Llama's adjacent pairs, is far off. A switch the pass lacks, or a bias
  * left out, is refused. */
 START_TEST(test_qwen2_switches)
 {
     static const struct shape QWEN = { 2,  48, 4,      2,
-                                       64, 11, QT_F32, LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX };
+                                       64, 11, QT_F32, LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX,
+                                       0 };
+    static const enum ref_variant WRONG[] = { REF_OTHER_PAIRS, REF_NO_BIAS };
     struct tiny t;
     tiny_build(&t, &QWEN, 41);
-    check_against_reference(&t, PROMPT, PROMPT_N);
-    float h[LLAMA_MAX_EMBD];
-    double ref[LLAMA_MAX_EMBD];
-    struct llama_ctx *c = ctx_make(&t, 64, 1);
-    eval_ok(c, PROMPT, PROMPT_N, h);
-    llama_ctx_free(c);
-    ref_eval(&t, PROMPT, PROMPT_N, REF_SPEC, ref);
-    ck_assert_msg(rel_err(h, ref, 48) < TOL, "1 thread: %g", rel_err(h, ref, 48));
-    ref_eval(&t, PROMPT, PROMPT_N, REF_OTHER_PAIRS, ref);
-    ck_assert_msg(rel_err(h, ref, 48) > 1000 * TOL, "adjacent pairs: %g", rel_err(h, ref, 48));
-    ref_eval(&t, PROMPT, PROMPT_N, REF_NO_BIAS, ref);
-    ck_assert_msg(rel_err(h, ref, 48) > 1000 * TOL, "no biases: %g", rel_err(h, ref, 48));
+    check_switches(&t, WRONG, 2);
     struct err e;
     t.m.hp.switches |= 1u << 30;
     ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
@@ -147,6 +157,28 @@ START_TEST(test_qwen2_switches)
     t.layer[1].bk.data = NULL;
     ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
     ck_assert_str_eq(e.msg, "llama: tensor blk.1.attn_k.bias is missing");
+    tiny_free(&t);
+}
+END_TEST
+
+/* Qwen 3's switches: NEOX pairs and each head of Q and K RMS-normed
+ * before the turn, with heads wider than the width over the heads (4 of
+ * 24 for a width of 48: Q is 96 wide, Wo 48 x 96). Without the norms, or
+ * with adjacent pairs, the reference is far off; a norm left out is
+ * refused. */
+START_TEST(test_qwen3_switches)
+{
+    static const struct shape QWEN3 = { 2,  48, 4,      2,
+                                        64, 11, QT_F32, LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM,
+                                        24 };
+    static const enum ref_variant WRONG[] = { REF_OTHER_PAIRS, REF_NO_QK_NORM };
+    struct tiny t;
+    tiny_build(&t, &QWEN3, 43);
+    check_switches(&t, WRONG, 2);
+    struct err e;
+    t.layer[0].k_norm.data = NULL;
+    ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+    ck_assert_str_eq(e.msg, "llama: tensor blk.0.attn_k_norm is missing");
     tiny_free(&t);
 }
 END_TEST
@@ -335,7 +367,7 @@ END_TEST
  * (width 64, 8 heads, FFN 96) where every matrix splits into many tasks. */
 START_TEST(test_threads_agree)
 {
-    static const struct shape WIDE = { 2, 64, 8, 2, 96, 50, QT_F32, 0 };
+    static const struct shape WIDE = { 2, 64, 8, 2, 96, 50, QT_F32, 0, 0 };
     const struct shape *shapes[] = { &SMALL, &WIDE };
     int tok[40];
     for (int i = 0; i < 40; i++)
@@ -438,8 +470,8 @@ END_TEST
  * inside TOL). Q8_0 needs widths of 32, Q4_K of 256. */
 START_TEST(test_quantized_weights)
 {
-    static const struct shape Q8 = { 2, 32, 4, 2, 64, 11, QT_Q8_0, 0 };
-    static const struct shape Q4K = { 1, 256, 4, 1, 256, 11, QT_Q4_K, 0 };
+    static const struct shape Q8 = { 2, 32, 4, 2, 64, 11, QT_Q8_0, 0, 0 };
+    static const struct shape Q4K = { 1, 256, 4, 1, 256, 11, QT_Q4_K, 0, 0 };
     struct tiny t;
     tiny_build(&t, &Q8, 91);
     check_against_reference(&t, PROMPT, PROMPT_N);
@@ -457,6 +489,7 @@ Suite *suite_llama(void)
     tcase_set_timeout(ref, 60);
     tcase_add_test(ref, test_matches_reference);
     tcase_add_test(ref, test_qwen2_switches);
+    tcase_add_test(ref, test_qwen3_switches);
     tcase_add_test(ref, test_gqa_extremes);
     tcase_add_test(ref, test_rope_scaling);
     tcase_add_test(ref, test_rope_divisors_llama32);

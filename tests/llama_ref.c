@@ -63,7 +63,7 @@ void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed)
                                   .n_head_kv = s->n_head_kv,
                                   .n_ff = s->n_ff,
                                   .n_vocab = s->n_vocab,
-                                  .head_dim = s->n_embd / s->n_head,
+                                  .head_dim = s->head_dim ? s->head_dim : s->n_embd / s->n_head,
                                   .n_ctx_train = 512,
                                   .rms_eps = 1e-5f,
                                   .rope_base = 10000.0f };
@@ -89,6 +89,10 @@ void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed)
             t->bias[l][0] = tensor_make(t, &L->bq, 1, q, QT_F32, -1, 1, &rng);
             t->bias[l][1] = tensor_make(t, &L->bk, 1, kv, QT_F32, -1, 1, &rng);
             t->bias[l][2] = tensor_make(t, &L->bv, 1, kv, QT_F32, -1, 1, &rng);
+        }
+        if (s->switches & LLAMA_SW_QK_NORM) {
+            t->qk_norm[l][0] = tensor_make(t, &L->q_norm, 1, hd, QT_F32, 0.5, 1.5, &rng);
+            t->qk_norm[l][1] = tensor_make(t, &L->k_norm, 1, hd, QT_F32, 0.5, 1.5, &rng);
         }
     }
     t->m.layers = t->layer;
@@ -215,6 +219,17 @@ static void ref_ffn(const struct tiny *t, int l, double *x)
         x[i] += o[i];
 }
 
+/* Each head of q and k RMS-normed with the layer's q_norm and k_norm. */
+static void ref_head_norms(const struct tiny *t, int l, double *q, double *k)
+{
+    const struct llama_hparams *hp = &t->m.hp;
+    int hd = hp->head_dim;
+    for (int h = 0; h < hp->n_head; h++)
+        ref_norm(q + h * hd, t->qk_norm[l][0], hd, hp->rms_eps, q + h * hd);
+    for (int h = 0; h < hp->n_head_kv; h++)
+        ref_norm(k + h * hd, t->qk_norm[l][1], hd, hp->rms_eps, k + h * hd);
+}
+
 /* q, k, v += their biases (b: bq, bk, bv). */
 static void ref_bias(const float *const *b, int qd, int kv, double *q, double *k, double *v)
 {
@@ -248,6 +263,8 @@ void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var,
             if ((hp->switches & LLAMA_SW_QKV_BIAS) && var != REF_NO_BIAS)
                 ref_bias(t->bias[l], qd, kv, q + (size_t)p * qd, k + (size_t)p * kv,
                          v + (size_t)p * kv);
+            if ((hp->switches & LLAMA_SW_QK_NORM) && var != REF_NO_QK_NORM)
+                ref_head_norms(t, l, q + (size_t)p * qd, k + (size_t)p * kv);
             ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, hp->rope_base, div, halves);
             ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, hp->rope_base, div, halves);
         }

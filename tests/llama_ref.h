@@ -15,6 +15,7 @@ struct shape {
     int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
     int wtype;         /* the matrices' type (the norms and biases are F32) */
     unsigned switches; /* LLAMA_SW_*: an architecture's differences */
+    int head_dim;      /* 0: n_embd / n_head */
 };
 
 /* Each tensor: the qtensor the pass reads, and the float values the
@@ -22,8 +23,9 @@ struct shape {
 struct tiny {
     struct llama_model m;
     struct llama_layer layer[MAX_LAYERS];
-    const float *val[MAX_LAYERS][9];  /* attn_norm wq wk wv wo ffn_norm gate down up */
-    const float *bias[MAX_LAYERS][3]; /* bq bk bv, with LLAMA_SW_QKV_BIAS */
+    const float *val[MAX_LAYERS][9];     /* attn_norm wq wk wv wo ffn_norm gate down up */
+    const float *bias[MAX_LAYERS][3];    /* bq bk bv, with LLAMA_SW_QKV_BIAS */
+    const float *qk_norm[MAX_LAYERS][2]; /* q_norm k_norm, with LLAMA_SW_QK_NORM */
     const float *emb, *onorm;
     void *mem[MAX_LAYERS * 12 * 2 + 8];
     int nmem;
@@ -33,7 +35,7 @@ struct tiny {
  * FFN 24, 11 tokens, a Llama. */
 #define SHAPE_SMALL                                                                                \
     {                                                                                              \
-        2, 16, 4, 2, 24, 11, QT_F32, 0                                                             \
+        2, 16, 4, 2, 24, 11, QT_F32, 0, 0                                                          \
     }
 
 uint64_t rng_next(uint64_t *s);
@@ -47,6 +49,7 @@ enum ref_variant {
     REF_OTHER_PAIRS, /* the rotary pairs of the other mode: (i, i + hd/2) for a Llama */
     REF_KV_MODULO,   /* head h reads KV head h % n_head_kv */
     REF_NO_BIAS,     /* Q, K and V without their biases */
+    REF_NO_QK_NORM,  /* Q and K without their per-head norms */
 };
 
 /* out = x / sqrt(mean(x^2) + eps) * g. */

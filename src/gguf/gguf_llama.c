@@ -126,7 +126,11 @@ static int load_hparams(struct ld *d)
         get_pos(d, "attention.layer_norm_rms_epsilon", 1, 1.0f, 0, &hp->rms_eps) < 0 ||
         get_pos(d, "rope.freq_base", 0, 1e12f, 10000.0f, &hp->rope_base) < 0)
         return -1;
-    if (hp->n_embd % hp->n_head != 0)
+    /* Qwen 3 and Gemma say their head size, wider than the width over the heads. */
+    int said = get_int(d, "attention.key_length", 0, 2, LLAMA_MAX_EMBD, 0, &hp->head_dim);
+    if (said < 0)
+        return -1;
+    if (!said && hp->n_embd % hp->n_head != 0)
         return err_set(d->e, ERR_USAGE,
                        "%s: %s.embedding_length %d is not a multiple of "
                        "%s.attention.head_count %d",
@@ -136,13 +140,14 @@ static int load_hparams(struct ld *d)
                        "%s: %s.attention.head_count %d is not a multiple of "
                        "%s.attention.head_count_kv %d",
                        path, d->arch->name, hp->n_head, d->arch->name, hp->n_head_kv);
-    hp->head_dim = hp->n_embd / hp->n_head;
+    if (!said)
+        hp->head_dim = hp->n_embd / hp->n_head;
     if (hp->head_dim % 2 != 0)
         return err_set(d->e, ERR_USAGE, "%s: the head size %d is odd (rotary pairs need it even)",
                        path, hp->head_dim);
-    const char *hd = "the head size (embedding_length / head_count)";
+    const char *hd = said ? "the head size (attention.key_length)"
+                          : "the head size (embedding_length / head_count)";
     if (check_equal(d, "rope.dimension_count", hp->head_dim, hd) < 0 ||
-        check_equal(d, "attention.key_length", hp->head_dim, hd) < 0 ||
         check_equal(d, "attention.value_length", hp->head_dim, hd) < 0)
         return -1;
     return 0;
@@ -254,7 +259,7 @@ static int load_biases(struct ld *d, int i, struct llama_layer *l)
         const char *part;
         int64_t n;
         struct qtensor *q;
-    } parts[] = { { "attn_q", hp->n_embd, &l->bq },
+    } parts[] = { { "attn_q", (int64_t)hp->n_head * hp->head_dim, &l->bq },
                   { "attn_k", kv, &l->bk },
                   { "attn_v", kv, &l->bv } };
     for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
@@ -266,18 +271,34 @@ static int load_biases(struct ld *d, int i, struct llama_layer *l)
     return 0;
 }
 
+/* The gains of Q's and K's per-head norms, for an architecture that has
+ * them (Qwen 3). */
+static int load_head_norms(struct ld *d, int i, struct llama_layer *l)
+{
+    int hd = d->L->model.hp.head_dim;
+    if (!(d->L->model.hp.switches & LLAMA_SW_QK_NORM))
+        return 0;
+    char name[GGUF_MAX_NAME + 1];
+    snprintf(name, sizeof name, "blk.%d.attn_q_norm.weight", i);
+    if (need(d, name, hd, 0, &l->q_norm) < 0)
+        return -1;
+    snprintf(name, sizeof name, "blk.%d.attn_k_norm.weight", i);
+    return need(d, name, hd, 0, &l->k_norm);
+}
+
 static int load_layer(struct ld *d, int i, struct llama_layer *l)
 {
     const struct llama_hparams *hp = &d->L->model.hp;
     int64_t e = hp->n_embd, kv = (int64_t)hp->n_head_kv * hp->head_dim, ff = hp->n_ff;
+    int64_t q = (int64_t)hp->n_head * hp->head_dim;
     struct {
         const char *part;
         int64_t ne0, ne1;
         struct qtensor *q;
     } parts[] = {
-        { "attn_norm", e, 0, &l->attn_norm }, { "attn_q", e, e, &l->wq },
+        { "attn_norm", e, 0, &l->attn_norm }, { "attn_q", e, q, &l->wq },
         { "attn_k", e, kv, &l->wk },          { "attn_v", e, kv, &l->wv },
-        { "attn_output", e, e, &l->wo },      { "ffn_norm", e, 0, &l->ffn_norm },
+        { "attn_output", q, e, &l->wo },      { "ffn_norm", e, 0, &l->ffn_norm },
         { "ffn_gate", e, ff, &l->w_gate },    { "ffn_down", ff, e, &l->w_down },
         { "ffn_up", e, ff, &l->w_up },
     };
@@ -287,7 +308,7 @@ static int load_layer(struct ld *d, int i, struct llama_layer *l)
         if (need(d, name, parts[k].ne0, parts[k].ne1, parts[k].q) < 0)
             return -1;
     }
-    return load_biases(d, i, l);
+    return load_biases(d, i, l) < 0 ? -1 : load_head_norms(d, i, l);
 }
 
 /* rope.scaling.type "llama3" in the metadata alone (llama.cpp's

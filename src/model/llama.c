@@ -34,7 +34,6 @@
 #include "model/pool.h"
 #include "model/quant.h"
 
-#define LLAMA_PI           3.14159265358979323846
 #define LLAMA_MAX_CTX      (1 << 20)
 #define LLAMA_MAX_THREADS  64
 #define TOKEN_BLOCK_MAX    32           /* positions one weight row meets at a time */
@@ -81,28 +80,6 @@ struct job {
 };
 
 /* ---- the rotary embedding's frequencies --------------------------------- */
-
-void llama_rope_divisors(const struct llama_hparams *hp, double *div)
-{
-    int half = hp->head_dim / 2;
-    double factor = hp->rope_factor, low = hp->rope_low_freq, high = hp->rope_high_freq;
-    double orig = hp->rope_orig_ctx;
-    for (int i = 0; i < half; i++) {
-        div[i] = 1.0;
-        if (factor == 0.0)
-            continue;
-        double freq = pow(hp->rope_base, -2.0 * i / hp->head_dim);
-        double wavelen = 2.0 * LLAMA_PI / freq;
-        if (wavelen < orig / high) /* fast pairs (short range) stay as trained */
-            continue;
-        if (wavelen > orig / low) { /* slow pairs are stretched by the factor */
-            div[i] = factor;
-            continue;
-        }
-        double s = (orig / wavelen - low) / (high - low);
-        div[i] = 1.0 / ((1.0 - s) / factor + s);
-    }
-}
 
 /* freq[i] = base^(-2i/head_dim) / divisor_i: rope_freqs.weight when the file
  * has it, else the hparams' formula.
@@ -267,6 +244,19 @@ static float dot_head(const float *a, const float *b, int n)
     return t;
 }
 
+/* Each whole head in rows r0 <= r < r1 of nx rows of out RMS-normed with
+ * the gain g (head_dim values): Qwen 3's Q and K norms. */
+static void head_norms(const struct llama_ctx *c, const struct qtensor *g, float *out, int64_t ldo,
+                       int64_t r0, int64_t r1, int nx)
+{
+    int hd = c->m->hp.head_dim;
+    for (int j = 0; j < nx; j++)
+        for (int64_t h = r0; h + hd <= r1; h += hd) {
+            float *o = out + (size_t)j * (size_t)ldo + h;
+            rms_norm(o, g->data, hd, c->m->hp.rms_eps, o);
+        }
+}
+
 /* ---- the jobs ---------------------------------------------------------- */
 
 /* Q, K and V of every token of the pass; q and k rotated; k, v to the cache. */
@@ -293,6 +283,8 @@ static void job_qkv(void *arg, int t, int worker)
         for (int j = 0; j < jb->nx; j++)
             for (int64_t r = r0; r < r1; r++)
                 out[(size_t)j * (size_t)ldo + r] += ((const float *)b->data)[r];
+    if ((c->m->hp.switches & LLAMA_SW_QK_NORM) && w != &jb->L->wv)
+        head_norms(c, w == &jb->L->wq ? &jb->L->q_norm : &jb->L->k_norm, out, ldo, r0, r1, jb->nx);
     if (w != &jb->L->wv)
         rope_rows(c, out, ldo, r0, r1, jb->nx);
 }
@@ -393,7 +385,8 @@ static void layer_pass(struct llama_ctx *c, int layer, int nb, int j0)
     struct job jb = { .c = c, .L = &c->m->layers[layer], .layer = layer, .pos0 = c->len, .nx = nb };
     norm_rows(c, &jb.L->attn_norm, 0, nb);
     jb.chunk = task_rows(c->q_dim, c->threads);
-    if (hp->switches & LLAMA_SW_ROPE_NEOX) /* whole heads: a NEOX pair spans half a head */
+    if (hp->switches &
+        (LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM)) /* whole heads: a NEOX pair or a norm spans them */
         jb.chunk = (jb.chunk + hp->head_dim - 1) / hp->head_dim * hp->head_dim;
     jb.tq = tasks_of(c->q_dim, jb.chunk);
     jb.tk = tasks_of(c->kv_dim, jb.chunk);
@@ -543,6 +536,10 @@ static int check_layers(const struct llama_model *m, int q_dim, int kv_dim, stru
             (check_tensor(&L->bq, "attn_q.bias", l, 1, q_dim, 1, e) < 0 ||
              check_tensor(&L->bk, "attn_k.bias", l, 1, kv_dim, 1, e) < 0 ||
              check_tensor(&L->bv, "attn_v.bias", l, 1, kv_dim, 1, e) < 0))
+            return -1;
+        if ((hp->switches & LLAMA_SW_QK_NORM) &&
+            (check_tensor(&L->q_norm, "attn_q_norm", l, 1, hp->head_dim, 1, e) < 0 ||
+             check_tensor(&L->k_norm, "attn_k_norm", l, 1, hp->head_dim, 1, e) < 0))
             return -1;
     }
     return 0;

@@ -34,13 +34,14 @@ struct qtensor {
 enum {
     LLAMA_SW_QKV_BIAS = 1,  /* Q, K and V add a bias after the product (Qwen 2) */
     LLAMA_SW_ROPE_NEOX = 2, /* the rotary pairs are (x[i], x[i + head_dim / 2]) */
+    LLAMA_SW_QK_NORM = 4,   /* each head of Q and K RMS-normed before the turn (Qwen 3) */
 };
-#define LLAMA_SW_ALL (LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX) /* the switches this pass has */
+#define LLAMA_SW_ALL (LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM)
 
 struct llama_hparams {
     unsigned switches; /* LLAMA_SW_* */
     int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
-    int head_dim;    /* n_embd / n_head */
+    int head_dim;    /* n_embd / n_head, unless the file says (Qwen 3: wider) */
     int n_ctx_train; /* the context it was trained for */
     float rms_eps;   /* llama.attention.layer_norm_rms_epsilon */
     float rope_base; /* llama.rope.freq_base (10000 unless given) */
@@ -52,8 +53,9 @@ struct llama_hparams {
 struct llama_layer {
     struct qtensor attn_norm; /* n_embd, F32 */
     struct qtensor wq, wk, wv, wo;
-    struct qtensor bq, bk, bv; /* with LLAMA_SW_QKV_BIAS: F32, one per row of wq, wk, wv */
-    struct qtensor ffn_norm;   /* n_embd, F32 */
+    struct qtensor bq, bk, bv;     /* with LLAMA_SW_QKV_BIAS: F32, one per row of wq, wk, wv */
+    struct qtensor q_norm, k_norm; /* with LLAMA_SW_QK_NORM: F32 gains, head_dim each */
+    struct qtensor ffn_norm;       /* n_embd, F32 */
     struct qtensor w_gate, w_down, w_up;
 };
 

@@ -5,7 +5,7 @@
  * pre-tokenizer, no BOS), written by logitlab's own GGUF writer
  * (gguf/gguf_write.h).
  *
- *   gen_model --arch llama3|llama2|qwen2 --type TYPE [--layers N --embd N
+ *   gen_model --arch llama3|llama2|qwen2|qwen3 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --seed N --tied 0|1
  *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3|chatml
  *             --shape 1b|3b --threads N] -o OUT.gguf
@@ -62,6 +62,7 @@ struct opts {
     const char *arch, *type, *out, *vocab_dir, *vocab, *rope, *shape;
     const char *tmpl; /* --template llama3|chatml: that chat template whatever the vocabulary */
     int layers, embd, heads, kv, ff, ctx, tied, threads;
+    int head_dim; /* -1: the width over the heads (qwen3: twice that, as Qwen 3's) */
     unsigned long long seed;
 };
 
@@ -255,18 +256,19 @@ static int mix_type(const struct type_row *ty, char part, int i, int n, int gqa)
     return ty->base;
 }
 
-static int qwen2(const struct opts *o)
+/* Qwen 2.5's or Qwen 3's conventions (the vocabulary, the template, the keys' defaults). */
+static int qwen(const struct opts *o)
 {
-    return strcmp(o->arch, "qwen2") == 0;
+    return strcmp(o->arch, "qwen2") == 0 || strcmp(o->arch, "qwen3") == 0;
 }
 
 /* Every tensor of the model, in llama.cpp's order, with the mix's types. */
 static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, int n_vocab,
                 const float *rope)
 {
-    int hd = o->embd / o->heads, base = ty->base, gqa = o->heads / o->kv;
+    int hd = o->head_dim, base = ty->base, gqa = o->heads / o->kv;
     int head = ty->mix != PURE ? QT_Q6_K : base;
-    int64_t e = o->embd, kv = (int64_t)o->kv * hd;
+    int64_t e = o->embd, kv = (int64_t)o->kv * hd, q = (int64_t)o->heads * hd;
     if (add(g, "token_embd.weight", K_MAT, o->tied ? head : base, n_vocab, e) < 0)
         return -1;
     if (rope) {
@@ -282,9 +284,9 @@ static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, 
             int kind, type;
             int64_t rows, cols;
         } p[] = {
-            { "attn_norm", K_NORM, 0, 1, e },      { "attn_q", K_MAT, base, e, e },
+            { "attn_norm", K_NORM, 0, 1, e },      { "attn_q", K_MAT, base, q, e },
             { "attn_k", K_MAT, base, kv, e },      { "attn_v", K_MAT, v, kv, e },
-            { "attn_output", K_MAT, out, e, e },   { "ffn_norm", K_NORM, 0, 1, e },
+            { "attn_output", K_MAT, out, e, q },   { "ffn_norm", K_NORM, 0, 1, e },
             { "ffn_gate", K_MAT, base, o->ff, e }, { "ffn_down", K_MAT, down, e, o->ff },
             { "ffn_up", K_MAT, base, o->ff, e },
         };
@@ -294,9 +296,15 @@ static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, 
             if (add(g, name, p[k].kind, p[k].type, p[k].rows, p[k].cols) < 0)
                 return -1;
             /* Qwen 2's biases on Q, K and V: F32 vectors, as its converter keeps them */
-            if (qwen2(o) && k >= 1 && k <= 3) {
+            if (strcmp(o->arch, "qwen2") == 0 && k >= 1 && k <= 3) {
                 snprintf(name, sizeof name, "blk.%d.%s.bias", i, p[k].part);
                 if (add(g, name, K_BIAS, QT_F32, 1, p[k].rows) < 0)
+                    return -1;
+            }
+            /* Qwen 3's per-head norms of Q and K: F32 gains of a head's width */
+            if (strcmp(o->arch, "qwen3") == 0 && (k == 1 || k == 2)) {
+                snprintf(name, sizeof name, "blk.%d.%s_norm.weight", i, p[k].part);
+                if (add(g, name, K_NORM, 0, 1, hd) < 0)
                     return -1;
             }
         }
@@ -418,7 +426,8 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
     char name[128];
     snprintf(name, sizeof name, "logitlab test %s %s (random weights, seed %llu)", o->arch,
              ty->name, o->seed);
-    const char *arch = qwen2(o) ? "qwen2" : "llama";
+    const char *arch = qwen(o) ? o->arch : "llama";
+    int said = llama3 || strcmp(o->arch, "qwen3") == 0; /* the head size said twice more */
     gguf_w_str(w, "general.architecture", arch);
     gguf_w_str(w, "general.name", name);
     gguf_w_u32(w, "general.file_type", (uint32_t)ty->ftype);
@@ -435,29 +444,29 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
         { "attention.head_count", o->heads },
         { "attention.head_count_kv", o->kv },
         /* Llama 3.2's files say the head size twice more */
-        { "attention.key_length", llama3 ? o->embd / o->heads : -1 },
-        { "attention.value_length", llama3 ? o->embd / o->heads : -1 },
-        { "vocab_size", qwen2(o) ? -1 : n_vocab },
-        { "rope.dimension_count", qwen2(o) ? -1 : o->embd / o->heads },
+        { "attention.key_length", said ? o->head_dim : -1 },
+        { "attention.value_length", said ? o->head_dim : -1 },
+        { "vocab_size", qwen(o) ? -1 : n_vocab },
+        { "rope.dimension_count", qwen(o) ? -1 : o->head_dim },
     };
     char key[64];
     for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
         if (U[i].v >= 0)
             gguf_w_u32(w, (snprintf(key, sizeof key, "%s.%s", arch, U[i].key), key), (uint32_t)U[i].v);
     snprintf(key, sizeof key, "%s.rope.freq_base", arch); /* Qwen 2.5's: 1,000,000 */
-    gguf_w_f32(w, key, qwen2(o) ? 1000000.0f : llama3 ? 500000.0f : 10000.0f);
+    gguf_w_f32(w, key, qwen(o) ? 1000000.0f : llama3 ? 500000.0f : 10000.0f);
     snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
-    gguf_w_f32(w, key, qwen2(o) ? 1e-6f : 1e-5f);
+    gguf_w_f32(w, key, qwen(o) ? 1e-6f : 1e-5f);
 }
 
 /* ---- the command line ---------------------------------------------------- */
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
+    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2|qwen3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
                     "Q5_0|Q5_1|IQ4_NL|Q2_K|Q3_K|Q4_K|\n"
                     "       Q5_K|Q6_K|IQ4_XS|Q2_K_MIX|Q3_K_M|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M\n"
-                    "       [--layers N --embd N --heads N --kv-heads N --ff N --ctx N --seed N\n"
+                    "       [--layers N --embd N --heads N --head-dim N --kv-heads N --ff N --ctx N --seed N\n"
                     "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
                     "        --shape 1b|3b --threads N] -o OUT.gguf\n");
     return -1;
@@ -488,6 +497,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "--layers", &o->layers, 1, LLAMA_MAX_LAYERS, NULL },
         { "--embd", &o->embd, 2, LLAMA_MAX_EMBD, NULL },
         { "--heads", &o->heads, 1, LLAMA_MAX_HEADS, NULL },
+        { "--head-dim", &o->head_dim, 2, LLAMA_MAX_EMBD, NULL },
         { "--kv-heads", &o->kv, 1, LLAMA_MAX_HEADS, NULL },
         { "--ff", &o->ff, 1, 1 << 20, NULL },
         { "--ctx", &o->ctx, 1, 1 << 24, NULL },
@@ -530,12 +540,14 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The shape and conventions of the architecture, for what was not given. */
 static int defaults(struct opts *o)
 {
-    int l3 = strcmp(o->arch, "llama3") == 0 || qwen2(o);
+    int l3 = strcmp(o->arch, "llama3") == 0 || qwen(o);
     int b1 = o->shape && strcmp(o->shape, "1b") == 0, b3 = o->shape && strcmp(o->shape, "3b") == 0;
     if (!l3 && strcmp(o->arch, "llama2") != 0)
-        return fprintf(stderr, "gen_model: --arch %s: llama3, llama2 or qwen2\n", o->arch), -1;
-    if (qwen2(o) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
-        return fprintf(stderr, "gen_model: --arch qwen2 takes no --shape and no rope scaling\n"),
+        return fprintf(stderr, "gen_model: --arch %s: llama3, llama2, qwen2 or qwen3\n", o->arch),
+               -1;
+    if (qwen(o) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
+        return fprintf(stderr, "gen_model: --arch %s takes no --shape and no rope scaling\n",
+                       o->arch),
                -1;
     if (o->shape && !b1 && !b3)
         return fprintf(stderr, "gen_model: --shape %s: 1b or 3b\n", o->shape), -1;
@@ -549,14 +561,16 @@ static int defaults(struct opts *o)
         if (*f[i] < 0)
             *f[i] = d[i];
     if (!o->rope)
-        o->rope = l3 && !qwen2(o) ? "llama3" : "none";
+        o->rope = l3 && !qwen(o) ? "llama3" : "none";
     if (strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
         return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
     if (o->tmpl && strcmp(o->tmpl, "llama3") != 0 && strcmp(o->tmpl, "chatml") != 0)
         return fprintf(stderr, "gen_model: --template %s: llama3 or chatml\n", o->tmpl), -1;
     if (o->vocab && strcmp(o->vocab, "tiny") != 0)
         return fprintf(stderr, "gen_model: --vocab %s: only tiny\n", o->vocab), -1;
-    if (o->embd % o->heads != 0 || (o->embd / o->heads) % 2 != 0 || o->heads % o->kv != 0)
+    if (o->head_dim < 0 && o->embd % o->heads == 0)
+        o->head_dim = o->embd / o->heads * (strcmp(o->arch, "qwen3") == 0 ? 2 : 1);
+    if (o->head_dim < 0 || o->head_dim % 2 != 0 || o->heads % o->kv != 0)
         return fprintf(stderr,
                        "gen_model: --embd %d, --heads %d, --kv-heads %d: the width must be an "
                        "even multiple of the heads, the heads a multiple of the KV heads\n",
@@ -570,7 +584,7 @@ static int defaults(struct opts *o)
 static float *llama3_rope(const struct opts *o)
 {
     struct llama_hparams hp = { 0 };
-    hp.head_dim = o->embd / o->heads;
+    hp.head_dim = o->head_dim;
     hp.rope_base = 500000.0f;
     hp.rope_factor = 32.0f;
     hp.rope_low_freq = 1.0f;
@@ -597,7 +611,7 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
         return tokdata_llama2(td, dir, e);
     if (tokdata_llama3(td, dir, e) < 0)
         return -1;
-    if (qwen2(o)) { /* Llama 3's byte-level BPE under Qwen 2's pre-tokenizer and no BOS, */
+    if (qwen(o)) { /* Llama 3's byte-level BPE under Qwen 2's pre-tokenizer and no BOS, */
         td->spec.pre = (struct tok_str){ "qwen2", 5 };
         td->spec.add_bos = 0;
         /* two reserved tokens standing in for ChatML's, as Qwen's vocabulary has them */
@@ -654,7 +668,7 @@ static int build(const struct opts *o, const struct type_row *ty, const struct t
     put_hparams(w, o, ty, l3, tok->n);
     /* the template names the vocabulary's tokens (--template writes one anyway,
      * to test a vocabulary without them) */
-    const char *tmpl = l3 && !o->vocab ? LLAMA3_TEMPLATE : qwen2(o) ? CHATML_TEMPLATE : NULL;
+    const char *tmpl = l3 && !o->vocab ? LLAMA3_TEMPLATE : qwen(o) ? CHATML_TEMPLATE : NULL;
     if (o->tmpl)
         tmpl = strcmp(o->tmpl, "chatml") == 0 ? CHATML_TEMPLATE : LLAMA3_TEMPLATE;
     put_tokenizer(w, tok, tmpl);
@@ -678,6 +692,7 @@ static int build(const struct opts *o, const struct type_row *ty, const struct t
 int main(int argc, char **argv)
 {
     struct opts o = { .layers = -1,
+                      .head_dim = -1,
                       .embd = -1,
                       .heads = -1,
                       .kv = -1,

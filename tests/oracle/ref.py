@@ -420,8 +420,11 @@ class Weight:
 
 # The architectures, as src/gguf/arch.def switches them (written here from the models' papers
 # and llama.cpp's documented conventions, not from logitlab's code): whether Q, K and V add a
-# bias, and whether the rotary pairs are (i, i + n_rot/2) (ggml's NEOX mode) or adjacent.
-ARCHS = {"llama": {"bias": False, "neox": False}, "qwen2": {"bias": True, "neox": True}}
+# bias, whether the rotary pairs are (i, i + n_rot/2) (ggml's NEOX mode) or adjacent, and
+# whether each head of Q and K is RMS-normed (with its own gain) before the rotation.
+ARCHS = {"llama": {"bias": False, "neox": False, "qk_norm": False},
+         "qwen2": {"bias": True, "neox": True, "qk_norm": False},
+         "qwen3": {"bias": False, "neox": True, "qk_norm": True}}
 
 
 class Llama:
@@ -430,6 +433,7 @@ class Llama:
         if arch not in ARCHS:
             raise GgufError(f"{g.path}: architecture {arch!r}, not one of {sorted(ARCHS)}")
         self.bias, self.neox = ARCHS[arch]["bias"], ARCHS[arch]["neox"]
+        self.qk_norm = ARCHS[arch]["qk_norm"]
 
         def key(k, default=None):
             v = g.meta.get(f"{arch}.{k}", default)
@@ -441,7 +445,7 @@ class Llama:
         self.n_embd = int(key("embedding_length"))
         self.n_head = int(key("attention.head_count"))
         self.n_kv = int(key("attention.head_count_kv", self.n_head))
-        self.head_dim = self.n_embd // self.n_head
+        self.head_dim = int(key("attention.key_length", self.n_embd // self.n_head))
         self.eps = float(key("attention.layer_norm_rms_epsilon"))
         self.n_rot = int(key("rope.dimension_count", self.head_dim))
         base = float(key("rope.freq_base", 10000.0))
@@ -460,6 +464,8 @@ class Llama:
                 w[n] = g.tensor(f"blk.{i}.{n}.weight")
             for n in ("attn_q", "attn_k", "attn_v"):
                 w[n + ".bias"] = g.tensor(f"blk.{i}.{n}.bias").reshape(-1) if self.bias else 0.0
+            for n in ("attn_q_norm", "attn_k_norm"):
+                w[n] = g.tensor(f"blk.{i}.{n}.weight").reshape(-1) if self.qk_norm else None
             self.layers.append(w)
         # Rotary frequencies of adjacent pairs (2i, 2i+1): base^(-2i/n_rot), divided by
         # Llama 3.1's per-frequency factors when the file carries them.
@@ -510,8 +516,11 @@ class Llama:
             h = self.norm(x, w["attn_norm"])
             q = h @ w["attn_q"] + w["attn_q.bias"]
             k = h @ w["attn_k"] + w["attn_k.bias"]
-            q = self.rope(q.reshape(t, self.n_head, self.head_dim), pos)
-            k = self.rope(k.reshape(t, self.n_kv, self.head_dim), pos)
+            q = q.reshape(t, self.n_head, self.head_dim)
+            k = k.reshape(t, self.n_kv, self.head_dim)
+            if self.qk_norm:  # each head normed over its own values
+                q, k = self.norm(q, w["attn_q_norm"]), self.norm(k, w["attn_k_norm"])
+            q, k = self.rope(q, pos), self.rope(k, pos)
             v = (h @ w["attn_v"] + w["attn_v.bias"]).reshape(t, self.n_kv, self.head_dim)
             self.k[li] = K = np.concatenate([self.k[li], k])
             self.v[li] = V = np.concatenate([self.v[li], v])

@@ -79,7 +79,7 @@ rm -f "$RES/failed"
 grep -v '^""$' "$HERE/prompts.txt" >"$RES/prompts-nobos.txt"
 prompts_for() { # gen_model's arguments
 	case " $1 " in
-	*" --arch qwen2 "*) echo "$RES/prompts-nobos.txt" ;;
+	*" --arch qwen2 "* | *" --arch qwen3 "*) echo "$RES/prompts-nobos.txt" ;;
 	*) echo "$HERE/prompts.txt" ;;
 	esac
 }

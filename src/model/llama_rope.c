@@ -1,0 +1,31 @@
+/* llama_rope.c - Llama 3.1's rope scaling from the hyperparameters alone
+ * (model/llama.h's llama_rope_divisors): what the forward pass divides each
+ * rotary pair's angle by when a file gives the formula's keys, and what the
+ * tests' generator stores as rope_freqs.weight. */
+#include <math.h>
+
+#include "model/llama.h"
+
+#define LLAMA_PI 3.14159265358979323846
+
+void llama_rope_divisors(const struct llama_hparams *hp, double *div)
+{
+    int half = hp->head_dim / 2;
+    double factor = hp->rope_factor, low = hp->rope_low_freq, high = hp->rope_high_freq;
+    double orig = hp->rope_orig_ctx;
+    for (int i = 0; i < half; i++) {
+        div[i] = 1.0;
+        if (factor == 0.0)
+            continue;
+        double freq = pow(hp->rope_base, -2.0 * i / hp->head_dim);
+        double wavelen = 2.0 * LLAMA_PI / freq;
+        if (wavelen < orig / high) /* fast pairs (short range) stay as trained */
+            continue;
+        if (wavelen > orig / low) { /* slow pairs are stretched by the factor */
+            div[i] = factor;
+            continue;
+        }
+        double s = (orig / wavelen - low) / (high - low);
+        div[i] = 1.0 / ((1.0 - s) / factor + s);
+    }
+}
