@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "base/outfile.h"
+#include "data/model_find.h"
 #include "data/config.h"
 #include "core/draws.h"
 #include "data/keys.h"
@@ -581,6 +582,11 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     char **args = argv + optind;
     if (find_command(o, &rest, &args, e) < 0)
         return -1;
+    /* -m NAME: a file, or a model by its manager's name (data/model_find.h) */
+    if (o->model && model_find(o->model, o->model_path, sizeof o->model_path, e) < 0)
+        return err_prefix(e, "--model"), -1;
+    if (o->model)
+        o->model = o->model_path;
     if (o->command && strcmp(o->command, "lessons") == 0)
         return check_takes(o, given, e);
     if (o->command && strcmp(o->command, "tokenize") == 0)

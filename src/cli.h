@@ -43,7 +43,8 @@ struct options {
     int no_config;              /* --no-config: built-in defaults only */
     int theme;                  /* --theme: an enum theme + 1; 0: the config's */
     int backend;                /* --backend: enum backend_choice (0: auto) */
-    const char *model;          /* -m, --model FILE.gguf: a real model's logits */
+    const char *model;          /* -m, --model FILE.gguf or NAME: a real model's logits */
+    char model_path[4096];      /* the file of --model NAME (Ollama's blob, say) */
     const char *prompt;         /* -p, --prompt TEXT: the model's prompt */
     const char *prompt_file;    /* -f, --prompt-file FILE: the prompt read from FILE */
     int special;                /* --special: special tokens' text in the prompt is theirs */

@@ -249,5 +249,26 @@ else
     done
 fi
 
+# -m NAME: a model by Ollama's name (issue 32, part 5). A fake Ollama tree: a
+# manifest whose model layer (digest before mediaType, as the object's keys
+# may come) names a blob, the qwen2 file's bytes; -m qwen:tiny opens that
+# blob, the same context as the file itself.
+O="$TMP/home/.ollama/models"
+mkdir -p "$O/manifests/registry.ollama.ai/library/qwen" "$O/blobs"
+H=$(sha256sum "$MQ" | cut -d' ' -f1)
+cp "$MQ" "$O/blobs/sha256-$H"
+printf '{"schemaVersion":2,"config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:%064d","size":485},"layers":[{"digest":"sha256:%s","mediaType":"application/vnd.ollama.image.model","size":1},{"mediaType":"application/vnd.ollama.image.license","digest":"sha256:%064d","size":1}]}' \
+    1 "$H" 2 >"$O/manifests/registry.ollama.ai/library/qwen/tiny"
+want=$("$BIN" show --model "$MQ" -p "Hi there" --format json --top 1 | jq -c '.context')
+got=$(HOME="$TMP/home" OLLAMA_MODELS= "$BIN" show --model qwen:tiny -p "Hi there" --format json --top 1 | jq -c '.context')
+[ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "-m qwen:tiny: $got, want $want"
+# A name with no manifest says where it looked (the tag "latest" when none
+# is given); a manifest whose blob is gone says which.
+HOME="$TMP/home" OLLAMA_MODELS= expect 2 "logitlab: --model: 'qwen' is no file, nor a model of Ollama's (no $O/manifests/registry.ollama.ai/library/qwen/latest; \`ollama list\` shows its names)" \
+    show --model qwen -p hi
+rm "$O/blobs/sha256-$H"
+HOME="$TMP/home" OLLAMA_MODELS= expect 2 "logitlab: --model: $O/manifests/registry.ollama.ai/library/qwen/tiny names the blob $O/blobs/sha256-$H, which is missing" \
+    show --model qwen:tiny -p hi
+
 echo "model: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
