@@ -23,6 +23,7 @@ static void usage_commands(FILE *out)
             "       logitlab generate LESSON [SETTINGS]\n"
             "       logitlab export LESSON [-o FILE] [--force] [SETTINGS]\n"
             "       logitlab lessons\n"
+            "       logitlab models\n"
             "       logitlab tokenize -m FILE.gguf (-p TEXT | -f FILE) [--special] [--no-bos]\n"
             "       logitlab [show|generate|export] --model FILE.gguf [-p TEXT] [OPTIONS]\n"
             "\n"
@@ -40,6 +41,8 @@ static void usage_commands(FILE *out)
             "  export LESSON  every step of a lesson as one Markdown handout, exercises as\n"
             "                 worksheets with the answers at the end\n"
             "  lessons        list the lessons (id and title) in teaching order\n"
+            "  models         list Ollama's models (-m NAME:TAG opens one): architecture,\n"
+            "                 weight type, size, and whether logitlab runs it\n"
             "  tokenize       print the ids the model's tokenizer gives the text, on one\n"
             "                 line; the file may hold a vocabulary only (any architecture)\n"
             "\n"
@@ -285,11 +288,12 @@ enum {
     IN_LESSONS = 16,
     IN_PICTURE = 32,
     IN_TOKENIZE = 64,
+    IN_MODELS = 128,
 };
 #define IN_WRITERS (IN_SHOW | IN_GENERATE | IN_EXPORT) /* those that write a report */
 #define IN_RUNS    (IN_VIEW | IN_WRITERS | IN_PICTURE) /* those that run a lesson */
 #define IN_DRAWN   (IN_VIEW | IN_PICTURE)              /* those that draw the view */
-#define IN_ALL     (IN_RUNS | IN_LESSONS)
+#define IN_ALL     (IN_RUNS | IN_LESSONS | IN_MODELS)
 
 /* What an option's value names, when it must not be empty. */
 enum { ANY_TEXT, A_FILE, A_DIR };
@@ -396,15 +400,15 @@ static int find_command(struct options *o, int *rest, char ***args, struct err *
     char **w = *args;
     if (*rest > 0 && (strcmp(w[0], "show") == 0 || strcmp(w[0], "lessons") == 0 ||
                       strcmp(w[0], "generate") == 0 || strcmp(w[0], "export") == 0 ||
-                      strcmp(w[0], "tokenize") == 0)) {
+                      strcmp(w[0], "tokenize") == 0 || strcmp(w[0], "models") == 0)) {
         o->command = w[0];
         (*args)++;
         (*rest)--;
         w++;
     }
-    if (o->command && strcmp(o->command, "lessons") == 0) {
+    if (o->command && (strcmp(o->command, "lessons") == 0 || strcmp(o->command, "models") == 0)) {
         if (*rest > 0)
-            return err_set(e, ERR_USAGE, "'lessons' takes no argument (got '%s')", w[0]);
+            return err_set(e, ERR_USAGE, "'%s' takes no argument (got '%s')", o->command, w[0]);
         return 0;
     }
     if (o->command && strcmp(o->command, "tokenize") == 0) {
@@ -501,7 +505,7 @@ static unsigned command_bit(const struct options *o, const char **name)
         unsigned bit;
     } COMMANDS[] = {
         { "show", IN_SHOW },       { "generate", IN_GENERATE }, { "export", IN_EXPORT },
-        { "lessons", IN_LESSONS }, { "tokenize", IN_TOKENIZE },
+        { "lessons", IN_LESSONS }, { "tokenize", IN_TOKENIZE }, { "models", IN_MODELS },
     };
     for (size_t i = 0; command && i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (strcmp(command, COMMANDS[i].word) == 0) {
@@ -587,7 +591,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         return err_prefix(e, "--model"), -1;
     if (o->model)
         o->model = o->model_path;
-    if (o->command && strcmp(o->command, "lessons") == 0)
+    if (o->command && (strcmp(o->command, "lessons") == 0 || strcmp(o->command, "models") == 0))
         return check_takes(o, given, e);
     if (o->command && strcmp(o->command, "tokenize") == 0)
         return check_tokenize(o, given, e);

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "base/utf8.h"
@@ -12,6 +13,9 @@
 #include "gguf/gguf.h"
 #include "gguf/gguf_llama.h"
 #include "data/lesson.h"
+#include "data/model_find.h"
+#include "gguf/arch.h"
+#include "model/quant.h"
 #include "gguf/tokenizer.h"
 
 /* Every message main prints goes through here: "logitlab: ", what, the
@@ -105,5 +109,45 @@ int cmd_version(int path)
     printf("logitlab %s\n", LOGITLAB_VERSION);
     printf("vector path: %s (%s)%s\n", vec_path_name(path), vec_path_level(path),
            env && *env ? ", set by " VEC_ENV : "");
+    return 0;
+}
+
+/* One line of `logitlab models`: NAME ARCH TYPE SIZE VERDICT, every name
+ * from the disk escaped. */
+static void model_line(void *arg, const char *name, const char *path)
+{
+    (void)arg;
+    char arch[64] = "-", type[32] = "-", verdict[96] = "no model layer or blob";
+    double mb = 0;
+    struct err e;
+    struct gguf *g = path ? gguf_open(path, &e) : NULL;
+    if (path && !g)
+        snprintf(verdict, sizeof verdict, "not a GGUF file logitlab reads");
+    if (g) {
+        struct gguf_str a = { "", 0 };
+        gguf_get_str(g, "general.architecture", &a, &e);
+        gguf_escape(a.s, a.len, arch, sizeof arch);
+        const struct gguf_tensor *q = gguf_tensor(g, "blk.0.attn_q.weight");
+        if (q)
+            quant_name(q->type, type, sizeof type);
+        struct stat st;
+        mb = stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0;
+        snprintf(verdict, sizeof verdict, "%s", arch_find(a.s, a.len) ? "runs" : "not run here");
+        gguf_close(g);
+    }
+    utf8_write_escaped(stdout, name, strlen(name), 0);
+    printf("\t%s\t%s\t%.1f MB\t%s\n", arch, type, mb, verdict);
+}
+
+int cmd_models(void)
+{
+    char dir[2048];
+    model_ollama_dir(dir, sizeof dir);
+    int n = model_list(model_line, NULL);
+    if (n < 0)
+        printf("no models: Ollama's folder %s%s does not exist (OLLAMA_MODELS moves it)\n",
+               dir[0] ? dir : "~/.ollama/models", "/manifests/registry.ollama.ai/library");
+    else
+        printf("%d model%s in %s (Ollama's)\n", n, n == 1 ? "" : "s", dir);
     return 0;
 }

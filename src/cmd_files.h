@@ -28,6 +28,12 @@ int cmd_lessons(const struct options *o, struct err *e);
  * llama-tokenize. A warning about the file's metadata goes to stderr. */
 int cmd_tokenize(const struct options *o, const char *text, size_t len, struct err *e);
 
+/* `logitlab models`: each model of Ollama's library (data/model_find.h), a
+ * line each: its name, architecture, the type of its Q weights, its size,
+ * and whether logitlab runs that architecture; or where it looked when
+ * there is no such folder. Reads each file's header only. Returns 0. */
+int cmd_models(void);
+
 /* `logitlab --version`: the version, and the vector path the dense loops
  * take (base/vecpath.h; path, which vec_path_check chose), and whether
  * LOGITLAB_VECTOR set it. Returns 0. */

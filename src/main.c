@@ -598,6 +598,8 @@ static int run_command(struct session *ss, struct err *e)
         return -1;
     if (o->command && strcmp(o->command, "lessons") == 0)
         return cmd_lessons(o, e);
+    if (o->command && strcmp(o->command, "models") == 0)
+        return cmd_models();
     if (o->command && strcmp(o->command, "tokenize") == 0) {
         const char *text = ss->model.prompt ? ss->model.prompt : o->prompt;
         return cmd_tokenize(o, text, strlen(text), e);

@@ -262,6 +262,17 @@ printf '{"schemaVersion":2,"config":{"mediaType":"application/vnd.docker.contain
 want=$("$BIN" show --model "$MQ" -p "Hi there" --format json --top 1 | jq -c '.context')
 got=$(HOME="$TMP/home" OLLAMA_MODELS= "$BIN" show --model qwen:tiny -p "Hi there" --format json --top 1 | jq -c '.context')
 [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "-m qwen:tiny: $got, want $want"
+# logitlab models lists it with its architecture, Q weights' type and size, and
+# a manifest without a model layer as such; with no Ollama folder it says
+# where it looked.
+printf '{"layers":[]}' >"$O/manifests/registry.ollama.ai/library/qwen/broken"
+size=$(awk -v b="$(wc -c <"$MQ")" 'BEGIN { printf "%.1f", b / 1e6 }')
+got=$(HOME="$TMP/home" OLLAMA_MODELS= "$BIN" models | sort)
+want=$(printf '2 models in %s (Ollama'"'"'s)\nqwen:broken\t-\t-\t0.0 MB\tno model layer or blob\nqwen:tiny\tqwen2\tF32\t%s MB\truns' "$O" "$size" | sort)
+[ "$got" = "$want" ] && ok || bad "logitlab models: [$got], want [$want]"
+got=$(HOME="$TMP/nowhere" OLLAMA_MODELS= "$BIN" models)
+[ "$got" = "no models: Ollama's folder $TMP/nowhere/.ollama/models/manifests/registry.ollama.ai/library does not exist (OLLAMA_MODELS moves it)" ] &&
+    ok || bad "logitlab models without a folder: $got"
 # A name with no manifest says where it looked (the tag "latest" when none
 # is given); a manifest whose blob is gone says which.
 HOME="$TMP/home" OLLAMA_MODELS= expect 2 "logitlab: --model: 'qwen' is no file, nor a model of Ollama's (no $O/manifests/registry.ollama.ai/library/qwen/latest; \`ollama list\` shows its names)" \

@@ -33,7 +33,7 @@ while IFS="$(printf '\t')" read -r file line; do
     # the trained model that ships, made by the build: a path from the top of the tree
     cmd=$(printf '%s\n' "$cmd" | sed -E "s# data/stories260K# $TOP/data/stories260K#g")
     sub=$(printf '%s\n' "$cmd" | awk '{ print $2 }')
-    case $sub in show | generate | export | lessons | tokenize) ;; *) cmd="$cmd --headless" ;; esac
+    case $sub in show | generate | export | lessons | tokenize | models) ;; *) cmd="$cmd --headless" ;; esac
     n=$((n + 1))
     mkdir "$TMP/run$n"
     (cd "$TMP/run$n" && eval "timeout 300 $(printf '%s\n' "$cmd" | sed "s#^logitlab#\"$BIN\"#")") \

@@ -1,6 +1,7 @@
 #include "data/model_find.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,4 +105,62 @@ int model_find(const char *name, char *path, size_t n, struct err *e)
         return 0;
     }
     return find_ollama(name, path, n, e);
+}
+
+/* The blob of one manifest file, or NULL (no model layer, or it is missing). */
+static const char *manifest_blob(const char *manifest, const char *dir, char *path, size_t n)
+{
+    char *json;
+    size_t len;
+    char hex[65];
+    struct err e;
+    if (readfile(manifest, MANIFEST_MAX, &json, &len, &e) < 0)
+        return NULL;
+    int rc = layer_digest(json, hex);
+    free(json);
+    if (rc < 0)
+        return NULL;
+    snprintf(path, n, "%s/blobs/sha256-%s", dir, hex);
+    return is_file(path) ? path : NULL;
+}
+
+/* The tags of one model's folder. */
+static int list_tags(const char *dir, const char *lib, const char *model, model_seen_fn fn,
+                     void *arg)
+{
+    char folder[4096 + 256];
+    snprintf(folder, sizeof folder, "%s/%s", lib, model);
+    DIR *d = opendir(folder);
+    if (!d)
+        return 0;
+    int n = 0;
+    for (struct dirent *t; (t = readdir(d)) != NULL;) {
+        char manifest[sizeof folder + 256], name[512], path[4096];
+        if (t->d_name[0] == '.')
+            continue;
+        snprintf(manifest, sizeof manifest, "%s/%s", folder, t->d_name);
+        if (!is_file(manifest))
+            continue;
+        snprintf(name, sizeof name, "%s:%s", model, t->d_name);
+        fn(arg, name, manifest_blob(manifest, dir, path, sizeof path));
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+int model_list(model_seen_fn fn, void *arg)
+{
+    char dir[2048], lib[4096];
+    model_ollama_dir(dir, sizeof dir);
+    snprintf(lib, sizeof lib, "%s/manifests/registry.ollama.ai/library", dir);
+    DIR *d = dir[0] ? opendir(lib) : NULL;
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *m; (m = readdir(d)) != NULL;)
+        if (m->d_name[0] != '.')
+            n += list_tags(dir, lib, m->d_name, fn, arg);
+    closedir(d);
+    return n;
 }

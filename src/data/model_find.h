@@ -19,4 +19,14 @@ void model_ollama_dir(char *buf, size_t n);
  * message naming what was looked at. */
 int model_find(const char *name, char *path, size_t n, struct err *e);
 
+/* Called by model_list for each model found: its name ("llama3.2:1b") and
+ * its file (NULL when the manifest names no model layer, or a blob that is
+ * missing). */
+typedef void (*model_seen_fn)(void *arg, const char *name, const char *path);
+
+/* Every model of Ollama's library (manifests/registry.ollama.ai/library/
+ * NAME/TAG), in the order of the directories. Returns how many, or -1 when
+ * the folder does not exist (nothing to list). */
+int model_list(model_seen_fn fn, void *arg);
+
 #endif
