@@ -125,8 +125,8 @@ static void model_line(void *arg, const char *name, const char *path)
         snprintf(verdict, sizeof verdict, "not a GGUF file logitlab reads");
     if (g) {
         struct gguf_str a = { "", 0 };
-        gguf_get_str(g, "general.architecture", &a, &e);
-        gguf_escape(a.s, a.len, arch, sizeof arch);
+        if (gguf_get_str(g, "general.architecture", &a, &e) == 1)
+            gguf_escape(a.s, a.len, arch, sizeof arch);
         const struct gguf_tensor *q = gguf_tensor(g, "blk.0.attn_q.weight");
         if (q)
             quant_name(q->type, type, sizeof type);
@@ -141,12 +141,12 @@ static void model_line(void *arg, const char *name, const char *path)
 
 int cmd_models(void)
 {
-    char dir[2048];
+    char dir[2048], lib[4096];
     model_ollama_dir(dir, sizeof dir);
+    model_ollama_library(lib, sizeof lib);
     int n = model_list(model_line, NULL);
     if (n < 0)
-        printf("no models: Ollama's folder %s%s does not exist (OLLAMA_MODELS moves it)\n",
-               dir[0] ? dir : "~/.ollama/models", "/manifests/registry.ollama.ai/library");
+        printf("no models: Ollama's folder %s does not exist (OLLAMA_MODELS moves it)\n", lib);
     else
         printf("%d model%s in %s (Ollama's)\n", n, n == 1 ? "" : "s", dir);
     return 0;

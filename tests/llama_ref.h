@@ -31,13 +31,6 @@ struct tiny {
     int nmem;
 };
 
-/* The shape of the brief: 2 layers, width 16, 4 heads sharing 2 KV heads,
- * FFN 24, 11 tokens, a Llama. */
-#define SHAPE_SMALL                                                                                \
-    {                                                                                              \
-        2, 16, 4, 2, 24, 11, QT_F32, 0, 0                                                          \
-    }
-
 uint64_t rng_next(uint64_t *s);
 void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed);
 void tiny_free(struct tiny *t);

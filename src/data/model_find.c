@@ -23,6 +23,13 @@ void model_ollama_dir(char *buf, size_t n)
         buf[0] = '\0';
 }
 
+void model_ollama_library(char *buf, size_t n)
+{
+    char dir[2048];
+    model_ollama_dir(dir, sizeof dir);
+    snprintf(buf, n, "%s/manifests/registry.ollama.ai/library", dir[0] ? dir : "~/.ollama/models");
+}
+
 static int is_file(const char *path)
 {
     struct stat st;
@@ -63,23 +70,10 @@ static int layer_digest(const char *json, char *hex)
     return -1;
 }
 
-/* NAME[:TAG] as Ollama's manifest path and its blob. */
-static int find_ollama(const char *name, char *path, size_t n, struct err *e)
+/* The blob that manifest names, under Ollama's folder dir, into path.
+ * Returns 0, or -1 with a message naming the manifest. */
+static int manifest_blob(const char *manifest, const char *dir, char *path, size_t n, struct err *e)
 {
-    char dir[2048], model[256], manifest[4096];
-    model_ollama_dir(dir, sizeof dir);
-    snprintf(model, sizeof model, "%s", name);
-    char *colon = strchr(model, ':');
-    const char *tag = colon ? colon + 1 : "latest";
-    if (colon)
-        *colon = '\0';
-    snprintf(manifest, sizeof manifest, "%s/manifests/registry.ollama.ai/library/%s/%s", dir, model,
-             tag);
-    if (!dir[0] || !is_file(manifest))
-        return err_set(e, ERR_USAGE,
-                       "'%s' is no file, nor a model of Ollama's (no %s; `ollama list` shows its "
-                       "names)",
-                       name, dir[0] ? manifest : "HOME to find ~/.ollama/models in");
     char *json;
     size_t len;
     if (readfile(manifest, MANIFEST_MAX, &json, &len, e) < 0)
@@ -96,6 +90,26 @@ static int find_ollama(const char *name, char *path, size_t n, struct err *e)
     return 0;
 }
 
+/* NAME[:TAG] as Ollama's manifest path and its blob. */
+static int find_ollama(const char *name, char *path, size_t n, struct err *e)
+{
+    char dir[2048], lib[4096], model[256], manifest[4096 + 512];
+    model_ollama_dir(dir, sizeof dir);
+    model_ollama_library(lib, sizeof lib);
+    snprintf(model, sizeof model, "%s", name);
+    char *colon = strchr(model, ':');
+    const char *tag = colon ? colon + 1 : "latest";
+    if (colon)
+        *colon = '\0';
+    snprintf(manifest, sizeof manifest, "%s/%s/%s", lib, model, tag);
+    if (!dir[0] || !is_file(manifest))
+        return err_set(e, ERR_USAGE,
+                       "'%s' is no file, nor a model of Ollama's (no %s; `ollama list` shows its "
+                       "names)",
+                       name, dir[0] ? manifest : "HOME to find ~/.ollama/models in");
+    return manifest_blob(manifest, dir, path, n, e);
+}
+
 int model_find(const char *name, char *path, size_t n, struct err *e)
 {
     size_t len = strlen(name);
@@ -105,23 +119,6 @@ int model_find(const char *name, char *path, size_t n, struct err *e)
         return 0;
     }
     return find_ollama(name, path, n, e);
-}
-
-/* The blob of one manifest file, or NULL (no model layer, or it is missing). */
-static const char *manifest_blob(const char *manifest, const char *dir, char *path, size_t n)
-{
-    char *json;
-    size_t len;
-    char hex[65];
-    struct err e;
-    if (readfile(manifest, MANIFEST_MAX, &json, &len, &e) < 0)
-        return NULL;
-    int rc = layer_digest(json, hex);
-    free(json);
-    if (rc < 0)
-        return NULL;
-    snprintf(path, n, "%s/blobs/sha256-%s", dir, hex);
-    return is_file(path) ? path : NULL;
 }
 
 /* The tags of one model's folder. */
@@ -142,7 +139,8 @@ static int list_tags(const char *dir, const char *lib, const char *model, model_
         if (!is_file(manifest))
             continue;
         snprintf(name, sizeof name, "%s:%s", model, t->d_name);
-        fn(arg, name, manifest_blob(manifest, dir, path, sizeof path));
+        struct err e; /* a manifest without its model is listed as such */
+        fn(arg, name, manifest_blob(manifest, dir, path, sizeof path, &e) == 0 ? path : NULL);
         n++;
     }
     closedir(d);
@@ -153,7 +151,7 @@ int model_list(model_seen_fn fn, void *arg)
 {
     char dir[2048], lib[4096];
     model_ollama_dir(dir, sizeof dir);
-    snprintf(lib, sizeof lib, "%s/manifests/registry.ollama.ai/library", dir);
+    model_ollama_library(lib, sizeof lib);
     DIR *d = dir[0] ? opendir(lib) : NULL;
     if (!d)
         return -1;

@@ -13,6 +13,11 @@
  * "" when neither can be said (no HOME). */
 void model_ollama_dir(char *buf, size_t n);
 
+/* Its library of manifests, one folder per model and a file per tag:
+ * DIR/manifests/registry.ollama.ai/library ("~/.ollama/models/..." when
+ * there is no HOME, for messages). */
+void model_ollama_library(char *buf, size_t n);
+
 /* The file of model name into path: name itself when it is a file, or has
  * a '/', or ends in .gguf (opening it says what is wrong); else Ollama's
  * blob for NAME[:TAG] (tag "latest" when none). Returns 0, or -1 with a
