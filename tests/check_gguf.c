@@ -654,6 +654,9 @@ struct model_spec {
     int rope_freqs;    /* rope_freqs.weight's length (0: none) */
     int qwen2;         /* architecture qwen2: its keys, and biases on Q, K and V */
     int qwen3;         /* architecture qwen3: heads of 8 (key_length), Q and K norms */
+    int phi3;          /* architecture phi3: 1 Q, K and V fused (attn_qkv [8, 16]), 2 apart;
+                        * the gate and up fused (ffn_up [8, 32]); rope_factors_long/short [2],
+                        * original context 32, attention factor 1.5 */
     void (*keys)(struct gguf_writer *w);
 };
 
@@ -686,8 +689,12 @@ static void model_keys(struct gguf_writer *w, const struct model_spec *m)
                                           4 },
                                         { "a", 1 },
                                         { "b", 1 } };
-    const char *arch = m->qwen2 ? "qwen2" : m->qwen3 ? "qwen3" : "llama";
+    const char *arch = m->qwen2 ? "qwen2" : m->qwen3 ? "qwen3" : m->phi3 ? "phi3" : "llama";
     char key[64];
+    if (m->phi3 && kept(m, "phi3.rope.scaling.original_context_length"))
+        gguf_w_u32(w, "phi3.rope.scaling.original_context_length", 32);
+    if (m->phi3)
+        gguf_w_f32(w, "phi3.rope.scaling.attn_factor", 1.5f);
     snprintf(key, sizeof key, "%s.attention.key_length", arch);
     if (m->qwen3 && kept(m, key))
         gguf_w_u32(w, key, 8);
@@ -717,22 +724,12 @@ static void model_keys(struct gguf_writer *w, const struct model_spec *m)
         m->keys(w);
 }
 
-static struct buf model_file(const struct model_spec *m)
+/* The names and shapes of a layer's tensors in m's file. */
+static int layer_parts(const struct model_spec *m, int64_t hd, char names[][24], int64_t *ne)
 {
-    float z[256] = { 0 };
-    const float rope[4] = { 1, 8, 1, 1 };
-    struct gguf_writer *w = gguf_w_new();
-    model_keys(w, m);
-    struct {
-        char name[40];
-        int64_t ne0, ne1;
-    } t[32] = { { "token_embd.weight", 8, m->embd_rows ? m->embd_rows : 6 },
-                { "output_norm.weight", 8, 0 },
-                { "output.weight", 8, m->untied ? 6 : -1 },
-                { "rope_freqs.weight", m->rope_freqs, m->rope_freqs ? 0 : -1 },
-                { "", 8, m->extra ? 0 : -1 } };
-    snprintf(t[4].name, sizeof t[4].name, "%s", m->extra ? m->extra : "");
-    int64_t hd = m->qwen3 ? 8 : 4, q = 2 * hd; /* 2 heads, 1 KV head */
+    int64_t q = 2 * hd; /* 2 heads, 1 KV head */
+    static const char *const PHI3[] = { "attn_norm", "attn_qkv", "attn_output",
+                                        "ffn_norm",  "ffn_down", "ffn_up" };
     const struct {
         const char *part;
         int64_t ne0, ne1;
@@ -740,23 +737,63 @@ static struct buf model_file(const struct model_spec *m)
               { "attn_v", 8, hd },      { "attn_output", q, 8 }, { "ffn_norm", 8, 0 },
               { "ffn_gate", 8, 16 },    { "ffn_down", 16, 8 },   { "ffn_up", 8, 16 },
               { "attn_q_norm", hd, 0 }, { "attn_k_norm", hd, 0 } };
-    int n = 5;
+    if (m->phi3 == 1) { /* fused: [8, q + 2 hd], ffn_up [8, 32] */
+        const int64_t P3[][2] = { { 8, 0 }, { 8, q + 2 * hd }, { q, 8 },
+                                  { 8, 0 }, { 16, 8 },         { 8, 32 } };
+        for (int k = 0; k < 6; k++) {
+            snprintf(names[k], 24, "%s.weight", PHI3[k]);
+            ne[2 * k] = P3[k][0], ne[2 * k + 1] = P3[k][1];
+        }
+        return 6;
+    }
+    int n = 0;
+    for (int k = 0; k < 9 + 3 * m->qwen2 + 2 * m->qwen3; k++) {
+        int bias = k >= 9 && m->qwen2; /* attn_q, attn_k, attn_v's, [8] [4] [4] */
+        int j = bias ? k - 8 : k;
+        if (m->phi3 && strcmp(L[j].part, "ffn_gate") == 0)
+            continue; /* phi3 with Q, K and V apart: still the fused ffn_up */
+        snprintf(names[n], 24, "%s.%s", L[j].part, bias ? "bias" : "weight");
+        ne[2 * n] = bias ? L[j].ne1 : L[j].ne0;
+        ne[2 * n + 1] = bias ? 0 : m->phi3 && strcmp(L[j].part, "ffn_up") == 0 ? 32 : L[j].ne1;
+        n++;
+    }
+    return n;
+}
+
+static struct buf model_file(const struct model_spec *m)
+{
+    static const float z[512]; /* the widest tensor: ffn_up [8, 33] */
+    const float rope[4] = { 1, 8, 1, 1 };
+    struct gguf_writer *w = gguf_w_new();
+    model_keys(w, m);
+    struct {
+        char name[40];
+        int64_t ne0, ne1;
+    } t[40] = { { "token_embd.weight", 8, m->embd_rows ? m->embd_rows : 6 },
+                { "output_norm.weight", 8, 0 },
+                { "output.weight", 8, m->untied ? 6 : -1 },
+                { "rope_freqs.weight", m->rope_freqs, m->rope_freqs ? 0 : -1 },
+                { "", 8, m->extra ? 0 : -1 },
+                { "rope_factors_long.weight", 2, m->phi3 ? 0 : -1 },
+                { "rope_factors_short.weight", 2, m->phi3 ? 0 : -1 } };
+    snprintf(t[4].name, sizeof t[4].name, "%s", m->extra ? m->extra : "");
+    char names[16][24];
+    int64_t ne[32];
+    int parts = layer_parts(m, m->qwen3 ? 8 : 4, names, ne), n = 7;
     for (int l = 0; l < 2; l++)
-        for (int k = 0; k < 9 + 3 * m->qwen2 + 2 * m->qwen3; k++, n++) {
-            int bias = k >= 9 && m->qwen2; /* attn_q, attn_k, attn_v's, [8] [4] [4] */
-            snprintf(t[n].name, sizeof t[n].name, "blk.%d.%s.%s", l, L[bias ? k - 8 : k].part,
-                     bias ? "bias" : "weight");
-            t[n].ne0 = bias ? L[k - 8].ne1 : L[k].ne0;
-            t[n].ne1 = bias ? 0 : L[k].ne1;
+        for (int k = 0; k < parts; k++, n++) {
+            snprintf(t[n].name, sizeof t[n].name, "blk.%d.%s", l, names[k]);
+            t[n].ne0 = ne[2 * k];
+            t[n].ne1 = ne[2 * k + 1];
         }
     for (int i = 0; i < n; i++) {
-        int64_t ne[2] = { t[i].ne0, t[i].ne1 };
+        int64_t e[2] = { t[i].ne0, t[i].ne1 };
         if (t[i].ne1 < 0 || !kept(m, t[i].name))
             continue;
         if (m->wide && strcmp(m->wide, t[i].name) == 0)
-            ne[1] += ne[1] ? 1 : 2;
+            e[1] += e[1] ? 1 : 2;
         int type = i == 1 && m->norm_type ? m->norm_type : QT_F32;
-        gguf_w_tensor(w, t[i].name, ne[1] ? 2 : 1, ne, type, i == 3 ? rope : z);
+        gguf_w_tensor(w, t[i].name, e[1] ? 2 : 1, e, type, i == 3 || i == 5 || i == 6 ? rope : z);
     }
     return finish(w);
 }
@@ -878,6 +915,48 @@ START_TEST(test_qwen3_ok)
     free(b.p);
 }
 END_TEST
+
+/* A phi3 file: Q, K and V cut from attn_qkv's rows (8, 4, 4 of them, 8
+ * floats each), the gate and the up from ffn_up's halves (16 rows each),
+ * the long and short factors and the keys that choose and scale them.
+ * With Q, K and V apart (as llama.cpp also takes them) it loads too. */
+START_TEST(test_phi3_ok)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    struct gguf_llama *L = load(&(struct model_spec){ .phi3 = 1 }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    const struct llama_hparams *hp = &L->model.hp;
+    ck_assert_uint_eq(hp->switches, LLAMA_SW_ROPE_NEOX | LLAMA_SW_FUSED_QKV | LLAMA_SW_FUSED_UP);
+    const struct llama_layer *l1 = &L->model.layers[1];
+    const char *qkv = gguf_tensor(g, "blk.1.attn_qkv.weight")->data;
+    const char *up = gguf_tensor(g, "blk.1.ffn_up.weight")->data;
+    ck_assert(l1->wq.data == qkv && l1->wk.data == qkv + 8 * 8 * 4 &&
+              l1->wv.data == qkv + 12 * 8 * 4);
+    ck_assert(l1->wq.rows == 8 && l1->wk.rows == 4 && l1->wv.rows == 4 && l1->wv.cols == 8);
+    ck_assert(l1->w_gate.data == up && l1->w_up.data == up + 16 * 8 * 4);
+    ck_assert(l1->w_gate.rows == 16 && l1->w_up.rows == 16 && l1->w_up.cols == 8);
+    ck_assert_ptr_eq(L->model.rope_long, gguf_tensor(g, "rope_factors_long.weight")->data);
+    ck_assert_ptr_eq(L->model.rope_short, gguf_tensor(g, "rope_factors_short.weight")->data);
+    ck_assert(hp->rope_orig_ctx == 32 && hp->rope_attn_factor == 1.5f);
+    ck_assert_str_eq(L->rope_scaling, "long or short factors (rope_factors_*.weight)");
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+    L = load(&(struct model_spec){ .phi3 = 2 }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    ck_assert_ptr_eq(L->model.layers[0].wk.data, gguf_tensor(g, "blk.0.attn_k.weight")->data);
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
+static void k_longrope(struct gguf_writer *w)
+{
+    gguf_w_str(w, "phi3.rope.scaling.type", "longrope");
+}
 
 static void keys_linear(struct gguf_writer *w)
 {
@@ -1027,9 +1106,10 @@ static const struct bad_model {
     { { .drop = "general.architecture" },
       P ": general.architecture is missing (not a model file?)" },
     { { .drop = "general.architecture", .keys = k_gemma },
-      P ": architecture 'gemma3' is not supported (logitlab runs llama, qwen2 and qwen3)" },
+      P ": architecture 'gemma3' is not supported (logitlab runs llama, qwen2, qwen3 and phi3)" },
     { { .drop = "general.architecture", .keys = k_esc },
-      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama, qwen2 and qwen3)" },
+      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama, qwen2, qwen3 and "
+        "phi3)" },
     { { .qwen2 = 1, .drop = "blk.1.attn_k.bias" }, P ": tensor 'blk.1.attn_k.bias' is missing" },
     { { .qwen2 = 1, .wide = "blk.0.attn_q.bias" },
       P ": tensor 'blk.0.attn_q.bias' has shape [8, 2], expected [8]" },
@@ -1040,6 +1120,19 @@ static const struct bad_model {
       P ": tensor 'blk.1.attn_k_norm.weight' has shape [8, 2], expected [8]" },
     { { .qwen3 = 1, .drop = "qwen3.attention.key_length" },
       P ": tensor 'blk.0.attn_q.weight' has shape [8, 16], expected [8, 8]" },
+    { { .phi3 = 1, .wide = "blk.0.attn_qkv.weight" },
+      P ": tensor 'blk.0.attn_qkv.weight' has shape [8, 17], expected [8, 16]" },
+    { { .phi3 = 1, .wide = "blk.1.ffn_up.weight" },
+      P ": tensor 'blk.1.ffn_up.weight' has shape [8, 33], expected [8, 32]" },
+    { { .phi3 = 1, .drop = "blk.1.ffn_up.weight" }, P ": tensor 'blk.1.ffn_up.weight' is missing" },
+    { { .phi3 = 1, .extra = "blk.0.ffn_gate.weight" },
+      P ": tensor 'blk.0.ffn_gate.weight' is not part of a phi3 model (logitlab would ignore it)" },
+    { { .phi3 = 2, .drop = "blk.0.attn_v.weight" }, P ": tensor 'blk.0.attn_v.weight' is missing" },
+    { { .phi3 = 1, .drop = "rope_factors_short.weight" },
+      P ": tensor 'rope_factors_short.weight' is missing (it comes with "
+        "'rope_factors_long.weight')" },
+    { { .phi3 = 1, .keys = k_longrope },
+      P ": rope scaling 'longrope' is not supported (none, linear, llama3)" },
     { { .keys = k_experts },
       P ": llama.expert_count is 8: mixture-of-experts models are not supported" },
     { { .drop = "llama.block_count" }, P ": llama.block_count is missing" },
@@ -1375,8 +1468,8 @@ START_TEST(test_llama_vocab_only)
     gguf_llama_free(L);
     ck_assert_ptr_null(gguf_llama_new(g, &e));
     ck_assert_str_eq(
-        e.msg,
-        P ": architecture 'starcoder' is not supported (logitlab runs llama, qwen2 and qwen3)");
+        e.msg, P
+        ": architecture 'starcoder' is not supported (logitlab runs llama, qwen2, qwen3 and phi3)");
     gguf_close(g);
     free(b.p);
     /* A pre-tokenizer logitlab lacks is what a vocabulary-only load names too. */
@@ -1447,6 +1540,7 @@ Suite *suite_gguf(void)
     tcase_add_test(llama, test_model_shrinks);
     tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
+    tcase_add_test(llama, test_phi3_ok);
     tcase_add_test(llama, test_llama_vocab_only);
     tcase_add_test(llama, test_llama_extra_ids);
     suite_add_tcase(s, llama);

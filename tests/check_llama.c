@@ -7,7 +7,10 @@
  *   per layer:  n = x_p / sqrt(mean(x_p^2) + eps) * attn_norm
  *               q, k, v = Wq n, Wk n, Wv n
  *               in each head, pairs (2i, 2i+1) of q and k turned by
- *                 p * base^(-2i/head_dim) / div_i
+ *                 p * base^(-2i/head_dim) / div_i  (div: rope_freqs, the Llama 3.1
+ *                 formula, or Phi-3's long factors when the context exceeds the
+ *                 original one, else its short ones), each value then times the
+ *                 attention factor (1 unless given)
  *               head h, KV head g = h / (n_head / n_head_kv):
  *                 a_h = sum_{t<=p} softmax_t(q_h . k_{g,t} / sqrt(head_dim)) v_{g,t}
  *               x_p += Wo a
@@ -181,6 +184,45 @@ START_TEST(test_qwen3_switches)
     t.layer[0].k_norm.data = NULL;
     ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
     ck_assert_str_eq(e.msg, "llama: tensor blk.0.attn_k_norm is missing");
+    tiny_free(&t);
+}
+END_TEST
+
+/* Phi-3's rotary factors and attention factor (sqrt(1 + ln 32 / ln 4096) =
+ * 1.190238, Phi-3.5-mini's), on NEOX pairs, head size 12 (6 pairs) on a
+ * width of 48. The rule, llama.cpp's: a context of more positions than the
+ * original one turns by the long factors, any other by the short ones. At
+ * a context of 64, an original context of 63 gives the long, 64 the short:
+ * each side against the reference (which picks by the rule written apart,
+ * llama_ref.c) and far from the reference with the other factors, without
+ * the attention factor, or with adjacent pairs. A model with factors but
+ * no original context is refused. */
+START_TEST(test_phi3_rope_factors)
+{
+    static const struct shape PHI3 = {
+        2, 48, 4, 4, 64, 11, QT_F32, LLAMA_SW_ROPE_NEOX | LLAMA_SW_FUSED_QKV | LLAMA_SW_FUSED_UP, 0
+    };
+    static const float LONG[6] = { 1.0f, 2.0f, 4.0f, 8.0f, 16.0f, 32.0f };
+    static const float SHORT[6] = { 1.0f, 1.01f, 1.02f, 1.05f, 1.1f, 1.2f };
+    static const enum ref_variant WRONG[] = { REF_OTHER_FACTORS, REF_NO_ATTN_FACTOR,
+                                              REF_OTHER_PAIRS };
+    struct tiny t;
+    tiny_build(&t, &PHI3, 47);
+    t.m.rope_long = LONG;
+    t.m.rope_short = SHORT;
+    t.m.hp.rope_attn_factor = 1.190238f;
+    for (int orig = 63; orig <= 64; orig++) {
+        const char *which = NULL;
+        t.m.hp.rope_orig_ctx = orig;
+        ck_assert_ptr_eq(llama_rope_factors(&t.m, 64, &which), orig == 63 ? LONG : SHORT);
+        ck_assert_str_eq(which, orig == 63 ? "long" : "short");
+        check_switches(&t, WRONG, 3);
+    }
+    struct err e;
+    t.m.hp.rope_orig_ctx = 0;
+    ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+    ck_assert_str_eq(e.msg, "llama: rope attention factor 1.19024, original context 0 (want a "
+                            "factor >= 0, and a context > 0 with long and short factors)");
     tiny_free(&t);
 }
 END_TEST
@@ -492,6 +534,7 @@ Suite *suite_llama(void)
     tcase_add_test(ref, test_matches_reference);
     tcase_add_test(ref, test_qwen2_switches);
     tcase_add_test(ref, test_qwen3_switches);
+    tcase_add_test(ref, test_phi3_rope_factors);
     tcase_add_test(ref, test_gqa_extremes);
     tcase_add_test(ref, test_rope_scaling);
     tcase_add_test(ref, test_rope_divisors_llama32);

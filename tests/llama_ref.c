@@ -96,6 +96,7 @@ void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed)
         }
     }
     t->m.layers = t->layer;
+    t->ctx = 64;
     t->m.output = t->m.tok_embd;
     t->m.tied = 1;
 }
@@ -108,18 +109,26 @@ void tiny_free(struct tiny *t)
 
 /* ---- the exact reference ----------------------------------------------- */
 
-/* The rotary divisors, from the file's tensor or from the Llama 3.1 formula
+/* The rotary divisors, from the file's tensor, Phi-3's long or short
+ * factors (the long when the context exceeds the original one), or from
+ * the Llama 3.1 formula
  * (meta-llama's apply_scaling, in its words: wavelengths shorter than
  * orig / high keep their frequency, longer than orig / low divide it by the
  * factor, between them the frequency is interpolated with
  * smooth = (orig / wavelength - low) / (high - low)). */
-static void ref_divisors(const struct llama_model *m, double *div)
+static void ref_divisors(const struct tiny *t, enum ref_variant var, double *div)
 {
+    const struct llama_model *m = &t->m;
     const struct llama_hparams *hp = &m->hp;
+    /* Phi-3: the long factors for a context beyond the original one. */
+    int longer = (t->ctx > hp->rope_orig_ctx) != (var == REF_OTHER_FACTORS);
+    const float *phi = longer ? m->rope_long : m->rope_short;
     for (int i = 0; i < hp->head_dim / 2; i++) {
         div[i] = 1.0;
         if (m->rope_freqs) {
             div[i] = m->rope_freqs[i];
+        } else if (phi) {
+            div[i] = phi[i];
         } else if (hp->rope_factor != 0.0f) {
             double freq = 1.0 / pow(hp->rope_base, (2.0 * i) / hp->head_dim);
             double wavelen = 2.0 * 3.14159265358979323846 / freq;
@@ -160,7 +169,7 @@ void ref_norm(const double *x, const float *g, int d, double eps, double *out)
 /* Pair i of a head turns by pos * base^(-2i/hd) / div_i: the values 2i and
  * 2i + 1 (a Llama), or i and i + hd/2 (LLAMA_SW_ROPE_NEOX). */
 static void ref_rope(double *v, int heads, int hd, int pos, double base, const double *div,
-                     int halves)
+                     int halves, double scale)
 {
     for (int h = 0; h < heads; h++)
         for (int i = 0; i < hd / 2; i++) {
@@ -169,8 +178,8 @@ static void ref_rope(double *v, int heads, int hd, int pos, double base, const d
             if (halves)
                 p0 = v + h * hd + i, p1 = p0 + hd / 2;
             double x0 = *p0, x1 = *p1;
-            *p0 = x0 * cos(a) - x1 * sin(a);
-            *p1 = x0 * sin(a) + x1 * cos(a);
+            *p0 = (x0 * cos(a) - x1 * sin(a)) * scale;
+            *p1 = (x0 * sin(a) + x1 * cos(a)) * scale;
         }
 }
 
@@ -249,7 +258,10 @@ void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var,
     double *x = calloc((size_t)n * (size_t)(d + qd + 2 * kv), sizeof *x);
     double *q = x + (size_t)n * d, *k = q + (size_t)n * qd, *v = k + (size_t)n * kv;
     double div[LLAMA_MAX_EMBD / 2], nb[LLAMA_MAX_EMBD], a[LLAMA_MAX_EMBD], o[LLAMA_MAX_EMBD];
-    ref_divisors(&t->m, div);
+    ref_divisors(t, var, div);
+    /* ggml's attention factor scales every rotated value of Q and K */
+    double scale =
+        hp->rope_attn_factor != 0.0f && var != REF_NO_ATTN_FACTOR ? hp->rope_attn_factor : 1.0;
     int halves = ((hp->switches & LLAMA_SW_ROPE_NEOX) != 0) != (var == REF_OTHER_PAIRS);
     for (int p = 0; p < n; p++)
         for (int i = 0; i < d; i++)
@@ -265,8 +277,8 @@ void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var,
                          v + (size_t)p * kv);
             if ((hp->switches & LLAMA_SW_QK_NORM) && var != REF_NO_QK_NORM)
                 ref_head_norms(t, l, q + (size_t)p * qd, k + (size_t)p * kv);
-            ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, hp->rope_base, div, halves);
-            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, hp->rope_base, div, halves);
+            ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, hp->rope_base, div, halves, scale);
+            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, hp->rope_base, div, halves, scale);
         }
         for (int p = 0; p < n; p++) {
             ref_attend(hp, q + (size_t)p * qd, k, v, p, var, a);

@@ -27,6 +27,9 @@ struct tiny {
     const float *bias[MAX_LAYERS][3];    /* bq bk bv, with LLAMA_SW_QKV_BIAS */
     const float *qk_norm[MAX_LAYERS][2]; /* q_norm k_norm, with LLAMA_SW_QK_NORM */
     const float *emb, *onorm;
+    /* The context the reference assumes when it picks Phi-3's long or short
+     * rotary factors (64, as the tests' contexts). */
+    int ctx;
     void *mem[MAX_LAYERS * 12 * 2 + 8];
     int nmem;
 };
@@ -39,10 +42,12 @@ void tiny_free(struct tiny *t);
  * tolerance must catch. */
 enum ref_variant {
     REF_SPEC,
-    REF_OTHER_PAIRS, /* the rotary pairs of the other mode: (i, i + hd/2) for a Llama */
-    REF_KV_MODULO,   /* head h reads KV head h % n_head_kv */
-    REF_NO_BIAS,     /* Q, K and V without their biases */
-    REF_NO_QK_NORM,  /* Q and K without their per-head norms */
+    REF_OTHER_PAIRS,    /* the rotary pairs of the other mode: (i, i + hd/2) for a Llama */
+    REF_KV_MODULO,      /* head h reads KV head h % n_head_kv */
+    REF_NO_BIAS,        /* Q, K and V without their biases */
+    REF_NO_QK_NORM,     /* Q and K without their per-head norms */
+    REF_OTHER_FACTORS,  /* Phi-3's long factors where the short apply, and the other way */
+    REF_NO_ATTN_FACTOR, /* the rotated values not scaled by the attention factor */
 };
 
 /* out = x / sqrt(mean(x^2) + eps) * g. */

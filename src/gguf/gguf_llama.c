@@ -286,26 +286,73 @@ static int load_head_norms(struct ld *d, int i, struct llama_layer *l)
     return need(d, name, hd, 0, &l->k_norm);
 }
 
+/* Rows r0 .. r0 + n of t: a matrix of a fused tensor, where it lies. */
+static struct qtensor rows_of(const struct qtensor *t, int64_t r0, int64_t n)
+{
+    struct qtensor v = *t;
+    v.data = (const char *)t->data + (size_t)r0 * quant_row_bytes(t->type, t->cols);
+    v.rows = n;
+    return v;
+}
+
+/* Q, K and V as one attn_qkv tensor (Phi-3: Q's rows, K's, V's): 1 when
+ * the file has it, 0 when the three are apart (llama.cpp takes either), -1. */
+static int load_fused_qkv(struct ld *d, int i, struct llama_layer *l)
+{
+    const struct llama_hparams *hp = &d->L->model.hp;
+    int64_t q = (int64_t)hp->n_head * hp->head_dim, kv = (int64_t)hp->n_head_kv * hp->head_dim;
+    char name[GGUF_MAX_NAME + 1];
+    snprintf(name, sizeof name, "blk.%d.attn_qkv.weight", i);
+    if (!(hp->switches & LLAMA_SW_FUSED_QKV) || !gguf_tensor(d->g, name))
+        return 0;
+    struct qtensor all;
+    if (need(d, name, hp->n_embd, q + 2 * kv, &all) < 0)
+        return -1;
+    l->wq = rows_of(&all, 0, q);
+    l->wk = rows_of(&all, q, kv);
+    l->wv = rows_of(&all, q + kv, kv);
+    return 1;
+}
+
+/* The gate and the up as one ffn_up tensor of twice the rows (Phi-3: the
+ * gate's first, as ggml's swiglu halves it). */
+static int load_fused_up(struct ld *d, int i, struct llama_layer *l)
+{
+    const struct llama_hparams *hp = &d->L->model.hp;
+    char name[GGUF_MAX_NAME + 1];
+    snprintf(name, sizeof name, "blk.%d.ffn_up.weight", i);
+    struct qtensor all;
+    if (need(d, name, hp->n_embd, 2 * (int64_t)hp->n_ff, &all) < 0)
+        return -1;
+    l->w_gate = rows_of(&all, 0, hp->n_ff);
+    l->w_up = rows_of(&all, hp->n_ff, hp->n_ff);
+    return 0;
+}
+
 static int load_layer(struct ld *d, int i, struct llama_layer *l)
 {
     const struct llama_hparams *hp = &d->L->model.hp;
     int64_t e = hp->n_embd, kv = (int64_t)hp->n_head_kv * hp->head_dim, ff = hp->n_ff;
     int64_t q = (int64_t)hp->n_head * hp->head_dim;
+    int fused_qkv = load_fused_qkv(d, i, l), fused_up = (hp->switches & LLAMA_SW_FUSED_UP) != 0;
+    if (fused_qkv < 0 || (fused_up && load_fused_up(d, i, l) < 0))
+        return -1;
     struct {
         const char *part;
         int64_t ne0, ne1;
         struct qtensor *q;
+        int skip; /* in a fused tensor */
     } parts[] = {
-        { "attn_norm", e, 0, &l->attn_norm }, { "attn_q", e, q, &l->wq },
-        { "attn_k", e, kv, &l->wk },          { "attn_v", e, kv, &l->wv },
-        { "attn_output", q, e, &l->wo },      { "ffn_norm", e, 0, &l->ffn_norm },
-        { "ffn_gate", e, ff, &l->w_gate },    { "ffn_down", ff, e, &l->w_down },
-        { "ffn_up", e, ff, &l->w_up },
+        { "attn_norm", e, 0, &l->attn_norm, 0 },     { "attn_q", e, q, &l->wq, fused_qkv },
+        { "attn_k", e, kv, &l->wk, fused_qkv },      { "attn_v", e, kv, &l->wv, fused_qkv },
+        { "attn_output", q, e, &l->wo, 0 },          { "ffn_norm", e, 0, &l->ffn_norm, 0 },
+        { "ffn_gate", e, ff, &l->w_gate, fused_up }, { "ffn_down", ff, e, &l->w_down, 0 },
+        { "ffn_up", e, ff, &l->w_up, fused_up },
     };
     for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
         char name[GGUF_MAX_NAME + 1];
         snprintf(name, sizeof name, "blk.%d.%s.weight", i, parts[k].part);
-        if (need(d, name, parts[k].ne0, parts[k].ne1, parts[k].q) < 0)
+        if (!parts[k].skip && need(d, name, parts[k].ne0, parts[k].ne1, parts[k].q) < 0)
             return -1;
     }
     return load_biases(d, i, l) < 0 ? -1 : load_head_norms(d, i, l);
@@ -341,6 +388,10 @@ static int linear_rope(struct ld *d, float factor)
     if (!(factor > 0.0f) || !isfinite(factor))
         return err_set(d->e, ERR_USAGE, "%s: the linear rope scaling factor %g is not above 0",
                        d->g->path, (double)factor);
+    if (m->rope_long) /* no known file has both; the divisors below would hide the factors */
+        return err_set(d->e, ERR_USAGE,
+                       "%s: linear rope scaling with long and short factors is not supported",
+                       d->g->path);
     float *div = malloc((size_t)half * sizeof *div);
     if (!div)
         return err_set(d->e, ERR_SYSTEM, "%s: out of memory", d->g->path);
@@ -352,31 +403,65 @@ static int linear_rope(struct ld *d, float factor)
     return 0;
 }
 
-/* rope_freqs.weight (Llama 3.1's scaling as ggml applies it), then the
- * metadata's llama.rope.scaling.* keys. */
-static int load_rope(struct ld *d)
+/* A tensor of head_dim / 2 rotary divisors (rope_freqs.weight, Phi-3's
+ * rope_factors_*.weight), each finite and above 0, into *out. */
+static int load_divisors(struct ld *d, const struct gguf_tensor *t, const char *name,
+                         const float **out)
+{
+    struct qtensor q;
+    int half = d->L->model.hp.head_dim / 2;
+    if (check_tensor(d, t, name, half, 0, &q) < 0)
+        return -1;
+    for (int i = 0; i < half; i++) {
+        float v;
+        memcpy(&v, (const float *)q.data + i, sizeof v);
+        if (!(v > 0.0f) || !isfinite(v))
+            return err_set(d->e, ERR_USAGE, "%s: tensor '%s' holds %g at %d (want finite > 0)",
+                           d->g->path, name, (double)v, i);
+    }
+    *out = q.data;
+    return 0;
+}
+
+/* Phi-3's long and short factors (both or neither), the original context
+ * that chooses between them (llama.cpp: rope.scaling.original_context_length,
+ * else the trained one), and the attention factor any file may give. */
+static int load_rope_factors(struct ld *d)
 {
     struct llama_model *m = &d->L->model;
     struct llama_hparams *hp = &m->hp;
-    const char *path = d->g->path;
-    int half = hp->head_dim / 2;
+    static const char *const NAMES[2] = { "rope_factors_long.weight", "rope_factors_short.weight" };
+    const struct gguf_tensor *t[2] = { take(d, NAMES[0]), take(d, NAMES[1]) };
+    if (get_pos(d, "rope.scaling.attn_factor", 0, 1e6f, 0.0f, &hp->rope_attn_factor) < 0)
+        return -1;
+    if (!t[0] && !t[1])
+        return 0;
+    if (!t[0] || !t[1])
+        return err_set(d->e, ERR_USAGE, "%s: tensor '%s' is missing (it comes with '%s')",
+                       d->g->path, NAMES[t[0] != NULL], NAMES[t[0] == NULL]);
+    if (load_divisors(d, t[0], NAMES[0], &m->rope_long) < 0 ||
+        load_divisors(d, t[1], NAMES[1], &m->rope_short) < 0 ||
+        get_int(d, "rope.scaling.original_context_length", 0, 1, MAX_CTX, hp->n_ctx_train,
+                &hp->rope_orig_ctx) < 0)
+        return -1;
+    d->L->rope_scaling = "long or short factors (rope_factors_*.weight)";
+    return 0;
+}
+
+/* rope_freqs.weight (Llama 3.1's scaling as ggml applies it), Phi-3's
+ * factors, then the metadata's llama.rope.scaling.* keys. */
+static int load_rope(struct ld *d)
+{
+    struct llama_model *m = &d->L->model;
     const struct gguf_tensor *t = take(d, "rope_freqs.weight");
-    struct qtensor q;
     d->L->rope_scaling = "none";
     if (t) {
-        if (check_tensor(d, t, "rope_freqs.weight", half, 0, &q) < 0)
+        if (load_divisors(d, t, "rope_freqs.weight", &m->rope_freqs) < 0)
             return -1;
-        for (int i = 0; i < half; i++) {
-            float v;
-            memcpy(&v, (const float *)q.data + i, sizeof v);
-            if (!(v > 0.0f) || !isfinite(v))
-                return err_set(d->e, ERR_USAGE,
-                               "%s: tensor 'rope_freqs.weight' holds %g at %d (want finite > 0)",
-                               path, (double)v, i);
-        }
-        m->rope_freqs = q.data;
         d->L->rope_scaling = "llama3 (rope_freqs.weight)";
     }
+    if (load_rope_factors(d) < 0)
+        return -1;
     struct gguf_str type;
     char tkey[GGUF_MAX_NAME + 1], fkey[GGUF_MAX_NAME + 1];
     akey(d, "rope.scaling.type", tkey, sizeof tkey);
@@ -397,8 +482,8 @@ static int load_rope(struct ld *d)
             char buf[NAME_SHOWN];
             gguf_escape(type.s, type.len, buf, sizeof buf);
             return err_set(d->e, ERR_USAGE,
-                           "%s: rope scaling '%s' is not supported (none, linear, llama3)", path,
-                           buf);
+                           "%s: rope scaling '%s' is not supported (none, linear, llama3)",
+                           d->g->path, buf);
         }
     }
     return factor == 1.0f ? 0 : linear_rope(d, factor);

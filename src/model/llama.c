@@ -94,27 +94,31 @@ struct job {
  * the two halves interleaved) so that adjacent pairs are right for a GGUF
  * file. With Llama 3 files freq_scale is 1 and there is no YaRN term, so
  * nothing else scales the angle. */
-static void rope_freq_init(const struct llama_model *m, double *freq)
+static void rope_freq_init(const struct llama_model *m, int n_ctx, double *freq)
 {
     const struct llama_hparams *hp = &m->hp;
     int half = hp->head_dim / 2;
+    const float *f = m->rope_freqs ? m->rope_freqs : llama_rope_factors(m, n_ctx, NULL);
     llama_rope_divisors(hp, freq);
     for (int i = 0; i < half; i++) {
-        double div = m->rope_freqs ? (double)m->rope_freqs[i] : freq[i];
+        double div = f ? (double)f[i] : freq[i];
         freq[i] = pow(hp->rope_base, -2.0 * i / hp->head_dim) / div;
     }
 }
 
-/* cos and sin of every pair's angle for the positions of a pass. */
+/* cos and sin of every pair's angle for the positions of a pass, times the
+ * attention factor (ggml's mscale: Q and K both grow by it, so each score
+ * by its square). */
 static void rope_table(struct llama_ctx *c, int pos0, int nb)
 {
     int hd = c->m->hp.head_dim;
+    double ms = c->m->hp.rope_attn_factor != 0.0f ? c->m->hp.rope_attn_factor : 1.0;
     for (int j = 0; j < nb; j++) {
         float *cs = c->rope + (size_t)j * (size_t)hd;
         for (int i = 0; i < hd / 2; i++) {
             double a = (double)(pos0 + j) * c->freq[i];
-            cs[2 * i] = (float)cos(a);
-            cs[2 * i + 1] = (float)sin(a);
+            cs[2 * i] = (float)(cos(a) * ms);
+            cs[2 * i + 1] = (float)(sin(a) * ms);
         }
     }
 }
@@ -545,7 +549,7 @@ static int check_layers(const struct llama_model *m, int q_dim, int kv_dim, stru
     return 0;
 }
 
-static int check_hparams(const struct llama_hparams *hp, int has_freqs, struct err *e)
+static int check_hparams(const struct llama_hparams *hp, int has_freqs, int has_long, struct err *e)
 {
     if (hp->n_layer < 1 || hp->n_layer > LLAMA_MAX_LAYERS || hp->n_embd < 1 ||
         hp->n_embd > LLAMA_MAX_EMBD || hp->n_head < 1 || hp->n_head > LLAMA_MAX_HEADS ||
@@ -563,6 +567,12 @@ static int check_hparams(const struct llama_hparams *hp, int has_freqs, struct e
     if (hp->switches & ~(unsigned)LLAMA_SW_ALL)
         return err_set(e, ERR_USAGE, "llama: switches 0x%x are not in this forward pass",
                        hp->switches & ~(unsigned)LLAMA_SW_ALL);
+    if (!(hp->rope_attn_factor >= 0.0f) || !isfinite(hp->rope_attn_factor) ||
+        (has_long && hp->rope_orig_ctx < 1))
+        return err_set(e, ERR_USAGE,
+                       "llama: rope attention factor %g, original context %d (want a factor "
+                       ">= 0, and a context > 0 with long and short factors)",
+                       (double)hp->rope_attn_factor, hp->rope_orig_ctx);
     if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f))
         return err_set(e, ERR_USAGE, "llama: RMS epsilon %g and rope base %g (want both > 0)",
                        (double)hp->rms_eps, (double)hp->rope_base);
@@ -580,7 +590,7 @@ static int check_hparams(const struct llama_hparams *hp, int has_freqs, struct e
 static int check_model(const struct llama_model *m, struct err *e)
 {
     const struct llama_hparams *hp = &m->hp;
-    if (check_hparams(hp, m->rope_freqs != NULL, e) < 0)
+    if (check_hparams(hp, m->rope_freqs != NULL, m->rope_long != NULL, e) < 0)
         return -1;
     if (!m->layers)
         return err_set(e, ERR_USAGE, "llama: the model has no layers");
@@ -666,7 +676,7 @@ struct llama_ctx *llama_ctx_new(const struct llama_model *m, int n_ctx, int thre
         return NULL;
     }
     ctx_layout(c, c->block);
-    rope_freq_init(m, c->freq);
+    rope_freq_init(m, n_ctx, c->freq);
     if (!(c->pool = pool_new(threads, e))) {
         llama_ctx_free(c);
         return NULL;

@@ -35,8 +35,14 @@ enum {
     LLAMA_SW_QKV_BIAS = 1,  /* Q, K and V add a bias after the product (Qwen 2) */
     LLAMA_SW_ROPE_NEOX = 2, /* the rotary pairs are (x[i], x[i + head_dim / 2]) */
     LLAMA_SW_QK_NORM = 4,   /* each head of Q and K RMS-normed before the turn (Qwen 3) */
+    /* The file's, not the pass's: one tensor holds several matrices, which
+     * the loader hands the pass as row ranges of it (Phi-3). */
+    LLAMA_SW_FUSED_QKV = 8, /* attn_qkv: Q's rows, then K's, then V's (or the three apart) */
+    LLAMA_SW_FUSED_UP = 16, /* ffn_up: the gate's rows, then the up's; no ffn_gate */
 };
-#define LLAMA_SW_ALL (LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM)
+#define LLAMA_SW_ALL                                                                               \
+    (LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM | LLAMA_SW_FUSED_QKV |              \
+     LLAMA_SW_FUSED_UP)
 
 struct llama_hparams {
     unsigned switches; /* LLAMA_SW_* */
@@ -47,7 +53,12 @@ struct llama_hparams {
     float rope_base; /* llama.rope.freq_base (10000 unless given) */
     /* Llama 3.1's rope scaling (rope_type "llama3"): factor 0 means none. */
     float rope_factor, rope_low_freq, rope_high_freq;
+    /* The context it was first trained at (rope.scaling.original_context_length):
+     * Llama 3.1's formula's, and the bound of Phi-3's long factors. */
     int rope_orig_ctx;
+    /* What multiplies each rotated value (ggml's attn_factor, Phi-3's
+     * rope.scaling.attn_factor: sqrt(1 + ln(ctx / orig) / ln(orig))); 0: 1. */
+    float rope_attn_factor;
 };
 
 struct llama_layer {
@@ -70,6 +81,11 @@ struct llama_model {
      * divisors of the rotary angles, one per pair; NULL otherwise (then the
      * rope_* hparams, when rope_factor is set, give the same divisors). */
     const float *rope_freqs;
+    /* Phi-3's rope_factors_long.weight and rope_factors_short.weight
+     * (head_dim / 2 divisors each, or NULL): a context of more than
+     * rope_orig_ctx positions turns by the long ones, any other by the
+     * short ones, as llama.cpp decides (llama_rope_factors). */
+    const float *rope_long, *rope_short;
 };
 
 /* A context: a KV cache of up to n_ctx positions and the buffers of a pass. */
@@ -139,5 +155,11 @@ void llama_ctx_prof_reset(struct llama_ctx *c);
  * (high - low). All 1 when rope_factor is 0. What llama.cpp's converter
  * writes as rope_freqs.weight. */
 void llama_rope_divisors(const struct llama_hparams *hp, double *div);
+
+/* Which of m's long and short rotary factors a context of n_ctx positions
+ * turns by: the long ones when n_ctx exceeds the original context, else the
+ * short ones (llama.cpp's get_rope_factors). NULL when m has neither; *which
+ * (when not NULL) is set to "long", "short" or NULL. */
+const float *llama_rope_factors(const struct llama_model *m, int n_ctx, const char **which);
 
 #endif

@@ -1,8 +1,10 @@
 /* llama_rope.c - Llama 3.1's rope scaling from the hyperparameters alone
  * (model/llama.h's llama_rope_divisors): what the forward pass divides each
  * rotary pair's angle by when a file gives the formula's keys, and what the
- * tests' generator stores as rope_freqs.weight. */
+ * tests' generator stores as rope_freqs.weight; and which of Phi-3's long and
+ * short factors a context turns by. */
 #include <math.h>
+#include <stddef.h>
 
 #include "model/llama.h"
 
@@ -28,4 +30,13 @@ void llama_rope_divisors(const struct llama_hparams *hp, double *div)
         double s = (orig / wavelen - low) / (high - low);
         div[i] = 1.0 / ((1.0 - s) / factor + s);
     }
+}
+
+const float *llama_rope_factors(const struct llama_model *m, int n_ctx, const char **which)
+{
+    int longer = m->rope_long && n_ctx > m->hp.rope_orig_ctx;
+    const float *f = longer ? m->rope_long : m->rope_short;
+    if (which)
+        *which = !f ? NULL : longer ? "long" : "short";
+    return f;
 }

@@ -360,6 +360,22 @@ static int file_hidden(struct source *src, const int *ctx, int len, float *h, st
     return 0;
 }
 
+/* Which of Phi-3's rotary factors this context turns by, and why: the
+ * long ones only when the context exceeds the original one (llama.cpp's
+ * rule, so that both run the same model). Nothing for other models. */
+static void describe_rope(const struct gguf_state *s, char *buf, size_t n)
+{
+    const char *which;
+    if (!llama_rope_factors(s->m, s->n_ctx, &which) || s->m->rope_freqs)
+        return;
+    int longer = strcmp(which, "long") == 0;
+    snprintf(buf, n,
+             " Rotary angles: the %s factors (rope_factors_%s.weight), as this context of %d "
+             "positions is %s the %d the model was first trained at (llama.cpp's rule: the long "
+             "factors only above it).",
+             which, which, s->n_ctx, longer ? "above" : "within", s->m->hp.rope_orig_ctx);
+}
+
 /* What the lesson pane says of the last step: the hidden vector, the head,
  * and what each cost. */
 static void file_describe(const struct source *src, char *buf, size_t n)
@@ -378,11 +394,13 @@ static void file_describe(const struct source *src, char *buf, size_t n)
         return;
     /* The times are the status line's (the whole step's), so that this
      * paragraph is the same on every run and every machine. */
-    snprintf(buf + len, n - (size_t)len,
-             "This step: the %d layers ran %d new position%s (the KV cache kept the rest), the "
-             "head ran on the %s.",
-             m->hp.n_layer, s->body_tokens, s->body_tokens == 1 ? "" : "s",
-             s->be ? s->be->ops->name : "CPU");
+    int more = snprintf(buf + len, n - (size_t)len,
+                        "This step: the %d layers ran %d new position%s (the KV cache kept the "
+                        "rest), the head ran on the %s.",
+                        m->hp.n_layer, s->body_tokens, s->body_tokens == 1 ? "" : "s",
+                        s->be ? s->be->ops->name : "CPU");
+    if (more > 0 && (size_t)(len + more) < n)
+        describe_rope(s, buf + len + more, n - (size_t)(len + more));
 }
 
 static void file_speed(const struct source *src, struct source_speed *out)

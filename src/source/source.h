@@ -124,7 +124,7 @@ int source_hidden(struct source *src, const int *ctx, int len, float *h, struct 
 
 /* A paragraph on how the last step was computed (a real model's hidden
  * vector, head and times), or "" for a kind that has none. */
-#define SOURCE_DESCRIBE_MAX 640 /* room for what source_describe says */
+#define SOURCE_DESCRIBE_MAX 800 /* room for what source_describe says */
 void source_describe(const struct source *src, char *buf, size_t n);
 
 /* What a real model's runs took; -1 for the kinds with no forward pass

@@ -2,11 +2,15 @@
  * real Llama 3 or Llama 2 tokenizer data (tokdata.h), the metadata
  * conventions of Llama 3.2, Llama 2 or Qwen 2.5 (qwen2: its keys, biases
  * on Q, K and V, rope base 10^6, Llama 3's vocabulary under Qwen 2's
- * pre-tokenizer, no BOS), written by logitlab's own GGUF writer
- * (gguf/gguf_write.h).
+ * pre-tokenizer, no BOS), or Phi-3.5-mini (phi3: Q, K and V in one
+ * attn_qkv tensor, the gate and the up in one ffn_up of twice the rows, NEOX
+ * pairs, long and short rotary factors with the original context --orig-ctx
+ * (4,096 unless given) and the attention factor its converter computes,
+ * Llama 2's vocabulary with Phi-3's 64 added tokens: 32,064), written by
+ * logitlab's own GGUF writer (gguf/gguf_write.h).
  *
- *   gen_model --arch llama3|llama2|qwen2|qwen3 --type TYPE [--layers N --embd N
- *             --heads N --kv-heads N --ff N --ctx N --seed N --tied 0|1
+ *   gen_model --arch llama3|llama2|qwen2|qwen3|phi3 --type TYPE [--layers N --embd N
+ *             --heads N --kv-heads N --ff N --ctx N --orig-ctx N --seed N --tied 0|1
  *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3|chatml
  *             --shape 1b|3b --threads N] -o OUT.gguf
  *
@@ -62,6 +66,7 @@ struct opts {
     const char *arch, *type, *out, *vocab_dir, *vocab, *rope, *shape;
     const char *tmpl; /* --template llama3|chatml: that chat template whatever the vocabulary */
     int layers, embd, heads, kv, ff, ctx, tied, threads;
+    int orig_ctx; /* phi3: the context its short rotary factors are for */
     int head_dim; /* -1: the width over the heads (qwen3: twice that, as Qwen 3's) */
     unsigned long long seed;
 };
@@ -262,6 +267,47 @@ static int qwen(const struct opts *o)
     return strcmp(o->arch, "qwen2") == 0 || strcmp(o->arch, "qwen3") == 0;
 }
 
+static int phi3(const struct opts *o)
+{
+    return strcmp(o->arch, "phi3") == 0;
+}
+
+/* Phi-3's rotary factors, long then short (rope_factors_long.weight,
+ * rope_factors_short.weight: one divisor a pair), shaped as Phi-3.5-mini's:
+ * the short near 1, the long rising from 1 to about 32 for the slow pairs. */
+static float *phi3_factors(int half)
+{
+    float *f = malloc(2 * (size_t)half * sizeof *f);
+    for (int i = 0; f && i < half; i++) {
+        float x = (float)i / (float)half;
+        f[i] = 1.0f + 31.0f * x * x;
+        f[half + i] = 1.0f + 0.1f * x;
+    }
+    return f;
+}
+
+/* Phi-3's layer: Q, K and V in one attn_qkv, the gate and the up in one ffn_up. */
+static int plan_phi3_layer(struct gen *g, const struct opts *o, int i, int base)
+{
+    int64_t e = o->embd, q = (int64_t)o->heads * o->head_dim, kv = (int64_t)o->kv * o->head_dim;
+    const struct {
+        const char *part;
+        int kind;
+        int64_t rows, cols;
+    } p[] = {
+        { "attn_norm", K_NORM, 1, e },         { "attn_qkv", K_MAT, q + 2 * kv, e },
+        { "attn_output", K_MAT, e, q },        { "ffn_norm", K_NORM, 1, e },
+        { "ffn_down", K_MAT, e, o->ff },       { "ffn_up", K_MAT, 2 * (int64_t)o->ff, e },
+    };
+    for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) {
+        char name[GGUF_MAX_NAME + 1];
+        snprintf(name, sizeof name, "blk.%d.%s.weight", i, p[k].part);
+        if (add(g, name, p[k].kind, base, p[k].rows, p[k].cols) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Every tensor of the model, in llama.cpp's order, with the mix's types. */
 static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, int n_vocab,
                 const float *rope)
@@ -271,12 +317,23 @@ static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, 
     int64_t e = o->embd, kv = (int64_t)o->kv * hd, q = (int64_t)o->heads * hd;
     if (add(g, "token_embd.weight", K_MAT, o->tied ? head : base, n_vocab, e) < 0)
         return -1;
-    if (rope) {
+    if (rope && phi3(o)) { /* as its converter writes them: first */
+        if (add(g, "rope_factors_long.weight", K_VALUES, QT_F32, 1, hd / 2) < 0 ||
+            add(g, "rope_factors_short.weight", K_VALUES, QT_F32, 1, hd / 2) < 0)
+            return -1;
+        g->t[g->n - 2].values = rope;
+        g->t[g->n - 1].values = rope + hd / 2;
+    } else if (rope) {
         if (add(g, "rope_freqs.weight", K_VALUES, QT_F32, 1, hd / 2) < 0)
             return -1;
         g->t[g->n - 1].values = rope;
     }
     for (int i = 0; i < o->layers; i++) {
+        if (phi3(o)) {
+            if (plan_phi3_layer(g, o, i, base) < 0)
+                return -1;
+            continue;
+        }
         int v = mix_type(ty, 'v', i, o->layers, gqa), out = mix_type(ty, 'o', i, o->layers, gqa);
         int down = mix_type(ty, 'd', i, o->layers, gqa);
         struct {
@@ -382,6 +439,12 @@ static void put_strs(struct gguf_writer *w, const char *key, const struct tok_st
     "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}"                                    \
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 
+/* Phi-3.5's template, shortened to its form. */
+#define PHI3_TEMPLATE                                                                              \
+    "{{ bos_token }}{% for message in messages %}{{ '<|' + message['role'] + '|>\\n' + "          \
+    "message['content'] + '<|end|>\\n' }}{% endfor %}"                                            \
+    "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}"
+
 #define LLAMA3_TEMPLATE                                                                            \
     "{{ bos_token }}{% for message in messages %}<|start_header_id|>{{ message['role'] }}"         \
     "<|end_header_id|>\n\n{{ message['content'] | trim }}<|eot_id|>{% endfor %}"                   \
@@ -420,13 +483,26 @@ static void put_tokenizer(struct gguf_writer *w, const struct tok_spec *t, const
         gguf_w_str(w, "tokenizer.chat_template", tmpl);
 }
 
+/* Phi-3's rope keys as its converter writes them: the original context,
+ * and the attention factor of LongRoPE, sqrt(1 + ln(s) / ln(orig)) for a
+ * context s times the original (1.190238 for Phi-3.5-mini's 32); and its
+ * sliding window (Phi-3.5-mini's 262,144), which llama.cpp ignores. */
+static void put_phi3(struct gguf_writer *w, const struct opts *o)
+{
+    double s = (double)o->ctx / o->orig_ctx;
+    gguf_w_u32(w, "phi3.rope.scaling.original_context_length", (uint32_t)o->orig_ctx);
+    gguf_w_f32(w, "phi3.rope.scaling.attn_factor",
+               s > 1.0 ? (float)sqrt(1.0 + log(s) / log((double)o->orig_ctx)) : 1.0f);
+    gguf_w_u32(w, "phi3.attention.sliding_window", 262144);
+}
+
 static void put_hparams(struct gguf_writer *w, const struct opts *o, const struct type_row *ty,
                         int llama3, int n_vocab)
 {
     char name[128];
     snprintf(name, sizeof name, "logitlab test %s %s (random weights, seed %llu)", o->arch,
              ty->name, o->seed);
-    const char *arch = qwen(o) ? o->arch : "llama";
+    const char *arch = qwen(o) || phi3(o) ? o->arch : "llama";
     int said = llama3 || strcmp(o->arch, "qwen3") == 0; /* the head size said twice more */
     gguf_w_str(w, "general.architecture", arch);
     gguf_w_str(w, "general.name", name);
@@ -446,7 +522,7 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
         /* Llama 3.2's files say the head size twice more */
         { "attention.key_length", said ? o->head_dim : -1 },
         { "attention.value_length", said ? o->head_dim : -1 },
-        { "vocab_size", qwen(o) ? -1 : n_vocab },
+        { "vocab_size", qwen(o) || phi3(o) ? -1 : n_vocab },
         { "rope.dimension_count", qwen(o) ? -1 : o->head_dim },
     };
     char key[64];
@@ -457,16 +533,18 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
     gguf_w_f32(w, key, qwen(o) ? 1000000.0f : llama3 ? 500000.0f : 10000.0f);
     snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
     gguf_w_f32(w, key, qwen(o) ? 1e-6f : 1e-5f);
+    if (phi3(o))
+        put_phi3(w, o);
 }
 
 /* ---- the command line ---------------------------------------------------- */
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2|qwen3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
+    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2|qwen3|phi3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
                     "Q5_0|Q5_1|IQ4_NL|Q2_K|Q3_K|Q4_K|\n"
                     "       Q5_K|Q6_K|IQ4_XS|Q2_K_MIX|Q3_K_M|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M\n"
-                    "       [--layers N --embd N --heads N --head-dim N --kv-heads N --ff N --ctx N --seed N\n"
+                    "       [--layers N --embd N --heads N --head-dim N --kv-heads N --ff N --ctx N --orig-ctx N --seed N\n"
                     "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
                     "        --shape 1b|3b --threads N] -o OUT.gguf\n");
     return -1;
@@ -501,6 +579,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "--kv-heads", &o->kv, 1, LLAMA_MAX_HEADS, NULL },
         { "--ff", &o->ff, 1, 1 << 20, NULL },
         { "--ctx", &o->ctx, 1, 1 << 24, NULL },
+        { "--orig-ctx", &o->orig_ctx, 1, 1 << 24, NULL },
         { "--tied", &o->tied, 0, 1, NULL },
         { "--threads", &o->threads, 1, 64, NULL },
         { "--arch", NULL, 0, 0, &o->arch },
@@ -540,17 +619,24 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The shape and conventions of the architecture, for what was not given. */
 static int defaults(struct opts *o)
 {
-    int l3 = strcmp(o->arch, "llama3") == 0 || qwen(o);
+    int l3 = strcmp(o->arch, "llama3") == 0 || qwen(o) || phi3(o);
     int b1 = o->shape && strcmp(o->shape, "1b") == 0, b3 = o->shape && strcmp(o->shape, "3b") == 0;
     if (!l3 && strcmp(o->arch, "llama2") != 0)
-        return fprintf(stderr, "gen_model: --arch %s: llama3, llama2, qwen2 or qwen3\n", o->arch),
+        return fprintf(stderr, "gen_model: --arch %s: llama3, llama2, qwen2, qwen3 or phi3\n",
+                       o->arch),
                -1;
-    if (qwen(o) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
+    if ((qwen(o) || phi3(o)) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
         return fprintf(stderr, "gen_model: --arch %s takes no --shape and no rope scaling\n",
                        o->arch),
                -1;
     if (o->shape && !b1 && !b3)
         return fprintf(stderr, "gen_model: --shape %s: 1b or 3b\n", o->shape), -1;
+    if (phi3(o)) { /* Phi-3.5-mini's: untied, 128K tokens over an original 4K */
+        o->tied = o->tied < 0 ? 0 : o->tied;
+        o->ctx = o->ctx < 0 ? 131072 : o->ctx;
+        o->orig_ctx = o->orig_ctx < 0 ? 4096 : o->orig_ctx;
+        o->rope = "long and short factors";
+    }
     const int d3[] = { 2, 256, 4, 2, 768, 131072, 1 }, d2[] = { 2, 256, 4, 4, 768, 4096, 0 };
     /* Llama 3.2 1B's and 3B's config.json: layers, width, heads, KV heads, FFN. */
     const int d1b[] = { 16, 2048, 32, 8, 8192, 131072, 1 };
@@ -562,7 +648,9 @@ static int defaults(struct opts *o)
             *f[i] = d[i];
     if (!o->rope)
         o->rope = l3 && !qwen(o) ? "llama3" : "none";
-    if (strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
+    if (!phi3(o) && o->orig_ctx >= 0)
+        return fprintf(stderr, "gen_model: --orig-ctx is phi3's\n"), -1;
+    if (!phi3(o) && strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
         return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
     if (o->tmpl && strcmp(o->tmpl, "llama3") != 0 && strcmp(o->tmpl, "chatml") != 0)
         return fprintf(stderr, "gen_model: --template %s: llama3 or chatml\n", o->tmpl), -1;
@@ -602,6 +690,43 @@ static float *llama3_rope(const struct opts *o)
     return f;
 }
 
+/* Phi-3's vocabulary: Llama 2's 32,000 pieces, then its 64 added tokens
+ * (ids 32000..32063, as its GGUF files have them: eleven control tokens for
+ * the end of text and the chat, scored -1000, then [PADn] of type unknown,
+ * scored -10000); the end of text is its EOS and its padding. */
+static int phi3_vocab(struct tokdata *td, struct err *e)
+{
+    static const char *const ADDED[] = { "<|endoftext|>",    "<|assistant|>",    "<|placeholder1|>",
+                                         "<|placeholder2|>", "<|placeholder3|>", "<|placeholder4|>",
+                                         "<|system|>",       "<|end|>",          "<|placeholder5|>",
+                                         "<|placeholder6|>", "<|user|>" };
+    static char pads[64][12];
+    int n0 = td->spec.n, n = n0 + 64;
+    struct tok_str *text = realloc(td->text, (size_t)n * sizeof *text);
+    if (text)
+        td->text = text;
+    float *scores = text ? realloc(td->scores, (size_t)n * sizeof *scores) : NULL;
+    if (scores)
+        td->scores = scores;
+    int32_t *types = scores ? realloc(td->types, (size_t)n * sizeof *types) : NULL;
+    if (!types)
+        return err_set(e, ERR_SYSTEM, "out of memory");
+    td->types = types;
+    for (int i = 0; i < 64; i++) {
+        int named = i < (int)(sizeof ADDED / sizeof ADDED[0]);
+        if (!named)
+            snprintf(pads[i], sizeof pads[i], "[PAD%d]", n0 + i);
+        const char *s = named ? ADDED[i] : pads[i];
+        text[n0 + i] = (struct tok_str){ s, strlen(s) };
+        scores[n0 + i] = named ? -1000.0f : -10000.0f;
+        types[n0 + i] = named ? TOKT_CONTROL : TOKT_UNKNOWN;
+    }
+    td->spec.n = n;
+    td->spec.text = text, td->spec.scores = scores, td->spec.types = types;
+    td->spec.eos = td->spec.pad = n0;
+    return 0;
+}
+
 static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
 {
     if (o->vocab)
@@ -609,6 +734,8 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
     const char *dir = o->vocab_dir ? o->vocab_dir : "data";
     if (strcmp(o->arch, "llama2") == 0)
         return tokdata_llama2(td, dir, e);
+    if (phi3(o))
+        return tokdata_llama2(td, dir, e) < 0 ? -1 : phi3_vocab(td, e);
     if (tokdata_llama3(td, dir, e) < 0)
         return -1;
     if (qwen(o)) { /* Llama 3's byte-level BPE under Qwen 2's pre-tokenizer and no BOS, */
@@ -668,7 +795,10 @@ static int build(const struct opts *o, const struct type_row *ty, const struct t
     put_hparams(w, o, ty, l3, tok->n);
     /* the template names the vocabulary's tokens (--template writes one anyway,
      * to test a vocabulary without them) */
-    const char *tmpl = l3 && !o->vocab ? LLAMA3_TEMPLATE : qwen(o) ? CHATML_TEMPLATE : NULL;
+    const char *tmpl = l3 && !o->vocab ? LLAMA3_TEMPLATE
+                       : qwen(o)       ? CHATML_TEMPLATE
+                       : phi3(o)       ? PHI3_TEMPLATE
+                                       : NULL;
     if (o->tmpl)
         tmpl = strcmp(o->tmpl, "chatml") == 0 ? CHATML_TEMPLATE : LLAMA3_TEMPLATE;
     put_tokenizer(w, tok, tmpl);
@@ -698,6 +828,7 @@ int main(int argc, char **argv)
                       .kv = -1,
                       .ff = -1,
                       .ctx = -1,
+                      .orig_ctx = -1,
                       .tied = -1,
                       .threads = (int)sysconf(_SC_NPROCESSORS_ONLN),
                       .seed = 1 };
@@ -717,7 +848,9 @@ int main(int argc, char **argv)
         return e.code ? e.code : 3;
     }
     struct gen g = { calloc((size_t)o.layers * 12 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
-    float *rope = strcmp(o.rope, "llama3") == 0 ? llama3_rope(&o) : NULL;
+    float *rope = phi3(&o)                      ? phi3_factors(o.head_dim / 2)
+                  : strcmp(o.rope, "llama3") == 0 ? llama3_rope(&o)
+                                                  : NULL;
     int rc = 3;
     if (g.t && (rope || strcmp(o.rope, "llama3") != 0))
         rc = build(&o, ty, &td.spec, &g, rope, &e) == 0 ? 0 : e.code ? e.code : 3;

@@ -421,14 +421,17 @@ class Weight:
 # The architectures, as src/gguf/arch.def switches them (written here from the models' papers
 # and llama.cpp's documented conventions, not from logitlab's code): whether Q, K and V add a
 # bias, whether the rotary pairs are (i, i + n_rot/2) (ggml's NEOX mode) or adjacent, and
-# whether each head of Q and K is RMS-normed (with its own gain) before the rotation.
-ARCHS = {"llama": {"bias": False, "neox": False, "qk_norm": False},
-         "qwen2": {"bias": True, "neox": True, "qk_norm": False},
-         "qwen3": {"bias": False, "neox": True, "qk_norm": True}}
+# whether each head of Q and K is RMS-normed (with its own gain) before the rotation, and
+# whether Q, K and V may come as one attn_qkv tensor and the gate and up as one ffn_up of twice
+# the rows (Phi-3: the gate's half first, SwiGLU's split).
+ARCHS = {"llama": {"bias": False, "neox": False, "qk_norm": False, "fused": False},
+         "qwen2": {"bias": True, "neox": True, "qk_norm": False, "fused": False},
+         "qwen3": {"bias": False, "neox": True, "qk_norm": True, "fused": False},
+         "phi3": {"bias": False, "neox": True, "qk_norm": False, "fused": True}}
 
 
 class Llama:
-    def __init__(self, g, mimic=False):
+    def __init__(self, g, mimic=False, n_ctx=1024):
         arch = g.meta.get("general.architecture")
         if arch not in ARCHS:
             raise GgufError(f"{g.path}: architecture {arch!r}, not one of {sorted(ARCHS)}")
@@ -459,7 +462,8 @@ class Llama:
         mats = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"]
         self.layers = []
         for i in range(self.n_layer):
-            w = {n: Weight(g, f"blk.{i}.{n}.weight", mimic) for n in mats}
+            w = self.fused(g, i, mimic) if ARCHS[arch]["fused"] else {}
+            w.update({n: Weight(g, f"blk.{i}.{n}.weight", mimic) for n in mats if n not in w})
             for n in ("attn_norm", "ffn_norm"):
                 w[n] = g.tensor(f"blk.{i}.{n}.weight")
             for n in ("attn_q", "attn_k", "attn_v"):
@@ -476,8 +480,16 @@ class Llama:
             factors = g.tensor("rope_freqs.weight").reshape(-1)
         elif g.meta.get(f"{arch}.rope.scaling.type") == "llama3":
             factors = llama3_factors(g, freq)
+        elif "rope_factors_long.weight" in g.tensors:
+            # Phi-3: the long factors for a context longer than the original one (llama.cpp's
+            # rule; its oracle runs a context of 1,024), else the short ones
+            orig = int(key("rope.scaling.original_context_length", key("context_length")))
+            which = "long" if n_ctx > orig else "short"
+            factors = g.tensor(f"rope_factors_{which}.weight").reshape(-1)
         if factors is not None:
             freq = freq / factors
+        # LongRoPE's attention factor multiplies every rotated value of Q and K
+        self.mscale = float(key("rope.scaling.attn_factor", 1.0))
         if g.meta.get(f"{arch}.rope.scaling.type") == "linear":
             freq = freq / float(g.meta[f"{arch}.rope.scaling.factor"])
         self.freq = freq
@@ -500,9 +512,24 @@ class Llama:
         first = slice(0, half) if self.neox else slice(0, self.n_rot, 2)
         second = slice(half, self.n_rot) if self.neox else slice(1, self.n_rot, 2)
         a, b = x[..., first], x[..., second]
-        y[..., first] = a * c - b * s
-        y[..., second] = a * s + b * c
+        y[..., first] = (a * c - b * s) * self.mscale
+        y[..., second] = (a * s + b * c) * self.mscale
         return y
+
+    def fused(self, g, i, mimic):
+        """Phi-3's matrices cut from its fused tensors by rows: attn_qkv into Q, K, V (when the
+        file fuses them), ffn_up into the gate (first half) and the up."""
+        w, q, kv = {}, self.n_head * self.head_dim, self.n_kv * self.head_dim
+        name = f"blk.{i}.attn_qkv.weight"
+        if name in g.tensors:
+            m = g.tensor(name)
+            for n, rows in (("attn_q", m[:q]), ("attn_k", m[q:q + kv]), ("attn_v", m[q + kv:])):
+                w[n] = Weight(g, name, mimic, rows)
+        name = f"blk.{i}.ffn_up.weight"
+        m = g.tensor(name)
+        ff = m.shape[0] // 2
+        w["ffn_gate"], w["ffn_up"] = Weight(g, name, mimic, m[:ff]), Weight(g, name, mimic, m[ff:])
+        return w
 
     def step(self, tokens):
         """Appends tokens to the cache; returns the logits of the last one."""
@@ -598,6 +625,9 @@ def main():
     ap.add_argument("--name")
     ap.add_argument("--gen", help="gen_model's arguments, echoed on a line of their own")
     ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--n-ctx", type=int, default=1024,
+                    help="the context the model runs in (llama_oracle's), which picks Phi-3's "
+                         "long or short rotary factors")
     ap.add_argument("--save-logits")
     ap.add_argument("--no-greedy", action="store_true",
                     help="skip the greedy continuations (`greedy 0`): the prompt rows only")
@@ -606,7 +636,7 @@ def main():
     args = ap.parse_args()
     try:
         g = Gguf(args.model)
-        model = Llama(g, args.mimic_llama)
+        model = Llama(g, args.mimic_llama, args.n_ctx)
     except (GgufError, KeyError) as e:
         sys.exit(f"ref.py: {e}")
     name = args.name or args.model.rsplit("/", 1)[-1]
