@@ -657,6 +657,7 @@ struct model_spec {
     int phi3;          /* architecture phi3: 1 Q, K and V fused (attn_qkv [8, 16]), 2 apart;
                         * the gate and up fused (ffn_up [8, 32]); rope_factors_long/short [2],
                         * original context 32, attention factor 1.5 */
+    int gemma3;        /* architecture gemma3: as qwen3, with the post norms [8] and a window */
     void (*keys)(struct gguf_writer *w);
 };
 
@@ -689,14 +690,20 @@ static void model_keys(struct gguf_writer *w, const struct model_spec *m)
                                           4 },
                                         { "a", 1 },
                                         { "b", 1 } };
-    const char *arch = m->qwen2 ? "qwen2" : m->qwen3 ? "qwen3" : m->phi3 ? "phi3" : "llama";
+    const char *arch = m->qwen2    ? "qwen2"
+                       : m->qwen3  ? "qwen3"
+                       : m->phi3   ? "phi3"
+                       : m->gemma3 ? "gemma3"
+                                   : "llama";
     char key[64];
+    if (m->gemma3 && kept(m, "gemma3.attention.sliding_window"))
+        gguf_w_u32(w, "gemma3.attention.sliding_window", 512);
     if (m->phi3 && kept(m, "phi3.rope.scaling.original_context_length"))
         gguf_w_u32(w, "phi3.rope.scaling.original_context_length", 32);
     if (m->phi3)
         gguf_w_f32(w, "phi3.rope.scaling.attn_factor", 1.5f);
     snprintf(key, sizeof key, "%s.attention.key_length", arch);
-    if (m->qwen3 && kept(m, key))
+    if ((m->qwen3 || m->gemma3) && kept(m, key))
         gguf_w_u32(w, key, 8);
     if (kept(m, "general.architecture"))
         gguf_w_str(w, "general.architecture", arch);
@@ -725,7 +732,7 @@ static void model_keys(struct gguf_writer *w, const struct model_spec *m)
 }
 
 /* The names and shapes of a layer's tensors in m's file. */
-static int layer_parts(const struct model_spec *m, int64_t hd, char names[][24], int64_t *ne)
+static int layer_parts(const struct model_spec *m, int64_t hd, char names[][40], int64_t *ne)
 {
     int64_t q = 2 * hd; /* 2 heads, 1 KV head */
     static const char *const PHI3[] = { "attn_norm", "attn_qkv", "attn_output",
@@ -733,26 +740,27 @@ static int layer_parts(const struct model_spec *m, int64_t hd, char names[][24],
     const struct {
         const char *part;
         int64_t ne0, ne1;
-    } L[] = { { "attn_norm", 8, 0 },    { "attn_q", 8, q },      { "attn_k", 8, hd },
-              { "attn_v", 8, hd },      { "attn_output", q, 8 }, { "ffn_norm", 8, 0 },
-              { "ffn_gate", 8, 16 },    { "ffn_down", 16, 8 },   { "ffn_up", 8, 16 },
-              { "attn_q_norm", hd, 0 }, { "attn_k_norm", hd, 0 } };
+    } L[] = { { "attn_norm", 8, 0 },    { "attn_q", 8, q },       { "attn_k", 8, hd },
+              { "attn_v", 8, hd },      { "attn_output", q, 8 },  { "ffn_norm", 8, 0 },
+              { "ffn_gate", 8, 16 },    { "ffn_down", 16, 8 },    { "ffn_up", 8, 16 },
+              { "attn_q_norm", hd, 0 }, { "attn_k_norm", hd, 0 }, { "post_attention_norm", 8, 0 },
+              { "post_ffw_norm", 8, 0 } };
     if (m->phi3 == 1) { /* fused: [8, q + 2 hd], ffn_up [8, 32] */
         const int64_t P3[][2] = { { 8, 0 }, { 8, q + 2 * hd }, { q, 8 },
                                   { 8, 0 }, { 16, 8 },         { 8, 32 } };
         for (int k = 0; k < 6; k++) {
-            snprintf(names[k], 24, "%s.weight", PHI3[k]);
+            snprintf(names[k], 40, "%s.weight", PHI3[k]);
             ne[2 * k] = P3[k][0], ne[2 * k + 1] = P3[k][1];
         }
         return 6;
     }
     int n = 0;
-    for (int k = 0; k < 9 + 3 * m->qwen2 + 2 * m->qwen3; k++) {
+    for (int k = 0; k < 9 + 3 * m->qwen2 + 2 * (m->qwen3 || m->gemma3) + 2 * m->gemma3; k++) {
         int bias = k >= 9 && m->qwen2; /* attn_q, attn_k, attn_v's, [8] [4] [4] */
         int j = bias ? k - 8 : k;
         if (m->phi3 && strcmp(L[j].part, "ffn_gate") == 0)
             continue; /* phi3 with Q, K and V apart: still the fused ffn_up */
-        snprintf(names[n], 24, "%s.%s", L[j].part, bias ? "bias" : "weight");
+        snprintf(names[n], 40, "%s.%s", L[j].part, bias ? "bias" : "weight");
         ne[2 * n] = bias ? L[j].ne1 : L[j].ne0;
         ne[2 * n + 1] = bias ? 0 : m->phi3 && strcmp(L[j].part, "ffn_up") == 0 ? 32 : L[j].ne1;
         n++;
@@ -777,9 +785,9 @@ static struct buf model_file(const struct model_spec *m)
                 { "rope_factors_long.weight", 2, m->phi3 ? 0 : -1 },
                 { "rope_factors_short.weight", 2, m->phi3 ? 0 : -1 } };
     snprintf(t[4].name, sizeof t[4].name, "%s", m->extra ? m->extra : "");
-    char names[16][24];
+    char names[16][40];
     int64_t ne[32];
-    int parts = layer_parts(m, m->qwen3 ? 8 : 4, names, ne), n = 7;
+    int parts = layer_parts(m, m->qwen3 || m->gemma3 ? 8 : 4, names, ne), n = 7;
     for (int l = 0; l < 2; l++)
         for (int k = 0; k < parts; k++, n++) {
             snprintf(t[n].name, sizeof t[n].name, "blk.%d.%s", l, names[k]);
@@ -953,6 +961,37 @@ START_TEST(test_phi3_ok)
 }
 END_TEST
 
+/* A gemma3 file: Qwen 3's per-head norms and head size, the post norms,
+ * the window with its defaults (pattern 6, base 10,000) and the switches
+ * that scale the embedding and use GELU. */
+START_TEST(test_gemma3_ok)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    struct gguf_llama *L = load(&(struct model_spec){ .gemma3 = 1 }, &b, &g, &e);
+    ck_assert_msg(L != NULL, "%s", e.msg);
+    const struct llama_hparams *hp = &L->model.hp;
+    ck_assert_uint_eq(hp->switches, LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM | LLAMA_SW_EMBD_SCALE |
+                                        LLAMA_SW_POST_NORMS | LLAMA_SW_GELU | LLAMA_SW_SWA);
+    ck_assert(hp->head_dim == 8 && hp->n_swa == 512 && hp->swa_pattern == 6);
+    ck_assert(hp->rope_base_swa == 10000.0f && hp->attn_scale == 0.0f);
+    const struct llama_layer *l1 = &L->model.layers[1];
+    ck_assert_ptr_eq(l1->attn_post_norm.data,
+                     gguf_tensor(g, "blk.1.post_attention_norm.weight")->data);
+    ck_assert_ptr_eq(l1->ffn_post_norm.data, gguf_tensor(g, "blk.1.post_ffw_norm.weight")->data);
+    ck_assert(l1->q_norm.cols == 8 && l1->ffn_post_norm.cols == 8);
+    gguf_llama_free(L);
+    gguf_close(g);
+    free(b.p);
+}
+END_TEST
+
+static void k_softcap(struct gguf_writer *w)
+{
+    gguf_w_f32(w, "gemma3.final_logit_softcapping", 30.0f);
+}
+
 static void k_longrope(struct gguf_writer *w)
 {
     gguf_w_str(w, "phi3.rope.scaling.type", "longrope");
@@ -1008,9 +1047,9 @@ START_TEST(test_llama_rope)
 }
 END_TEST
 
-static void k_gemma(struct gguf_writer *w)
+static void k_mamba(struct gguf_writer *w)
 {
-    gguf_w_str(w, "general.architecture", "gemma3");
+    gguf_w_str(w, "general.architecture", "mamba");
 }
 static void k_esc(struct gguf_writer *w)
 {
@@ -1105,11 +1144,12 @@ static const struct bad_model {
 } BAD[] = {
     { { .drop = "general.architecture" },
       P ": general.architecture is missing (not a model file?)" },
-    { { .drop = "general.architecture", .keys = k_gemma },
-      P ": architecture 'gemma3' is not supported (logitlab runs llama, qwen2, qwen3 and phi3)" },
+    { { .drop = "general.architecture", .keys = k_mamba },
+      P ": architecture 'mamba' is not supported (logitlab runs llama, qwen2, qwen3, phi3 and "
+        "gemma3)" },
     { { .drop = "general.architecture", .keys = k_esc },
-      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama, qwen2, qwen3 and "
-        "phi3)" },
+      P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama, qwen2, qwen3, "
+        "phi3 and gemma3)" },
     { { .qwen2 = 1, .drop = "blk.1.attn_k.bias" }, P ": tensor 'blk.1.attn_k.bias' is missing" },
     { { .qwen2 = 1, .wide = "blk.0.attn_q.bias" },
       P ": tensor 'blk.0.attn_q.bias' has shape [8, 2], expected [8]" },
@@ -1131,6 +1171,12 @@ static const struct bad_model {
     { { .phi3 = 1, .drop = "rope_factors_short.weight" },
       P ": tensor 'rope_factors_short.weight' is missing (it comes with "
         "'rope_factors_long.weight')" },
+    { { .gemma3 = 1, .drop = "blk.1.post_ffw_norm.weight" },
+      P ": tensor 'blk.1.post_ffw_norm.weight' is missing" },
+    { { .gemma3 = 1, .wide = "blk.0.post_attention_norm.weight" },
+      P ": tensor 'blk.0.post_attention_norm.weight' has shape [8, 2], expected [8]" },
+    { { .gemma3 = 1, .keys = k_softcap },
+      P ": gemma3.final_logit_softcapping is 30: soft-capped logits are not supported" },
     { { .phi3 = 1, .keys = k_longrope },
       P ": rope scaling 'longrope' is not supported (none, linear, llama3)" },
     { { .keys = k_experts },
@@ -1467,9 +1513,8 @@ START_TEST(test_llama_vocab_only)
     ck_assert(L->model.hp.n_layer == 0 && L->model.layers == NULL);
     gguf_llama_free(L);
     ck_assert_ptr_null(gguf_llama_new(g, &e));
-    ck_assert_str_eq(
-        e.msg, P
-        ": architecture 'starcoder' is not supported (logitlab runs llama, qwen2, qwen3 and phi3)");
+    ck_assert_str_eq(e.msg, P ": architecture 'starcoder' is not supported (logitlab runs llama, "
+                              "qwen2, qwen3, phi3 and gemma3)");
     gguf_close(g);
     free(b.p);
     /* A pre-tokenizer logitlab lacks is what a vocabulary-only load names too. */
@@ -1541,6 +1586,7 @@ Suite *suite_gguf(void)
     tcase_add_loop_test(llama, test_llama_lenient, 0, (int)(sizeof LENIENT / sizeof LENIENT[0]));
     tcase_add_test(llama, test_llama_type);
     tcase_add_test(llama, test_phi3_ok);
+    tcase_add_test(llama, test_gemma3_ok);
     tcase_add_test(llama, test_llama_vocab_only);
     tcase_add_test(llama, test_llama_extra_ids);
     suite_add_tcase(s, llama);

@@ -227,6 +227,52 @@ START_TEST(test_phi3_rope_factors)
 }
 END_TEST
 
+/* Gemma 3's switches: the embedding rows times sqrt(48), NEOX pairs, per-head
+ * norms of Q and K, the attention's and the FFN's outputs RMS-normed before
+ * they join the stream, GELU's tanh form for the gate; heads of 16 on a
+ * width of 48 (Q 64 wide); layer 0 of 2 slides (pattern 2) through a window
+ * of 4 positions with its own rope base (10^4; the global layer's 10^6), so
+ * that the prompt of 10 reaches past it. Against the reference, and the
+ * reference is far off with any one of them left out. A score scale of its
+ * own (Gemma 3 27B's rule) is taken too; a negative window is refused. */
+START_TEST(test_gemma3_switches)
+{
+    static const struct shape GEMMA3 = { 2,
+                                         48,
+                                         4,
+                                         2,
+                                         64,
+                                         11,
+                                         QT_F32,
+                                         LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM |
+                                             LLAMA_SW_EMBD_SCALE | LLAMA_SW_POST_NORMS |
+                                             LLAMA_SW_GELU,
+                                         16 };
+    static const enum ref_variant WRONG[] = { REF_NO_WINDOW,     REF_ONE_BASE,      REF_SILU,
+                                              REF_NO_POST_NORMS, REF_NO_EMBD_SCALE, REF_NO_QK_NORM,
+                                              REF_OTHER_PAIRS };
+    struct tiny t;
+    tiny_build(&t, &GEMMA3, 53);
+    t.m.hp.n_swa = 4, t.m.hp.swa_pattern = 2;
+    t.m.hp.rope_base = 1e6f, t.m.hp.rope_base_swa = 1e4f;
+    ck_assert(llama_layer_slides(&t.m.hp, 0) && !llama_layer_slides(&t.m.hp, 1));
+    check_switches(&t, WRONG, (int)(sizeof WRONG / sizeof WRONG[0]));
+    t.m.hp.attn_scale = 0.125f; /* 1 / sqrt(64), where 1 / sqrt(16) would be the default */
+    check_against_reference(&t, PROMPT, PROMPT_N);
+    struct err e;
+    t.m.hp.n_swa = -1;
+    ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+    ck_assert_str_eq(e.msg, "llama: sliding window -1, pattern 2, its rope base 10000, score "
+                            "scale 0.125 (want the window and pattern >= 0, a base > 0 for a "
+                            "window, a scale >= 0)");
+    t.m.hp.n_swa = 4;
+    t.layer[1].ffn_post_norm.data = NULL;
+    ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+    ck_assert_str_eq(e.msg, "llama: tensor blk.1.post_ffw_norm is missing");
+    tiny_free(&t);
+}
+END_TEST
+
 /* Grouped-query attention at both ends: 4 KV heads for 4 heads, and 1. */
 START_TEST(test_gqa_extremes)
 {
@@ -535,6 +581,7 @@ Suite *suite_llama(void)
     tcase_add_test(ref, test_qwen2_switches);
     tcase_add_test(ref, test_qwen3_switches);
     tcase_add_test(ref, test_phi3_rope_factors);
+    tcase_add_test(ref, test_gemma3_switches);
     tcase_add_test(ref, test_gqa_extremes);
     tcase_add_test(ref, test_rope_scaling);
     tcase_add_test(ref, test_rope_divisors_llama32);

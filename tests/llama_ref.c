@@ -94,6 +94,10 @@ void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed)
             t->qk_norm[l][0] = tensor_make(t, &L->q_norm, 1, hd, QT_F32, 0.5, 1.5, &rng);
             t->qk_norm[l][1] = tensor_make(t, &L->k_norm, 1, hd, QT_F32, 0.5, 1.5, &rng);
         }
+        if (s->switches & LLAMA_SW_POST_NORMS) {
+            t->post_norm[l][0] = tensor_make(t, &L->attn_post_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
+            t->post_norm[l][1] = tensor_make(t, &L->ffn_post_norm, 1, d, QT_F32, 0.5, 1.5, &rng);
+        }
     }
     t->m.layers = t->layer;
     t->ctx = 64;
@@ -185,25 +189,28 @@ static void ref_rope(double *v, int heads, int hd, int pos, double base, const d
 
 /* Attention of position p, every head (k and v: [position][kv]). */
 static void ref_attend(const struct llama_hparams *hp, const double *q, const double *k,
-                       const double *v, int p, enum ref_variant var, double *out)
+                       const double *v, int p, int window, enum ref_variant var, double *out)
 {
     int hd = hp->head_dim, kv = hp->n_head_kv * hd;
     double *w = malloc(sizeof(double) * (size_t)(p + 1));
+    /* a sliding layer: keys t with p - t < window (Gemma 3's mask) */
+    int t0 = window > 0 && p - window + 1 > 0 ? p - window + 1 : 0;
+    double scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0 / sqrt((double)hd);
     for (int h = 0; h < hp->n_head; h++) {
         int g = var == REF_KV_MODULO ? h % hp->n_head_kv : h / (hp->n_head / hp->n_head_kv);
         double mx = -INFINITY, sum = 0;
-        for (int t = 0; t <= p; t++) {
+        for (int t = t0; t <= p; t++) {
             double s = 0;
             for (int i = 0; i < hd; i++)
                 s += q[h * hd + i] * k[(size_t)t * kv + g * hd + i];
-            w[t] = s / sqrt((double)hd);
+            w[t] = s * scale;
             mx = fmax(mx, w[t]);
         }
-        for (int t = 0; t <= p; t++)
+        for (int t = t0; t <= p; t++)
             sum += (w[t] = exp(w[t] - mx));
         for (int i = 0; i < hd; i++) {
             double a = 0;
-            for (int t = 0; t <= p; t++)
+            for (int t = t0; t <= p; t++)
                 a += w[t] / sum * v[(size_t)t * kv + g * hd + i];
             out[h * hd + i] = a;
         }
@@ -211,21 +218,40 @@ static void ref_attend(const struct llama_hparams *hp, const double *q, const do
     free(w);
 }
 
-/* The feed-forward of one position: x += Wdown (silu(Wgate n) * Wup n). */
-static void ref_ffn(const struct tiny *t, int l, double *x)
+/* x += o, o first RMS-normed with g when the blocks' outputs are (Gemma). */
+static void ref_add(const struct tiny *t, const float *g, enum ref_variant var, double *o,
+                    double *x)
+{
+    const struct llama_hparams *hp = &t->m.hp;
+    if ((hp->switches & LLAMA_SW_POST_NORMS) && var != REF_NO_POST_NORMS)
+        ref_norm(o, g, hp->n_embd, hp->rms_eps, o);
+    for (int i = 0; i < hp->n_embd; i++)
+        x[i] += o[i];
+}
+
+/* The feed-forward of one position: x += Wdown (act(Wgate n) * Wup n),
+ * act SiLU, z / (1 + e^-z), or GELU's tanh form, z/2 (1 + tanh(sqrt(2/pi)
+ * (z + 0.044715 z^3))). */
+static void ref_ffn(const struct tiny *t, int l, enum ref_variant var, double *x)
 {
     const struct llama_hparams *hp = &t->m.hp;
     int d = hp->n_embd, ff = hp->n_ff;
+    int gelu = (hp->switches & LLAMA_SW_GELU) && var != REF_SILU;
     double n[LLAMA_MAX_EMBD], g[256], u[256], o[LLAMA_MAX_EMBD];
     ck_assert_int_le(ff, 256);
     ref_norm(x, t->val[l][5], d, hp->rms_eps, n);
     ref_matvec(t->val[l][6], ff, d, n, g);
     ref_matvec(t->val[l][8], ff, d, n, u);
-    for (int i = 0; i < ff; i++)
-        g[i] = g[i] / (1 + exp(-g[i])) * u[i];
+    for (int i = 0; i < ff; i++) {
+        double z = g[i];
+        double act =
+            gelu ? 0.5 * z *
+                       (1 + tanh(sqrt(2 / 3.14159265358979323846) * (z + 0.044715 * z * z * z)))
+                 : z / (1 + exp(-z));
+        g[i] = act * u[i];
+    }
     ref_matvec(t->val[l][7], d, ff, g, o);
-    for (int i = 0; i < d; i++)
-        x[i] += o[i];
+    ref_add(t, t->post_norm[l][1], var, o, x);
 }
 
 /* Each head of q and k RMS-normed with the layer's q_norm and k_norm. */
@@ -263,10 +289,20 @@ void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var,
     double scale =
         hp->rope_attn_factor != 0.0f && var != REF_NO_ATTN_FACTOR ? hp->rope_attn_factor : 1.0;
     int halves = ((hp->switches & LLAMA_SW_ROPE_NEOX) != 0) != (var == REF_OTHER_PAIRS);
+    double es = (hp->switches & LLAMA_SW_EMBD_SCALE) && var != REF_NO_EMBD_SCALE ? sqrt(d) : 1.0;
+    double one[LLAMA_MAX_EMBD / 2];
+    for (int i = 0; i < hd / 2; i++)
+        one[i] = 1.0;
     for (int p = 0; p < n; p++)
         for (int i = 0; i < d; i++)
-            x[(size_t)p * d + i] = t->emb[(size_t)tok[p] * d + i];
+            x[(size_t)p * d + i] = t->emb[(size_t)tok[p] * d + i] * es;
     for (int l = 0; l < hp->n_layer; l++) {
+        /* Gemma 3: every layer but each sixth slides, with its own base */
+        int slides =
+            hp->n_swa > 0 && (hp->swa_pattern == 0 || l % hp->swa_pattern < hp->swa_pattern - 1);
+        int window = slides && var != REF_NO_WINDOW ? hp->n_swa : 0;
+        double base = slides && var != REF_ONE_BASE ? hp->rope_base_swa : hp->rope_base;
+        const double *dv = slides ? one : div;
         for (int p = 0; p < n; p++) {
             ref_norm(x + (size_t)p * d, t->val[l][0], d, hp->rms_eps, nb);
             ref_matvec(t->val[l][1], qd, d, nb, q + (size_t)p * qd);
@@ -277,15 +313,14 @@ void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var,
                          v + (size_t)p * kv);
             if ((hp->switches & LLAMA_SW_QK_NORM) && var != REF_NO_QK_NORM)
                 ref_head_norms(t, l, q + (size_t)p * qd, k + (size_t)p * kv);
-            ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, hp->rope_base, div, halves, scale);
-            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, hp->rope_base, div, halves, scale);
+            ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, base, dv, halves, scale);
+            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, base, dv, halves, scale);
         }
         for (int p = 0; p < n; p++) {
-            ref_attend(hp, q + (size_t)p * qd, k, v, p, var, a);
+            ref_attend(hp, q + (size_t)p * qd, k, v, p, window, var, a);
             ref_matvec(t->val[l][4], d, qd, a, o);
-            for (int i = 0; i < d; i++)
-                x[(size_t)p * d + i] += o[i];
-            ref_ffn(t, l, x + (size_t)p * d);
+            ref_add(t, t->post_norm[l][0], var, o, x + (size_t)p * d);
+            ref_ffn(t, l, var, x + (size_t)p * d);
         }
     }
     memcpy(h, x + (size_t)(n - 1) * d, sizeof *h * (size_t)d);

@@ -23,9 +23,10 @@ struct shape {
 struct tiny {
     struct llama_model m;
     struct llama_layer layer[MAX_LAYERS];
-    const float *val[MAX_LAYERS][9];     /* attn_norm wq wk wv wo ffn_norm gate down up */
-    const float *bias[MAX_LAYERS][3];    /* bq bk bv, with LLAMA_SW_QKV_BIAS */
-    const float *qk_norm[MAX_LAYERS][2]; /* q_norm k_norm, with LLAMA_SW_QK_NORM */
+    const float *val[MAX_LAYERS][9];       /* attn_norm wq wk wv wo ffn_norm gate down up */
+    const float *bias[MAX_LAYERS][3];      /* bq bk bv, with LLAMA_SW_QKV_BIAS */
+    const float *qk_norm[MAX_LAYERS][2];   /* q_norm k_norm, with LLAMA_SW_QK_NORM */
+    const float *post_norm[MAX_LAYERS][2]; /* attention's, the FFN's, with LLAMA_SW_POST_NORMS */
     const float *emb, *onorm;
     /* The context the reference assumes when it picks Phi-3's long or short
      * rotary factors (64, as the tests' contexts). */
@@ -48,6 +49,11 @@ enum ref_variant {
     REF_NO_QK_NORM,     /* Q and K without their per-head norms */
     REF_OTHER_FACTORS,  /* Phi-3's long factors where the short apply, and the other way */
     REF_NO_ATTN_FACTOR, /* the rotated values not scaled by the attention factor */
+    REF_NO_WINDOW,      /* every layer attending to every position */
+    REF_ONE_BASE,       /* the sliding layers turning by the global layers' base */
+    REF_SILU,           /* the gate through SiLU where GELU is switched on */
+    REF_NO_POST_NORMS,  /* the blocks' outputs added without their norms */
+    REF_NO_EMBD_SCALE,  /* the embedding rows as stored */
 };
 
 /* out = x / sqrt(mean(x^2) + eps) * g. */

@@ -271,19 +271,36 @@ static int load_biases(struct ld *d, int i, struct llama_layer *l)
     return 0;
 }
 
-/* The gains of Q's and K's per-head norms, for an architecture that has
- * them (Qwen 3). */
-static int load_head_norms(struct ld *d, int i, struct llama_layer *l)
+/* The optional norms of a layer, each a row of gains [n]: per table row,
+ * the switch that asks for the pair, its two parts and where they go. */
+static int load_norms(struct ld *d, int i, struct llama_layer *l)
 {
-    int hd = d->L->model.hp.head_dim;
-    if (!(d->L->model.hp.switches & LLAMA_SW_QK_NORM))
-        return 0;
-    char name[GGUF_MAX_NAME + 1];
-    snprintf(name, sizeof name, "blk.%d.attn_q_norm.weight", i);
-    if (need(d, name, hd, 0, &l->q_norm) < 0)
-        return -1;
-    snprintf(name, sizeof name, "blk.%d.attn_k_norm.weight", i);
-    return need(d, name, hd, 0, &l->k_norm);
+    const struct llama_hparams *hp = &d->L->model.hp;
+    const struct {
+        unsigned sw;
+        const char *part[2];
+        int n;
+        struct qtensor *q[2];
+    } N[] = {
+        /* each head of Q and K (Qwen 3, Gemma 3) */
+        { LLAMA_SW_QK_NORM,
+          { "attn_q_norm", "attn_k_norm" },
+          hp->head_dim,
+          { &l->q_norm, &l->k_norm } },
+        /* attention's and the FFN's outputs (Gemma 3) */
+        { LLAMA_SW_POST_NORMS,
+          { "post_attention_norm", "post_ffw_norm" },
+          hp->n_embd,
+          { &l->attn_post_norm, &l->ffn_post_norm } },
+    };
+    for (size_t k = 0; k < sizeof N / sizeof N[0]; k++)
+        for (int j = 0; j < 2 && (hp->switches & N[k].sw); j++) {
+            char name[GGUF_MAX_NAME + 1];
+            snprintf(name, sizeof name, "blk.%d.%s.weight", i, N[k].part[j]);
+            if (need(d, name, N[k].n, 0, N[k].q[j]) < 0)
+                return -1;
+        }
+    return 0;
 }
 
 /* Rows r0 .. r0 + n of t: a matrix of a fused tensor, where it lies. */
@@ -355,7 +372,7 @@ static int load_layer(struct ld *d, int i, struct llama_layer *l)
         if (!parts[k].skip && need(d, name, parts[k].ne0, parts[k].ne1, parts[k].q) < 0)
             return -1;
     }
-    return load_biases(d, i, l) < 0 ? -1 : load_head_norms(d, i, l);
+    return load_biases(d, i, l) < 0 ? -1 : load_norms(d, i, l);
 }
 
 /* rope.scaling.type "llama3" in the metadata alone (llama.cpp's
@@ -514,9 +531,39 @@ static int load_tensors(struct ld *d)
     return 0;
 }
 
+/* Gemma 3's sliding window: attention.sliding_window (absent or 0: none),
+ * every layer but each attention.sliding_window_pattern-th sliding (6
+ * unless said), turning by rope.freq_base_swa (10,000 unless said). Its
+ * score scale, by llama.cpp's rule: 1 / sqrt(n_embd / n_head), an integer
+ * quotient, for the 62 layers of Gemma 3 27B, else the head size's. A final
+ * soft-capping of the logits is not done here, so a file asking for one is
+ * refused rather than shown other numbers. */
+static int load_window(struct ld *d)
+{
+    struct llama_hparams *hp = &d->L->model.hp;
+    if (!(hp->switches & LLAMA_SW_SWA))
+        return 0;
+    if (get_int(d, "attention.sliding_window", 0, 0, MAX_CTX, 0, &hp->n_swa) < 0 ||
+        get_int(d, "attention.sliding_window_pattern", 0, 0, LLAMA_MAX_LAYERS, 6,
+                &hp->swa_pattern) < 0 ||
+        get_pos(d, "rope.freq_base_swa", 0, 1e12f, 10000.0f, &hp->rope_base_swa) < 0)
+        return -1;
+    if (hp->n_layer == 62)
+        hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+    char key[GGUF_MAX_NAME + 1];
+    float cap = 0.0f;
+    akey(d, "final_logit_softcapping", key, sizeof key);
+    if (gl_optional_fits(d, key, K_FLOAT) && gguf_get_f32(d->g, key, &cap, d->e) < 0)
+        return -1;
+    if (cap != 0.0f)
+        return err_set(d->e, ERR_USAGE, "%s: %s is %g: soft-capped logits are not supported",
+                       d->g->path, key, (double)cap);
+    return 0;
+}
+
 static int load_all(struct ld *d)
 {
-    if (gguf_vocab_check(d) < 0 || check_arch(d) < 0 || load_hparams(d) < 0 ||
+    if (gguf_vocab_check(d) < 0 || check_arch(d) < 0 || load_hparams(d) < 0 || load_window(d) < 0 ||
         gguf_vocab_load(d) < 0)
         return -1;
     d->L->model.hp.n_vocab = d->L->tok.n;

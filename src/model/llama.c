@@ -64,11 +64,15 @@ static void layer_pass(struct llama_ctx *c, int layer, int nb, int j0)
     run_timed(c, llama_job_attention, &jb, jb.nx * hp->n_head, &c->prof.attention_ms);
     jb.chunk = llama_task_rows(hp->n_embd, c->threads);
     run_timed(c, llama_job_output, &jb, llama_tasks_of(hp->n_embd, jb.chunk), &c->prof.matmul_ms);
+    if (hp->switches & LLAMA_SW_POST_NORMS)
+        llama_post_norm_add(c, &jb.L->attn_post_norm, j0, jb.nx);
     llama_norm_rows(c, &jb.L->ffn_norm, j0, jb.nx);
     jb.chunk = llama_task_rows(hp->n_ff, c->threads);
     run_timed(c, llama_job_gate_up, &jb, llama_tasks_of(hp->n_ff, jb.chunk), &c->prof.matmul_ms);
     jb.chunk = llama_task_rows(hp->n_embd, c->threads);
     run_timed(c, llama_job_down, &jb, llama_tasks_of(hp->n_embd, jb.chunk), &c->prof.matmul_ms);
+    if (hp->switches & LLAMA_SW_POST_NORMS)
+        llama_post_norm_add(c, &jb.L->ffn_post_norm, j0, jb.nx);
 }
 
 /* nb tokens at the positions after those held; last: the eval's last pass
@@ -78,9 +82,15 @@ static void batch_pass(struct llama_ctx *c, const int *tokens, int nb, int last)
     const struct llama_model *m = c->m;
     int d = m->hp.n_embd;
     size_t rb = quant_row_bytes(m->tok_embd.type, m->tok_embd.cols);
-    for (int j = 0; j < nb; j++)
-        quant_dequant(m->tok_embd.type, (const char *)m->tok_embd.data + (size_t)tokens[j] * rb,
-                      c->x + (size_t)j * (size_t)d, d);
+    /* Gemma scales the rows by sqrt(n_embd) in float, as ggml_scale does */
+    float scale = m->hp.switches & LLAMA_SW_EMBD_SCALE ? sqrtf((float)d) : 1.0f;
+    for (int j = 0; j < nb; j++) {
+        float *x = c->x + (size_t)j * (size_t)d;
+        quant_dequant(m->tok_embd.type, (const char *)m->tok_embd.data + (size_t)tokens[j] * rb, x,
+                      d);
+        for (int i = 0; scale != 1.0f && i < d; i++)
+            x[i] *= scale;
+    }
     llama_rope_table(c, c->len, nb);
     for (int l = 0; l < m->hp.n_layer; l++) {
         layer_pass(c, l, nb, l < m->hp.n_layer - 1 ? 0 : last ? nb - 1 : nb);
@@ -207,6 +217,10 @@ static int check_layers(const struct llama_model *m, int q_dim, int kv_dim, stru
             (check_tensor(&L->q_norm, "attn_q_norm", l, 1, hp->head_dim, 1, e) < 0 ||
              check_tensor(&L->k_norm, "attn_k_norm", l, 1, hp->head_dim, 1, e) < 0))
             return -1;
+        if ((hp->switches & LLAMA_SW_POST_NORMS) &&
+            (check_tensor(&L->attn_post_norm, "post_attention_norm", l, 1, d, 1, e) < 0 ||
+             check_tensor(&L->ffn_post_norm, "post_ffw_norm", l, 1, d, 1, e) < 0))
+            return -1;
     }
     return 0;
 }
@@ -235,6 +249,13 @@ static int check_hparams(const struct llama_hparams *hp, int has_freqs, int has_
                        "llama: rope attention factor %g, original context %d (want a factor "
                        ">= 0, and a context > 0 with long and short factors)",
                        (double)hp->rope_attn_factor, hp->rope_orig_ctx);
+    if (hp->n_swa < 0 || hp->swa_pattern < 0 || (hp->n_swa > 0 && !(hp->rope_base_swa > 0.0f)) ||
+        !(hp->attn_scale >= 0.0f) || !isfinite(hp->attn_scale))
+        return err_set(e, ERR_USAGE,
+                       "llama: sliding window %d, pattern %d, its rope base %g, score scale %g "
+                       "(want the window and pattern >= 0, a base > 0 for a window, a scale >= 0)",
+                       hp->n_swa, hp->swa_pattern, (double)hp->rope_base_swa,
+                       (double)hp->attn_scale);
     if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f))
         return err_set(e, ERR_USAGE, "llama: RMS epsilon %g and rope base %g (want both > 0)",
                        (double)hp->rms_eps, (double)hp->rope_base);
@@ -269,6 +290,7 @@ static size_t ctx_layout(struct llama_ctx *c, char *base)
 {
     const struct llama_hparams *hp = &c->m->hp;
     size_t kv = (size_t)hp->n_layer * (size_t)c->n_ctx * (size_t)c->kv_dim, B = LLAMA_BATCH;
+    int swa = hp->n_swa > 0;
     struct {
         void **p;
         size_t bytes;
@@ -283,6 +305,8 @@ static size_t ctx_layout(struct llama_ctx *c, char *base)
         { (void **)&c->up, B * (size_t)hp->n_ff * sizeof(float) },
         { (void **)&c->rope, B * (size_t)hp->head_dim * sizeof(float) },
         { (void **)&c->freq, (size_t)hp->head_dim / 2 * sizeof(double) },
+        { (void **)&c->rope_swa, swa ? B * (size_t)hp->head_dim * sizeof(float) : 0 },
+        { (void **)&c->freq_swa, swa ? (size_t)hp->head_dim / 2 * sizeof(double) : 0 },
         { (void **)&c->scores, (size_t)c->threads * (size_t)c->n_ctx * sizeof(float) },
         { (void **)&c->tmp, (size_t)c->threads * TMP_FLOATS * sizeof(float) },
     };
@@ -338,7 +362,9 @@ struct llama_ctx *llama_ctx_new(const struct llama_model *m, int n_ctx, int thre
         return NULL;
     }
     ctx_layout(c, c->block);
-    llama_rope_freq_init(m, n_ctx, c->freq);
+    if (m->hp.n_swa <= 0) /* the layout gave them no room */
+        c->rope_swa = NULL, c->freq_swa = NULL;
+    llama_rope_freq_init(m, n_ctx, c->freq, c->freq_swa);
     if (!(c->pool = pool_new(threads, e))) {
         llama_ctx_free(c);
         return NULL;

@@ -37,12 +37,19 @@ enum {
     LLAMA_SW_QK_NORM = 4,   /* each head of Q and K RMS-normed before the turn (Qwen 3) */
     /* The file's, not the pass's: one tensor holds several matrices, which
      * the loader hands the pass as row ranges of it (Phi-3). */
-    LLAMA_SW_FUSED_QKV = 8, /* attn_qkv: Q's rows, then K's, then V's (or the three apart) */
-    LLAMA_SW_FUSED_UP = 16, /* ffn_up: the gate's rows, then the up's; no ffn_gate */
+    LLAMA_SW_FUSED_QKV = 8,   /* attn_qkv: Q's rows, then K's, then V's (or the three apart) */
+    LLAMA_SW_FUSED_UP = 16,   /* ffn_up: the gate's rows, then the up's; no ffn_gate */
+    LLAMA_SW_EMBD_SCALE = 32, /* the embedding rows times sqrt(n_embd) (Gemma) */
+    LLAMA_SW_POST_NORMS = 64, /* attention's and the FFN's outputs RMS-normed before they join
+                               * the stream (Gemma 2, 3: post_attention_norm, post_ffw_norm) */
+    LLAMA_SW_GELU = 128,      /* the gate through GELU's tanh form, not SiLU (Gemma) */
+    /* The file's again: its attention.sliding_window applies (Gemma 3), where
+     * llama.cpp ignores the key for the other architectures. */
+    LLAMA_SW_SWA = 256,
 };
 #define LLAMA_SW_ALL                                                                               \
     (LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM | LLAMA_SW_FUSED_QKV |              \
-     LLAMA_SW_FUSED_UP)
+     LLAMA_SW_FUSED_UP | LLAMA_SW_EMBD_SCALE | LLAMA_SW_POST_NORMS | LLAMA_SW_GELU | LLAMA_SW_SWA)
 
 struct llama_hparams {
     unsigned switches; /* LLAMA_SW_* */
@@ -59,6 +66,14 @@ struct llama_hparams {
     /* What multiplies each rotated value (ggml's attn_factor, Phi-3's
      * rope.scaling.attn_factor: sqrt(1 + ln(ctx / orig) / ln(orig))); 0: 1. */
     float rope_attn_factor;
+    /* Sliding-window attention (Gemma 3): layer l slides when l % swa_pattern
+     * < swa_pattern - 1 (every sixth is global), and a sliding layer's
+     * position p sees only the n_swa positions up to p, and turns its pairs
+     * by rope_base_swa with no scaling. n_swa 0: no layer slides. */
+    int n_swa, swa_pattern;
+    float rope_base_swa;
+    /* What scales the scores q . k; 0: 1 / sqrt(head_dim). */
+    float attn_scale;
 };
 
 struct llama_layer {
@@ -67,6 +82,7 @@ struct llama_layer {
     struct qtensor bq, bk, bv;     /* with LLAMA_SW_QKV_BIAS: F32, one per row of wq, wk, wv */
     struct qtensor q_norm, k_norm; /* with LLAMA_SW_QK_NORM: F32 gains, head_dim each */
     struct qtensor ffn_norm;       /* n_embd, F32 */
+    struct qtensor attn_post_norm, ffn_post_norm; /* with LLAMA_SW_POST_NORMS: n_embd, F32 */
     struct qtensor w_gate, w_down, w_up;
 };
 
@@ -155,6 +171,9 @@ void llama_ctx_prof_reset(struct llama_ctx *c);
  * (high - low). All 1 when rope_factor is 0. What llama.cpp's converter
  * writes as rope_freqs.weight. */
 void llama_rope_divisors(const struct llama_hparams *hp, double *div);
+
+/* Whether layer l attends through a sliding window (hp's n_swa). */
+int llama_layer_slides(const struct llama_hparams *hp, int l);
 
 /* Which of m's long and short rotary factors a context of n_ctx positions
  * turns by: the long ones when n_ctx exceeds the original context, else the

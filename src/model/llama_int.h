@@ -35,8 +35,10 @@ struct llama_ctx {
     float *gate, *up; /* LLAMA_BATCH x n_ff; gate becomes silu(gate) * up */
     float *rope;      /* LLAMA_BATCH x head_dim: cos, sin of each pair's angle */
     double *freq;     /* head_dim / 2: radians per position of each pair */
-    float *scores;    /* threads x n_ctx */
-    float *tmp;       /* threads x TMP_FLOATS */
+    float *rope_swa;  /* the same for the sliding layers (NULL: none slides) */
+    double *freq_swa;
+    float *scores; /* threads x n_ctx */
+    float *tmp;    /* threads x TMP_FLOATS */
     struct llama_prof prof;
     llama_progress_fn progress;
     void *progress_arg;
@@ -55,7 +57,7 @@ struct job {
 };
 
 /* freq[i] of the pairs of a context of n_ctx positions (llama_jobs.c). */
-void llama_rope_freq_init(const struct llama_model *m, int n_ctx, double *freq);
+void llama_rope_freq_init(const struct llama_model *m, int n_ctx, double *freq, double *freq_swa);
 /* cos and sin of every pair's angle for the nb positions from pos0. */
 void llama_rope_table(struct llama_ctx *c, int pos0, int nb);
 /* out = g * x / sqrt(mean(x^2) + eps). */
@@ -65,6 +67,10 @@ void llama_norm_rows(const struct llama_ctx *c, const struct qtensor *g, int j0,
 /* Rows per task of a matrix of rows rows, and the tasks that makes. */
 int llama_task_rows(int64_t rows, int threads);
 int llama_tasks_of(int64_t rows, int chunk);
+
+/* With LLAMA_SW_POST_NORMS: x += RMSNorm(xb) * g for the positions j0 ..
+ * j0 + nx, after the output's or the down's job wrote its product to xb. */
+void llama_post_norm_add(struct llama_ctx *c, const struct qtensor *g, int j0, int nx);
 
 /* The pool's jobs of a layer (arg: a struct job; t: the task). */
 void llama_job_qkv(void *arg, int t, int worker);

@@ -25,7 +25,7 @@
  * the two halves interleaved) so that adjacent pairs are right for a GGUF
  * file. With Llama 3 files freq_scale is 1 and there is no YaRN term, so
  * nothing else scales the angle. */
-void llama_rope_freq_init(const struct llama_model *m, int n_ctx, double *freq)
+void llama_rope_freq_init(const struct llama_model *m, int n_ctx, double *freq, double *freq_swa)
 {
     const struct llama_hparams *hp = &m->hp;
     int half = hp->head_dim / 2;
@@ -34,6 +34,9 @@ void llama_rope_freq_init(const struct llama_model *m, int n_ctx, double *freq)
     for (int i = 0; i < half; i++) {
         double div = f ? (double)f[i] : freq[i];
         freq[i] = pow(hp->rope_base, -2.0 * i / hp->head_dim) / div;
+        /* a sliding layer's (ggml: freq_base_swa, freq_scale_swa 1, no factors) */
+        if (freq_swa)
+            freq_swa[i] = pow(hp->rope_base_swa, -2.0 * i / hp->head_dim);
     }
 }
 
@@ -44,12 +47,16 @@ void llama_rope_table(struct llama_ctx *c, int pos0, int nb)
 {
     int hd = c->m->hp.head_dim;
     double ms = c->m->hp.rope_attn_factor != 0.0f ? c->m->hp.rope_attn_factor : 1.0;
-    for (int j = 0; j < nb; j++) {
-        float *cs = c->rope + (size_t)j * (size_t)hd;
-        for (int i = 0; i < hd / 2; i++) {
-            double a = (double)(pos0 + j) * c->freq[i];
-            cs[2 * i] = (float)(cos(a) * ms);
-            cs[2 * i + 1] = (float)(sin(a) * ms);
+    for (int k = 0; k < 2; k++) {
+        float *tab = k ? c->rope_swa : c->rope;
+        const double *freq = k ? c->freq_swa : c->freq;
+        for (int j = 0; tab && j < nb; j++) {
+            float *cs = tab + (size_t)j * (size_t)hd;
+            for (int i = 0; i < hd / 2; i++) {
+                double a = (double)(pos0 + j) * freq[i];
+                cs[2 * i] = (float)(cos(a) * ms);
+                cs[2 * i + 1] = (float)(sin(a) * ms);
+            }
         }
     }
 }
@@ -58,12 +65,12 @@ void llama_rope_table(struct llama_ctx *c, int pos0, int nb)
  * Qwen, Gemma and Phi): in each head, x[i] with x[i + hd/2] by pair i's
  * angle, for the whole heads in r0 <= r < r1 (the task's rows are whole
  * heads then: layer_pass). */
-static void rope_rows_neox(const struct llama_ctx *c, float *out, int64_t ldo, int64_t r0,
-                           int64_t r1, int nx)
+static void rope_rows_neox(const struct llama_ctx *c, const float *tab, float *out, int64_t ldo,
+                           int64_t r0, int64_t r1, int nx)
 {
     int hd = c->m->hp.head_dim, half = hd / 2;
     for (int j = 0; j < nx; j++) {
-        const float *cs = c->rope + (size_t)j * (size_t)hd;
+        const float *cs = tab + (size_t)j * (size_t)hd;
         float *o = out + (size_t)j * (size_t)ldo;
         for (int64_t h = r0; h + hd <= r1; h += hd)
             for (int i = 0; i < half; i++) {
@@ -74,17 +81,19 @@ static void rope_rows_neox(const struct llama_ctx *c, float *out, int64_t ldo, i
     }
 }
 
-/* Rotates the pairs (r, r+1), r0 <= r < r1 (r0 even), of nx rows of out. */
-static void rope_rows(const struct llama_ctx *c, float *out, int64_t ldo, int64_t r0, int64_t r1,
-                      int nx)
+/* Rotates the pairs (r, r+1), r0 <= r < r1 (r0 even), of nx rows of out,
+ * by layer's table (a sliding layer's its own). */
+static void rope_rows(const struct llama_ctx *c, int layer, float *out, int64_t ldo, int64_t r0,
+                      int64_t r1, int nx)
 {
     int hd = c->m->hp.head_dim;
+    const float *tab = llama_layer_slides(&c->m->hp, layer) ? c->rope_swa : c->rope;
     if (c->m->hp.switches & LLAMA_SW_ROPE_NEOX) {
-        rope_rows_neox(c, out, ldo, r0, r1, nx);
+        rope_rows_neox(c, tab, out, ldo, r0, r1, nx);
         return;
     }
     for (int j = 0; j < nx; j++) {
-        const float *cs = c->rope + (size_t)j * (size_t)hd;
+        const float *cs = tab + (size_t)j * (size_t)hd;
         float *o = out + (size_t)j * (size_t)ldo;
         for (int64_t r = r0; r + 1 < r1; r += 2) {
             int i = (int)(r % hd);
@@ -221,7 +230,7 @@ void llama_job_qkv(void *arg, int t, int worker)
     if ((c->m->hp.switches & LLAMA_SW_QK_NORM) && w != &jb->L->wv)
         head_norms(c, w == &jb->L->wq ? &jb->L->q_norm : &jb->L->k_norm, out, ldo, r0, r1, jb->nx);
     if (w != &jb->L->wv)
-        rope_rows(c, out, ldo, r0, r1, jb->nx);
+        rope_rows(c, jb->layer, out, ldo, r0, r1, jb->nx);
 }
 
 /* One head of one token: softmax(q . k_t / sqrt(head_dim)) over the
@@ -238,13 +247,17 @@ void llama_job_attention(void *arg, int t, int worker)
     const float *q = c->q + (size_t)j * (size_t)c->q_dim + (size_t)h * hd;
     const float *k = c->kc + at, *v = c->vc + at;
     float *s = c->scores + (size_t)worker * (size_t)c->n_ctx;
-    float scale = 1.0f / sqrtf((float)hd), mx = -INFINITY;
-    for (int p = 0; p <= pos; p++) {
+    float scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hd);
+    float mx = -INFINITY;
+    /* a sliding layer sees the n_swa positions up to its own (llama.cpp masks
+     * p when pos - p >= n_swa) */
+    int p0 = llama_layer_slides(hp, jb->layer) && pos >= hp->n_swa ? pos - hp->n_swa + 1 : 0;
+    for (int p = p0; p <= pos; p++) {
         s[p] = dot_head(q, k + (size_t)p * (size_t)c->kv_dim, hd) * scale;
         mx = s[p] > mx ? s[p] : mx;
     }
     double sum = 0.0;
-    for (int p = 0; p <= pos; p++) {
+    for (int p = p0; p <= pos; p++) {
         s[p] = expf(s[p] - mx);
         sum += s[p];
     }
@@ -252,12 +265,22 @@ void llama_job_attention(void *arg, int t, int worker)
     float *o = c->att + (size_t)j * (size_t)c->q_dim + (size_t)h * hd;
     for (int d = 0; d < hd; d++)
         o[d] = 0.0f;
-    for (int p = 0; p <= pos; p++) {
+    for (int p = p0; p <= pos; p++) {
         float wp = s[p] * inv;
         const float *vp = v + (size_t)p * (size_t)c->kv_dim;
         for (int d = 0; d < hd; d++)
             o[d] += wp * vp[d];
     }
+}
+
+/* Where a block's output goes: added to the stream x, or (with
+ * LLAMA_SW_POST_NORMS) into xb, free by then, for its norm before the add
+ * (llama_post_norm_add). */
+static float *block_out(struct llama_ctx *c, int j0, int *add)
+{
+    int d = c->m->hp.n_embd;
+    *add = !(c->m->hp.switches & LLAMA_SW_POST_NORMS);
+    return (*add ? c->x : c->xb) + (size_t)j0 * (size_t)d;
 }
 
 /* x += Wo att, for the job's tokens. */
@@ -267,12 +290,32 @@ void llama_job_output(void *arg, int t, int worker)
     struct llama_ctx *c = jb->c;
     const struct qtensor *w = &jb->L->wo;
     int64_t r0 = (int64_t)t * jb->chunk, r1 = r0 + jb->chunk < w->rows ? r0 + jb->chunk : w->rows;
-    int d = c->m->hp.n_embd;
-    rows_dot(w, r0, r1, c->att + (size_t)jb->j0 * (size_t)c->q_dim, c->q_dim, jb->nx,
-             c->x + (size_t)jb->j0 * (size_t)d, d, 1, c->tmp + (size_t)worker * TMP_FLOATS);
+    int add;
+    float *out = block_out(c, jb->j0, &add);
+    rows_dot(w, r0, r1, c->att + (size_t)jb->j0 * (size_t)c->q_dim, c->q_dim, jb->nx, out,
+             c->m->hp.n_embd, add, c->tmp + (size_t)worker * TMP_FLOATS);
 }
 
-/* gate = silu(Wgate xb) * (Wup xb), silu(g) = g / (1 + e^-g). */
+void llama_post_norm_add(struct llama_ctx *c, const struct qtensor *g, int j0, int nx)
+{
+    int d = c->m->hp.n_embd;
+    for (int j = j0; j < j0 + nx; j++) {
+        float *o = c->xb + (size_t)j * (size_t)d, *x = c->x + (size_t)j * (size_t)d;
+        llama_rms_norm(o, g->data, d, c->m->hp.rms_eps, o);
+        for (int i = 0; i < d; i++)
+            x[i] += o[i];
+    }
+}
+
+/* GELU's tanh form, as ggml and Gemma's gelu_pytorch_tanh compute it:
+ * a/2 (1 + tanh(sqrt(2/pi) (a + 0.044715 a^3))). */
+static float gelu(float a)
+{
+    const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
+    return 0.5f * a * (1.0f + tanhf(k * (a + 0.044715f * a * a * a)));
+}
+
+/* gate = silu(Wgate xb) * (Wup xb), silu(g) = g / (1 + e^-g); or GELU's. */
 void llama_job_gate_up(void *arg, int t, int worker)
 {
     const struct job *jb = arg;
@@ -284,10 +327,12 @@ void llama_job_gate_up(void *arg, int t, int worker)
     float *tmp = c->tmp + (size_t)worker * TMP_FLOATS;
     rows_dot(&jb->L->w_gate, r0, r1, xb, d, jb->nx, g, ff, 0, tmp);
     rows_dot(&jb->L->w_up, r0, r1, xb, d, jb->nx, u, ff, 0, tmp);
+    int use_gelu = (c->m->hp.switches & LLAMA_SW_GELU) != 0;
     for (int j = 0; j < jb->nx; j++)
         for (int64_t r = r0; r < r1; r++) {
             float a = g[(size_t)j * (size_t)ff + r];
-            g[(size_t)j * (size_t)ff + r] = a / (1.0f + expf(-a)) * u[(size_t)j * (size_t)ff + r];
+            float act = use_gelu ? gelu(a) : a / (1.0f + expf(-a));
+            g[(size_t)j * (size_t)ff + r] = act * u[(size_t)j * (size_t)ff + r];
         }
 }
 
@@ -298,7 +343,8 @@ void llama_job_down(void *arg, int t, int worker)
     struct llama_ctx *c = jb->c;
     const struct qtensor *w = &jb->L->w_down;
     int64_t r0 = (int64_t)t * jb->chunk, r1 = r0 + jb->chunk < w->rows ? r0 + jb->chunk : w->rows;
-    int d = c->m->hp.n_embd, ff = c->m->hp.n_ff;
-    rows_dot(w, r0, r1, c->gate + (size_t)jb->j0 * (size_t)ff, ff, jb->nx,
-             c->x + (size_t)jb->j0 * (size_t)d, d, 1, c->tmp + (size_t)worker * TMP_FLOATS);
+    int ff = c->m->hp.n_ff, add;
+    float *out = block_out(c, jb->j0, &add);
+    rows_dot(w, r0, r1, c->gate + (size_t)jb->j0 * (size_t)ff, ff, jb->nx, out, c->m->hp.n_embd,
+             add, c->tmp + (size_t)worker * TMP_FLOATS);
 }

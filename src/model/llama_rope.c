@@ -40,3 +40,10 @@ const float *llama_rope_factors(const struct llama_model *m, int n_ctx, const ch
         *which = !f ? NULL : longer ? "long" : "short";
     return f;
 }
+
+int llama_layer_slides(const struct llama_hparams *hp, int l)
+{
+    if (hp->n_swa <= 0)
+        return 0;
+    return hp->swa_pattern == 0 || l % hp->swa_pattern < hp->swa_pattern - 1;
+}

@@ -6,10 +6,15 @@
  * attn_qkv tensor, the gate and the up in one ffn_up of twice the rows, NEOX
  * pairs, long and short rotary factors with the original context --orig-ctx
  * (4,096 unless given) and the attention factor its converter computes,
- * Llama 2's vocabulary with Phi-3's 64 added tokens: 32,064), written by
- * logitlab's own GGUF writer (gguf/gguf_write.h).
+ * Llama 2's vocabulary with Phi-3's 64 added tokens: 32,064), or Gemma 3
+ * 1B (gemma3: the embedding scaled, per-head norms of Q and K, norms after
+ * attention and the FFN, GELU, a sliding window of --window positions, 512
+ * unless given, on every layer but each --swa-pattern-th, 6 unless given;
+ * rope base 10^6, 10^4 on the sliding layers; Llama 2's pieces, Gemma's two
+ * chat markers and unused control tokens up to --vocab-size, 262,144 unless
+ * given), written by logitlab's own GGUF writer (gguf/gguf_write.h).
  *
- *   gen_model --arch llama3|llama2|qwen2|qwen3|phi3 --type TYPE [--layers N --embd N
+ *   gen_model --arch llama3|llama2|qwen2|qwen3|phi3|gemma3 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --orig-ctx N --seed N --tied 0|1
  *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3|chatml
  *             --shape 1b|3b --threads N] -o OUT.gguf
@@ -67,6 +72,7 @@ struct opts {
     const char *tmpl; /* --template llama3|chatml: that chat template whatever the vocabulary */
     int layers, embd, heads, kv, ff, ctx, tied, threads;
     int orig_ctx; /* phi3: the context its short rotary factors are for */
+    int window, swa_pattern, vocab_size; /* gemma3's sliding window, its pattern, its vocabulary */
     int head_dim; /* -1: the width over the heads (qwen3: twice that, as Qwen 3's) */
     unsigned long long seed;
 };
@@ -272,6 +278,11 @@ static int phi3(const struct opts *o)
     return strcmp(o->arch, "phi3") == 0;
 }
 
+static int gemma3(const struct opts *o)
+{
+    return strcmp(o->arch, "gemma3") == 0;
+}
+
 /* Phi-3's rotary factors, long then short (rope_factors_long.weight,
  * rope_factors_short.weight: one divisor a pair), shaped as Phi-3.5-mini's:
  * the short near 1, the long rising from 1 to about 32 for the slow pairs. */
@@ -358,10 +369,17 @@ static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, 
                 if (add(g, name, K_BIAS, QT_F32, 1, p[k].rows) < 0)
                     return -1;
             }
-            /* Qwen 3's per-head norms of Q and K: F32 gains of a head's width */
-            if (strcmp(o->arch, "qwen3") == 0 && (k == 1 || k == 2)) {
+            /* Qwen 3's and Gemma 3's per-head norms of Q and K: F32 gains of a head's width */
+            if ((strcmp(o->arch, "qwen3") == 0 || gemma3(o)) && (k == 1 || k == 2)) {
                 snprintf(name, sizeof name, "blk.%d.%s_norm.weight", i, p[k].part);
                 if (add(g, name, K_NORM, 0, 1, hd) < 0)
+                    return -1;
+            }
+            /* Gemma 3's norms of attention's output and the FFN's */
+            if (gemma3(o) && (k == 4 || k == 8)) {
+                snprintf(name, sizeof name, "blk.%d.%s.weight", i,
+                         k == 4 ? "post_attention_norm" : "post_ffw_norm");
+                if (add(g, name, K_NORM, 0, 1, e) < 0)
                     return -1;
             }
         }
@@ -439,6 +457,12 @@ static void put_strs(struct gguf_writer *w, const char *key, const struct tok_st
     "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}"                                    \
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 
+/* Gemma 3's template, shortened to its form. */
+#define GEMMA_TEMPLATE                                                                             \
+    "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + message['role'] + "       \
+    "'\\n' + message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}"                       \
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}"
+
 /* Phi-3.5's template, shortened to its form. */
 #define PHI3_TEMPLATE                                                                              \
     "{{ bos_token }}{% for message in messages %}{{ '<|' + message['role'] + '|>\\n' + "          \
@@ -479,6 +503,8 @@ static void put_tokenizer(struct gguf_writer *w, const struct tok_spec *t, const
         if (ids[i].id >= 0)
             gguf_w_u32(w, ids[i].key, (uint32_t)ids[i].id);
     gguf_w_bool(w, "tokenizer.ggml.add_bos_token", t->add_bos);
+    if (t->kind == TOK_SPM && t->add_space_prefix == 0) /* Gemma's files say so */
+        gguf_w_bool(w, "tokenizer.ggml.add_space_prefix", 0);
     if (tmpl)
         gguf_w_str(w, "tokenizer.chat_template", tmpl);
 }
@@ -502,8 +528,9 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
     char name[128];
     snprintf(name, sizeof name, "logitlab test %s %s (random weights, seed %llu)", o->arch,
              ty->name, o->seed);
-    const char *arch = qwen(o) || phi3(o) ? o->arch : "llama";
-    int said = llama3 || strcmp(o->arch, "qwen3") == 0; /* the head size said twice more */
+    const char *arch = qwen(o) || phi3(o) || gemma3(o) ? o->arch : "llama";
+    /* the head size said twice more */
+    int said = llama3 || strcmp(o->arch, "qwen3") == 0 || gemma3(o);
     gguf_w_str(w, "general.architecture", arch);
     gguf_w_str(w, "general.name", name);
     gguf_w_u32(w, "general.file_type", (uint32_t)ty->ftype);
@@ -522,31 +549,37 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
         /* Llama 3.2's files say the head size twice more */
         { "attention.key_length", said ? o->head_dim : -1 },
         { "attention.value_length", said ? o->head_dim : -1 },
-        { "vocab_size", qwen(o) || phi3(o) ? -1 : n_vocab },
-        { "rope.dimension_count", qwen(o) ? -1 : o->head_dim },
+        { "vocab_size", qwen(o) || phi3(o) || gemma3(o) ? -1 : n_vocab },
+        { "rope.dimension_count", qwen(o) || gemma3(o) ? -1 : o->head_dim },
     };
     char key[64];
     for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
         if (U[i].v >= 0)
             gguf_w_u32(w, (snprintf(key, sizeof key, "%s.%s", arch, U[i].key), key), (uint32_t)U[i].v);
     snprintf(key, sizeof key, "%s.rope.freq_base", arch); /* Qwen 2.5's: 1,000,000 */
-    gguf_w_f32(w, key, qwen(o) ? 1000000.0f : llama3 ? 500000.0f : 10000.0f);
+    gguf_w_f32(w, key, qwen(o) || gemma3(o) ? 1000000.0f : llama3 ? 500000.0f : 10000.0f);
     snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
-    gguf_w_f32(w, key, qwen(o) ? 1e-6f : 1e-5f);
+    gguf_w_f32(w, key, qwen(o) || gemma3(o) ? 1e-6f : 1e-5f);
     if (phi3(o))
         put_phi3(w, o);
+    if (gemma3(o)) { /* the window of Gemma 3 1B, 512; its pattern only when given */
+        gguf_w_u32(w, "gemma3.attention.sliding_window", (uint32_t)o->window);
+        if (o->swa_pattern >= 0)
+            gguf_w_u32(w, "gemma3.attention.sliding_window_pattern", (uint32_t)o->swa_pattern);
+    }
 }
 
 /* ---- the command line ---------------------------------------------------- */
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2|qwen3|phi3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
+    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2|qwen3|phi3|gemma3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
                     "Q5_0|Q5_1|IQ4_NL|Q2_K|Q3_K|Q4_K|\n"
                     "       Q5_K|Q6_K|IQ4_XS|Q2_K_MIX|Q3_K_M|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M\n"
                     "       [--layers N --embd N --heads N --head-dim N --kv-heads N --ff N --ctx N --orig-ctx N --seed N\n"
                     "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
-                    "        --shape 1b|3b --threads N] -o OUT.gguf\n");
+                    "        --shape 1b|3b --threads N --window N --swa-pattern N --vocab-size N]\n"
+                    "       -o OUT.gguf\n");
     return -1;
 }
 
@@ -580,6 +613,9 @@ static int parse(int argc, char **argv, struct opts *o)
         { "--ff", &o->ff, 1, 1 << 20, NULL },
         { "--ctx", &o->ctx, 1, 1 << 24, NULL },
         { "--orig-ctx", &o->orig_ctx, 1, 1 << 24, NULL },
+        { "--window", &o->window, 0, 1 << 24, NULL },
+        { "--swa-pattern", &o->swa_pattern, 0, LLAMA_MAX_LAYERS, NULL },
+        { "--vocab-size", &o->vocab_size, 1, 1 << 22, NULL },
         { "--tied", &o->tied, 0, 1, NULL },
         { "--threads", &o->threads, 1, 64, NULL },
         { "--arch", NULL, 0, 0, &o->arch },
@@ -619,13 +655,14 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The shape and conventions of the architecture, for what was not given. */
 static int defaults(struct opts *o)
 {
-    int l3 = strcmp(o->arch, "llama3") == 0 || qwen(o) || phi3(o);
+    int l3 = strcmp(o->arch, "llama3") == 0 || qwen(o) || phi3(o) || gemma3(o);
     int b1 = o->shape && strcmp(o->shape, "1b") == 0, b3 = o->shape && strcmp(o->shape, "3b") == 0;
     if (!l3 && strcmp(o->arch, "llama2") != 0)
-        return fprintf(stderr, "gen_model: --arch %s: llama3, llama2, qwen2, qwen3 or phi3\n",
+        return fprintf(stderr,
+                       "gen_model: --arch %s: llama3, llama2, qwen2, qwen3, phi3 or gemma3\n",
                        o->arch),
                -1;
-    if ((qwen(o) || phi3(o)) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
+    if ((qwen(o) || phi3(o) || gemma3(o)) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
         return fprintf(stderr, "gen_model: --arch %s takes no --shape and no rope scaling\n",
                        o->arch),
                -1;
@@ -647,9 +684,16 @@ static int defaults(struct opts *o)
         if (*f[i] < 0)
             *f[i] = d[i];
     if (!o->rope)
-        o->rope = l3 && !qwen(o) ? "llama3" : "none";
+        o->rope = l3 && !qwen(o) && !gemma3(o) ? "llama3" : "none";
     if (!phi3(o) && o->orig_ctx >= 0)
         return fprintf(stderr, "gen_model: --orig-ctx is phi3's\n"), -1;
+    if (!gemma3(o) && (o->window >= 0 || o->swa_pattern >= 0 || o->vocab_size >= 0))
+        return fprintf(stderr, "gen_model: --window, --swa-pattern and --vocab-size are gemma3's\n"),
+               -1;
+    if (gemma3(o)) { /* Gemma 3 1B's window, and its vocabulary's size */
+        o->window = o->window < 0 ? 512 : o->window;
+        o->vocab_size = o->vocab_size < 0 ? 262144 : o->vocab_size;
+    }
     if (!phi3(o) && strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
         return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
     if (o->tmpl && strcmp(o->tmpl, "llama3") != 0 && strcmp(o->tmpl, "chatml") != 0)
@@ -690,18 +734,21 @@ static float *llama3_rope(const struct opts *o)
     return f;
 }
 
-/* Phi-3's vocabulary: Llama 2's 32,000 pieces, then its 64 added tokens
- * (ids 32000..32063, as its GGUF files have them: eleven control tokens for
- * the end of text and the chat, scored -1000, then [PADn] of type unknown,
- * scored -10000); the end of text is its EOS and its padding. */
-static int phi3_vocab(struct tokdata *td, struct err *e)
+/* Tokens added after the data's: the named ones (control tokens scored
+ * named_score), then padding spelled pad_fmt with its number, of pad_type
+ * and pad_score, up to total. */
+struct added {
+    const char *const *named;
+    int n_named, total;
+    float named_score;
+    const char *pad_fmt; /* "[PAD%d]" */
+    int pad_type;
+    float pad_score;
+};
+
+static int add_tokens(struct tokdata *td, const struct added *a, struct err *e)
 {
-    static const char *const ADDED[] = { "<|endoftext|>",    "<|assistant|>",    "<|placeholder1|>",
-                                         "<|placeholder2|>", "<|placeholder3|>", "<|placeholder4|>",
-                                         "<|system|>",       "<|end|>",          "<|placeholder5|>",
-                                         "<|placeholder6|>", "<|user|>" };
-    static char pads[64][12];
-    int n0 = td->spec.n, n = n0 + 64;
+    int n0 = td->spec.n, n = a->total;
     struct tok_str *text = realloc(td->text, (size_t)n * sizeof *text);
     if (text)
         td->text = text;
@@ -709,21 +756,59 @@ static int phi3_vocab(struct tokdata *td, struct err *e)
     if (scores)
         td->scores = scores;
     int32_t *types = scores ? realloc(td->types, (size_t)n * sizeof *types) : NULL;
-    if (!types)
+    if (types)
+        td->types = types;
+    char *pads = types ? malloc((size_t)(n - n0) * 24) : NULL;
+    if (!pads)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    td->types = types;
-    for (int i = 0; i < 64; i++) {
-        int named = i < (int)(sizeof ADDED / sizeof ADDED[0]);
+    td->extra = pads;
+    for (int i = n0; i < n; i++) {
+        int k = i - n0, named = k < a->n_named;
         if (!named)
-            snprintf(pads[i], sizeof pads[i], "[PAD%d]", n0 + i);
-        const char *s = named ? ADDED[i] : pads[i];
-        text[n0 + i] = (struct tok_str){ s, strlen(s) };
-        scores[n0 + i] = named ? -1000.0f : -10000.0f;
-        types[n0 + i] = named ? TOKT_CONTROL : TOKT_UNKNOWN;
+            snprintf(pads + (size_t)k * 24, 24, a->pad_fmt, i);
+        const char *s = named ? a->named[k] : pads + (size_t)k * 24;
+        text[i] = (struct tok_str){ s, strlen(s) };
+        scores[i] = named ? a->named_score : a->pad_score;
+        types[i] = named ? TOKT_CONTROL : a->pad_type;
     }
     td->spec.n = n;
     td->spec.text = text, td->spec.scores = scores, td->spec.types = types;
+    return 0;
+}
+
+/* Phi-3's vocabulary: Llama 2's 32,000 pieces, then its 64 added tokens
+ * (ids 32000..32063, as its GGUF files have them: eleven control tokens for
+ * the end of text and the chat, scored -1000, then [PADn] of type unknown,
+ * scored -10000); the end of text is its EOS and its padding. */
+static int phi3_vocab(struct tokdata *td, struct err *e)
+{
+    static const char *const NAMED[] = { "<|endoftext|>",    "<|assistant|>",    "<|placeholder1|>",
+                                         "<|placeholder2|>", "<|placeholder3|>", "<|placeholder4|>",
+                                         "<|system|>",       "<|end|>",          "<|placeholder5|>",
+                                         "<|placeholder6|>", "<|user|>" };
+    const struct added a = { NAMED, 11, td->spec.n + 64, -1000.0f, "[PAD%d]", TOKT_UNKNOWN, -10000.0f };
+    int n0 = td->spec.n;
+    if (add_tokens(td, &a, e) < 0)
+        return -1;
     td->spec.eos = td->spec.pad = n0;
+    return 0;
+}
+
+/* The stand-in for Gemma 3's vocabulary (which is not in the tree): Llama 2's
+ * 32,000 pieces, then <start_of_turn> and <end_of_turn> (its chat's
+ * markers, the second its end of turn), then unused control tokens up to
+ * Gemma 3's 262,144 (or --vocab-size); no space prefix, as Gemma's files say. */
+static int gemma3_vocab(struct tokdata *td, int total, struct err *e)
+{
+    static const char *const NAMED[] = { "<start_of_turn>", "<end_of_turn>" };
+    const struct added a = { NAMED, 2, total, 0.0f, "<unused%d>", TOKT_CONTROL, 0.0f };
+    int n0 = td->spec.n;
+    if (total < n0 + 2)
+        return err_set(e, ERR_USAGE, "--vocab-size %d: at least %d for gemma3", total, n0 + 2);
+    if (add_tokens(td, &a, e) < 0)
+        return -1;
+    td->spec.eot = n0 + 1;
+    td->spec.add_space_prefix = 0;
     return 0;
 }
 
@@ -736,6 +821,8 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
         return tokdata_llama2(td, dir, e);
     if (phi3(o))
         return tokdata_llama2(td, dir, e) < 0 ? -1 : phi3_vocab(td, e);
+    if (gemma3(o))
+        return tokdata_llama2(td, dir, e) < 0 ? -1 : gemma3_vocab(td, o->vocab_size, e);
     if (tokdata_llama3(td, dir, e) < 0)
         return -1;
     if (qwen(o)) { /* Llama 3's byte-level BPE under Qwen 2's pre-tokenizer and no BOS, */
@@ -798,6 +885,7 @@ static int build(const struct opts *o, const struct type_row *ty, const struct t
     const char *tmpl = l3 && !o->vocab ? LLAMA3_TEMPLATE
                        : qwen(o)       ? CHATML_TEMPLATE
                        : phi3(o)       ? PHI3_TEMPLATE
+                       : gemma3(o)     ? GEMMA_TEMPLATE
                                        : NULL;
     if (o->tmpl)
         tmpl = strcmp(o->tmpl, "chatml") == 0 ? CHATML_TEMPLATE : LLAMA3_TEMPLATE;
@@ -829,6 +917,9 @@ int main(int argc, char **argv)
                       .ff = -1,
                       .ctx = -1,
                       .orig_ctx = -1,
+                      .window = -1,
+                      .swa_pattern = -1,
+                      .vocab_size = -1,
                       .tied = -1,
                       .threads = (int)sysconf(_SC_NPROCESSORS_ONLN),
                       .seed = 1 };
@@ -847,7 +938,7 @@ int main(int argc, char **argv)
         tokdata_free(&td);
         return e.code ? e.code : 3;
     }
-    struct gen g = { calloc((size_t)o.layers * 12 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
+    struct gen g = { calloc((size_t)o.layers * 16 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
     float *rope = phi3(&o)                      ? phi3_factors(o.head_dim / 2)
                   : strcmp(o.rope, "llama3") == 0 ? llama3_rope(&o)
                                                   : NULL;

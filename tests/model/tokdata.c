@@ -344,5 +344,6 @@ void tokdata_free(struct tokdata *d)
     free(d->scores);
     free(d->types);
     free(d->strings);
+    free(d->extra);
     memset(d, 0, sizeof *d);
 }

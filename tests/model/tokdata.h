@@ -33,6 +33,7 @@ struct tokdata {
     float *scores;
     int32_t *types;
     char *strings;
+    char *extra; /* the strings of tokens added after the data's (gen_model's) */
 };
 
 /* Fills d from data_dir/llama3-vocab.bin and data_dir/llama3-merges.bin

@@ -423,11 +423,14 @@ class Weight:
 # bias, whether the rotary pairs are (i, i + n_rot/2) (ggml's NEOX mode) or adjacent, and
 # whether each head of Q and K is RMS-normed (with its own gain) before the rotation, and
 # whether Q, K and V may come as one attn_qkv tensor and the gate and up as one ffn_up of twice
-# the rows (Phi-3: the gate's half first, SwiGLU's split).
-ARCHS = {"llama": {"bias": False, "neox": False, "qk_norm": False, "fused": False},
-         "qwen2": {"bias": True, "neox": True, "qk_norm": False, "fused": False},
-         "qwen3": {"bias": False, "neox": True, "qk_norm": True, "fused": False},
-         "phi3": {"bias": False, "neox": True, "qk_norm": False, "fused": True}}
+# the rows (Phi-3: the gate's half first, SwiGLU's split), and Gemma 3's differences: the
+# embedding times sqrt(n_embd), RMS norms of attention's and the FFN's outputs before they join
+# the stream, GELU (tanh form) for the gate, sliding-window layers with their own rope base.
+ARCHS = {"llama": {"bias": False, "neox": False, "qk_norm": False, "fused": False, "gemma": False},
+         "qwen2": {"bias": True, "neox": True, "qk_norm": False, "fused": False, "gemma": False},
+         "qwen3": {"bias": False, "neox": True, "qk_norm": True, "fused": False, "gemma": False},
+         "phi3": {"bias": False, "neox": True, "qk_norm": False, "fused": True, "gemma": False},
+         "gemma3": {"bias": False, "neox": True, "qk_norm": True, "fused": False, "gemma": True}}
 
 
 class Llama:
@@ -436,7 +439,8 @@ class Llama:
         if arch not in ARCHS:
             raise GgufError(f"{g.path}: architecture {arch!r}, not one of {sorted(ARCHS)}")
         self.bias, self.neox = ARCHS[arch]["bias"], ARCHS[arch]["neox"]
-        self.qk_norm = ARCHS[arch]["qk_norm"]
+        self.qk_norm, self.gemma = ARCHS[arch]["qk_norm"], ARCHS[arch]["gemma"]
+        self.mimic = mimic
 
         def key(k, default=None):
             v = g.meta.get(f"{arch}.{k}", default)
@@ -470,7 +474,18 @@ class Llama:
                 w[n + ".bias"] = g.tensor(f"blk.{i}.{n}.bias").reshape(-1) if self.bias else 0.0
             for n in ("attn_q_norm", "attn_k_norm"):
                 w[n] = g.tensor(f"blk.{i}.{n}.weight").reshape(-1) if self.qk_norm else None
+            for n in ("post_attention_norm", "post_ffw_norm"):
+                w[n] = g.tensor(f"blk.{i}.{n}.weight").reshape(-1) if self.gemma else None
             self.layers.append(w)
+        # Gemma 3: every layer but each pattern-th slides over the last n_swa positions and turns
+        # by its own base, unscaled; the score scale of the 62-layer 27B is 1/sqrt(n_embd/n_head).
+        self.n_swa = int(key("attention.sliding_window", 0)) if self.gemma else 0
+        self.pattern = int(key("attention.sliding_window_pattern", 6)) if self.gemma else 0
+        base_swa = float(key("rope.freq_base_swa", 10000.0)) if self.gemma else base
+        self.scale = 1.0 / np.sqrt(self.head_dim)
+        if self.gemma and self.n_layer == 62:
+            self.scale = 1.0 / np.sqrt(self.n_embd // self.n_head)
+        self.softcap = float(key("final_logit_softcapping", 0.0))
         # Rotary frequencies of adjacent pairs (2i, 2i+1): base^(-2i/n_rot), divided by
         # Llama 3.1's per-frequency factors when the file carries them.
         i = np.arange(self.n_rot // 2, dtype=np.float64)
@@ -493,7 +508,11 @@ class Llama:
         if g.meta.get(f"{arch}.rope.scaling.type") == "linear":
             freq = freq / float(g.meta[f"{arch}.rope.scaling.factor"])
         self.freq = freq
+        self.freq_swa = base_swa ** (-2.0 * i / self.n_rot)
         self.reset()
+
+    def slides(self, li):
+        return self.n_swa > 0 and (self.pattern == 0 or li % self.pattern < self.pattern - 1)
 
     def reset(self):
         self.k = [np.zeros((0, self.n_kv, self.head_dim)) for _ in range(self.n_layer)]
@@ -502,10 +521,10 @@ class Llama:
     def norm(self, x, gain):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * gain
 
-    def rope(self, x, pos):
+    def rope(self, x, pos, freq):
         """Rotates pair i of each head by pos * freq[i]: the values (2i, 2i+1), or (i, i +
         n_rot/2) in the NEOX mode."""
-        ang = pos[:, None] * self.freq[None, :]  # (T, n_rot/2)
+        ang = pos[:, None] * freq[None, :]  # (T, n_rot/2)
         c, s = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
         y = x.copy()
         half = self.n_rot // 2
@@ -537,9 +556,12 @@ class Llama:
         p0 = self.k[0].shape[0]
         pos = np.arange(p0, p0 + t, dtype=np.float64)
         x = self.embd[np.asarray(tokens)]
+        if self.gemma:
+            x = x * np.sqrt(self.n_embd)
         group = self.n_head // self.n_kv
-        scale = 1.0 / np.sqrt(self.head_dim)
+        scale = self.scale
         for li, w in enumerate(self.layers):
+            freq = self.freq_swa if self.slides(li) else self.freq
             h = self.norm(x, w["attn_norm"])
             q = h @ w["attn_q"] + w["attn_q.bias"]
             k = h @ w["attn_k"] + w["attn_k.bias"]
@@ -547,13 +569,15 @@ class Llama:
             k = k.reshape(t, self.n_kv, self.head_dim)
             if self.qk_norm:  # each head normed over its own values
                 q, k = self.norm(q, w["attn_q_norm"]), self.norm(k, w["attn_k_norm"])
-            q, k = self.rope(q, pos), self.rope(k, pos)
+            q, k = self.rope(q, pos, freq), self.rope(k, pos, freq)
             v = (h @ w["attn_v"] + w["attn_v.bias"]).reshape(t, self.n_kv, self.head_dim)
             self.k[li] = K = np.concatenate([self.k[li], k])
             self.v[li] = V = np.concatenate([self.v[li], v])
             n = K.shape[0]
             # Query j (at position p0 + j) sees keys 0 .. p0 + j.
             mask = np.arange(n)[None, :] > (p0 + np.arange(t))[:, None]
+            if self.slides(li):  # and keys n_swa or more positions back
+                mask |= (p0 + np.arange(t))[:, None] - np.arange(n)[None, :] >= self.n_swa
             att = np.empty((t, self.n_head, self.head_dim))
             for hd in range(self.n_head):
                 kv = hd // group
@@ -562,12 +586,31 @@ class Llama:
                 sc = np.exp(sc - sc.max(axis=1, keepdims=True))
                 sc /= sc.sum(axis=1, keepdims=True)
                 att[:, hd, :] = sc @ V[:, kv, :]
-            x = x + att.reshape(t, -1) @ w["attn_output"]
+            o = att.reshape(t, -1) @ w["attn_output"]
+            x = x + (self.norm(o, w["post_attention_norm"]) if self.gemma else o)
             h = self.norm(x, w["ffn_norm"])
             gate, up = h @ w["ffn_gate"], h @ w["ffn_up"]
-            x = x + (gate / (1.0 + np.exp(-gate)) * up) @ w["ffn_down"]
+            if self.gemma:  # GELU's tanh form
+                act = gelu(gate, self.mimic)
+            else:
+                act = gate / (1.0 + np.exp(-gate))
+            o = (act * up) @ w["ffn_down"]
+            x = x + (self.norm(o, w["post_ffw_norm"]) if self.gemma else o)
         last = self.norm(x[-1:], self.out_norm)
-        return (last @ self.head)[0]
+        z = (last @ self.head)[0]
+        if self.softcap:
+            z = self.softcap * np.tanh(z / self.softcap)
+        return z
+
+
+def gelu(x, mimic=False):
+    """GELU's tanh form; with mimic, as ggml's CPU computes it: a table of fp16 inputs and outputs
+    between -10 and 10 (GGML_GELU_FP16), 0 below, the input above."""
+    if not mimic:
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    r = round_f16(x)
+    y = round_f16(0.5 * r * (1 + np.tanh(np.sqrt(2 / np.pi) * (r + 0.044715 * r**3))))
+    return np.where(x <= -10, 0.0, np.where(x >= 10, x, y))
 
 
 def llama3_factors(g, freq):
