@@ -112,16 +112,16 @@ int cmd_version(int path)
     return 0;
 }
 
-/* One line of `logitlab models`: NAME ARCH TYPE SIZE VERDICT, every name
- * from the disk escaped. */
-static void model_line(void *arg, const char *name, const char *path)
+/* One line of `logitlab models`: NAME ARCH TYPE SIZE VERDICT MANAGER,
+ * every name from the disk escaped; NAME is what -m takes (the path when
+ * another file has the same name). */
+static void model_line(const struct model_seen *s)
 {
-    (void)arg;
     char arch[64] = "-", type[32] = "-", verdict[96] = "no model layer or blob";
     double mb = 0;
     struct err e;
-    struct gguf *g = path ? gguf_open(path, &e) : NULL;
-    if (path && !g)
+    struct gguf *g = s->path[0] ? gguf_open(s->path, &e) : NULL;
+    if (s->path[0] && !g)
         snprintf(verdict, sizeof verdict, "not a GGUF file logitlab reads");
     if (g) {
         struct gguf_str a = { "", 0 };
@@ -131,23 +131,42 @@ static void model_line(void *arg, const char *name, const char *path)
         if (q)
             quant_name(q->type, type, sizeof type);
         struct stat st;
-        mb = stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0;
+        mb = stat(s->path, &st) == 0 ? (double)st.st_size / 1e6 : 0;
         snprintf(verdict, sizeof verdict, "%s", arch_find(a.s, a.len) ? "runs" : "not run here");
         gguf_close(g);
     }
+    const char *name = s->same_name ? s->path : s->name;
     utf8_write_escaped(stdout, name, strlen(name), 0);
-    printf("\t%s\t%s\t%.1f MB\t%s\n", arch, type, mb, verdict);
+    printf("\t%s\t%s\t%.1f MB\t%s\t%s\n", arch, type, mb, verdict, s->manager);
 }
 
-int cmd_models(void)
+int cmd_models(struct err *e)
 {
-    char dir[2048], lib[4096];
-    model_ollama_dir(dir, sizeof dir);
-    model_ollama_library(lib, sizeof lib);
-    int n = model_list(model_line, NULL);
-    if (n < 0)
-        printf("no models: Ollama's folder %s does not exist (OLLAMA_MODELS moves it)\n", lib);
-    else
-        printf("%d model%s in %s (Ollama's)\n", n, n == 1 ? "" : "s", dir);
+    struct model_listing L;
+    if (model_list(&L, e) < 0) {
+        model_list_free(&L);
+        return -1;
+    }
+    for (int i = 0; i < L.n; i++)
+        model_line(&L.seen[i]);
+    int folders = 0;
+    for (int i = 0; i < L.n_folders; i++) {
+        if (L.count[i] < 0)
+            continue;
+        printf("%d model%s in ", L.count[i], L.count[i] == 1 ? "" : "s");
+        utf8_write_escaped(stdout, L.folders[i].dir, strlen(L.folders[i].dir), 0);
+        printf(" (%s's)\n", L.folders[i].m->name);
+        folders++;
+    }
+    if (L.capped)
+        printf("only the first %d models found are listed\n", MODEL_LIST_MAX);
+    if (!folders) {
+        char where[4 * MODEL_PATH_MAX];
+        model_folders_where(L.folders, L.n_folders, 0, where, sizeof where);
+        printf("no models: none of these folders exists: ");
+        utf8_write_escaped(stdout, where, strlen(where), 0);
+        putchar('\n');
+    }
+    model_list_free(&L);
     return 0;
 }

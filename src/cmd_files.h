@@ -28,11 +28,13 @@ int cmd_lessons(const struct options *o, struct err *e);
  * llama-tokenize. A warning about the file's metadata goes to stderr. */
 int cmd_tokenize(const struct options *o, const char *text, size_t len, struct err *e);
 
-/* `logitlab models`: each model of Ollama's library (data/model_find.h), a
- * line each: its name, architecture, the type of its Q weights, its size,
- * and whether logitlab runs that architecture; or where it looked when
- * there is no such folder. Reads each file's header only. Returns 0. */
-int cmd_models(void);
+/* `logitlab models`: each model of Ollama's library and each .gguf file of
+ * LM Studio's and llama.cpp's folders (data/model_find.h), a line each: the
+ * name -m takes, architecture, the type of its Q weights, its size, whether
+ * logitlab runs that architecture, and whose it is; then how many in each
+ * folder that exists, or where it looked when none does. Reads each file's
+ * header only. Returns 0, or -1 with e when out of memory. */
+int cmd_models(struct err *e);
 
 /* `logitlab --version`: the version, and the vector path the dense loops
  * take (base/vecpath.h; path, which vec_path_check chose), and whether

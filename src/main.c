@@ -599,7 +599,7 @@ static int run_command(struct session *ss, struct err *e)
     if (o->command && strcmp(o->command, "lessons") == 0)
         return cmd_lessons(o, e);
     if (o->command && strcmp(o->command, "models") == 0)
-        return cmd_models();
+        return cmd_models(e);
     if (o->command && strcmp(o->command, "tokenize") == 0) {
         const char *text = ss->model.prompt ? ss->model.prompt : o->prompt;
         return cmd_tokenize(o, text, strlen(text), e);

@@ -252,7 +252,9 @@ fi
 # -m NAME: a model by Ollama's name (issue 32, part 5). A fake Ollama tree: a
 # manifest whose model layer (digest before mediaType, as the object's keys
 # may come) names a blob, the qwen2 file's bytes; -m qwen:tiny opens that
-# blob, the same context as the file itself.
+# blob, the same context as the file itself. None of the variables that
+# move a manager's folder may come from the tester's environment.
+unset OLLAMA_MODELS LMSTUDIO_MODELS LLAMA_CACHE XDG_CACHE_HOME HF_HUB_CACHE HUGGINGFACE_HUB_CACHE HF_HOME
 O="$TMP/home/.ollama/models"
 mkdir -p "$O/manifests/registry.ollama.ai/library/qwen" "$O/blobs"
 H=$(sha256sum "$MQ" | cut -d' ' -f1)
@@ -260,25 +262,121 @@ cp "$MQ" "$O/blobs/sha256-$H"
 printf '{"schemaVersion":2,"config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:%064d","size":485},"layers":[{"digest":"sha256:%s","mediaType":"application/vnd.ollama.image.model","size":1},{"mediaType":"application/vnd.ollama.image.license","digest":"sha256:%064d","size":1}]}' \
     1 "$H" 2 >"$O/manifests/registry.ollama.ai/library/qwen/tiny"
 want=$("$BIN" show --model "$MQ" -p "Hi there" --format json --top 1 | jq -c '.context')
-got=$(HOME="$TMP/home" OLLAMA_MODELS= "$BIN" show --model qwen:tiny -p "Hi there" --format json --top 1 | jq -c '.context')
+got=$(HOME="$TMP/home" "$BIN" show --model qwen:tiny -p "Hi there" --format json --top 1 | jq -c '.context')
 [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "-m qwen:tiny: $got, want $want"
-# logitlab models lists it with its architecture, Q weights' type and size, and
-# a manifest without a model layer as such; with no Ollama folder it says
-# where it looked.
 printf '{"layers":[]}' >"$O/manifests/registry.ollama.ai/library/qwen/broken"
-size=$(awk -v b="$(wc -c <"$MQ")" 'BEGIN { printf "%.1f", b / 1e6 }')
-got=$(HOME="$TMP/home" OLLAMA_MODELS= "$BIN" models | sort)
-want=$(printf '2 models in %s (Ollama'"'"'s)\nqwen:broken\t-\t-\t0.0 MB\tno model layer or blob\nqwen:tiny\tqwen2\tF32\t%s MB\truns' "$O" "$size" | sort)
+
+# LM Studio's and llama.cpp's folders under the same HOME: PUBLISHER/REPO/
+# FILE.gguf (two publishers, and a name with an escape sequence in it),
+# llama.cpp's cache (a model and a file that is no GGUF), and the Hugging
+# Face cache of llama-cli -hf (a snapshot's link into blobs/). Tiny models of
+# their own seeds, so that each name is seen to open its own file. What must
+# not be listed: a file directly in LM Studio's folder (LM Studio does not see
+# it either), one a folder too deep, a text file, and a link back up (a loop).
+L="$TMP/home/.lmstudio/models"
+C="$TMP/home/.cache/llama.cpp"
+HUB="$TMP/home/.cache/huggingface/hub"
+D="$HUB/models--org--delta-GGUF"
+ESC=$(printf '\033')
+mkdir -p "$L/pub-a/repo-a" "$L/pub-b/repo-b/deep" "$C" "$D/blobs" "$D/snapshots/c0ffee"
+tiny() { # tiny FILE SEED ARCH TYPE
+    "$GEN" --arch "$3" --vocab tiny --layers 1 --embd 64 --heads 4 --kv-heads 2 --ff 64 \
+        --tied 1 --seed "$2" --type "$4" -o "$1" >/dev/null || bad "gen_model $1"
+}
+tiny "$L/pub-a/repo-a/alpha.gguf" 5 llama3 Q8_0
+tiny "$L/pub-b/repo-b/beta.gguf" 6 llama3 F32
+tiny "$C/gamma.gguf" 7 qwen3 F32
+tiny "$D/blobs/0123abcd" 8 llama2 Q8_0
+ln -s ../../blobs/0123abcd "$D/snapshots/c0ffee/delta.gguf"
+cp "$L/pub-a/repo-a/alpha.gguf" "$L/pub-a/repo-a/e${ESC}[2Jvil.gguf"
+cp "$L/pub-a/repo-a/alpha.gguf" "$L/loose.gguf"
+cp "$L/pub-a/repo-a/alpha.gguf" "$L/pub-b/repo-b/deep/too-deep.gguf"
+echo notes >"$L/pub-a/repo-a/README.md"
+ln -s .. "$L/pub-a/loop"
+printf 'not a model' >"$C/junk.gguf"
+mb() { awk -v b="$(wc -c <"$1")" 'BEGIN { printf "%.1f", b / 1e6 }'; }
+# logitlab models: every model of every folder that exists (the older
+# ~/.cache/lm-studio/models does not), a folder at a time, by name; the name
+# -m takes first, whose model it is last, the name escaped.
+got=$(HOME="$TMP/home" "$BIN" models)
+want=$(cat <<EOF
+qwen:broken	-	-	0.0 MB	no model layer or blob	Ollama
+qwen:tiny	qwen2	F32	$(mb "$MQ") MB	runs	Ollama
+alpha.gguf	llama	Q8_0	$(mb "$L/pub-a/repo-a/alpha.gguf") MB	runs	LM Studio
+beta.gguf	llama	F32	$(mb "$L/pub-b/repo-b/beta.gguf") MB	runs	LM Studio
+e\x1B[2Jvil.gguf	llama	Q8_0	$(mb "$L/pub-a/repo-a/alpha.gguf") MB	runs	LM Studio
+gamma.gguf	qwen3	F32	$(mb "$C/gamma.gguf") MB	runs	llama.cpp
+junk.gguf	-	-	0.0 MB	not a GGUF file logitlab reads	llama.cpp
+delta.gguf	llama	Q8_0	$(mb "$D/blobs/0123abcd") MB	runs	llama.cpp -hf
+2 models in $O (Ollama's)
+3 models in $L (LM Studio's)
+2 models in $C (llama.cpp's)
+1 model in $HUB (llama.cpp -hf's)
+EOF
+)
 [ "$got" = "$want" ] && ok || bad "logitlab models: [$got], want [$want]"
-got=$(HOME="$TMP/nowhere" OLLAMA_MODELS= "$BIN" models)
-[ "$got" = "no models: Ollama's folder $TMP/nowhere/.ollama/models/manifests/registry.ollama.ai/library does not exist (OLLAMA_MODELS moves it)" ] &&
+# -m by a file's name, with or without .gguf, opens that file: its title
+# (its seed) and its first row as by its path.
+for pair in "alpha $L/pub-a/repo-a/alpha.gguf" "beta.gguf $L/pub-b/repo-b/beta.gguf" \
+    "gamma $C/gamma.gguf" "delta.gguf $D/snapshots/c0ffee/delta.gguf"; do
+    name=${pair%% *}
+    want=$("$BIN" show -m "${pair#* }" -p "Hi" --format json --top 1 | jq -c '[.title, .rows[0].logit]')
+    got=$(HOME="$TMP/home" "$BIN" show -m "$name" -p "Hi" --format json --top 1 | jq -c '[.title, .rows[0].logit]')
+    [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "-m $name: $got, want $want"
+done
+# The variables move the folders: LM Studio's by logitlab's own, llama.cpp's
+# (and, with it, the -hf cache) by llama.cpp's; XDG_CACHE_HOME moves both of
+# llama.cpp's when LLAMA_CACHE is not set.
+got=$(HOME="$TMP/nowhere" LMSTUDIO_MODELS="$L/" LLAMA_CACHE="$C" "$BIN" models | grep -v '^[^	]*	')
+want=$(cat <<EOF
+3 models in $L (LM Studio's)
+2 models in $C (llama.cpp's)
+0 models in $C (llama.cpp -hf's)
+EOF
+)
+[ "$got" = "$want" ] && ok || bad "logitlab models with the variables: [$got], want [$want]"
+got=$(HOME="$TMP/nowhere" XDG_CACHE_HOME="$TMP/home/.cache" "$BIN" show -m delta -p "Hi" --format json --top 1 | jq -c '.title')
+[ "$got" = '"logitlab test llama2 Q8_0 (random weights, seed 8)"' ] && ok || bad "-m delta under XDG_CACHE_HOME: $got"
+# The listing stops at 256 models and says so (257 empty files: each is
+# listed as no GGUF file, the last is not).
+mkdir -p "$TMP/many/p/r"
+i=0
+while [ $i -lt 257 ]; do
+    : >"$TMP/many/p/r/m$i.gguf"
+    i=$((i + 1))
+done
+HOME="$TMP/nowhere" LMSTUDIO_MODELS="$TMP/many" "$BIN" models >"$TMP/out"
+[ "$(wc -l <"$TMP/out")" -eq 258 ] && [ "$(tail -n 2 "$TMP/out")" = "256 models in $TMP/many (LM Studio's)
+only the first 256 models found are listed" ] && ok || bad "256 models at most: $(tail -n 2 "$TMP/out")"
+# A link to a file is that file (one match, listed once); two different
+# files of one name are refused, naming both, and listed by their paths.
+ln -s "$L/pub-a/repo-a/alpha.gguf" "$C/alpha.gguf"
+got=$(HOME="$TMP/home" "$BIN" show -m alpha -p "Hi" --format json --top 1 | jq -c '.title')
+[ "$got" = '"logitlab test llama3 Q8_0 (random weights, seed 5)"' ] && ok || bad "-m alpha through a link: $got"
+[ "$(HOME="$TMP/home" "$BIN" models | grep -c '^alpha.gguf	')" = 1 ] && ok || bad "a link listed twice"
+cp "$L/pub-b/repo-b/beta.gguf" "$C/beta.gguf"
+HOME="$TMP/home" expect 2 "logitlab: --model: 'beta' is the name of two files, $L/pub-b/repo-b/beta.gguf and $C/beta.gguf: give the path of one" \
+    show --model beta -p hi
+got=$(HOME="$TMP/home" "$BIN" models | grep 'beta\.gguf')
+want=$(cat <<EOF
+$L/pub-b/repo-b/beta.gguf	llama	F32	$(mb "$C/beta.gguf") MB	runs	LM Studio
+$C/beta.gguf	llama	F32	$(mb "$C/beta.gguf") MB	runs	llama.cpp
+EOF
+)
+[ "$got" = "$want" ] && ok || bad "two files of one name: [$got], want [$want]"
+# With no such folder at all, logitlab models says every folder it looked in.
+got=$(HOME="$TMP/nowhere" "$BIN" models)
+N="$TMP/nowhere"
+[ "$got" = "no models: none of these folders exists: $N/.ollama/models/manifests/registry.ollama.ai/library (Ollama's; OLLAMA_MODELS moves it), $N/.lmstudio/models (LM Studio's; LMSTUDIO_MODELS moves it), $N/.cache/lm-studio/models (LM Studio's; LMSTUDIO_MODELS moves it), $N/.cache/llama.cpp (llama.cpp's; LLAMA_CACHE moves it), $N/.cache/huggingface/hub (llama.cpp -hf's; LLAMA_CACHE moves it)" ] &&
     ok || bad "logitlab models without a folder: $got"
-# A name with no manifest says where it looked (the tag "latest" when none
-# is given); a manifest whose blob is gone says which.
-HOME="$TMP/home" OLLAMA_MODELS= expect 2 "logitlab: --model: 'qwen' is no file, nor a model of Ollama's (no $O/manifests/registry.ollama.ai/library/qwen/latest; \`ollama list\` shows its names)" \
+# A name found nowhere names every place looked in (Ollama's tag "latest"
+# when none is given); a name ending in .gguf found nowhere is a file that
+# is missing; a manifest whose blob is gone says which.
+HOME="$TMP/home" expect 2 "logitlab: --model: 'qwen' is no file, nor a model of Ollama's (no $O/manifests/registry.ollama.ai/library/qwen/latest), nor qwen.gguf in $L (LM Studio's; LMSTUDIO_MODELS moves it), $TMP/home/.cache/lm-studio/models (LM Studio's; LMSTUDIO_MODELS moves it), $C (llama.cpp's; LLAMA_CACHE moves it), $HUB (llama.cpp -hf's; LLAMA_CACHE moves it) (\`logitlab models\` lists what they hold)" \
     show --model qwen -p hi
+HOME="$TMP/home" expect 2 "logitlab: nowhere.gguf: cannot open: No such file or directory" show -m nowhere.gguf -p hi
 rm "$O/blobs/sha256-$H"
-HOME="$TMP/home" OLLAMA_MODELS= expect 2 "logitlab: --model: $O/manifests/registry.ollama.ai/library/qwen/tiny names the blob $O/blobs/sha256-$H, which is missing" \
+HOME="$TMP/home" expect 2 "logitlab: --model: $O/manifests/registry.ollama.ai/library/qwen/tiny names the blob $O/blobs/sha256-$H, which is missing" \
     show --model qwen:tiny -p hi
 
 echo "model: $pass passed, $fail failed"

@@ -8,27 +8,10 @@
 #include <sys/stat.h>
 
 #include "base/readfile.h"
+#include "data/model_dirs.h"
 
 #define MANIFEST_MAX (1 << 20) /* bytes: a manifest is a few hundred */
 #define MODEL_LAYER  "application/vnd.ollama.image.model"
-
-void model_ollama_dir(char *buf, size_t n)
-{
-    const char *env = getenv("OLLAMA_MODELS"), *home = getenv("HOME");
-    if (env && env[0])
-        snprintf(buf, n, "%s", env);
-    else if (home && home[0])
-        snprintf(buf, n, "%s/.ollama/models", home);
-    else
-        buf[0] = '\0';
-}
-
-void model_ollama_library(char *buf, size_t n)
-{
-    char dir[2048];
-    model_ollama_dir(dir, sizeof dir);
-    snprintf(buf, n, "%s/manifests/registry.ollama.ai/library", dir[0] ? dir : "~/.ollama/models");
-}
 
 static int is_file(const char *path)
 {
@@ -90,75 +73,217 @@ static int manifest_blob(const char *manifest, const char *dir, char *path, size
     return 0;
 }
 
-/* NAME[:TAG] as Ollama's manifest path and its blob. */
-static int find_ollama(const char *name, char *path, size_t n, struct err *e)
+/* NAME[:TAG] as the manifest of Ollama's folder f (into manifest) and its
+ * blob (into path). Returns 1, 0 when there is no such manifest, or -1 with
+ * e when the manifest names no blob that is there. */
+static int find_ollama(const struct model_folder *f, const char *name, char *manifest, size_t mn,
+                       char *path, size_t n, struct err *e)
 {
-    char dir[2048], lib[4096], model[256], manifest[4096 + 512];
-    model_ollama_dir(dir, sizeof dir);
-    model_ollama_library(lib, sizeof lib);
+    char lib[MODEL_PATH_MAX], model[256];
+    model_folder_look(f, lib, sizeof lib);
     snprintf(model, sizeof model, "%s", name);
     char *colon = strchr(model, ':');
     const char *tag = colon ? colon + 1 : "latest";
     if (colon)
         *colon = '\0';
-    snprintf(manifest, sizeof manifest, "%s/%s/%s", lib, model, tag);
-    if (!dir[0] || !is_file(manifest))
+    snprintf(manifest, mn, "%s/%s/%s", lib, model, tag);
+    if (!f->known || !is_file(manifest))
+        return 0;
+    return manifest_blob(manifest, f->dir, path, n, e) < 0 ? -1 : 1;
+}
+
+/* The files named NAME or NAME.gguf found so far: two are enough to refuse. */
+struct match {
+    const char *name;
+    int exact; /* name ends in .gguf: that name only */
+    char path[2][MODEL_PATH_MAX];
+    dev_t dev[2];
+    ino_t ino[2];
+    int n;
+};
+
+static int match_file(void *arg, const char *file, const char *path, const struct stat *st)
+{
+    struct match *m = arg;
+    size_t len = strlen(m->name);
+    if (strncmp(file, m->name, len) != 0 ||
+        (file[len] && (m->exact || strcmp(file + len, ".gguf"))))
+        return 0;
+    for (int i = 0; i < m->n; i++)
+        if (m->dev[i] == st->st_dev && m->ino[i] == st->st_ino)
+            return 0; /* the same file by another way (a link) */
+    snprintf(m->path[m->n], sizeof m->path[m->n], "%s", path);
+    m->dev[m->n] = st->st_dev;
+    m->ino[m->n] = st->st_ino;
+    return ++m->n == 2;
+}
+
+/* The one .gguf file named name or name.gguf in the folders f of .gguf
+ * files into path. Returns 1, 0 when there is none, or -1 with e naming two. */
+static int find_file(const struct model_folder *f, int nf, const char *name, int exact, char *path,
+                     size_t n, struct err *e)
+{
+    struct match m = { .name = name, .exact = exact };
+    for (int i = 0; i < nf && m.n < 2; i++)
+        model_folder_walk(&f[i], match_file, &m);
+    if (m.n == 2)
         return err_set(e, ERR_USAGE,
-                       "'%s' is no file, nor a model of Ollama's (no %s; `ollama list` shows its "
-                       "names)",
-                       name, dir[0] ? manifest : "HOME to find ~/.ollama/models in");
-    return manifest_blob(manifest, dir, path, n, e);
+                       "'%s' is the name of two files, %s and %s: give the path of one", name,
+                       m.path[0], m.path[1]);
+    if (m.n == 1)
+        snprintf(path, n, "%s", m.path[0]);
+    return m.n;
+}
+
+/* The one message of a name found nowhere: every folder looked in. */
+static int not_found(const char *name, const struct model_folder *f, int nf,
+                     const struct model_folder *ollama, const char *manifest, struct err *e)
+{
+    char where[ERR_MSG_MAX];
+    model_folders_where(f, nf, 1, where, sizeof where);
+    return err_set(e, ERR_USAGE,
+                   "'%s' is no file, nor a model of Ollama's (no %s), nor %s.gguf in %s "
+                   "(`logitlab models` lists what they hold)",
+                   name, ollama && ollama->known ? manifest : "HOME to find ~/.ollama/models in",
+                   name, where);
 }
 
 int model_find(const char *name, char *path, size_t n, struct err *e)
 {
     size_t len = strlen(name);
-    if (is_file(name) || strchr(name, '/') || (len >= 5 && !strcmp(name + len - 5, ".gguf")) ||
-        len >= 256) {
+    int gguf = len >= 5 && !strcmp(name + len - 5, ".gguf");
+    if (is_file(name) || strchr(name, '/') || len >= 256) {
         snprintf(path, n, "%s", name);
         return 0;
     }
-    return find_ollama(name, path, n, e);
+    struct model_folder f[MODEL_FOLDERS_MAX], *ollama = NULL;
+    int nf = model_folders(f), rc = 0;
+    char manifest[MODEL_PATH_MAX + 512] = "";
+    for (int i = 0; i < nf; i++)
+        if (f[i].m->layout == MODEL_MANIFESTS)
+            ollama = &f[i];
+    if (ollama && !gguf)
+        rc = find_ollama(ollama, name, manifest, sizeof manifest, path, n, e);
+    if (rc == 0)
+        rc = find_file(f, nf, name, gguf, path, n, e);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    if (gguf) { /* a file's name: opening it says it is missing */
+        snprintf(path, n, "%s", name);
+        return 0;
+    }
+    return not_found(name, f, nf, ollama, manifest, e);
 }
 
-/* The tags of one model's folder. */
-static int list_tags(const char *dir, const char *lib, const char *model, model_seen_fn fn,
-                     void *arg)
+/* A model more for the listing, in folder; NULL when the list is full. */
+static struct model_seen *add_seen(struct model_listing *L, int folder, const char *name,
+                                   const char *path)
 {
-    char folder[4096 + 256];
-    snprintf(folder, sizeof folder, "%s/%s", lib, model);
-    DIR *d = opendir(folder);
+    if (L->n == MODEL_LIST_MAX) {
+        L->capped = 1;
+        return NULL;
+    }
+    struct model_seen *s = &L->seen[L->n++];
+    s->manager = L->folders[folder].m->name;
+    s->folder = folder;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->path, sizeof s->path, "%s", path ? path : "");
+    L->count[folder]++;
+    return s;
+}
+
+/* The tags of one model's folder of Ollama's library lib. */
+static void list_tags(struct model_listing *L, int folder, const char *lib, const char *model)
+{
+    char dir[MODEL_PATH_MAX + 256];
+    snprintf(dir, sizeof dir, "%s/%s", lib, model);
+    DIR *d = opendir(dir);
     if (!d)
-        return 0;
-    int n = 0;
+        return;
     for (struct dirent *t; (t = readdir(d)) != NULL;) {
-        char manifest[sizeof folder + 256], name[512], path[4096];
+        char manifest[sizeof dir + 256], name[512], path[MODEL_PATH_MAX];
         if (t->d_name[0] == '.')
             continue;
-        snprintf(manifest, sizeof manifest, "%s/%s", folder, t->d_name);
+        snprintf(manifest, sizeof manifest, "%s/%s", dir, t->d_name);
         if (!is_file(manifest))
             continue;
         snprintf(name, sizeof name, "%s:%s", model, t->d_name);
         struct err e; /* a manifest without its model is listed as such */
-        fn(arg, name, manifest_blob(manifest, dir, path, sizeof path, &e) == 0 ? path : NULL);
-        n++;
+        int ok = manifest_blob(manifest, L->folders[folder].dir, path, sizeof path, &e) == 0;
+        if (!add_seen(L, folder, name, ok ? path : NULL))
+            break;
     }
     closedir(d);
-    return n;
 }
 
-int model_list(model_seen_fn fn, void *arg)
+/* Every model of Ollama's library in folder. Returns 0 when it does not
+ * exist. */
+static int list_ollama(struct model_listing *L, int folder)
 {
-    char dir[2048], lib[4096];
-    model_ollama_dir(dir, sizeof dir);
-    model_ollama_library(lib, sizeof lib);
-    DIR *d = dir[0] ? opendir(lib) : NULL;
+    char lib[MODEL_PATH_MAX];
+    model_folder_look(&L->folders[folder], lib, sizeof lib);
+    DIR *d = L->folders[folder].known ? opendir(lib) : NULL;
     if (!d)
-        return -1;
-    int n = 0;
-    for (struct dirent *m; (m = readdir(d)) != NULL;)
+        return 0;
+    for (struct dirent *m; (m = readdir(d)) != NULL && !L->capped;)
         if (m->d_name[0] != '.')
-            n += list_tags(dir, lib, m->d_name, fn, arg);
+            list_tags(L, folder, lib, m->d_name);
     closedir(d);
-    return n;
+    return 1;
+}
+
+struct adding {
+    struct model_listing *L;
+    int folder;
+};
+
+static int add_file(void *arg, const char *file, const char *path, const struct stat *st)
+{
+    struct adding *a = arg;
+    for (int i = 0; i < a->L->n; i++)
+        if (a->L->seen[i].by_file && a->L->seen[i].dev == st->st_dev &&
+            a->L->seen[i].ino == st->st_ino)
+            return 0; /* a link to a file listed already */
+    struct model_seen *s = add_seen(a->L, a->folder, file, path);
+    if (!s)
+        return 1;
+    s->by_file = 1;
+    s->dev = st->st_dev;
+    s->ino = st->st_ino;
+    return 0;
+}
+
+static int by_folder_name(const void *a, const void *b)
+{
+    const struct model_seen *x = a, *y = b;
+    return x->folder != y->folder ? x->folder - y->folder : strcmp(x->name, y->name);
+}
+
+int model_list(struct model_listing *L, struct err *e)
+{
+    memset(L, 0, sizeof *L);
+    L->seen = calloc(MODEL_LIST_MAX, sizeof *L->seen);
+    if (!L->seen)
+        return err_set(e, ERR_SYSTEM, "out of memory for a list of %d models", MODEL_LIST_MAX);
+    L->n_folders = model_folders(L->folders);
+    for (int i = 0; i < L->n_folders; i++) {
+        struct adding a = { L, i };
+        int there = L->folders[i].m->layout == MODEL_MANIFESTS
+                        ? list_ollama(L, i)
+                        : model_folder_walk(&L->folders[i], add_file, &a);
+        if (!there)
+            L->count[i] = -1;
+    }
+    for (int i = 0; i < L->n; i++) /* two files of one name: -m takes their paths */
+        for (int j = 0; j < L->n && L->seen[i].by_file; j++)
+            if (j != i && L->seen[j].by_file && !strcmp(L->seen[i].name, L->seen[j].name))
+                L->seen[i].same_name = 1;
+    qsort(L->seen, (size_t)L->n, sizeof *L->seen, by_folder_name);
+    return 0;
+}
+
+void model_list_free(struct model_listing *L)
+{
+    free(L->seen);
+    L->seen = NULL;
 }
