@@ -79,8 +79,8 @@ static void usage_options(FILE *out)
 
 static void usage_model(FILE *out)
 {
-    fprintf(out, "  -m, --model FILE.gguf  a real model (GGUF, architecture llama: Llama 2 and 3,\n"
-                 "                       Mistral, TinyLlama, SmolLM): its tokenizer, its forward\n"
+    fprintf(out, "  -m, --model FILE.gguf  a real model (GGUF: Llama 2 and 3, Mistral, SmolLM,\n"
+                 "                       Qwen 2.5 and 3, Phi-3, Gemma 3): its tokenizer, its forward\n"
                  "                       pass and its LM head give the logits; alone, or with a\n"
                  "                       full-size lesson to run that lesson's prompt. Or NAME:\n"
                  "                       Ollama's NAME[:TAG], or a file's name in LM Studio's\n"
