@@ -229,6 +229,40 @@ else
     check "Space steps every request" "batch of 8: step 1, "
     keys B q
     check "q quits, the terminal restored" "rc=0"
+    # Vocabularies of any size (issue 32, part 4): Qwen's 151,936 rows and
+    # Gemma 3's 262,144 at full size, small widths (gen_model --vocab-size
+    # pads them as their files are padded). Every pane at 120x40 (the table
+    # with its tail line, the histogram of all the tokens), the last id
+    # found and taken, the draws, the batch.
+    commas() { printf '%d' "$1" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta'; }
+    for spec in "qwen2 151936 [PAD151935] --kv-heads 1 --head-dim 32 --vocab-size 151936" \
+        "gemma3 262144 <unused262143> --kv-heads 1 --head-dim 32"; do
+        set -- $spec
+        arch=$1 n=$2 last=$3
+        shift 3
+        nn=$(commas "$n")
+        MF="$MODELS/full-$arch.gguf"
+        [ -f "$MF" ] && [ -z "$(find "$GEN" -newer "$MF")" ] ||
+            "$GEN" --arch "$arch" --type Q8_0 --layers 2 --embd 64 --heads 2 --ff 128 --seed 23 \
+                "$@" -o "$MF" >/dev/null || bad "gen_model $arch $*"
+        keys clear Enter # so that rc=0 below is this run's
+        keys "$BIN -m $MF -p 'Once upon a time'; echo rc=\$?" Enter
+        check "$arch: the model opens" "step 1/64"
+        check "$arch: the table's tail line" "$(commas $((n - 20))) more tokens (after rank 20)"
+        check "$arch: the histogram of all the tokens" "z' of all $nn tokens"
+        keys D
+        check "$arch: D counts draws" "10,000 draws"
+        keys D ":find #$((n - 1))" Enter
+        check "$arch: find the last id" "found $last (id $((n - 1)))"
+        keys w
+        check "$arch: w takes it" "took \"$last\", your choice"
+        keys B
+        check "$arch: B opens the batch view" "Batch of 8"
+        keys Space
+        check "$arch: Space steps every request" "batch of 8: step 1, "
+        keys B q
+        check "$arch: q quits" "rc=0"
+    done
     # The text view at the classroom's other sizes (issue 31): a new session
     # t of each size before the old one goes, so the server stays up.
     for size in 80x24 200x60; do

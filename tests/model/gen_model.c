@@ -687,9 +687,10 @@ static int defaults(struct opts *o)
         o->rope = l3 && !qwen(o) && !gemma3(o) ? "llama3" : "none";
     if (!phi3(o) && o->orig_ctx >= 0)
         return fprintf(stderr, "gen_model: --orig-ctx is phi3's\n"), -1;
-    if (!gemma3(o) && (o->window >= 0 || o->swa_pattern >= 0 || o->vocab_size >= 0))
-        return fprintf(stderr, "gen_model: --window, --swa-pattern and --vocab-size are gemma3's\n"),
-               -1;
+    if (!gemma3(o) && (o->window >= 0 || o->swa_pattern >= 0))
+        return fprintf(stderr, "gen_model: --window and --swa-pattern are gemma3's\n"), -1;
+    if (!gemma3(o) && !qwen(o) && o->vocab_size >= 0)
+        return fprintf(stderr, "gen_model: --vocab-size is gemma3's and the qwens'\n"), -1;
     if (gemma3(o)) { /* Gemma 3 1B's window, and its vocabulary's size */
         o->window = o->window < 0 ? 512 : o->window;
         o->vocab_size = o->vocab_size < 0 ? 262144 : o->vocab_size;
@@ -752,10 +753,13 @@ static int add_tokens(struct tokdata *td, const struct added *a, struct err *e)
     struct tok_str *text = realloc(td->text, (size_t)n * sizeof *text);
     if (text)
         td->text = text;
-    float *scores = text ? realloc(td->scores, (size_t)n * sizeof *scores) : NULL;
+    /* a byte-level BPE vocabulary has no scores: it gets none */
+    float *scores = text && td->scores ? realloc(td->scores, (size_t)n * sizeof *scores) : NULL;
     if (scores)
         td->scores = scores;
-    int32_t *types = scores ? realloc(td->types, (size_t)n * sizeof *types) : NULL;
+    int32_t *types = text && (scores || !td->scores)
+                         ? realloc(td->types, (size_t)n * sizeof *types)
+                         : NULL;
     if (types)
         td->types = types;
     char *pads = types ? malloc((size_t)(n - n0) * 24) : NULL;
@@ -768,11 +772,12 @@ static int add_tokens(struct tokdata *td, const struct added *a, struct err *e)
             snprintf(pads + (size_t)k * 24, 24, a->pad_fmt, i);
         const char *s = named ? a->named[k] : pads + (size_t)k * 24;
         text[i] = (struct tok_str){ s, strlen(s) };
-        scores[i] = named ? a->named_score : a->pad_score;
+        if (scores)
+            scores[i] = named ? a->named_score : a->pad_score;
         types[i] = named ? TOKT_CONTROL : a->pad_type;
     }
     td->spec.n = n;
-    td->spec.text = text, td->spec.scores = scores, td->spec.types = types;
+    td->spec.text = text, td->spec.scores = td->scores, td->spec.types = types;
     return 0;
 }
 
@@ -831,6 +836,13 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
         /* two reserved tokens standing in for ChatML's, as Qwen's vocabulary has them */
         td->text[128002] = (struct tok_str){ "<|im_start|>", 12 };
         td->text[128003] = (struct tok_str){ "<|im_end|>", 10 };
+        /* --vocab-size: padded as Qwen's own files are, to 151,936 rows */
+        const struct added a = { NULL, 0, o->vocab_size, 0.0f, "[PAD%d]", TOKT_CONTROL, 0.0f };
+        if (o->vocab_size > 0 && o->vocab_size < td->spec.n)
+            return err_set(e, ERR_USAGE, "--vocab-size %d: at least %d for %s", o->vocab_size,
+                           td->spec.n, o->arch);
+        if (o->vocab_size > td->spec.n && add_tokens(td, &a, e) < 0)
+            return -1;
     }
     return 0;
 }
