@@ -142,9 +142,13 @@ build: deps
 run: build
 	$(BIN)
 
+# make test builds and tests on TEST_JOBS cores (CI has 2): the test targets
+# are independent (each its own temporary files and tmux server), and each
+# one's output is printed whole when it ends (--output-sync).
+TEST_JOBS ?= 2
 test: deps
-	@$(MAKE) --no-print-directory all test-build $(CUDA_CHECK)
-	@$(MAKE) --no-print-directory format-check lint test-unit test-cli test-model test-install test-make test-valgrind test-fuzz test-gpu-self test-gpu
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) all test-build $(CUDA_CHECK)
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target format-check lint test-unit test-cli test-model test-install test-make test-valgrind test-fuzz test-gpu-self test-gpu
 
 # Real models: small GGUF files generated here (the real Llama 3 and Llama 2
 # vocabularies, random weights, every weight type), run by logitlab and
