@@ -299,6 +299,15 @@ want=$("$BIN" show --model "$MQ" -p "Hi there" --format json --top 1 | jq -c '.c
 got=$(HOME="$TMP/home" "$BIN" show --model qwen:tiny -p "Hi there" --format json --top 1 | jq -c '.context')
 [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "-m qwen:tiny: $got, want $want"
 printf '{"layers":[]}' >"$O/manifests/registry.ollama.ai/library/qwen/broken"
+# Names Ollama shows with a namespace, and with a host (what it pulled from
+# Hugging Face): the same manifest under manifests/HOST/NAMESPACE/MODEL/TAG.
+mkdir -p "$O/manifests/registry.ollama.ai/someone/qwen" "$O/manifests/hf.co/org/Qwen-GGUF"
+cp "$O/manifests/registry.ollama.ai/library/qwen/tiny" "$O/manifests/registry.ollama.ai/someone/qwen/q8"
+cp "$O/manifests/registry.ollama.ai/library/qwen/tiny" "$O/manifests/hf.co/org/Qwen-GGUF/Q8_0"
+for name in someone/qwen:q8 hf.co/org/Qwen-GGUF:Q8_0; do
+    got=$(HOME="$TMP/home" "$BIN" show --model "$name" -p "Hi there" --format json --top 1 | jq -c '.context')
+    [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "-m $name: $got, want $want"
+done
 
 # LM Studio's and llama.cpp's folders under the same HOME: PUBLISHER/REPO/
 # FILE.gguf (two publishers, and a name with an escape sequence in it),
@@ -334,15 +343,17 @@ mb() { awk -v b="$(wc -c <"$1")" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 # -m takes first, whose model it is last, the name escaped.
 got=$(HOME="$TMP/home" "$BIN" models)
 want=$(cat <<EOF
+hf.co/org/Qwen-GGUF:Q8_0	qwen2	F32	$(mb "$MQ") MB	runs	Ollama
 qwen:broken	-	-	0.0 MB	no model layer or blob	Ollama
 qwen:tiny	qwen2	F32	$(mb "$MQ") MB	runs	Ollama
+someone/qwen:q8	qwen2	F32	$(mb "$MQ") MB	runs	Ollama
 alpha.gguf	llama	Q8_0	$(mb "$L/pub-a/repo-a/alpha.gguf") MB	runs	LM Studio
 beta.gguf	llama	F32	$(mb "$L/pub-b/repo-b/beta.gguf") MB	runs	LM Studio
 e\x1B[2Jvil.gguf	llama	Q8_0	$(mb "$L/pub-a/repo-a/alpha.gguf") MB	runs	LM Studio
 gamma.gguf	qwen3	F32	$(mb "$C/gamma.gguf") MB	runs	llama.cpp
 junk.gguf	-	-	0.0 MB	not a GGUF file logitlab reads	llama.cpp
 delta.gguf	llama	Q8_0	$(mb "$D/blobs/0123abcd") MB	runs	llama.cpp -hf
-2 models in $O (Ollama's)
+4 models in $O (Ollama's)
 3 models in $L (LM Studio's)
 2 models in $C (llama.cpp's)
 1 model in $HUB (llama.cpp -hf's)
@@ -401,7 +412,7 @@ EOF
 # With no such folder at all, logitlab models says every folder it looked in.
 got=$(HOME="$TMP/nowhere" "$BIN" models)
 N="$TMP/nowhere"
-[ "$got" = "no models: none of these folders exists: $N/.ollama/models/manifests/registry.ollama.ai/library (Ollama's; OLLAMA_MODELS moves it), $N/.lmstudio/models (LM Studio's; LMSTUDIO_MODELS moves it), $N/.cache/lm-studio/models (LM Studio's; LMSTUDIO_MODELS moves it), $N/.cache/llama.cpp (llama.cpp's; LLAMA_CACHE moves it), $N/.cache/huggingface/hub (llama.cpp -hf's; LLAMA_CACHE moves it)" ] &&
+[ "$got" = "no models: none of these folders exists: $N/.ollama/models/manifests (Ollama's; OLLAMA_MODELS moves it), $N/.lmstudio/models (LM Studio's; LMSTUDIO_MODELS moves it), $N/.cache/lm-studio/models (LM Studio's; LMSTUDIO_MODELS moves it), $N/.cache/llama.cpp (llama.cpp's; LLAMA_CACHE moves it), $N/.cache/huggingface/hub (llama.cpp -hf's; LLAMA_CACHE moves it)" ] &&
     ok || bad "logitlab models without a folder: $got"
 # A name found nowhere names every place looked in (Ollama's tag "latest"
 # when none is given); a name ending in .gguf found nowhere is a file that

@@ -30,7 +30,7 @@ static const struct model_manager managers[] = {
     { "Ollama",
       { { "OLLAMA_MODELS", "" } },
       { ".ollama/models" },
-      "manifests/registry.ollama.ai/library",
+      "manifests", /* HOST/NAMESPACE/MODEL/TAG under it (data/model_find.c) */
       { NULL },
       MODEL_MANIFESTS },
     { "LM Studio",

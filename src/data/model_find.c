@@ -11,7 +11,11 @@
 #include "data/model_dirs.h"
 
 #define MANIFEST_MAX (1 << 20) /* bytes: a manifest is a few hundred */
-#define MODEL_LAYER  "application/vnd.ollama.image.model"
+/* What Ollama puts before a name that does not say: llama3.2:1b is
+ * registry.ollama.ai/library/llama3.2:latest's manifest ... /1b. */
+#define OLLAMA_HOST      "registry.ollama.ai"
+#define OLLAMA_NAMESPACE "library"
+#define MODEL_LAYER      "application/vnd.ollama.image.model"
 
 static int is_file(const char *path)
 {
@@ -73,21 +77,50 @@ static int manifest_blob(const char *manifest, const char *dir, char *path, size
     return 0;
 }
 
-/* NAME[:TAG] as the manifest of Ollama's folder f (into manifest) and its
- * blob (into path). Returns 1, 0 when there is no such manifest, or -1 with
- * e when the manifest names no blob that is there. */
+/* Ollama's name [[HOST/]NAMESPACE/]MODEL[:TAG] (hf.co/OWNER/REPO:Q4_K_M for
+ * what it pulled from Hugging Face) as its manifest's path under the
+ * manifests folder look into buf. Returns 0, or -1 when name is not one:
+ * more than three parts, an empty one, "." or "..", a second colon. */
+static int ollama_manifest(const char *look, const char *name, char *buf, size_t n)
+{
+    char part[3][256], tag[128] = "latest";
+    int np = 0;
+    for (const char *p = name; np < 3; np++) {
+        size_t len = strcspn(p, "/");
+        if (len == 0 || len >= sizeof part[0])
+            return -1;
+        snprintf(part[np], sizeof part[np], "%.*s", (int)len, p);
+        if (!strcmp(part[np], ".") || !strcmp(part[np], ".."))
+            return -1;
+        if (!p[len])
+            break;
+        p += len + 1;
+        if (np == 2)
+            return -1; /* a fourth part */
+    }
+    char *model = part[np == 3 ? 2 : np], *colon = strchr(model, ':');
+    if (colon) {
+        if (!colon[1] || strchr(colon + 1, ':') || colon == model)
+            return -1;
+        snprintf(tag, sizeof tag, "%s", colon + 1);
+        *colon = '\0';
+    }
+    const char *host = np == 2 ? part[0] : OLLAMA_HOST;
+    const char *ns = np == 2 ? part[1] : np == 1 ? part[0] : OLLAMA_NAMESPACE;
+    int w = snprintf(buf, n, "%s/%s/%s/%s/%s", look, host, ns, model, tag);
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+/* Ollama's name as the manifest of Ollama's folder f (into manifest) and
+ * its blob (into path). Returns 1, 0 when there is no such manifest (or
+ * name is not one of Ollama's), or -1 with e when the manifest names no
+ * blob that is there. */
 static int find_ollama(const struct model_folder *f, const char *name, char *manifest, size_t mn,
                        char *path, size_t n, struct err *e)
 {
-    char lib[MODEL_PATH_MAX], model[256];
-    model_folder_look(f, lib, sizeof lib);
-    snprintf(model, sizeof model, "%s", name);
-    char *colon = strchr(model, ':');
-    const char *tag = colon ? colon + 1 : "latest";
-    if (colon)
-        *colon = '\0';
-    snprintf(manifest, mn, "%s/%s/%s", lib, model, tag);
-    if (!f->known || !is_file(manifest))
+    char look[MODEL_PATH_MAX];
+    model_folder_look(f, look, sizeof look);
+    if (ollama_manifest(look, name, manifest, mn) < 0 || !f->known || !is_file(manifest))
         return 0;
     return manifest_blob(manifest, f->dir, path, n, e) < 0 ? -1 : 1;
 }
@@ -152,7 +185,7 @@ int model_find(const char *name, char *path, size_t n, struct err *e)
 {
     size_t len = strlen(name);
     int gguf = len >= 5 && !strcmp(name + len - 5, ".gguf");
-    if (is_file(name) || strchr(name, '/') || len >= 256) {
+    if (is_file(name) || len >= 256) {
         snprintf(path, n, "%s", name);
         return 0;
     }
@@ -164,6 +197,10 @@ int model_find(const char *name, char *path, size_t n, struct err *e)
             ollama = &f[i];
     if (ollama && !gguf)
         rc = find_ollama(ollama, name, manifest, sizeof manifest, path, n, e);
+    if (rc == 0 && strchr(name, '/')) { /* a path, unless it was Ollama's name */
+        snprintf(path, n, "%s", name);
+        return 0;
+    }
     if (rc == 0)
         rc = find_file(f, nf, name, gguf, path, n, e);
     if (rc != 0)
@@ -192,22 +229,24 @@ static struct model_seen *add_seen(struct model_listing *L, int folder, const ch
     return s;
 }
 
-/* The tags of one model's folder of Ollama's library lib. */
-static void list_tags(struct model_listing *L, int folder, const char *lib, const char *model)
+/* The tags of one model's folder dir of Ollama's manifests, each listed as
+ * the name -m takes: shown (its model, after the host and namespace Ollama
+ * shows), a colon, the tag. */
+static void list_tags(struct model_listing *L, int folder, const char *dir, const char *shown)
 {
-    char dir[MODEL_PATH_MAX + 256];
-    snprintf(dir, sizeof dir, "%s/%s", lib, model);
     DIR *d = opendir(dir);
     if (!d)
         return;
     for (struct dirent *t; (t = readdir(d)) != NULL;) {
-        char manifest[sizeof dir + 256], name[512], path[MODEL_PATH_MAX];
+        char manifest[MODEL_PATH_MAX + 1024], name[1024], path[MODEL_PATH_MAX];
         if (t->d_name[0] == '.')
             continue;
-        snprintf(manifest, sizeof manifest, "%s/%s", dir, t->d_name);
-        if (!is_file(manifest))
+        int w = snprintf(manifest, sizeof manifest, "%s/%s", dir, t->d_name);
+        if (w < 0 || (size_t)w >= sizeof manifest || !is_file(manifest))
             continue;
-        snprintf(name, sizeof name, "%s:%s", model, t->d_name);
+        w = snprintf(name, sizeof name, "%s:%s", shown, t->d_name);
+        if (w < 0 || (size_t)w >= sizeof name)
+            continue; /* a name too long to give -m */
         struct err e; /* a manifest without its model is listed as such */
         int ok = manifest_blob(manifest, L->folders[folder].dir, path, sizeof path, &e) == 0;
         if (!add_seen(L, folder, name, ok ? path : NULL))
@@ -216,19 +255,63 @@ static void list_tags(struct model_listing *L, int folder, const char *lib, cons
     closedir(d);
 }
 
-/* Every model of Ollama's library in folder. Returns 0 when it does not
- * exist. */
+/* The folders of dir (none whose name starts with a dot), each handed to fn
+ * with its path and name, until the listing is full. */
+static void each_folder(struct model_listing *L, const char *dir,
+                        void (*fn)(struct model_listing *L, int folder, const char *path,
+                                   const char *name, const char *shown),
+                        int folder, const char *shown)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *m; d && (m = readdir(d)) != NULL && !L->capped;) {
+        char path[MODEL_PATH_MAX + 1024];
+        snprintf(path, sizeof path, "%s/%s", dir, m->d_name);
+        if (m->d_name[0] != '.')
+            fn(L, folder, path, m->d_name, shown);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* A model's folder: its tags, shown after the host and namespace. */
+static void list_model(struct model_listing *L, int folder, const char *path, const char *name,
+                       const char *shown)
+{
+    char full[1024];
+    snprintf(full, sizeof full, "%s%s", shown, name);
+    list_tags(L, folder, path, full);
+}
+
+/* A namespace's folder (HOST/NAMESPACE): Ollama shows registry.ollama.ai's
+ * without the host, and its library without either. */
+static void list_namespace(struct model_listing *L, int folder, const char *path, const char *ns,
+                           const char *host)
+{
+    char shown[600] = "";
+    if (strcmp(host, OLLAMA_HOST) != 0)
+        snprintf(shown, sizeof shown, "%s/%s/", host, ns);
+    else if (strcmp(ns, OLLAMA_NAMESPACE) != 0)
+        snprintf(shown, sizeof shown, "%s/", ns);
+    each_folder(L, path, list_model, folder, shown);
+}
+
+static void list_host(struct model_listing *L, int folder, const char *path, const char *host,
+                      const char *shown)
+{
+    (void)shown;
+    each_folder(L, path, list_namespace, folder, host);
+}
+
+/* Every model of Ollama's manifests in folder (HOST/NAMESPACE/MODEL/TAG: a
+ * fixed depth). Returns 0 when they do not exist. */
 static int list_ollama(struct model_listing *L, int folder)
 {
-    char lib[MODEL_PATH_MAX];
-    model_folder_look(&L->folders[folder], lib, sizeof lib);
-    DIR *d = L->folders[folder].known ? opendir(lib) : NULL;
-    if (!d)
+    char look[MODEL_PATH_MAX];
+    model_folder_look(&L->folders[folder], look, sizeof look);
+    struct stat st;
+    if (!L->folders[folder].known || stat(look, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
-    for (struct dirent *m; (m = readdir(d)) != NULL && !L->capped;)
-        if (m->d_name[0] != '.')
-            list_tags(L, folder, lib, m->d_name);
-    closedir(d);
+    each_folder(L, look, list_host, folder, "");
     return 1;
 }
 
