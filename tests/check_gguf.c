@@ -1087,6 +1087,11 @@ static void k_bert(struct gguf_writer *w)
 {
     gguf_w_str(w, "tokenizer.ggml.model", "bert");
 }
+/* Gemma 4's BPE needs its merges, as llama.cpp says too. */
+static void k_gemma4(struct gguf_writer *w)
+{
+    gguf_w_str(w, "tokenizer.ggml.model", "gemma4");
+}
 static void k_bos6(struct gguf_writer *w)
 {
     gguf_w_u32(w, "tokenizer.ggml.bos_token_id", 6);
@@ -1198,7 +1203,9 @@ static const struct bad_model {
     { { .keys = k_vocab7 },
       P ": llama.vocab_size is 7, but the vocabulary (tokenizer.ggml.tokens) is 6" },
     { { .drop = "tokenizer.ggml.model", .keys = k_bert },
-      P ": tokenizer 'bert' is not supported (gpt2 or llama)" },
+      P ": tokenizer 'bert' is not supported (gpt2, llama or gemma4)" },
+    { { .drop = "tokenizer.ggml.model", .keys = k_gemma4 },
+      P ": tokenizer.ggml.merges is missing" },
     { { .drop = "tokenizer.ggml.tokens" }, P ": tokenizer.ggml.tokens is missing" },
     { { .drop = "tokenizer.ggml.tokens", .keys = k_tokens_many },
       P ": tokenizer.ggml.tokens has 4194305 entries (1 to 4194304)" },

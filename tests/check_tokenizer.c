@@ -1205,5 +1205,6 @@ Suite *suite_tokenizer(void)
     tcase_add_test(special, test_special_random);
     tcase_add_test(special, test_special_linear);
     suite_add_tcase(s, special);
+    suite_add_tcase(s, tcase_tokenizer_gemma4());
     return s;
 }

@@ -21,6 +21,8 @@ Suite *suite_backend(void);
 Suite *suite_quant(void);
 Suite *suite_gguf(void);
 Suite *suite_tokenizer(void);
+/* The tokenizer suite's case for Gemma 4 (check_tokenizer_gemma4.c). */
+TCase *tcase_tokenizer_gemma4(void);
 Suite *suite_vocabs(void);
 Suite *suite_llama(void);
 Suite *suite_nonfinite(void);

@@ -252,11 +252,14 @@ int gguf_vocab_check(struct ld *d)
         t->kind = TOK_BPE;
     } else if (m.len == 5 && memcmp(m.s, "llama", 5) == 0) {
         t->kind = TOK_SPM;
+    } else if (m.len == 6 && memcmp(m.s, "gemma4", 6) == 0) {
+        t->kind = TOK_GEMMA4;
     } else {
         char buf[NAME_SHOWN];
         gguf_escape(m.s, m.len, buf, sizeof buf);
-        return err_set(d->e, ERR_USAGE, "%s: tokenizer '%s' is not supported (gpt2 or llama)",
-                       d->g->path, buf);
+        return err_set(d->e, ERR_USAGE,
+                       "%s: tokenizer '%s' is not supported (gpt2, llama or gemma4)", d->g->path,
+                       buf);
     }
     struct gguf_str s = { NULL, 0 };
     if (gl_optional_fits(d, "tokenizer.ggml.pre", K_STR) &&
@@ -273,7 +276,7 @@ int gguf_vocab_load(struct ld *d)
     if (gguf_vocab_check(d) < 0)
         return -1;
     if (load_strs(d, "tokenizer.ggml.tokens", 1, MAX_VOCAB, &L->text, &t->n) < 0 ||
-        load_strs(d, "tokenizer.ggml.merges", t->kind == TOK_BPE, INT32_MAX, &L->merges,
+        load_strs(d, "tokenizer.ggml.merges", t->kind != TOK_SPM, INT32_MAX, &L->merges,
                   &t->n_merges) < 0)
         return -1;
     t->text = L->text;

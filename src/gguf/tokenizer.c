@@ -1,7 +1,7 @@
-/* tokenizer.c - the parts both kinds share: the tables built from a spec,
+/* tokenizer.c - the parts the kinds share: the tables built from a spec,
  * the special tokens' order (tokenizer_special.c finds them in the text),
  * pieces, and the encode that puts them together. The kinds themselves
- * are in tokenizer_bpe.c and tokenizer_spm.c.
+ * are in tokenizer_bpe.c, tokenizer_spm.c and tokenizer_gemma4.c.
  */
 #include "gguf/tokenizer.h"
 
@@ -168,8 +168,8 @@ static void bpe_key_piece(struct tokenizer *t, int i, const struct tok_str *x, u
     }
 }
 
-/* Keys (and SPM's scores; BPE's pieces) from the spec; SPM's pieces come
- * later, once the byte tokens are known. */
+/* Keys (and SPM's scores; BPE's pieces) from the spec; SPM's and Gemma 4's
+ * pieces come later, once the byte tokens are known. */
 static int build_keys(struct tokenizer *t, const struct tok_spec *s, const char *path,
                       struct err *e)
 {
@@ -194,7 +194,7 @@ static int build_keys(struct tokenizer *t, const struct tok_spec *s, const char 
             memcpy(t->key + at, x->s, x->len);
         at += (uint32_t)x->len;
         t->max_key = x->len > t->max_key ? x->len : t->max_key;
-        if (s->scores)
+        if (s->scores && t->score)
             t->score[i] = s->scores[i];
     }
     t->key_off[s->n] = at;
@@ -231,14 +231,15 @@ static int build_table(struct tokenizer *t, const char *path, struct err *e)
  * a one-byte piece; llama.cpp looks them up when it needs one, and a
  * vocabulary without one is refused here. BPE bytes: the token whose key
  * is that byte, or none (-1): llama.cpp's BPE gives no id for a byte it
- * has no token for. */
+ * has no token for. Gemma 4 bytes: <0xNN> alone, or none (-1), which
+ * llama.cpp drops too. */
 static int build_bytes(struct tokenizer *t, const char *path, struct err *e)
 {
     for (int b = 0; b < 256; b++) {
         char name[8], one = (char)b;
         snprintf(name, sizeof name, "<0x%02X>", b);
-        int id = t->kind == TOK_SPM ? tok_find(t, name, 6) : -1;
-        if (id < 0)
+        int id = t->kind != TOK_BPE ? tok_find(t, name, 6) : -1;
+        if (id < 0 && t->kind != TOK_GEMMA4)
             id = tok_find(t, &one, 1);
         if (id < 0 && t->kind == TOK_SPM)
             return err_set(e, ERR_USAGE,
@@ -258,8 +259,9 @@ static int hex_digit(char c)
                                   : -1;
 }
 
-/* SPM pieces: the stored text with U+2581 back to spaces, a byte token's
- * byte, special tokens as written. */
+/* SPM and Gemma 4 pieces: the stored text with U+2581 back to spaces, a
+ * byte token's byte, special tokens as written (llama.cpp's token_to_piece
+ * for both). */
 static void build_pieces(struct tokenizer *t)
 {
     uint32_t at = 0;
@@ -338,7 +340,7 @@ static int check_id(int id, const char *what, int n, const char *path, struct er
 
 static int check_spec(const struct tok_spec *s, const char *path, struct err *e)
 {
-    if (s->kind != TOK_BPE && s->kind != TOK_SPM)
+    if (s->kind != TOK_BPE && s->kind != TOK_SPM && s->kind != TOK_GEMMA4)
         return err_set(e, ERR_USAGE, "%s: unknown tokenizer kind %d", path, (int)s->kind);
     if (s->n <= 0 || s->n > TOK_MAX_TOKENS || !s->text)
         return err_set(e, ERR_USAGE, "%s: a vocabulary of %d tokens (1 to %d)", path, s->n,
@@ -373,6 +375,8 @@ static void take_ids(struct tokenizer *t, const struct tok_spec *s, int pre)
     t->add_bos = s->add_bos;
     if (t->add_bos < 0)
         t->add_bos = (s->kind == TOK_SPM || bpe_pre_add_bos(pre)) && s->bos >= 0;
+    if (s->kind == TOK_GEMMA4 && !t->add_bos) /* llama.cpp makes Gemma 4's false true */
+        t->add_bos = s->bos >= 0;
     t->add_space_prefix = s->add_space_prefix;
 }
 
@@ -390,10 +394,10 @@ struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, stru
     if (copy_types(t, s, path, e) < 0 || tok_attr_apply(t, s, e) < 0 ||
         build_keys(t, s, path, e) < 0 || build_table(t, path, e) < 0 || build_bytes(t, path, e) < 0)
         goto fail;
-    if (t->kind == TOK_SPM)
+    if (t->kind != TOK_BPE)
         build_pieces(t); /* the special tokens are found by their pieces */
     if (build_specials(t, e) < 0 || tok_special_build(t, e) < 0 ||
-        (t->kind == TOK_BPE && bpe_build(t, s, pre, path, e) < 0))
+        (t->kind != TOK_SPM && bpe_build(t, s, pre, path, e) < 0))
         goto fail;
     return t;
 fail:
@@ -451,6 +455,8 @@ static int encode_all(const struct tokenizer *t, const char *text, size_t len, i
             rc = tok_push(o, g->id, e);
         else if (t->kind == TOK_BPE)
             rc = bpe_encode(t, text + g->off, g->len, o, e);
+        else if (t->kind == TOK_GEMMA4)
+            rc = gemma4_encode(t, text + g->off, g->len, o, e);
         else
             rc = spm_encode(t, text + g->off, g->len, t->add_space_prefix && prev_special, o, e);
         prev_special = g->id >= 0;

@@ -3,7 +3,7 @@
  * de3ff815, tests/oracle), on any bytes; the one text llama.cpp has no ids
  * for is said below.
  *
- * Two kinds, as tokenizer.ggml.model names them:
+ * Three kinds, as tokenizer.ggml.model names them:
  *   "gpt2"   byte-level BPE with merges (Llama 3, GPT-2, StarCoder, Qwen2):
  *            the text is first split by the pre-tokenizer's expressions
  *            (tokenizer.ggml.pre, one table in tokenizer_bpe.c of llama.cpp's
@@ -18,6 +18,15 @@
  *            token, the best-scoring pair that is a token merges first, and
  *            what no token covers becomes its <0xNN> byte tokens.
  *            (tokenizer_spm.c)
+ *   "gemma4" Gemma 4's BPE with merges over characters, not bytes: every
+ *            space becomes U+2581, the text is cut only into runs of line
+ *            breaks and runs of anything else (llama.cpp's pre-tokenizer
+ *            "gemma4", which it takes for this kind whatever
+ *            tokenizer.ggml.pre says), a run of line breaks that is a
+ *            token is that token, each piece's characters merge in the
+ *            order of the merges list (their texts as stored, no GPT-2
+ *            spelling), and what no token covers becomes its <0xNN> byte
+ *            tokens, a byte without one giving no id. (tokenizer_gemma4.c)
  * Special tokens (types CONTROL and UNKNOWN, such as <|eot_id|> or <s>) are
  * matched in the text only when asked (--special); otherwise their text is
  * ordinary text. USER_DEFINED tokens are always matched, as in llama.cpp
@@ -51,7 +60,8 @@
  * exactly (for SPM, with the spaces it puts in front, and a U+2581 in the
  * text read as a space; for BPE, when every byte has a token); on other
  * text BPE's read back its U+FFFDs, and SPM's every byte (a U+2581 cut into
- * byte tokens as its three bytes).
+ * byte tokens as its three bytes). Gemma 4 reads the text as BPE does, a
+ * space a U+2581, and cuts its symbols as SPM does; its pieces are SPM's.
  *
  * Encoding is O(n log n) in the text (a heap of candidate pairs), and the
  * special tokens are found in one scan of it, O(n + c log n) for c places
@@ -72,7 +82,7 @@
 #define TOK_MAX_TEXT   (1 << 20) /* bytes of text encoded at once */
 #define TOK_MAX_TOKENS (1 << 22) /* a vocabulary's tokens: refused above, about 4 million */
 
-enum tok_kind { TOK_BPE, TOK_SPM };
+enum tok_kind { TOK_BPE, TOK_SPM, TOK_GEMMA4 };
 
 /* tokenizer.ggml.token_type values (llama.cpp's). */
 enum tok_type {
@@ -121,7 +131,8 @@ struct tok_spec {
     /* tokenizer.ggml.add_bos_token, or -1 when the file does not say:
      * then llama.cpp's default, 1 for SPM and by the pre-tokenizer for BPE
      * (1 for llama-bpe and its aliases, 0 for the others); a default of 1
-     * without a BOS id is 0. */
+     * without a BOS id is 0. Gemma 4 is always 1 (with a BOS id), as
+     * llama.cpp turns a false in the file into true for it. */
     int add_bos;
     int add_space_prefix; /* SPM: tokenizer.ggml.add_space_prefix (default 1) */
 };
@@ -137,7 +148,8 @@ struct tokenizer *tokenizer_new(const struct tok_spec *s, const char *path, stru
 
 /* Whether logitlab has the tokenizer of kind with pre-tokenizer pre (len 0:
  * none); 0, or -1 with e ("x.gguf: the pre-tokenizer 'qwen3' is not
- * supported (...)"). SPM takes any pre, as llama.cpp ignores it. */
+ * supported (...)"). SPM and Gemma 4 take any pre, as llama.cpp ignores
+ * it for them. */
 int tokenizer_check_pre(enum tok_kind kind, const struct tok_str *pre, const char *path,
                         struct err *e);
 void tokenizer_free(struct tokenizer *t);

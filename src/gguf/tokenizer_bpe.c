@@ -38,6 +38,9 @@
  *
  * A byte with no token of its own (tokenizer.h) stays a symbol that merges
  * with nothing and gives no id, as llama.cpp drops it.
+ *
+ * Gemma 4 (tokenizer_gemma4.c) shares the merges and their loop (bpe_merge)
+ * and the reading of the text (bpe_llama_char), but not the expressions.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -218,7 +221,8 @@ static int merge_find(const struct tok_bpe *b, int32_t l, int32_t r)
 /* One merge string "left right" into ids: the first space after the first
  * character separates the two (a first token of one space stays whole).
  * 0 with ids[0] -1 for a merge that can never apply, as a side is not in
- * GPT-2's spelling: llama.cpp matches merges to the spelled text. */
+ * GPT-2's spelling: llama.cpp matches merges to the spelled text. Gemma 4's
+ * sides are its tokens' texts as they are. */
 static int parse_merge(const struct tokenizer *t, const struct tok_str *m, int r, char *scratch,
                        int32_t ids[3], const char *path, struct err *e)
 {
@@ -229,9 +233,13 @@ static int parse_merge(const struct tokenizer *t, const struct tok_str *m, int r
         return err_set(e, ERR_USAGE, "%s: merge %d '%s' is not two tokens and a space", path, r,
                        m->s ? tok_quote(m->s, m->len, q, sizeof q) : "");
     size_t ll = (size_t)(sp - m->s), rl = m->len - ll - 1;
-    int sa, sb;
-    size_t a = bpe_unspell(m->s, ll, scratch, &sa);
-    size_t b = bpe_unspell(sp + 1, rl, scratch + a, &sb);
+    int sa = 1, sb = 1, raw = t->kind == TOK_GEMMA4;
+    size_t a = raw ? ll : bpe_unspell(m->s, ll, scratch, &sa);
+    size_t b = raw ? rl : bpe_unspell(sp + 1, rl, scratch + a, &sb);
+    if (raw) {
+        memcpy(scratch, m->s, a);
+        memcpy(scratch + a, sp + 1, b);
+    }
     if (!sa || !sb)
         return 0;
     ids[0] = tok_find(t, scratch, a);
@@ -359,7 +367,7 @@ int bpe_build(struct tokenizer *t, const struct tok_spec *s, int pre, const char
     t->bpe = calloc(1, sizeof *t->bpe);
     if (!t->bpe)
         return err_set(e, ERR_SYSTEM, "out of memory");
-    if (build_merges(t, t->bpe, s, path, e) < 0 || build_pre(t->bpe, pre, e) < 0)
+    if (build_merges(t, t->bpe, s, path, e) < 0 || (pre >= 0 && build_pre(t->bpe, pre, e) < 0))
         return -1;
     return 0;
 }
@@ -379,10 +387,6 @@ void bpe_free(struct tok_bpe *b)
 
 /* What one encode works in: the symbols of a word, the heap of pairs that
  * could merge, and the pieces the expressions cut. */
-struct bsym {
-    int id, prev, next;
-};
-
 struct span {
     size_t off, len;
 };
@@ -393,21 +397,47 @@ struct spans {
 };
 
 struct bwork {
-    struct bsym *sym;
+    struct tok_sym *sym;
     size_t sym_cap;
     struct tok_heap heap; /* merges of adjacent symbols: aux the merge, key its rank */
     struct spans sp[2];
     pcre2_match_data *md;
 };
 
-static int try_pair(const struct tok_bpe *b, struct bwork *w, int l, int r, struct err *e)
+static int try_pair(const struct tok_bpe *b, struct tok_heap *heap, const struct tok_sym *sym,
+                    int l, int r, struct err *e)
 {
-    if (l < 0 || r < 0 || w->sym[l].id < 0 || w->sym[r].id < 0)
+    if (l < 0 || r < 0 || sym[l].id < 0 || sym[r].id < 0)
         return 0;
-    int m = merge_find(b, w->sym[l].id, w->sym[r].id);
+    int m = merge_find(b, sym[l].id, sym[r].id);
     return m < 0 ? 0
-                 : tok_heap_push(&w->heap,
+                 : tok_heap_push(heap,
                                  (struct tok_pair){ .key = m, .left = l, .right = r, .aux = m }, e);
+}
+
+int bpe_merge(const struct tokenizer *t, struct tok_sym *sym, size_t n, struct tok_heap *heap,
+              struct err *e)
+{
+    const struct tok_bpe *b = t->bpe;
+    heap->n = 0;
+    for (size_t i = 1; i < n; i++)
+        if (try_pair(b, heap, sym, (int)i - 1, (int)i, e) < 0)
+            return -1;
+    while (heap->n) {
+        struct tok_pair p = tok_heap_pop(heap);
+        struct tok_sym *l = &sym[p.left], *r = &sym[p.right];
+        if (l->id != b->left[p.aux] || r->id != b->right[p.aux] || l->next != p.right)
+            continue; /* one of them merged since: the pair is gone */
+        l->id = b->result[p.aux];
+        l->next = r->next;
+        if (r->next >= 0)
+            sym[r->next].prev = p.left;
+        r->id = -1;
+        if (try_pair(b, heap, sym, l->prev, p.left, e) < 0 ||
+            try_pair(b, heap, sym, p.left, l->next, e) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Merges the bytes of one word and appends its ids. */
@@ -419,32 +449,17 @@ static int bpe_word(const struct tokenizer *t, struct bwork *w, const char *s, s
     if (whole >= 0)
         return tok_push(o, whole, e);
     if (len > w->sym_cap) {
-        struct bsym *sym = realloc(w->sym, len * sizeof *sym);
+        struct tok_sym *sym = realloc(w->sym, len * sizeof *sym);
         if (!sym)
             return err_set(e, ERR_SYSTEM, "out of memory for a word of %zu bytes", len);
         w->sym = sym;
         w->sym_cap = len;
     }
     for (size_t i = 0; i < len; i++)
-        w->sym[i] = (struct bsym){ t->byte_tok[(unsigned char)s[i]], (int)i - 1,
-                                   i + 1 < len ? (int)i + 1 : -1 };
-    w->heap.n = 0;
-    for (size_t i = 1; i < len; i++)
-        if (try_pair(b, w, (int)i - 1, (int)i, e) < 0)
-            return -1;
-    while (w->heap.n) {
-        struct tok_pair p = tok_heap_pop(&w->heap);
-        struct bsym *l = &w->sym[p.left], *r = &w->sym[p.right];
-        if (l->id != b->left[p.aux] || r->id != b->right[p.aux] || l->next != p.right)
-            continue; /* one of them merged since: the pair is gone */
-        l->id = b->result[p.aux];
-        l->next = r->next;
-        if (r->next >= 0)
-            w->sym[r->next].prev = p.left;
-        r->id = -1;
-        if (try_pair(b, w, l->prev, p.left, e) < 0 || try_pair(b, w, p.left, l->next, e) < 0)
-            return -1;
-    }
+        w->sym[i] = (struct tok_sym){ t->byte_tok[(unsigned char)s[i]], (int)i - 1,
+                                      i + 1 < len ? (int)i + 1 : -1 };
+    if (bpe_merge(t, w->sym, len, &w->heap, e) < 0)
+        return -1;
     for (int i = 0; i >= 0; i = w->sym[i].next)
         if (w->sym[i].id >= 0 && tok_push(o, w->sym[i].id, e) < 0)
             return -1;
@@ -537,9 +552,8 @@ static int encode_words(const struct tokenizer *t, struct bwork *w, const char *
     return 0;
 }
 
-/* One character as llama.cpp reads it (the file's comment): its length at
- * s (len >= 1 bytes there) and its code point in *cp. */
-static size_t llama_char(const unsigned char *s, size_t len, uint32_t *cp)
+/* One character as llama.cpp reads it (the file's comment). */
+size_t bpe_llama_char(const unsigned char *s, size_t len, uint32_t *cp)
 {
     unsigned char b = s[0];
     size_t n = b < 0x80 ? 1 : b < 0xc0 ? 0 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : b < 0xf8 ? 4 : 0;
@@ -559,8 +573,7 @@ static size_t llama_char(const unsigned char *s, size_t len, uint32_t *cp)
     return n;
 }
 
-/* Code point cp as UTF-8 into out, surrogates too; returns the length. */
-static size_t put_char(uint32_t cp, char *out)
+size_t bpe_put_char(uint32_t cp, char *out)
 {
     if (cp < 0x80) {
         out[0] = (char)cp;
@@ -581,8 +594,8 @@ static size_t llama_text(const char *text, size_t len, char *s, char *re)
     size_t n = 0;
     for (size_t at = 0; at < len;) {
         uint32_t cp;
-        at += llama_char((const unsigned char *)text + at, len - at, &cp);
-        size_t k = put_char(cp, s + n);
+        at += bpe_llama_char((const unsigned char *)text + at, len - at, &cp);
+        size_t k = bpe_put_char(cp, s + n);
         memcpy(re + n, cp >= 0xd800 && cp <= 0xdfff ? "\xef\xbf\xbd" : s + n, k);
         n += k;
     }

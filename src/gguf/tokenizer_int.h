@@ -1,16 +1,17 @@
 /* tokenizer_int.h - what tokenizer.c (the tables, special tokens, pieces),
  * tokenizer_attr.c (what llama.cpp decides by a token's text),
  * tokenizer_special.c (the special tokens found in a text),
- * tokenizer_bpe.c (byte-level BPE) and tokenizer_spm.c (SentencePiece) share.
+ * tokenizer_bpe.c (byte-level BPE, and the merges Gemma 4 shares),
+ * tokenizer_spm.c (SentencePiece) and tokenizer_gemma4.c (Gemma 4) share.
  *
  * Every token has a key, the bytes a piece of text is looked up by, and a
  * piece, the bytes it stands for. BPE keys are raw bytes (GPT-2's spelling
  * undone), so the pre-tokenizer and the merges work on the text as it is;
  * a token whose stored text is not all in GPT-2's spelling has no key, as
- * llama.cpp, which looks texts up spelled, never reaches it. SPM keys are
- * the pieces as stored ("▁the"), since the text is escaped the same way
- * before it is matched. A special token is found in the text by its piece,
- * its text as written.
+ * llama.cpp, which looks texts up spelled, never reaches it. SPM and
+ * Gemma 4 keys are the pieces as stored ("▁the"), since the text is
+ * escaped the same way before it is matched. A special token is found in
+ * the text by its piece, its text as written.
  */
 #ifndef LOGITLAB_TOKENIZER_INT_H
 #define LOGITLAB_TOKENIZER_INT_H
@@ -36,14 +37,14 @@ struct tokenizer {
     int32_t *slot;     /* open-addressing table of ids by key; -1 empty */
     uint32_t mask;     /* slots - 1 (a power of two) */
     size_t max_key;    /* the longest key: a longer run of text is no token */
-    int byte_tok[256]; /* the token of each single byte; BPE: -1 for none */
+    int byte_tok[256]; /* the token of each single byte; BPE, Gemma 4: -1 for none */
     int *special;      /* ids matched in the text before tokenizing, longest first */
     int n_special;
     struct tok_special *sp; /* their pieces, found in one scan (tokenizer_special.c) */
     int bos, eos, eot, unk, add_bos, add_space_prefix;
     int *eog; /* the ends of generation, ascending (tokenizer_attr.c) */
     int n_eog;
-    struct tok_bpe *bpe;
+    struct tok_bpe *bpe; /* BPE and Gemma 4 */
 };
 
 /* A growing list of ids. */
@@ -141,11 +142,36 @@ int bpe_pre_add_bos(int row);
 /* The refusal of an unknown pre-tokenizer, naming the ones there are. */
 int bpe_pre_refuse(const struct tok_str *pre, const char *path, struct err *e);
 
-/* Builds the merges and the pre-tokenizer of row pre (bpe_pre_find) into
- * t->bpe (t's keys, table and byte tokens are built already). */
+/* Builds the merges and the pre-tokenizer of row pre (bpe_pre_find; -1:
+ * none, for Gemma 4) into t->bpe (t's keys, table and byte tokens are
+ * built already). A merge's sides are looked up in GPT-2's spelling for
+ * BPE, as stored for Gemma 4. */
 int bpe_build(struct tokenizer *t, const struct tok_spec *s, int pre, const char *path,
               struct err *e);
 void bpe_free(struct tok_bpe *b);
+
+/* A symbol of a word being merged: its token (-1: none, or merged into
+ * the symbol on its left), and the symbols beside it (-1: none). */
+struct tok_sym {
+    int id, prev, next;
+};
+
+/* Merges the n symbols of sym (linked in order, n >= 0) by t's merges, the
+ * pair whose merge comes first in the list first, the leftmost of equal
+ * pairs first; a symbol without a token merges with nothing. The word's
+ * tokens are then those of the symbols reached from sym[0] by next.
+ * heap is the caller's work area. */
+int bpe_merge(const struct tokenizer *t, struct tok_sym *sym, size_t n, struct tok_heap *heap,
+              struct err *e);
+
+/* One character as llama.cpp reads text (tokenizer_bpe.c): its length at
+ * s (len >= 1 bytes there) and its code point in *cp, U+FFFD for a byte
+ * that starts none. */
+size_t bpe_llama_char(const unsigned char *s, size_t len, uint32_t *cp);
+
+/* Code point cp as UTF-8 into out (4 bytes of room), surrogates too;
+ * returns the length. */
+size_t bpe_put_char(uint32_t cp, char *out);
 
 /* Appends the ids of text (no special tokens in it any more) to o. */
 int bpe_encode(const struct tokenizer *t, const char *text, size_t len, struct tok_out *o,
@@ -154,5 +180,9 @@ int bpe_encode(const struct tokenizer *t, const char *text, size_t len, struct t
 /* The same for SentencePiece; prefix puts the model's space in front. */
 int spm_encode(const struct tokenizer *t, const char *text, size_t len, int prefix,
                struct tok_out *o, struct err *e);
+
+/* The same for Gemma 4 (tokenizer_gemma4.c). */
+int gemma4_encode(const struct tokenizer *t, const char *text, size_t len, struct tok_out *o,
+                  struct err *e);
 
 #endif
