@@ -18,7 +18,7 @@ LOGITLAB=${1:-build/logitlab}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MODELS=${2:-$ROOT/build/oracle/llama.cpp/models}
 GOLD=$ROOT/tests/golden/vocab
-REQUIRED="llama-bpe llama-spm gpt-2 starcoder qwen2 phi-3"
+REQUIRED="llama-bpe llama-spm gpt-2 starcoder qwen2 phi-3 gemma-4"
 if [ ! -d "$MODELS" ]; then
 	"$ROOT/tests/oracle/fetch-llama.sh" || exit 3
 fi
