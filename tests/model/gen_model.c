@@ -6,7 +6,8 @@
  * attn_qkv tensor, the gate and the up in one ffn_up of twice the rows, NEOX
  * pairs, long and short rotary factors with the original context --orig-ctx
  * (4,096 unless given) and the attention factor its converter computes,
- * Llama 2's vocabulary with Phi-3's 64 added tokens: 32,064), or Gemma 3
+ * Phi-3's own vocabulary of 32,064, Llama 2's pieces with its scores and
+ * its 64 added tokens, as ggml-vocab-phi-3.gguf holds it), or Gemma 3
  * 1B (gemma3: the embedding scaled, per-head norms of Q and K, norms after
  * attention and the FFN, GELU, a sliding window of --window positions, 512
  * unless given, on every layer but each --swa-pattern-th, 6 unless given;
@@ -781,6 +782,27 @@ static int add_tokens(struct tokdata *td, const struct added *a, struct err *e)
     return 0;
 }
 
+/* Where Phi-3's 32,000 first tokens differ from Llama 2's data (they are
+ * the same pieces, as ggml-vocab-phi-3.gguf holds them): <unk>, <s> and
+ * </s> scored -1000, </s> user-defined; a normal piece k scored -(k - 259);
+ * the 17 pieces made of U+2581 alone (one to 16 of them) scored -10^9, so
+ * that spaces never merge. */
+static void phi3_scores(struct tokdata *td)
+{
+    for (int k = 0; k < 32000 && k < td->spec.n; k++) {
+        const struct tok_str *x = &td->text[k];
+        int spaces = x->len > 0 && x->len % 3 == 0;
+        for (size_t i = 0; spaces && i < x->len; i += 3)
+            spaces = memcmp(x->s + i, "\xE2\x96\x81", 3) == 0;
+        if (k < 3)
+            td->scores[k] = -1000.0f;
+        else if (k >= 259)
+            td->scores[k] = spaces ? -1e9f : -(float)(k - 259);
+    }
+    td->types[0] = TOKT_CONTROL;
+    td->types[2] = TOKT_USER_DEFINED;
+}
+
 /* Phi-3's vocabulary: Llama 2's 32,000 pieces, then its 64 added tokens
  * (ids 32000..32063, as its GGUF files have them: eleven control tokens for
  * the end of text and the chat, scored -1000, then [PADn] of type unknown,
@@ -796,6 +818,7 @@ static int phi3_vocab(struct tokdata *td, struct err *e)
     if (add_tokens(td, &a, e) < 0)
         return -1;
     td->spec.eos = td->spec.pad = n0;
+    phi3_scores(td);
     return 0;
 }
 
