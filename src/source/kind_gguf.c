@@ -366,9 +366,10 @@ static int file_hidden(struct source *src, const int *ctx, int len, float *h, st
 static void describe_rope(const struct gguf_state *s, char *buf, size_t n)
 {
     const char *which;
-    if (!llama_rope_factors(s->m, s->n_ctx, &which) || s->m->rope_freqs)
+    const float *f = llama_rope_factors(s->m, s->n_ctx, &which);
+    if (!f || s->m->rope_freqs)
         return;
-    int longer = strcmp(which, "long") == 0;
+    int longer = f == s->m->rope_long;
     snprintf(buf, n,
              " Rotary angles: the %s factors (rope_factors_%s.weight), as this context of %d "
              "positions is %s the %d the model was first trained at (llama.cpp's rule: the long "
