@@ -55,6 +55,20 @@ constexpr uint8_t kMarkMasked = TRACE_MASKED + 1;
 constexpr int kThreads = 1024; // one block per request row
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
+constexpr unsigned kGridCap = 65536; // blocks of a grid-stride launch (grid_for, weights_kernel)
+constexpr int kDrawThreads = 256;    // a block of the draws' kernels
+
+// The rows the kernels take (BACKEND_CUDA_MAX_VOCAB, backend.h): token ids
+// and loop counters are int, and a loop's index passes the row's end by one
+// step before the test stops it, so the last id plus the longest step must
+// fit. backend.h says what else bounds V, each bound wider.
+constexpr long long kMaxV = BACKEND_CUDA_MAX_VOCAB;
+static_assert(kMaxV - 1 + (long long)kGridCap * kDrawThreads <= INT_MAX,
+              "draw_keys_kernel and draw_weights_kernel step by a whole grid");
+static_assert(kMaxV - 1 + kThreads <= INT_MAX,
+              "a block's loops over its row (sample_kernel, list_kernel, pass2's chunks)");
+static_assert((kMaxV + 63) / 64 * ((BACKEND_MAX_BATCH + 7) / 8) <= INT_MAX,
+              "gemv_kernel's grid: bands of 64 (or 128) rows times at most 32 tiles of the batch");
 
 // Row errors the kernel reports (the host words them as sampler_run_fast does).
 // kErrRange: a z' left RULE_Z_LIMIT's range at error_stage (SAMPLER_AT_START,
@@ -1672,8 +1686,8 @@ int cuda_head(struct backend *b, const struct model *m, struct err *e)
     }
     size_t n4 = bytes / 8;
     size_t blocks = (n4 + 255) / 256;
-    if (blocks > 65536)
-        blocks = 65536;
+    if (blocks > kGridCap)
+        blocks = kGridCap;
     weights_kernel<<<(unsigned)blocks, 256, 0, im->stream>>>(im->w, m->seed, m->V, m->d, m->scale);
     CK(cudaGetLastError(), "weights_kernel launch");
     CK(cudaStreamSynchronize(im->stream), "weights_kernel");
@@ -2281,7 +2295,7 @@ int cuda_step(struct backend *b, const float *h, int B, const struct backend_req
 unsigned grid_for(size_t n, unsigned threads)
 {
     size_t g = (n + threads - 1) / threads;
-    return (unsigned)(g < 1 ? 1 : g > 65536 ? 65536 : g);
+    return (unsigned)(g < 1 ? 1 : g > kGridCap ? kGridCap : g);
 }
 
 // Device room for n draws from a row of V: the sort's keys and ids, the
@@ -2333,7 +2347,8 @@ int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kep
     if (reserve_draws(im, V, n, e) < 0)
         return -1;
     CK(cudaEventRecord(im->ev0, im->stream), "cudaEventRecord");
-    draw_keys_kernel<<<grid_for(Vs, 256), 256, 0, im->stream>>>(im->z, im->keys_in, im->ids_in, V);
+    draw_keys_kernel<<<grid_for(Vs, kDrawThreads), kDrawThreads, 0, im->stream>>>(
+        im->z, im->keys_in, im->ids_in, V);
     CK(cudaGetLastError(), "draw_keys_kernel launch");
     // Stable: equal z' keep the ascending ids they came in with.
     size_t bytes = im->cub_cap;
@@ -2343,7 +2358,7 @@ int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kep
     const int init_last[2] = { -1, -1 };
     CK(cudaMemcpyAsync(im->last, init_last, sizeof init_last, cudaMemcpyHostToDevice, im->stream),
        "cudaMemcpyAsync");
-    draw_weights_kernel<<<grid_for(Vs, 256), 256, 0, im->stream>>>(
+    draw_weights_kernel<<<grid_for(Vs, kDrawThreads), kDrawThreads, 0, im->stream>>>(
         im->ids_out, im->z, im->e, im->mark, rule_draw_shift(V), V, im->wp, im->wk, im->last);
     CK(cudaGetLastError(), "draw_weights_kernel launch");
     bytes = im->cub_cap;
@@ -2354,7 +2369,7 @@ int cuda_draws(struct backend *b, const struct backend_req *req, int n, int *kep
        "cub::DeviceScan");
     int *d_plain = plain_ids ? im->draw_ids : nullptr;
     int *d_kept = kept_ids ? im->draw_ids + n : nullptr;
-    draw_kernel<<<grid_for((size_t)n, 256), 256, 0, im->stream>>>(
+    draw_kernel<<<grid_for((size_t)n, kDrawThreads), kDrawThreads, 0, im->stream>>>(
         im->cp, im->ck, im->ids_out, im->last, V, n, req->s.seed, req->step, req->row,
         o.sampled ? -1 : o.id, d_plain, d_kept);
     CK(cudaGetLastError(), "draw_kernel launch");
@@ -2385,6 +2400,7 @@ const struct backend_ops backend_cuda_ops = {
     .stages = (1u << STAGE_PENALTY) | (1u << STAGE_TEMPERATURE) | (1u << STAGE_TOP_K) |
               (1u << STAGE_TOP_P) | (1u << STAGE_MIN_P),
     .file_heads = 0, // a model file's head stays on the CPU for now (backend.c moves auto there)
+    .max_vocab = BACKEND_CUDA_MAX_VOCAB, // the kernels' int indices (backend.h, the asserts above)
     .open = cuda_open,
     .close = cuda_close,
     .head = cuda_head,

@@ -4,6 +4,7 @@
  * sampler_run_fast gives for that row alone (it is the specification the
  * CUDA backend is compared with in tests/gpu/check_gpu.c). */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET: test_one_cpu_is_one_thread */
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "base/cpus.h"
 #include "source/batch.h"
 #include "data/catalog.h"
+#include "data/npy.h"   /* NPY_MAX_COLS */
+#include "data/vocab.h" /* VOCAB_MAX_TOKENS */
 #include "core/philox.h"
 #include "core/draws.h"
 #include "core/settings.h"
@@ -364,6 +367,73 @@ START_TEST(test_stages_a_backend_lacks)
 }
 END_TEST
 
+/* The CUDA backend's vocabulary limit (backend.h: 2^31 - 2^24, set by its
+ * draw kernels' int grid-stride loops, 65,536 blocks of 256 threads a step):
+ * a row of one token more is refused in one line that names the backend and
+ * the limit, a row of the limit is not, and the CPU takes any. The check is
+ * the C side's, so it runs without a device; backend_cuda_ops is here the
+ * table of backend_nocuda.c, which carries the real one's limit. */
+START_TEST(test_vocab_past_the_cuda_limit)
+{
+    struct err e;
+    ck_assert_int_eq(BACKEND_CUDA_MAX_VOCAB, 2147483647 - 16777216 + 1);
+    ck_assert_int_eq(backend_cuda_ops.max_vocab, BACKEND_CUDA_MAX_VOCAB);
+    ck_assert_int_eq(backend_check_vocab(&backend_cuda_ops, BACKEND_CUDA_MAX_VOCAB, &e), 0);
+    ck_assert_int_eq(backend_check_vocab(&backend_cuda_ops, BACKEND_CUDA_MAX_VOCAB + 1, &e), -1);
+    ck_assert_int_eq(e.code, ERR_USAGE);
+    ck_assert_str_eq(e.msg, "the CUDA backend takes rows of at most 2130706432 tokens; this one "
+                            "has 2130706433 (--backend cpu takes any)");
+    ck_assert_int_eq(backend_check_vocab(&backend_cpu_ops, INT_MAX, &e), 0);
+    /* Real vocabularies lie far below it (doc/model.md, tests/model/gen_model.c):
+     * Llama 3's 128,256 (data/llama3-vocab.bin), Qwen's files padded to
+     * 151,936 rows (Qwen 3's config.json vocab_size), Gemma 3's 262,144 (the
+     * tokens of its GGUF files); and so does every row logitlab reads. */
+    static const int REAL[] = { 128256, 151936, 262144, VOCAB_MAX_TOKENS, NPY_MAX_COLS };
+    for (size_t i = 0; i < sizeof REAL / sizeof *REAL; i++)
+        ck_assert_msg(backend_check_vocab(&backend_cuda_ops, REAL[i], &e) == 0, "%d: %s", REAL[i],
+                      e.msg);
+}
+END_TEST
+
+/* A backend's limit holds before anything runs: rows and an LM head past it
+ * are refused with the rows held and their generation as they were. A CPU
+ * table capped one token short of the batch's rows stands in for CUDA. */
+START_TEST(test_rows_past_a_backends_limit)
+{
+    struct backend_ops capped = backend_cpu_ops;
+    capped.name = "capped";
+    capped.max_vocab = SMALL_V - 1;
+    const struct backend_ops *cpu = B.ops;
+    B.ops = &capped;
+    struct err e;
+    unsigned long gen = B.gen;
+    ck_assert_int_eq(backend_set_logits(&B, Z, 1, SMALL_V, &e), -1);
+    ck_assert_str_eq(e.msg, "the capped backend takes rows of at most 4999 tokens; this one has "
+                            "5000 (--backend cpu takes any)");
+    ck_assert_int_eq(B.gen, gen);
+    ck_assert_int_eq(B.rows, ROWS);
+    ck_assert_int_eq(B.V, SMALL_V);
+    struct model m;
+    ck_assert_msg(model_build(&m, SMALL_V, 64, 99, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(backend_head(&B, &m, &e), -1);
+    ck_assert_str_eq(e.msg, "an LM head of 5000 x 64: the capped backend takes rows of at most "
+                            "4999 tokens; this one has 5000 (--backend cpu takes any)");
+    ck_assert_int_eq(B.gen, gen);
+    ck_assert_int_eq(B.d, 0);
+    model_free(&m);
+    /* At the limit both run. */
+    ck_assert_msg(backend_set_logits(&B, Z, 2, SMALL_V - 1, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(B.rows, 2);
+    ck_assert_int_eq(B.V, SMALL_V - 1);
+    ck_assert_msg(model_build(&m, SMALL_V - 1, 64, 99, &e) == 0, "%s", e.msg);
+    ck_assert_msg(backend_head(&B, &m, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(B.d, 64);
+    backend_drop_head(&B);
+    model_free(&m);
+    B.ops = cpu;
+}
+END_TEST
+
 /* The LM head through the table is model.c's RMSNorm and product, for each
  * hidden vector of the batch. */
 START_TEST(test_lm_head_through_the_backend)
@@ -706,6 +776,8 @@ Suite *suite_backend(void)
     tcase_add_checked_fixture(errors, setup_batch, teardown_batch);
     tcase_add_test(errors, test_bad_requests);
     tcase_add_test(errors, test_stages_a_backend_lacks);
+    tcase_add_test(errors, test_vocab_past_the_cuda_limit);
+    tcase_add_test(errors, test_rows_past_a_backends_limit);
     tcase_add_test(errors, test_batch_on_toy_logits);
     suite_add_tcase(s, errors);
     TCase *batch = tcase_create("batch");

@@ -22,6 +22,16 @@ int backend_parse(const char *s, enum backend_choice *out, struct err *e)
     return 0;
 }
 
+int backend_check_vocab(const struct backend_ops *ops, int V, struct err *e)
+{
+    if (ops->max_vocab > 0 && V > ops->max_vocab)
+        return err_set(e, ERR_USAGE,
+                       "the %s backend takes rows of at most %d tokens; this one has %d "
+                       "(--backend cpu takes any)",
+                       ops->name, ops->max_vocab, V);
+    return 0;
+}
+
 int backend_open(struct backend *b, enum backend_choice c, struct err *e)
 {
     memset(b, 0, sizeof *b);
@@ -106,6 +116,8 @@ int backend_head(struct backend *b, const struct model *m, struct err *e)
         return -1;
     if (backend_ready(b, e) < 0)
         return -1;
+    if (backend_check_vocab(b->ops, m->V, e) < 0)
+        return err_prefix(e, "an LM head of %d x %d", m->V, m->d), -1;
     b->gen++; /* whatever rows were held belong to the head before */
     TIMED(b, b->ops->head(b, m, e));
 }
@@ -142,7 +154,7 @@ int backend_set_logits(struct backend *b, const float *logits, int B, int V, str
         return err_set(e, ERR_USAGE, "batch of %d rows: from 1 to %d", B, BACKEND_MAX_BATCH);
     if (V <= 0)
         return err_set(e, ERR_USAGE, "rows of %d logits", V);
-    if (backend_ready(b, e) < 0)
+    if (backend_ready(b, e) < 0 || backend_check_vocab(b->ops, V, e) < 0)
         return -1;
     if (b->d > 0 && V != b->V)
         b->d = 0; /* rows of another vocabulary: the head no longer applies */

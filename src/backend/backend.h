@@ -28,6 +28,34 @@
 #define BACKEND_MAX_TOP   64 /* best rows a request can ask for */
 #define BACKEND_WHY_MAX   160
 
+/* The largest vocabulary the CUDA backend takes: the longest logits row its
+ * sampler and draws run, and the most rows its LM head makes. A longer row
+ * or head is refused by name before anything runs (backend_check_vocab);
+ * the CPU backend takes any. It is the tightest of the kernels' own bounds,
+ * each static_assert'ed against it in gpu/backend_cuda.cu:
+ *
+ *   2^31 - 2^24    draw_keys_kernel, draw_weights_kernel: an int index
+ *                  steps past the row's end by a grid-stride (at most
+ *                  65,536 blocks of 256 threads) before the loop stops,
+ *                  and must not wrap to a negative index
+ *   2^31 - 1,024   sample_kernel, list_kernel and the split kernels: the
+ *                  same for a block's loops over the row, and pass 2's
+ *                  warp chunks (1,024 threads a step)
+ *   about 2^32     gemv_kernel: its grid, ceil(V / 64) bands of rows times
+ *                  up to 32 tiles of the batch, under gridDim.x's 2^31 - 1
+ *   2^32 and up    uint32 bucket counts, rule_mass's 96-bit bucket sums,
+ *                  rule_draw_shift's total of 2^62, CUB's int item count
+ *
+ * Nothing else in the kernels grows with V: shared memory holds the
+ * buckets and the candidate list (CAND_MAX), never the row; token ids are
+ * not packed into keys (the draws sort dkey(z') with the ids beside them);
+ * rows of B x V are indexed in size_t, one block (or a few) per row, grids
+ * one-dimensional. The hidden size is model_build's (multiples of 4, the
+ * GEMV's 8- and 16-byte loads, up to MODEL_MAX_HIDDEN) and the batch
+ * BACKEND_MAX_BATCH, as on every backend. Every vocabulary logitlab reads
+ * (VOCAB_MAX_TOKENS, NPY_MAX_COLS: 2^22) is far below it. */
+#define BACKEND_CUDA_MAX_VOCAB 2130706432 /* 2^31 - 2^24 */
+
 enum backend_choice { BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA };
 
 /* One request of a batch. Its logits are the backend's row `row`; its draw
@@ -88,6 +116,9 @@ struct backend_ops {
      * gain); 0: only the synthetic bf16 head (backend_head moves auto to
      * the CPU for the other). */
     int file_heads;
+    /* The longest row its kernels take, and so the most rows of its LM
+     * head (BACKEND_CUDA_MAX_VOCAB); 0: any. */
+    int max_vocab;
     int (*open)(struct backend *b, struct err *e);
     void (*close)(struct backend *b);
     /* Makes the LM head of m ready: the CPU uses m's weights (borrowed: m
@@ -146,6 +177,11 @@ extern const struct backend_ops backend_cuda_ops; /* usable only when the probe 
  * why ("no CUDA device: driver not found", "CUDA backend not built: ...").
  * Never initialises more than the runtime's device query. */
 int backend_cuda_probe(char *why, size_t n);
+
+/* Whether ops takes rows (or an LM head) of V tokens: 0, or -1 with one line
+ * that names the backend and its limit. backend_head and backend_set_logits
+ * ask it before anything runs. */
+int backend_check_vocab(const struct backend_ops *ops, int V, struct err *e);
 
 /* Parses "auto", "cpu" or "cuda". Returns 0 or -1. */
 int backend_parse(const char *s, enum backend_choice *out, struct err *e);
