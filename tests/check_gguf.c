@@ -658,6 +658,7 @@ struct model_spec {
                         * the gate and up fused (ffn_up [8, 32]); rope_factors_long/short [2],
                         * original context 32, attention factor 1.5 */
     int gemma3;        /* architecture gemma3: as qwen3, with the post norms [8] and a window */
+    int gemma2;        /* architecture gemma2: heads of 4, the post norms, no Q and K norms */
     void (*keys)(struct gguf_writer *w);
 };
 
@@ -694,6 +695,7 @@ static void model_keys(struct gguf_writer *w, const struct model_spec *m)
                        : m->qwen3  ? "qwen3"
                        : m->phi3   ? "phi3"
                        : m->gemma3 ? "gemma3"
+                       : m->gemma2 ? "gemma2"
                                    : "llama";
     char key[64];
     if (m->gemma3 && kept(m, "gemma3.attention.sliding_window"))
@@ -755,9 +757,12 @@ static int layer_parts(const struct model_spec *m, int64_t hd, char names[][40],
         return 6;
     }
     int n = 0;
-    for (int k = 0; k < 9 + 3 * m->qwen2 + 2 * (m->qwen3 || m->gemma3) + 2 * m->gemma3; k++) {
+    int gemma = m->gemma2 || m->gemma3;
+    for (int k = 0; k < 9 + 3 * m->qwen2 + 2 * (m->qwen3 || gemma) + 2 * gemma; k++) {
         int bias = k >= 9 && m->qwen2; /* attn_q, attn_k, attn_v's, [8] [4] [4] */
         int j = bias ? k - 8 : k;
+        if (m->gemma2 && (j == 9 || j == 10))
+            continue; /* Gemma 2 has no Q and K norms */
         if (m->phi3 && strcmp(L[j].part, "ffn_gate") == 0)
             continue; /* phi3 with Q, K and V apart: still the fused ffn_up */
         snprintf(names[n], 40, "%s.%s", L[j].part, bias ? "bias" : "weight");
@@ -987,6 +992,99 @@ START_TEST(test_gemma3_ok)
 }
 END_TEST
 
+static void k_rot(struct gguf_writer *w, const char *arch, const char *key, uint32_t v)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", arch, key);
+    gguf_w_u32(w, name, v);
+}
+static void k_q3_rot3(struct gguf_writer *w)
+{
+    k_rot(w, "qwen3", "rope.dimension_count", 3);
+}
+static void k_q3_rot10(struct gguf_writer *w)
+{
+    k_rot(w, "qwen3", "rope.dimension_count", 10);
+}
+static void k_q3_rot4(struct gguf_writer *w)
+{
+    k_rot(w, "qwen3", "rope.dimension_count", 4);
+}
+static void k_q3_rot4_swa8(struct gguf_writer *w)
+{
+    k_q3_rot4(w);
+    k_rot(w, "qwen3", "rope.dimension_count_swa", 8);
+}
+static void k_g3_key16(struct gguf_writer *w)
+{
+    k_rot(w, "gemma3", "attention.key_length_swa", 16);
+}
+static void k_phi3_rot2(struct gguf_writer *w)
+{
+    k_rot(w, "phi3", "rope.dimension_count", 2);
+}
+
+/* A head that turns only its first values (Phi-4-mini: 96 of 128): qwen3's
+ * heads of 8 with rope.dimension_count 4 load with n_rot 4; without the key
+ * the whole head turns. (The bad counts: BAD below.) */
+START_TEST(test_partial_rot_ok)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    for (int k = 0; k < 2; k++) {
+        struct model_spec m = { .qwen3 = 1, .keys = k ? k_q3_rot4 : NULL };
+        struct gguf_llama *L = load(&m, &b, &g, &e);
+        ck_assert_msg(L != NULL, "%s", e.msg);
+        ck_assert_int_eq(L->model.hp.head_dim, 8);
+        ck_assert_int_eq(L->model.hp.n_rot, k ? 4 : 8);
+        gguf_llama_free(L);
+        gguf_close(g);
+        free(b.p);
+    }
+}
+END_TEST
+
+static void k_g2_caps(struct gguf_writer *w)
+{
+    gguf_w_f32(w, "gemma2.attn_logit_softcapping", 40.0f);
+    gguf_w_f32(w, "gemma2.final_logit_softcapping", 20.0f);
+}
+static void k_g2_cap0(struct gguf_writer *w)
+{
+    gguf_w_f32(w, "gemma2.final_logit_softcapping", 0.0f);
+}
+
+/* A gemma2 file: Gemma 3's switches but the Q and K norms, and the
+ * soft-caps; llama.cpp's defaults where the file is silent (window 4,096,
+ * every other layer sliding, the sliding layers turning by the global
+ * base, caps 50 on the scores and 30 on the logits), the file's values
+ * where it says. */
+START_TEST(test_gemma2_ok)
+{
+    struct buf b;
+    struct gguf *g;
+    struct err e;
+    for (int k = 0; k < 2; k++) {
+        struct model_spec m = { .gemma2 = 1, .keys = k ? k_g2_caps : NULL };
+        struct gguf_llama *L = load(&m, &b, &g, &e);
+        ck_assert_msg(L != NULL, "%s", e.msg);
+        const struct llama_hparams *hp = &L->model.hp;
+        ck_assert_uint_eq(hp->switches, LLAMA_SW_ROPE_NEOX | LLAMA_SW_EMBD_SCALE |
+                                            LLAMA_SW_POST_NORMS | LLAMA_SW_GELU | LLAMA_SW_SWA |
+                                            LLAMA_SW_SOFTCAP);
+        ck_assert(hp->head_dim == 4 && hp->n_swa == 4096 && hp->swa_pattern == 2);
+        ck_assert(hp->rope_base_swa == hp->rope_base && hp->attn_scale == 0.0f);
+        ck_assert(hp->attn_softcap == (k ? 40.0f : 50.0f));
+        ck_assert(hp->final_softcap == (k ? 20.0f : 30.0f));
+        ck_assert_ptr_null(L->model.layers[0].q_norm.data);
+        gguf_llama_free(L);
+        gguf_close(g);
+        free(b.p);
+    }
+}
+END_TEST
+
 static void k_softcap(struct gguf_writer *w)
 {
     gguf_w_f32(w, "gemma3.final_logit_softcapping", 30.0f);
@@ -1150,11 +1248,11 @@ static const struct bad_model {
     { { .drop = "general.architecture" },
       P ": general.architecture is missing (not a model file?)" },
     { { .drop = "general.architecture", .keys = k_mamba },
-      P ": architecture 'mamba' is not supported (logitlab runs llama, qwen2, qwen3, phi3 and "
-        "gemma3)" },
+      P ": architecture 'mamba' is not supported (logitlab runs llama, qwen2, qwen3, phi3, gemma2 "
+        "and gemma3)" },
     { { .drop = "general.architecture", .keys = k_esc },
       P ": architecture 'll\\x1B[0mama' is not supported (logitlab runs llama, qwen2, qwen3, "
-        "phi3 and gemma3)" },
+        "phi3, gemma2 and gemma3)" },
     { { .qwen2 = 1, .drop = "blk.1.attn_k.bias" }, P ": tensor 'blk.1.attn_k.bias' is missing" },
     { { .qwen2 = 1, .wide = "blk.0.attn_q.bias" },
       P ": tensor 'blk.0.attn_q.bias' has shape [8, 2], expected [8]" },
@@ -1180,8 +1278,22 @@ static const struct bad_model {
       P ": tensor 'blk.1.post_ffw_norm.weight' is missing" },
     { { .gemma3 = 1, .wide = "blk.0.post_attention_norm.weight" },
       P ": tensor 'blk.0.post_attention_norm.weight' has shape [8, 2], expected [8]" },
+    { { .gemma2 = 1, .keys = k_g2_cap0 },
+      P ": gemma2.final_logit_softcapping is 0, outside 0 to 1e+06 (both excluded)" },
+    { { .gemma2 = 1, .extra = "blk.0.attn_q_norm.weight" },
+      P ": tensor 'blk.0.attn_q_norm.weight' is not part of a gemma2 model (logitlab would "
+        "ignore it)" },
     { { .gemma3 = 1, .keys = k_softcap },
       P ": gemma3.final_logit_softcapping is 30: soft-capped logits are not supported" },
+    { { .qwen3 = 1, .keys = k_q3_rot3 },
+      P ": qwen3.rope.dimension_count 3 is odd (rotary pairs need it even)" },
+    { { .qwen3 = 1, .keys = k_q3_rot10 }, P ": qwen3.rope.dimension_count is 10, outside 2 to 8" },
+    { { .qwen3 = 1, .keys = k_q3_rot4_swa8 },
+      P ": qwen3.rope.dimension_count_swa is 8, but the rotary count (rope.dimension_count) is 4" },
+    { { .gemma3 = 1, .keys = k_g3_key16 },
+      P ": gemma3.attention.key_length_swa is 16, but the head size (attention.key_length) is 8" },
+    { { .phi3 = 1, .keys = k_phi3_rot2 },
+      P ": tensor 'rope_factors_long.weight' has shape [2], expected [1]" },
     { { .phi3 = 1, .keys = k_longrope },
       P ": rope scaling 'longrope' is not supported (none, linear, llama3)" },
     { { .keys = k_experts },
@@ -1521,7 +1633,7 @@ START_TEST(test_llama_vocab_only)
     gguf_llama_free(L);
     ck_assert_ptr_null(gguf_llama_new(g, &e));
     ck_assert_str_eq(e.msg, P ": architecture 'starcoder' is not supported (logitlab runs llama, "
-                              "qwen2, qwen3, phi3 and gemma3)");
+                              "qwen2, qwen3, phi3, gemma2 and gemma3)");
     gguf_close(g);
     free(b.p);
     /* A pre-tokenizer logitlab lacks is what a vocabulary-only load names too. */
@@ -1582,6 +1694,8 @@ Suite *suite_gguf(void)
      * second alone, past Check's 4 s default on a busy 2-core CI machine. */
     tcase_set_timeout(llama, 60);
     tcase_add_test(llama, test_llama_ok);
+    tcase_add_test(llama, test_partial_rot_ok);
+    tcase_add_test(llama, test_gemma2_ok);
     tcase_add_test(llama, test_qwen2_ok);
     tcase_add_test(llama, test_qwen3_ok);
     tcase_add_test(llama, test_chat_formats);

@@ -415,6 +415,33 @@ START_TEST(test_borrowed_head_batch)
 }
 END_TEST
 
+/* Gemma 2's final soft-cap on a borrowed F32 head of 3 x 2: x = (1, 1)
+ * and rows (40, 20), (-10, -5), (0.5, -0.5) give the products 60, -15 and 0;
+ * with softcap 30 the logits are 30 tanh(2) = 28.920827, 30 tanh(-0.5) =
+ * -13.863515 and 0 (tanh by hand: 0.96402758, 0.46211716), for one vector
+ * and for a batch of two; without it, the products themselves. */
+START_TEST(test_head_softcap)
+{
+    static const float W[6] = { 40.0f, 20.0f, -10.0f, -5.0f, 0.5f, -0.5f };
+    static const float X[4] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    static const double WANT[3] = { 28.920827402274507, -13.863514717800292, 0.0 };
+    struct model m;
+    struct err e;
+    ck_assert_msg(model_borrow(&m, 3, 2, W, QT_F32, NULL, 1e-5f, &e) == 0, "%s", e.msg);
+    float z[6];
+    model_logits(&m, X, z);
+    ck_assert(z[0] == 60.0f && z[1] == -15.0f && z[2] == 0.0f);
+    m.softcap = 30.0f;
+    model_logits(&m, X, z);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fabs(z[i] - WANT[i]) < 2e-6, "logit %d: %.9g", i, (double)z[i]);
+    model_logits_batch(&m, X, 2, z);
+    for (int i = 0; i < 6; i++)
+        ck_assert_msg(fabs(z[i] - WANT[i % 3]) < 2e-6, "batch logit %d: %.9g", i, (double)z[i]);
+    model_free(&m);
+}
+END_TEST
+
 Suite *suite_headbuild(void)
 {
     Suite *s = suite_create("headbuild");
@@ -432,6 +459,7 @@ Suite *suite_headbuild(void)
     tcase_add_loop_test(product, test_product_digest, 0, VEC_N_PATHS); /* on every path */
     tcase_add_test(product, test_rmsnorm_tree);
     tcase_add_loop_test(product, test_borrowed_head_batch, 0, 2);
+    tcase_add_test(product, test_head_softcap);
     suite_add_tcase(s, product);
     TCase *tc = tcase_create("progress");
     tcase_set_timeout(tc, 60);

@@ -28,6 +28,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,7 @@
 
 /* The shape of the brief: 2 layers, width 16, 4 heads sharing 2 KV heads,
  * FFN 24, 11 tokens, a Llama. */
-static const struct shape SMALL = { 2, 16, 4, 2, 24, 11, QT_F32, 0, 0 };
+static const struct shape SMALL = { 2, 16, 4, 2, 24, 11, QT_F32, 0, 0, 0 };
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -149,7 +150,7 @@ START_TEST(test_qwen2_switches)
 {
     static const struct shape QWEN = { 2,  48, 4,      2,
                                        64, 11, QT_F32, LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX,
-                                       0 };
+                                       0,  0 };
     static const enum ref_variant WRONG[] = { REF_OTHER_PAIRS, REF_NO_BIAS };
     struct tiny t;
     tiny_build(&t, &QWEN, 41);
@@ -175,7 +176,7 @@ START_TEST(test_qwen3_switches)
 {
     static const struct shape QWEN3 = { 2,  48, 4,      2,
                                         64, 11, QT_F32, LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM,
-                                        24 };
+                                        24, 0 };
     static const enum ref_variant WRONG[] = { REF_OTHER_PAIRS, REF_NO_QK_NORM };
     struct tiny t;
     tiny_build(&t, &QWEN3, 43);
@@ -200,7 +201,8 @@ END_TEST
 START_TEST(test_phi3_rope_factors)
 {
     static const struct shape PHI3 = {
-        2, 48, 4, 4, 64, 11, QT_F32, LLAMA_SW_ROPE_NEOX | LLAMA_SW_FUSED_QKV | LLAMA_SW_FUSED_UP, 0
+        2, 48, 4, 4, 64, 11, QT_F32, LLAMA_SW_ROPE_NEOX | LLAMA_SW_FUSED_QKV | LLAMA_SW_FUSED_UP,
+        0, 0
     };
     static const float LONG[6] = { 1.0f, 2.0f, 4.0f, 8.0f, 16.0f, 32.0f };
     static const float SHORT[6] = { 1.0f, 1.01f, 1.02f, 1.05f, 1.1f, 1.2f };
@@ -227,6 +229,47 @@ START_TEST(test_phi3_rope_factors)
 }
 END_TEST
 
+/* A head that turns only its first values (rope.dimension_count below the
+ * head size: Phi-4-mini turns 96 of its 128). Heads of 12 turning 8: in
+ * the NEOX mode the pairs (i, i + 4), i < 4, by pos * 10000^(-2i/8) over
+ * the Phi-3 factors of 4 pairs (the long ones, as the context of 64
+ * exceeds the original 32), values 8 to 11 as they were; in the adjacent
+ * mode the pairs (0,1) .. (6,7). Each against the reference, and far from
+ * it when the reference turns whole heads or takes the other pairs. An odd
+ * count, or one wider than the head, is refused. */
+START_TEST(test_partial_rotary)
+{
+    static const float LONG[4] = { 1.0f, 2.0f, 4.0f, 8.0f };
+    static const float SHORT[4] = { 1.0f, 1.1f, 1.2f, 1.3f };
+    static const unsigned SW[2] = { LLAMA_SW_ROPE_NEOX | LLAMA_SW_FUSED_QKV | LLAMA_SW_FUSED_UP,
+                                    0 };
+    static const enum ref_variant WRONG[] = { REF_WHOLE_HEAD, REF_OTHER_PAIRS };
+    for (int k = 0; k < 2; k++) {
+        struct shape s = { 2, 48, 4, 2, 64, 11, QT_F32, SW[k], 12, 8 };
+        struct tiny t;
+        tiny_build(&t, &s, 59 + (uint64_t)k);
+        if (k == 0) {
+            t.m.rope_long = LONG, t.m.rope_short = SHORT;
+            t.m.hp.rope_orig_ctx = 32;
+        }
+        check_switches(&t, WRONG, 2);
+        struct err e;
+        static const int BAD[] = { 7, 14 };
+        for (int b = 0; b < 2; b++) {
+            t.m.hp.n_rot = BAD[b];
+            ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+            char want[128];
+            snprintf(want, sizeof want,
+                     "llama: %d rotary values in a head of 12 (want an even number, at most the "
+                     "head)",
+                     BAD[b]);
+            ck_assert_str_eq(e.msg, want);
+        }
+        tiny_free(&t);
+    }
+}
+END_TEST
+
 /* Gemma 3's switches: the embedding rows times sqrt(48), NEOX pairs, per-head
  * norms of Q and K, the attention's and the FFN's outputs RMS-normed before
  * they join the stream, GELU's tanh form for the gate; heads of 16 on a
@@ -247,7 +290,8 @@ START_TEST(test_gemma3_switches)
                                          LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM |
                                              LLAMA_SW_EMBD_SCALE | LLAMA_SW_POST_NORMS |
                                              LLAMA_SW_GELU,
-                                         16 };
+                                         16,
+                                         0 };
     static const enum ref_variant WRONG[] = { REF_NO_WINDOW,     REF_ONE_BASE,      REF_SILU,
                                               REF_NO_POST_NORMS, REF_NO_EMBD_SCALE, REF_NO_QK_NORM,
                                               REF_OTHER_PAIRS };
@@ -269,6 +313,39 @@ START_TEST(test_gemma3_switches)
     t.layer[1].ffn_post_norm.data = NULL;
     ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
     ck_assert_str_eq(e.msg, "llama: tensor blk.1.post_ffw_norm is missing");
+    tiny_free(&t);
+}
+END_TEST
+
+/* Gemma 2's switches: Gemma 3's without the Q and K norms, with every
+ * attention score s soft-capped to cap * tanh(s / cap). The cap here is
+ * 0.5 (Gemma 2's is 50, which scores this small would not reach), so that
+ * the reference without it is far off; every other layer slides (llama.cpp's
+ * pattern 2 for Gemma 2) by the global base. A cap of 0 is refused. */
+START_TEST(test_gemma2_switches)
+{
+    static const struct shape GEMMA2 = { 2,
+                                         48,
+                                         4,
+                                         2,
+                                         64,
+                                         11,
+                                         QT_F32,
+                                         LLAMA_SW_ROPE_NEOX | LLAMA_SW_EMBD_SCALE |
+                                             LLAMA_SW_POST_NORMS | LLAMA_SW_GELU | LLAMA_SW_SOFTCAP,
+                                         12,
+                                         0 };
+    static const enum ref_variant WRONG[] = { REF_NO_SOFTCAP, REF_NO_WINDOW, REF_SILU,
+                                              REF_NO_POST_NORMS };
+    struct tiny t;
+    tiny_build(&t, &GEMMA2, 61);
+    t.m.hp.n_swa = 4, t.m.hp.swa_pattern = 2, t.m.hp.rope_base_swa = t.m.hp.rope_base;
+    t.m.hp.attn_softcap = 0.5f, t.m.hp.final_softcap = 30.0f;
+    check_switches(&t, WRONG, (int)(sizeof WRONG / sizeof WRONG[0]));
+    struct err e;
+    t.m.hp.attn_softcap = 0.0f;
+    ck_assert_ptr_null(llama_ctx_new(&t.m, 64, 1, &e));
+    ck_assert_str_eq(e.msg, "llama: soft-caps 0 (scores) and 30 (logits): want both > 0");
     tiny_free(&t);
 }
 END_TEST
@@ -457,7 +534,7 @@ END_TEST
  * (width 64, 8 heads, FFN 96) where every matrix splits into many tasks. */
 START_TEST(test_threads_agree)
 {
-    static const struct shape WIDE = { 2, 64, 8, 2, 96, 50, QT_F32, 0, 0 };
+    static const struct shape WIDE = { 2, 64, 8, 2, 96, 50, QT_F32, 0, 0, 0 };
     const struct shape *shapes[] = { &SMALL, &WIDE };
     int tok[40];
     for (int i = 0; i < 40; i++)
@@ -560,8 +637,8 @@ END_TEST
  * inside TOL). Q8_0 needs widths of 32, Q4_K of 256. */
 START_TEST(test_quantized_weights)
 {
-    static const struct shape Q8 = { 2, 32, 4, 2, 64, 11, QT_Q8_0, 0, 0 };
-    static const struct shape Q4K = { 1, 256, 4, 1, 256, 11, QT_Q4_K, 0, 0 };
+    static const struct shape Q8 = { 2, 32, 4, 2, 64, 11, QT_Q8_0, 0, 0, 0 };
+    static const struct shape Q4K = { 1, 256, 4, 1, 256, 11, QT_Q4_K, 0, 0, 0 };
     struct tiny t;
     tiny_build(&t, &Q8, 91);
     check_against_reference(&t, PROMPT, PROMPT_N);
@@ -581,6 +658,8 @@ Suite *suite_llama(void)
     tcase_add_test(ref, test_qwen2_switches);
     tcase_add_test(ref, test_qwen3_switches);
     tcase_add_test(ref, test_phi3_rope_factors);
+    tcase_add_test(ref, test_partial_rotary);
+    tcase_add_test(ref, test_gemma2_switches);
     tcase_add_test(ref, test_gemma3_switches);
     tcase_add_test(ref, test_gqa_extremes);
     tcase_add_test(ref, test_rope_scaling);

@@ -64,6 +64,7 @@ void tiny_build(struct tiny *t, const struct shape *s, uint64_t seed)
                                   .n_ff = s->n_ff,
                                   .n_vocab = s->n_vocab,
                                   .head_dim = s->head_dim ? s->head_dim : s->n_embd / s->n_head,
+                                  .n_rot = s->rot,
                                   .n_ctx_train = 512,
                                   .rms_eps = 1e-5f,
                                   .rope_base = 10000.0f };
@@ -127,14 +128,18 @@ static void ref_divisors(const struct tiny *t, enum ref_variant var, double *div
     /* Phi-3: the long factors for a context beyond the original one. */
     int longer = (t->ctx > hp->rope_orig_ctx) != (var == REF_OTHER_FACTORS);
     const float *phi = longer ? m->rope_long : m->rope_short;
+    /* the files' divisors have one per pair that turns */
+    int pairs = (hp->n_rot ? hp->n_rot : hp->head_dim) / 2;
     for (int i = 0; i < hp->head_dim / 2; i++) {
         div[i] = 1.0;
-        if (m->rope_freqs) {
+        if (i >= pairs) {
+            continue;
+        } else if (m->rope_freqs) {
             div[i] = m->rope_freqs[i];
         } else if (phi) {
             div[i] = phi[i];
         } else if (hp->rope_factor != 0.0f) {
-            double freq = 1.0 / pow(hp->rope_base, (2.0 * i) / hp->head_dim);
+            double freq = 1.0 / pow(hp->rope_base, (2.0 * i) / (2.0 * pairs));
             double wavelen = 2.0 * 3.14159265358979323846 / freq;
             double lo = hp->rope_orig_ctx / hp->rope_low_freq;
             double hi = hp->rope_orig_ctx / hp->rope_high_freq;
@@ -170,17 +175,18 @@ void ref_norm(const double *x, const float *g, int d, double eps, double *out)
         out[i] = x[i] / sqrt(ss / d + eps) * g[i];
 }
 
-/* Pair i of a head turns by pos * base^(-2i/hd) / div_i: the values 2i and
- * 2i + 1 (a Llama), or i and i + hd/2 (LLAMA_SW_ROPE_NEOX). */
-static void ref_rope(double *v, int heads, int hd, int pos, double base, const double *div,
+/* Pair i < rot/2 of a head turns by pos * base^(-2i/rot) / div_i: the
+ * values 2i and 2i + 1 (a Llama), or i and i + rot/2 (LLAMA_SW_ROPE_NEOX);
+ * the values from rot on stay. */
+static void ref_rope(double *v, int heads, int hd, int rot, int pos, double base, const double *div,
                      int halves, double scale)
 {
     for (int h = 0; h < heads; h++)
-        for (int i = 0; i < hd / 2; i++) {
-            double a = pos * pow(base, -2.0 * i / hd) / div[i];
+        for (int i = 0; i < rot / 2; i++) {
+            double a = pos * pow(base, -2.0 * i / rot) / div[i];
             double *p0 = v + h * hd + 2 * i, *p1 = p0 + 1;
             if (halves)
-                p0 = v + h * hd + i, p1 = p0 + hd / 2;
+                p0 = v + h * hd + i, p1 = p0 + rot / 2;
             double x0 = *p0, x1 = *p1;
             *p0 = (x0 * cos(a) - x1 * sin(a)) * scale;
             *p1 = (x0 * sin(a) + x1 * cos(a)) * scale;
@@ -204,6 +210,8 @@ static void ref_attend(const struct llama_hparams *hp, const double *q, const do
             for (int i = 0; i < hd; i++)
                 s += q[h * hd + i] * k[(size_t)t * kv + g * hd + i];
             w[t] = s * scale;
+            if ((hp->switches & LLAMA_SW_SOFTCAP) && var != REF_NO_SOFTCAP)
+                w[t] = hp->attn_softcap * tanh(w[t] / hp->attn_softcap); /* Gemma 2 */
             mx = fmax(mx, w[t]);
         }
         for (int t = t0; t <= p; t++)
@@ -290,6 +298,7 @@ void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var,
         hp->rope_attn_factor != 0.0f && var != REF_NO_ATTN_FACTOR ? hp->rope_attn_factor : 1.0;
     int halves = ((hp->switches & LLAMA_SW_ROPE_NEOX) != 0) != (var == REF_OTHER_PAIRS);
     double es = (hp->switches & LLAMA_SW_EMBD_SCALE) && var != REF_NO_EMBD_SCALE ? sqrt(d) : 1.0;
+    int rot = hp->n_rot && var != REF_WHOLE_HEAD ? hp->n_rot : hd;
     double one[LLAMA_MAX_EMBD / 2];
     for (int i = 0; i < hd / 2; i++)
         one[i] = 1.0;
@@ -313,8 +322,8 @@ void ref_eval(const struct tiny *t, const int *tok, int n, enum ref_variant var,
                          v + (size_t)p * kv);
             if ((hp->switches & LLAMA_SW_QK_NORM) && var != REF_NO_QK_NORM)
                 ref_head_norms(t, l, q + (size_t)p * qd, k + (size_t)p * kv);
-            ref_rope(q + (size_t)p * qd, hp->n_head, hd, p, base, dv, halves, scale);
-            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, p, base, dv, halves, scale);
+            ref_rope(q + (size_t)p * qd, hp->n_head, hd, rot, p, base, dv, halves, scale);
+            ref_rope(k + (size_t)p * kv, hp->n_head_kv, hd, rot, p, base, dv, halves, scale);
         }
         for (int p = 0; p < n; p++) {
             ref_attend(hp, q + (size_t)p * qd, k, v, p, window, var, a);

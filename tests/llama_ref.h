@@ -16,6 +16,7 @@ struct shape {
     int wtype;         /* the matrices' type (the norms and biases are F32) */
     unsigned switches; /* LLAMA_SW_*: an architecture's differences */
     int head_dim;      /* 0: n_embd / n_head */
+    int rot;           /* the rotary values of a head (hparams' n_rot); 0: all of it */
 };
 
 /* Each tensor: the qtensor the pass reads, and the float values the
@@ -54,6 +55,8 @@ enum ref_variant {
     REF_SILU,           /* the gate through SiLU where GELU is switched on */
     REF_NO_POST_NORMS,  /* the blocks' outputs added without their norms */
     REF_NO_EMBD_SCALE,  /* the embedding rows as stored */
+    REF_WHOLE_HEAD,     /* every value of a head turning where n_rot says fewer */
+    REF_NO_SOFTCAP,     /* the attention scores not soft-capped */
 };
 
 /* out = x / sqrt(mean(x^2) + eps) * g. */

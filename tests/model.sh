@@ -235,7 +235,9 @@ else
     # with its tail line, the histogram of all the tokens), the last id
     # found and taken, the draws, the batch.
     commas() { printf '%d' "$1" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta'; }
-    for spec in "qwen2 151936 [PAD151935] --kv-heads 1 --head-dim 32 --vocab-size 151936" \
+    # The Qwen model also turns only 16 of each head's 32 values (as Phi-4-mini
+    # turns 96 of 128), which the lesson pane says.
+    for spec in "qwen2 151936 [PAD151935] --kv-heads 1 --head-dim 32 --vocab-size 151936 --rot 16" \
         "gemma3 262144 <unused262143> --kv-heads 1 --head-dim 32"; do
         set -- $spec
         arch=$1 n=$2 last=$3
@@ -250,6 +252,9 @@ else
         check "$arch: the model opens" "step 1/64"
         check "$arch: the table's tail line" "$(commas $((n - 20))) more tokens (after rank 20)"
         check "$arch: the histogram of all the tokens" "z' of all $nn tokens"
+        if [ "$arch" = qwen2 ]; then
+            check "$arch: the pane says how much of a head turns" "of each head's 32 values"
+        fi
         keys D
         check "$arch: D counts draws" "10,000 draws"
         keys D ":find #$((n - 1))" Enter

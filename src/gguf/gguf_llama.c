@@ -113,6 +113,27 @@ static int check_equal(struct ld *d, const char *suffix, int want, const char *w
     return 0;
 }
 
+/* rope.dimension_count: how many leading values of each head turn. A
+ * Llama turns them all (llama.cpp refuses any other count for it); the
+ * others may turn fewer, as Phi-4-mini turns 96 of 128. The sliding
+ * layers' own count (rope.dimension_count_swa) must be the same: the
+ * forward pass has one. */
+static int load_rot(struct ld *d, const char *hd)
+{
+    struct llama_hparams *hp = &d->L->model.hp;
+    hp->n_rot = hp->head_dim;
+    if (d->arch == &ARCHS[ARCH_LLAMA])
+        return check_equal(d, "rope.dimension_count", hp->head_dim, hd);
+    if (get_int(d, "rope.dimension_count", 0, 2, hp->head_dim, hp->head_dim, &hp->n_rot) < 0)
+        return -1;
+    if (hp->n_rot % 2 != 0)
+        return err_set(d->e, ERR_USAGE,
+                       "%s: %s.rope.dimension_count %d is odd (rotary pairs need it even)",
+                       d->g->path, d->arch->name, hp->n_rot);
+    return check_equal(d, "rope.dimension_count_swa", hp->n_rot,
+                       "the rotary count (rope.dimension_count)");
+}
+
 static int load_hparams(struct ld *d)
 {
     struct llama_hparams *hp = &d->L->model.hp;
@@ -147,10 +168,11 @@ static int load_hparams(struct ld *d)
                        path, hp->head_dim);
     const char *hd = said ? "the head size (attention.key_length)"
                           : "the head size (embedding_length / head_count)";
-    if (check_equal(d, "rope.dimension_count", hp->head_dim, hd) < 0 ||
-        check_equal(d, "attention.value_length", hp->head_dim, hd) < 0)
+    if (check_equal(d, "attention.value_length", hp->head_dim, hd) < 0 ||
+        check_equal(d, "attention.key_length_swa", hp->head_dim, hd) < 0 ||
+        check_equal(d, "attention.value_length_swa", hp->head_dim, hd) < 0)
         return -1;
-    return 0;
+    return load_rot(d, hd);
 }
 
 /* "ggml [a, b]" as a message shows a shape: ne[0] first, as gguf-dump. */
@@ -401,7 +423,7 @@ static int load_rope_llama3(struct ld *d)
 static int linear_rope(struct ld *d, float factor)
 {
     struct llama_model *m = &d->L->model;
-    int half = m->hp.head_dim / 2;
+    int half = llama_rot_dims(&m->hp) / 2;
     if (!(factor > 0.0f) || !isfinite(factor))
         return err_set(d->e, ERR_USAGE, "%s: the linear rope scaling factor %g is not above 0",
                        d->g->path, (double)factor);
@@ -420,13 +442,13 @@ static int linear_rope(struct ld *d, float factor)
     return 0;
 }
 
-/* A tensor of head_dim / 2 rotary divisors (rope_freqs.weight, Phi-3's
+/* A tensor of n_rot / 2 rotary divisors (rope_freqs.weight, Phi-3's
  * rope_factors_*.weight), each finite and above 0, into *out. */
 static int load_divisors(struct ld *d, const struct gguf_tensor *t, const char *name,
                          const float **out)
 {
     struct qtensor q;
-    int half = d->L->model.hp.head_dim / 2;
+    int half = llama_rot_dims(&d->L->model.hp) / 2;
     if (check_tensor(d, t, name, half, 0, &q) < 0)
         return -1;
     for (int i = 0; i < half; i++) {
@@ -531,25 +553,34 @@ static int load_tensors(struct ld *d)
     return 0;
 }
 
-/* Gemma 3's sliding window: attention.sliding_window (absent or 0: none),
- * every layer but each attention.sliding_window_pattern-th sliding (6
- * unless said), turning by rope.freq_base_swa (10,000 unless said). Its
- * score scale, by llama.cpp's rule: 1 / sqrt(n_embd / n_head), an integer
- * quotient, for the 62 layers of Gemma 3 27B, else the head size's. A final
- * soft-capping of the logits is not done here, so a file asking for one is
- * refused rather than shown other numbers. */
-static int load_window(struct ld *d)
+/* The sliding window's rules, per architecture with LLAMA_SW_SWA, as
+ * llama.cpp has them: the window when the file does not say (0: none), the
+ * pattern when it does not say (layer l slides when l % pattern <
+ * pattern - 1), the sliding layers' rope base when it does not say (0: the
+ * global layers'), and the layer count of the model whose scores scale by
+ * 1 / sqrt(n_embd / n_head), an integer quotient, rather than by the head
+ * size's (the 27B of each). */
+static const struct window_rule {
+    enum arch arch;
+    int n_swa, pattern;
+    float base_swa;
+    int big_layers;
+} WINDOW_RULES[] = {
+    { ARCH_GEMMA2, 4096, 2, 0.0f, 46 },
+    { ARCH_GEMMA3, 0, 6, 10000.0f, 62 },
+};
+
+/* Gemma 2's soft-caps (attn_logit_softcapping, final_logit_softcapping: 50
+ * and 30 unless said). The others do not soft-cap, so a file asking for a
+ * final soft-cap there is refused rather than shown other numbers. */
+static int load_softcaps(struct ld *d)
 {
     struct llama_hparams *hp = &d->L->model.hp;
-    if (!(hp->switches & LLAMA_SW_SWA))
-        return 0;
-    if (get_int(d, "attention.sliding_window", 0, 0, MAX_CTX, 0, &hp->n_swa) < 0 ||
-        get_int(d, "attention.sliding_window_pattern", 0, 0, LLAMA_MAX_LAYERS, 6,
-                &hp->swa_pattern) < 0 ||
-        get_pos(d, "rope.freq_base_swa", 0, 1e12f, 10000.0f, &hp->rope_base_swa) < 0)
-        return -1;
-    if (hp->n_layer == 62)
-        hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+    if (hp->switches & LLAMA_SW_SOFTCAP)
+        return get_pos(d, "attn_logit_softcapping", 0, 1e6f, 50.0f, &hp->attn_softcap) < 0 ||
+                       get_pos(d, "final_logit_softcapping", 0, 1e6f, 30.0f, &hp->final_softcap) < 0
+                   ? -1
+                   : 0;
     char key[GGUF_MAX_NAME + 1];
     float cap = 0.0f;
     akey(d, "final_logit_softcapping", key, sizeof key);
@@ -559,6 +590,32 @@ static int load_window(struct ld *d)
         return err_set(d->e, ERR_USAGE, "%s: %s is %g: soft-capped logits are not supported",
                        d->g->path, key, (double)cap);
     return 0;
+}
+
+/* Gemma's sliding window: attention.sliding_window, attention.
+ * sliding_window_pattern and rope.freq_base_swa, with the defaults of
+ * WINDOW_RULES; and the score scale of the rule's big model. */
+static int load_window(struct ld *d)
+{
+    struct llama_hparams *hp = &d->L->model.hp;
+    if (!(hp->switches & LLAMA_SW_SWA))
+        return load_softcaps(d);
+    const struct window_rule *r = WINDOW_RULES;
+    while (r < WINDOW_RULES + sizeof WINDOW_RULES / sizeof WINDOW_RULES[0] &&
+           d->arch != &ARCHS[r->arch])
+        r++;
+    if (r == WINDOW_RULES + sizeof WINDOW_RULES / sizeof WINDOW_RULES[0])
+        return err_set(d->e, ERR_USAGE, "%s: no sliding-window rule for %s", d->g->path,
+                       d->arch->name);
+    if (get_int(d, "attention.sliding_window", 0, 0, MAX_CTX, r->n_swa, &hp->n_swa) < 0 ||
+        get_int(d, "attention.sliding_window_pattern", 0, 0, LLAMA_MAX_LAYERS, r->pattern,
+                &hp->swa_pattern) < 0 ||
+        get_pos(d, "rope.freq_base_swa", 0, 1e12f, r->base_swa > 0.0f ? r->base_swa : hp->rope_base,
+                &hp->rope_base_swa) < 0)
+        return -1;
+    if (hp->n_layer == r->big_layers)
+        hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+    return load_softcaps(d);
 }
 
 static int load_all(struct ld *d)

@@ -240,6 +240,11 @@ static int check_hparams(const struct llama_hparams *hp, int has_freqs, int has_
     if (hp->head_dim < 2 || hp->head_dim % 2 != 0 || hp->head_dim > LLAMA_MAX_EMBD)
         return err_set(e, ERR_USAGE, "llama: a head of %d values (want an even number)",
                        hp->head_dim);
+    if (hp->n_rot != 0 && (hp->n_rot < 2 || hp->n_rot % 2 != 0 || hp->n_rot > hp->head_dim))
+        return err_set(e, ERR_USAGE,
+                       "llama: %d rotary values in a head of %d (want an even number, at most "
+                       "the head)",
+                       hp->n_rot, hp->head_dim);
     if (hp->switches & ~(unsigned)LLAMA_SW_ALL)
         return err_set(e, ERR_USAGE, "llama: switches 0x%x are not in this forward pass",
                        hp->switches & ~(unsigned)LLAMA_SW_ALL);
@@ -256,6 +261,11 @@ static int check_hparams(const struct llama_hparams *hp, int has_freqs, int has_
                        "(want the window and pattern >= 0, a base > 0 for a window, a scale >= 0)",
                        hp->n_swa, hp->swa_pattern, (double)hp->rope_base_swa,
                        (double)hp->attn_scale);
+    if ((hp->switches & LLAMA_SW_SOFTCAP) &&
+        (!(hp->attn_softcap > 0.0f) || !isfinite(hp->attn_softcap) || !(hp->final_softcap > 0.0f) ||
+         !isfinite(hp->final_softcap)))
+        return err_set(e, ERR_USAGE, "llama: soft-caps %g (scores) and %g (logits): want both > 0",
+                       (double)hp->attn_softcap, (double)hp->final_softcap);
     if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f))
         return err_set(e, ERR_USAGE, "llama: RMS epsilon %g and rope base %g (want both > 0)",
                        (double)hp->rms_eps, (double)hp->rope_base);

@@ -46,15 +46,25 @@ enum {
     /* The file's again: its attention.sliding_window applies (Gemma 3), where
      * llama.cpp ignores the key for the other architectures. */
     LLAMA_SW_SWA = 256,
+    /* Soft-capping (Gemma 2): each attention score s becomes
+     * attn_softcap * tanh(s / attn_softcap) before the softmax, and each
+     * logit of the head final_softcap * tanh(z / final_softcap) (the head
+     * is not the pass's: the source hands final_softcap to it, model.h). */
+    LLAMA_SW_SOFTCAP = 512,
 };
 #define LLAMA_SW_ALL                                                                               \
     (LLAMA_SW_QKV_BIAS | LLAMA_SW_ROPE_NEOX | LLAMA_SW_QK_NORM | LLAMA_SW_FUSED_QKV |              \
-     LLAMA_SW_FUSED_UP | LLAMA_SW_EMBD_SCALE | LLAMA_SW_POST_NORMS | LLAMA_SW_GELU | LLAMA_SW_SWA)
+     LLAMA_SW_FUSED_UP | LLAMA_SW_EMBD_SCALE | LLAMA_SW_POST_NORMS | LLAMA_SW_GELU |               \
+     LLAMA_SW_SWA | LLAMA_SW_SOFTCAP)
 
 struct llama_hparams {
     unsigned switches; /* LLAMA_SW_* */
     int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
-    int head_dim;    /* n_embd / n_head, unless the file says (Qwen 3: wider) */
+    int head_dim; /* n_embd / n_head, unless the file says (Qwen 3: wider) */
+    /* The leading values of each head that the rotary embedding turns
+     * (rope.dimension_count): head_dim, or fewer (Phi-4-mini: 96 of 128);
+     * the others pass unturned, as ggml's rope leaves them. 0: head_dim. */
+    int n_rot;
     int n_ctx_train; /* the context it was trained for */
     float rms_eps;   /* llama.attention.layer_norm_rms_epsilon */
     float rope_base; /* llama.rope.freq_base (10000 unless given) */
@@ -74,6 +84,8 @@ struct llama_hparams {
     float rope_base_swa;
     /* What scales the scores q . k; 0: 1 / sqrt(head_dim). */
     float attn_scale;
+    /* With LLAMA_SW_SOFTCAP, both above 0 (Gemma 2's: 50 and 30). */
+    float attn_softcap, final_softcap;
 };
 
 struct llama_layer {
@@ -164,9 +176,13 @@ void llama_ctx_set_progress(struct llama_ctx *c, llama_progress_fn fn, void *arg
 void llama_ctx_prof(const struct llama_ctx *c, struct llama_prof *p);
 void llama_ctx_prof_reset(struct llama_ctx *c);
 
+/* How many leading values of each head turn: hp->n_rot, or the whole head
+ * when it is 0. */
+int llama_rot_dims(const struct llama_hparams *hp);
+
 /* Llama 3.1's rope scaling from the hparams alone (rope_type "llama3"):
- * div[i], i < head_dim / 2, divides pair i's angle. With wavelength
- * w = 2 pi / base^(-2i/head_dim): w < orig / high -> 1; w > orig / low ->
+ * div[i], i < n_rot / 2 (llama_rot_dims), divides pair i's angle. With
+ * wavelength w = 2 pi / base^(-2i/n_rot): w < orig / high -> 1; w > orig / low ->
  * factor; between, 1 / ((1 - s) / factor + s) with s = (orig / w - low) /
  * (high - low). All 1 when rope_factor is 0. What llama.cpp's converter
  * writes as rope_freqs.weight. */

@@ -12,7 +12,7 @@
 
 /* ---- the rotary embedding's frequencies --------------------------------- */
 
-/* freq[i] = base^(-2i/head_dim) / divisor_i: rope_freqs.weight when the file
+/* freq[i] = base^(-2i/n_rot) / divisor_i (n_rot: llama_rot_dims): rope_freqs.weight when the file
  * has it, else the hparams' formula.
  *
  * Which values rotate together, checked against llama.cpp's source:
@@ -28,15 +28,15 @@
 void llama_rope_freq_init(const struct llama_model *m, int n_ctx, double *freq, double *freq_swa)
 {
     const struct llama_hparams *hp = &m->hp;
-    int half = hp->head_dim / 2;
+    int rot = llama_rot_dims(hp), half = rot / 2;
     const float *f = m->rope_freqs ? m->rope_freqs : llama_rope_factors(m, n_ctx, NULL);
     llama_rope_divisors(hp, freq);
     for (int i = 0; i < half; i++) {
         double div = f ? (double)f[i] : freq[i];
-        freq[i] = pow(hp->rope_base, -2.0 * i / hp->head_dim) / div;
+        freq[i] = pow(hp->rope_base, -2.0 * i / rot) / div;
         /* a sliding layer's (ggml: freq_base_swa, freq_scale_swa 1, no factors) */
         if (freq_swa)
-            freq_swa[i] = pow(hp->rope_base_swa, -2.0 * i / hp->head_dim);
+            freq_swa[i] = pow(hp->rope_base_swa, -2.0 * i / rot);
     }
 }
 
@@ -45,14 +45,14 @@ void llama_rope_freq_init(const struct llama_model *m, int n_ctx, double *freq, 
  * by its square). */
 void llama_rope_table(struct llama_ctx *c, int pos0, int nb)
 {
-    int hd = c->m->hp.head_dim;
+    int hd = c->m->hp.head_dim, half = llama_rot_dims(&c->m->hp) / 2;
     double ms = c->m->hp.rope_attn_factor != 0.0f ? c->m->hp.rope_attn_factor : 1.0;
     for (int k = 0; k < 2; k++) {
         float *tab = k ? c->rope_swa : c->rope;
         const double *freq = k ? c->freq_swa : c->freq;
         for (int j = 0; tab && j < nb; j++) {
             float *cs = tab + (size_t)j * (size_t)hd;
-            for (int i = 0; i < hd / 2; i++) {
+            for (int i = 0; i < half; i++) {
                 double a = (double)(pos0 + j) * freq[i];
                 cs[2 * i] = (float)(cos(a) * ms);
                 cs[2 * i + 1] = (float)(sin(a) * ms);
@@ -62,13 +62,14 @@ void llama_rope_table(struct llama_ctx *c, int pos0, int nb)
 }
 
 /* The NEOX mode's turn (ggml's GGML_ROPE_TYPE_NEOX, which llama.cpp gives
- * Qwen, Gemma and Phi): in each head, x[i] with x[i + hd/2] by pair i's
- * angle, for the whole heads in r0 <= r < r1 (the task's rows are whole
- * heads then: layer_pass). */
+ * Qwen, Gemma and Phi): in each head, x[i] with x[i + rot/2] by pair i's
+ * angle, i < rot/2, for the whole heads in r0 <= r < r1 (the task's rows
+ * are whole heads then: layer_pass). A head's values from rot on stay as
+ * they are (Phi-4-mini turns 96 of its 128). */
 static void rope_rows_neox(const struct llama_ctx *c, const float *tab, float *out, int64_t ldo,
                            int64_t r0, int64_t r1, int nx)
 {
-    int hd = c->m->hp.head_dim, half = hd / 2;
+    int hd = c->m->hp.head_dim, half = llama_rot_dims(&c->m->hp) / 2;
     for (int j = 0; j < nx; j++) {
         const float *cs = tab + (size_t)j * (size_t)hd;
         float *o = out + (size_t)j * (size_t)ldo;
@@ -82,11 +83,12 @@ static void rope_rows_neox(const struct llama_ctx *c, const float *tab, float *o
 }
 
 /* Rotates the pairs (r, r+1), r0 <= r < r1 (r0 even), of nx rows of out,
- * by layer's table (a sliding layer's its own). */
+ * by layer's table (a sliding layer's its own); in each head only the
+ * first rot values (llama_rot_dims) turn. */
 static void rope_rows(const struct llama_ctx *c, int layer, float *out, int64_t ldo, int64_t r0,
                       int64_t r1, int nx)
 {
-    int hd = c->m->hp.head_dim;
+    int hd = c->m->hp.head_dim, rot = llama_rot_dims(&c->m->hp);
     const float *tab = llama_layer_slides(&c->m->hp, layer) ? c->rope_swa : c->rope;
     if (c->m->hp.switches & LLAMA_SW_ROPE_NEOX) {
         rope_rows_neox(c, tab, out, ldo, r0, r1, nx);
@@ -97,6 +99,8 @@ static void rope_rows(const struct llama_ctx *c, int layer, float *out, int64_t 
         float *o = out + (size_t)j * (size_t)ldo;
         for (int64_t r = r0; r + 1 < r1; r += 2) {
             int i = (int)(r % hd);
+            if (i >= rot)
+                continue;
             float co = cs[i], si = cs[i + 1], a = o[r], b = o[r + 1];
             o[r] = a * co - b * si;
             o[r + 1] = a * si + b * co;
@@ -233,8 +237,16 @@ void llama_job_qkv(void *arg, int t, int worker)
         rope_rows(c, jb->layer, out, ldo, r0, r1, jb->nx);
 }
 
+/* A score soft-capped (Gemma 2), in float as ggml: scaled by the cap's
+ * reciprocal, tanh, times the cap. */
+static float soft_cap(float s, float cap)
+{
+    return cap * tanhf(s * (1.0f / cap));
+}
+
 /* One head of one token: softmax(q . k_t / sqrt(head_dim)) over the
- * positions t <= its own, times the values. Head h reads KV head
+ * positions t <= its own (each score soft-capped first with
+ * LLAMA_SW_SOFTCAP), times the values. Head h reads KV head
  * h / (n_head / n_head_kv) (grouped-query attention). */
 void llama_job_attention(void *arg, int t, int worker)
 {
@@ -252,8 +264,11 @@ void llama_job_attention(void *arg, int t, int worker)
     /* a sliding layer sees the n_swa positions up to its own (llama.cpp masks
      * p when pos - p >= n_swa) */
     int p0 = llama_layer_slides(hp, jb->layer) && pos >= hp->n_swa ? pos - hp->n_swa + 1 : 0;
+    float cap = hp->switches & LLAMA_SW_SOFTCAP ? hp->attn_softcap : 0.0f;
     for (int p = p0; p <= pos; p++) {
         s[p] = dot_head(q, k + (size_t)p * (size_t)c->kv_dim, hd) * scale;
+        if (cap > 0.0f)
+            s[p] = soft_cap(s[p], cap);
         mx = s[p] > mx ? s[p] : mx;
     }
     double sum = 0.0;

@@ -10,16 +10,21 @@
 
 #define LLAMA_PI 3.14159265358979323846
 
+int llama_rot_dims(const struct llama_hparams *hp)
+{
+    return hp->n_rot ? hp->n_rot : hp->head_dim;
+}
+
 void llama_rope_divisors(const struct llama_hparams *hp, double *div)
 {
-    int half = hp->head_dim / 2;
+    int rot = llama_rot_dims(hp), half = rot / 2;
     double factor = hp->rope_factor, low = hp->rope_low_freq, high = hp->rope_high_freq;
     double orig = hp->rope_orig_ctx;
     for (int i = 0; i < half; i++) {
         div[i] = 1.0;
         if (factor == 0.0)
             continue;
-        double freq = pow(hp->rope_base, -2.0 * i / hp->head_dim);
+        double freq = pow(hp->rope_base, -2.0 * i / rot);
         double wavelen = 2.0 * LLAMA_PI / freq;
         if (wavelen < orig / high) /* fast pairs (short range) stay as trained */
             continue;

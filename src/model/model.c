@@ -124,6 +124,16 @@ static void head_task(void *arg, int task, int worker)
         bf16_rows(j, lo, hi);
 }
 
+/* Gemma 2's final soft-cap, in float as ggml computes it (a scale by the
+ * cap's reciprocal, tanh, a scale by the cap): every logit inside
+ * (-cap, cap), the order kept. */
+static void soft_cap_logits(float *z, size_t n, float cap)
+{
+    float inv = 1.0f / cap;
+    for (size_t i = 0; i < n; i++)
+        z[i] = cap * tanhf(z[i] * inv);
+}
+
 static void head_product(struct model *m, const float *x, float *out, int n_vec)
 {
     struct head_job j = { m, x, NULL, out, n_vec };
@@ -135,6 +145,8 @@ static void head_product(struct model *m, const float *x, float *out, int n_vec)
     j.xs = xs;
     pool_run(m->pool, head_task, &j, (m->V + HEAD_TASK_ROWS - 1) / HEAD_TASK_ROWS);
     free(xs);
+    if (m->softcap > 0.0f)
+        soft_cap_logits(out, (size_t)n_vec * (size_t)m->V, m->softcap);
 }
 
 /* Threads for a product of V x d: every core, unless it is too small. */

@@ -32,6 +32,10 @@ struct model {
     int qtype;
     const float *gain;
     float eps;
+    /* A model file's final soft-cap (Gemma 2's 30): each logit z becomes
+     * softcap * tanh(z / softcap) after the product; 0: none. Set after
+     * model_borrow. */
+    float softcap;
     struct pool *pool; /* the threads of the build and the products (model/pool.h), made once */
 };
 

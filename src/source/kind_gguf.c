@@ -140,6 +140,7 @@ static int file_open(struct source *src, int hidden, struct err *e)
         file_close(src);
         return err_prefix(e, "%s", L->model.gguf->path), -1;
     }
+    s->head.softcap = m->hp.switches & LLAMA_SW_SOFTCAP ? m->hp.final_softcap : 0.0f;
     return 0;
 }
 
@@ -360,21 +361,30 @@ static int file_hidden(struct source *src, const int *ctx, int len, float *h, st
     return 0;
 }
 
-/* Which of Phi-3's rotary factors this context turns by, and why: the
- * long ones only when the context exceeds the original one (llama.cpp's
- * rule, so that both run the same model). Nothing for other models. */
+/* What is unusual in the rotary embedding: how much of a head turns when
+ * not all of it does (Phi-4-mini), and which of Phi-3's rotary factors this
+ * context turns by, and why: the long ones only when the context exceeds
+ * the original one (llama.cpp's rule, so that both run the same model).
+ * Nothing for a model that turns whole heads by one set of angles. */
 static void describe_rope(const struct gguf_state *s, char *buf, size_t n)
 {
+    const struct llama_hparams *hp = &s->m->hp;
+    int len = 0;
+    if (llama_rot_dims(hp) < hp->head_dim)
+        len = snprintf(buf, n,
+                       " Rotary angles turn the first %d of each head's %d values; the other %d "
+                       "pass unturned (rope.dimension_count).",
+                       llama_rot_dims(hp), hp->head_dim, hp->head_dim - llama_rot_dims(hp));
     const char *which;
     const float *f = llama_rope_factors(s->m, s->n_ctx, &which);
-    if (!f || s->m->rope_freqs)
+    if (!f || s->m->rope_freqs || len < 0 || (size_t)len >= n)
         return;
     int longer = f == s->m->rope_long;
-    snprintf(buf, n,
+    snprintf(buf + len, n - (size_t)len,
              " Rotary angles: the %s factors (rope_factors_%s.weight), as this context of %d "
              "positions is %s the %d the model was first trained at (llama.cpp's rule: the long "
              "factors only above it).",
-             which, which, s->n_ctx, longer ? "above" : "within", s->m->hp.rope_orig_ctx);
+             which, which, s->n_ctx, longer ? "above" : "within", hp->rope_orig_ctx);
 }
 
 /* What the lesson pane says of the last step: the hidden vector, the head,
@@ -402,6 +412,13 @@ static void file_describe(const struct source *src, char *buf, size_t n)
                         s->be ? s->be->ops->name : "CPU");
     if (more > 0 && (size_t)(len + more) < n)
         describe_rope(s, buf + len + more, n - (size_t)(len + more));
+    size_t used = strlen(buf);
+    if (s->head.softcap > 0.0f && used < n)
+        snprintf(buf + used, n - used,
+                 " Soft-capped logits (final_logit_softcapping %g): each logit is %g tanh(z / %g) "
+                 "of the head's product z, so all lie between -%g and %g.",
+                 (double)s->head.softcap, (double)s->head.softcap, (double)s->head.softcap,
+                 (double)s->head.softcap, (double)s->head.softcap);
 }
 
 static void file_speed(const struct source *src, struct source_speed *out)

@@ -13,9 +13,14 @@
  * unless given, on every layer but each --swa-pattern-th, 6 unless given;
  * rope base 10^6, 10^4 on the sliding layers; Llama 2's pieces, Gemma's two
  * chat markers and unused control tokens up to --vocab-size, 262,144 unless
- * given), written by logitlab's own GGUF writer (gguf/gguf_write.h).
+ * given), or Gemma 2 (gemma2: Gemma 3's without the Q and K norms, rope
+ * base 10^4 everywhere, a window of 4,096 unless given on every other
+ * layer, the scores soft-capped at --attn-cap, 50 unless given, the logits
+ * at 30; 256,000 tokens unless given). --rot N turns only the first N
+ * values of each head (Phi-4-mini: 96 of 128). Written by logitlab's own
+ * GGUF writer (gguf/gguf_write.h).
  *
- *   gen_model --arch llama3|llama2|qwen2|qwen3|phi3|gemma3 --type TYPE [--layers N --embd N
+ *   gen_model --arch llama3|llama2|qwen2|qwen3|phi3|gemma2|gemma3 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --orig-ctx N --seed N --tied 0|1
  *             --rope-scaling none|llama3 --vocab-data DIR --vocab tiny --template llama3|chatml
  *             --shape 1b|3b --threads N] -o OUT.gguf
@@ -73,8 +78,10 @@ struct opts {
     const char *tmpl; /* --template llama3|chatml: that chat template whatever the vocabulary */
     int layers, embd, heads, kv, ff, ctx, tied, threads;
     int orig_ctx; /* phi3: the context its short rotary factors are for */
-    int window, swa_pattern, vocab_size; /* gemma3's sliding window, its pattern, its vocabulary */
+    int window, swa_pattern, vocab_size; /* the gemmas' sliding window, its pattern, vocabulary */
     int head_dim; /* -1: the width over the heads (qwen3: twice that, as Qwen 3's) */
+    int rot;      /* --rot: the values of a head that turn (Phi-4-mini: 96 of 128); -1: all */
+    int attn_cap; /* gemma2's score soft-cap, 50 unless --attn-cap says */
     unsigned long long seed;
 };
 
@@ -284,6 +291,13 @@ static int gemma3(const struct opts *o)
     return strcmp(o->arch, "gemma3") == 0;
 }
 
+/* Gemma 2 or 3: what the two share (the post norms, the window, the
+ * vocabulary, the chat template); gemma3 alone adds the Q and K norms. */
+static int gemma(const struct opts *o)
+{
+    return gemma3(o) || strcmp(o->arch, "gemma2") == 0;
+}
+
 /* Phi-3's rotary factors, long then short (rope_factors_long.weight,
  * rope_factors_short.weight: one divisor a pair), shaped as Phi-3.5-mini's:
  * the short near 1, the long rising from 1 to about 32 for the slow pairs. */
@@ -324,19 +338,19 @@ static int plan_phi3_layer(struct gen *g, const struct opts *o, int i, int base)
 static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, int n_vocab,
                 const float *rope)
 {
-    int hd = o->head_dim, base = ty->base, gqa = o->heads / o->kv;
+    int hd = o->head_dim, half = o->rot / 2, base = ty->base, gqa = o->heads / o->kv;
     int head = ty->mix != PURE ? QT_Q6_K : base;
     int64_t e = o->embd, kv = (int64_t)o->kv * hd, q = (int64_t)o->heads * hd;
     if (add(g, "token_embd.weight", K_MAT, o->tied ? head : base, n_vocab, e) < 0)
         return -1;
     if (rope && phi3(o)) { /* as its converter writes them: first */
-        if (add(g, "rope_factors_long.weight", K_VALUES, QT_F32, 1, hd / 2) < 0 ||
-            add(g, "rope_factors_short.weight", K_VALUES, QT_F32, 1, hd / 2) < 0)
+        if (add(g, "rope_factors_long.weight", K_VALUES, QT_F32, 1, half) < 0 ||
+            add(g, "rope_factors_short.weight", K_VALUES, QT_F32, 1, half) < 0)
             return -1;
         g->t[g->n - 2].values = rope;
-        g->t[g->n - 1].values = rope + hd / 2;
+        g->t[g->n - 1].values = rope + half;
     } else if (rope) {
-        if (add(g, "rope_freqs.weight", K_VALUES, QT_F32, 1, hd / 2) < 0)
+        if (add(g, "rope_freqs.weight", K_VALUES, QT_F32, 1, half) < 0)
             return -1;
         g->t[g->n - 1].values = rope;
     }
@@ -376,8 +390,8 @@ static int plan(struct gen *g, const struct opts *o, const struct type_row *ty, 
                 if (add(g, name, K_NORM, 0, 1, hd) < 0)
                     return -1;
             }
-            /* Gemma 3's norms of attention's output and the FFN's */
-            if (gemma3(o) && (k == 4 || k == 8)) {
+            /* Gemma's norms of attention's output and the FFN's */
+            if (gemma(o) && (k == 4 || k == 8)) {
                 snprintf(name, sizeof name, "blk.%d.%s.weight", i,
                          k == 4 ? "post_attention_norm" : "post_ffw_norm");
                 if (add(g, name, K_NORM, 0, 1, e) < 0)
@@ -529,9 +543,9 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
     char name[128];
     snprintf(name, sizeof name, "logitlab test %s %s (random weights, seed %llu)", o->arch,
              ty->name, o->seed);
-    const char *arch = qwen(o) || phi3(o) || gemma3(o) ? o->arch : "llama";
+    const char *arch = qwen(o) || phi3(o) || gemma(o) ? o->arch : "llama";
     /* the head size said twice more */
-    int said = llama3 || strcmp(o->arch, "qwen3") == 0 || gemma3(o);
+    int said = llama3 || strcmp(o->arch, "qwen3") == 0 || gemma(o);
     gguf_w_str(w, "general.architecture", arch);
     gguf_w_str(w, "general.name", name);
     gguf_w_u32(w, "general.file_type", (uint32_t)ty->ftype);
@@ -550,8 +564,9 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
         /* Llama 3.2's files say the head size twice more */
         { "attention.key_length", said ? o->head_dim : -1 },
         { "attention.value_length", said ? o->head_dim : -1 },
-        { "vocab_size", qwen(o) || phi3(o) || gemma3(o) ? -1 : n_vocab },
-        { "rope.dimension_count", qwen(o) || gemma3(o) ? -1 : o->head_dim },
+        { "vocab_size", qwen(o) || phi3(o) || gemma(o) ? -1 : n_vocab },
+        /* Qwen's and Gemma's converters leave it out when it is the head */
+        { "rope.dimension_count", (qwen(o) || gemma(o)) && o->rot == o->head_dim ? -1 : o->rot },
     };
     char key[64];
     for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
@@ -560,13 +575,19 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
     snprintf(key, sizeof key, "%s.rope.freq_base", arch); /* Qwen 2.5's: 1,000,000 */
     gguf_w_f32(w, key, qwen(o) || gemma3(o) ? 1000000.0f : llama3 ? 500000.0f : 10000.0f);
     snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
-    gguf_w_f32(w, key, qwen(o) || gemma3(o) ? 1e-6f : 1e-5f);
+    gguf_w_f32(w, key, qwen(o) || gemma(o) ? 1e-6f : 1e-5f);
     if (phi3(o))
         put_phi3(w, o);
-    if (gemma3(o)) { /* the window of Gemma 3 1B, 512; its pattern only when given */
-        gguf_w_u32(w, "gemma3.attention.sliding_window", (uint32_t)o->window);
+    if (gemma(o)) { /* the window (Gemma 3 1B's 512, Gemma 2's 4,096); the pattern when given */
+        snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
+        gguf_w_u32(w, key, (uint32_t)o->window);
+        snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", arch);
         if (o->swa_pattern >= 0)
-            gguf_w_u32(w, "gemma3.attention.sliding_window_pattern", (uint32_t)o->swa_pattern);
+            gguf_w_u32(w, key, (uint32_t)o->swa_pattern);
+    }
+    if (!gemma3(o) && gemma(o)) { /* Gemma 2's soft-caps, as its converter writes them */
+        gguf_w_f32(w, "gemma2.attn_logit_softcapping", (float)o->attn_cap);
+        gguf_w_f32(w, "gemma2.final_logit_softcapping", 30.0f);
     }
 }
 
@@ -574,12 +595,13 @@ static void put_hparams(struct gguf_writer *w, const struct opts *o, const struc
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2|qwen3|phi3|gemma3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
+    fprintf(stderr, "usage: gen_model --arch llama3|llama2|qwen2|qwen3|phi3|gemma2|gemma3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_1|"
                     "Q5_0|Q5_1|IQ4_NL|Q2_K|Q3_K|Q4_K|\n"
                     "       Q5_K|Q6_K|IQ4_XS|Q2_K_MIX|Q3_K_M|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M\n"
                     "       [--layers N --embd N --heads N --head-dim N --kv-heads N --ff N --ctx N --orig-ctx N --seed N\n"
                     "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
-                    "        --shape 1b|3b --threads N --window N --swa-pattern N --vocab-size N]\n"
+                    "        --shape 1b|3b --threads N --window N --swa-pattern N --vocab-size N --rot N\n"
+                    "        --attn-cap N]\n"
                     "       -o OUT.gguf\n");
     return -1;
 }
@@ -610,6 +632,8 @@ static int parse(int argc, char **argv, struct opts *o)
         { "--embd", &o->embd, 2, LLAMA_MAX_EMBD, NULL },
         { "--heads", &o->heads, 1, LLAMA_MAX_HEADS, NULL },
         { "--head-dim", &o->head_dim, 2, LLAMA_MAX_EMBD, NULL },
+        { "--rot", &o->rot, 2, LLAMA_MAX_EMBD, NULL },
+        { "--attn-cap", &o->attn_cap, 1, 1000, NULL },
         { "--kv-heads", &o->kv, 1, LLAMA_MAX_HEADS, NULL },
         { "--ff", &o->ff, 1, 1 << 20, NULL },
         { "--ctx", &o->ctx, 1, 1 << 24, NULL },
@@ -656,14 +680,14 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The shape and conventions of the architecture, for what was not given. */
 static int defaults(struct opts *o)
 {
-    int l3 = strcmp(o->arch, "llama3") == 0 || qwen(o) || phi3(o) || gemma3(o);
+    int l3 = strcmp(o->arch, "llama3") == 0 || qwen(o) || phi3(o) || gemma(o);
     int b1 = o->shape && strcmp(o->shape, "1b") == 0, b3 = o->shape && strcmp(o->shape, "3b") == 0;
     if (!l3 && strcmp(o->arch, "llama2") != 0)
         return fprintf(stderr,
-                       "gen_model: --arch %s: llama3, llama2, qwen2, qwen3, phi3 or gemma3\n",
+                       "gen_model: --arch %s: llama3, llama2, qwen2, qwen3, phi3, gemma2 or gemma3\n",
                        o->arch),
                -1;
-    if ((qwen(o) || phi3(o) || gemma3(o)) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
+    if ((qwen(o) || phi3(o) || gemma(o)) && (o->shape || (o->rope && strcmp(o->rope, "none") != 0)))
         return fprintf(stderr, "gen_model: --arch %s takes no --shape and no rope scaling\n",
                        o->arch),
                -1;
@@ -685,16 +709,19 @@ static int defaults(struct opts *o)
         if (*f[i] < 0)
             *f[i] = d[i];
     if (!o->rope)
-        o->rope = l3 && !qwen(o) && !gemma3(o) ? "llama3" : "none";
+        o->rope = l3 && !qwen(o) && !gemma(o) ? "llama3" : "none";
     if (!phi3(o) && o->orig_ctx >= 0)
         return fprintf(stderr, "gen_model: --orig-ctx is phi3's\n"), -1;
-    if (!gemma3(o) && (o->window >= 0 || o->swa_pattern >= 0))
-        return fprintf(stderr, "gen_model: --window and --swa-pattern are gemma3's\n"), -1;
-    if (!gemma3(o) && !qwen(o) && o->vocab_size >= 0)
-        return fprintf(stderr, "gen_model: --vocab-size is gemma3's and the qwens'\n"), -1;
-    if (gemma3(o)) { /* Gemma 3 1B's window, and its vocabulary's size */
-        o->window = o->window < 0 ? 512 : o->window;
-        o->vocab_size = o->vocab_size < 0 ? 262144 : o->vocab_size;
+    if (!gemma(o) && (o->window >= 0 || o->swa_pattern >= 0))
+        return fprintf(stderr, "gen_model: --window and --swa-pattern are the gemmas'\n"), -1;
+    if (!gemma(o) && !qwen(o) && o->vocab_size >= 0)
+        return fprintf(stderr, "gen_model: --vocab-size is the gemmas' and the qwens'\n"), -1;
+    if (o->attn_cap >= 0 && (!gemma(o) || gemma3(o)))
+        return fprintf(stderr, "gen_model: --attn-cap is gemma2's\n"), -1;
+    o->attn_cap = o->attn_cap < 0 ? 50 : o->attn_cap;
+    if (gemma(o)) { /* Gemma 3 1B's window (Gemma 2's), and the vocabulary's size */
+        o->window = o->window < 0 ? (gemma3(o) ? 512 : 4096) : o->window;
+        o->vocab_size = o->vocab_size < 0 ? (gemma3(o) ? 262144 : 256000) : o->vocab_size;
     }
     if (!phi3(o) && strcmp(o->rope, "none") != 0 && strcmp(o->rope, "llama3") != 0)
         return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
@@ -710,6 +737,12 @@ static int defaults(struct opts *o)
                        "even multiple of the heads, the heads a multiple of the KV heads\n",
                        o->embd, o->heads, o->kv),
                -1;
+    if (o->rot < 0)
+        o->rot = o->head_dim;
+    if (o->rot % 2 != 0 || o->rot > o->head_dim)
+        return fprintf(stderr, "gen_model: --rot %d: an even number, at most the head (%d)\n",
+                       o->rot, o->head_dim),
+               -1;
     return 0;
 }
 
@@ -719,6 +752,7 @@ static float *llama3_rope(const struct opts *o)
 {
     struct llama_hparams hp = { 0 };
     hp.head_dim = o->head_dim;
+    hp.n_rot = o->rot;
     hp.rope_base = 500000.0f;
     hp.rope_factor = 32.0f;
     hp.rope_low_freq = 1.0f;
@@ -849,7 +883,7 @@ static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
         return tokdata_llama2(td, dir, e);
     if (phi3(o))
         return tokdata_llama2(td, dir, e) < 0 ? -1 : phi3_vocab(td, e);
-    if (gemma3(o))
+    if (gemma(o))
         return tokdata_llama2(td, dir, e) < 0 ? -1 : gemma3_vocab(td, o->vocab_size, e);
     if (tokdata_llama3(td, dir, e) < 0)
         return -1;
@@ -920,7 +954,7 @@ static int build(const struct opts *o, const struct type_row *ty, const struct t
     const char *tmpl = l3 && !o->vocab ? LLAMA3_TEMPLATE
                        : qwen(o)       ? CHATML_TEMPLATE
                        : phi3(o)       ? PHI3_TEMPLATE
-                       : gemma3(o)     ? GEMMA_TEMPLATE
+                       : gemma(o)     ? GEMMA_TEMPLATE
                                        : NULL;
     if (o->tmpl)
         tmpl = strcmp(o->tmpl, "chatml") == 0 ? CHATML_TEMPLATE : LLAMA3_TEMPLATE;
@@ -946,6 +980,8 @@ int main(int argc, char **argv)
 {
     struct opts o = { .layers = -1,
                       .head_dim = -1,
+                      .rot = -1,
+                      .attn_cap = -1,
                       .embd = -1,
                       .heads = -1,
                       .kv = -1,
@@ -974,7 +1010,7 @@ int main(int argc, char **argv)
         return e.code ? e.code : 3;
     }
     struct gen g = { calloc((size_t)o.layers * 16 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
-    float *rope = phi3(&o)                      ? phi3_factors(o.head_dim / 2)
+    float *rope = phi3(&o)                      ? phi3_factors(o.rot / 2)
                   : strcmp(o.rope, "llama3") == 0 ? llama3_rope(&o)
                                                   : NULL;
     int rc = 3;

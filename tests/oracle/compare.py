@@ -20,6 +20,8 @@ Prints one line per model and exits 1 if any check failed.
 """
 import argparse
 import math
+import os
+import re
 import sys
 
 import numpy as np
@@ -38,9 +40,20 @@ LLAMA_TOL = {"F32": 2e-5, "F16": 0.02, "BF16": 0.08, "Q8_0": 0.25, "Q4_0": 0.25,
 # llama.cpp's CPU computes GELU from a table of fp16 inputs and outputs (ggml's GGML_GELU_FP16), so
 # in F32 a model with a GELU gate (Gemma 3) is as far from the exact numbers as that rounding
 # takes it: 1.5e-3 sd measured on gemma3-f32 at de3ff81 (2026-12-07), 2.8e-4 against ref.py
-# --mimic-llama, which rounds GELU as ggml does. The same rule as tests/model/model_check.c.
-GELU_ARCHS = ("gemma3",)
+# --mimic-llama, which rounds GELU as ggml does. Which architectures gate by GELU is read from
+# src/gguf/arch.def (LLAMA_SW_GELU), as tests/model/model_check.c reads it through arch_find.
 F32_GELU_TOL = 3e-3
+
+
+def gelu_archs():
+    """The architectures of src/gguf/arch.def whose switches include LLAMA_SW_GELU."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../src/gguf/arch.def")
+    with open(path, encoding="utf-8") as f:
+        rows = re.findall(r'^ARCH\(\w+,\s*"([^"]+)",([^)]*)\)', f.read(), re.M)
+    return {name for name, switches in rows if "LLAMA_SW_GELU" in switches}
+
+
+GELU_ARCHS = gelu_archs()
 
 
 def llama_tol(type_, gen):

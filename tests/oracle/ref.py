@@ -430,7 +430,14 @@ ARCHS = {"llama": {"bias": False, "neox": False, "qk_norm": False, "fused": Fals
          "qwen2": {"bias": True, "neox": True, "qk_norm": False, "fused": False, "gemma": False},
          "qwen3": {"bias": False, "neox": True, "qk_norm": True, "fused": False, "gemma": False},
          "phi3": {"bias": False, "neox": True, "qk_norm": False, "fused": True, "gemma": False},
+         "gemma2": {"bias": False, "neox": True, "qk_norm": False, "fused": False, "gemma": True},
          "gemma3": {"bias": False, "neox": True, "qk_norm": True, "fused": False, "gemma": True}}
+# The gemmas' sliding window when the file is silent (llama.cpp's rules): the window, the pattern
+# (layer l slides when l % pattern < pattern - 1), the sliding layers' rope base (None: the global
+# one), the layer count of the model whose scores scale by 1/sqrt(n_embd/n_head) (the 27Bs), and
+# Gemma 2's soft-caps of the scores and the logits.
+WINDOWS = {"gemma2": {"n_swa": 4096, "pattern": 2, "base_swa": None, "big": 46, "caps": (50.0, 30.0)},
+           "gemma3": {"n_swa": 0, "pattern": 6, "base_swa": 10000.0, "big": 62, "caps": None}}
 
 
 class Llama:
@@ -479,13 +486,16 @@ class Llama:
             self.layers.append(w)
         # Gemma 3: every layer but each pattern-th slides over the last n_swa positions and turns
         # by its own base, unscaled; the score scale of the 62-layer 27B is 1/sqrt(n_embd/n_head).
-        self.n_swa = int(key("attention.sliding_window", 0)) if self.gemma else 0
-        self.pattern = int(key("attention.sliding_window_pattern", 6)) if self.gemma else 0
-        base_swa = float(key("rope.freq_base_swa", 10000.0)) if self.gemma else base
+        win = WINDOWS.get(arch)
+        self.n_swa = int(key("attention.sliding_window", win["n_swa"])) if win else 0
+        self.pattern = int(key("attention.sliding_window_pattern", win["pattern"])) if win else 0
+        base_swa = float(key("rope.freq_base_swa", win["base_swa"] or base)) if win else base
         self.scale = 1.0 / np.sqrt(self.head_dim)
-        if self.gemma and self.n_layer == 62:
+        if win and self.n_layer == win["big"]:
             self.scale = 1.0 / np.sqrt(self.n_embd // self.n_head)
-        self.softcap = float(key("final_logit_softcapping", 0.0))
+        caps = win["caps"] if win and win["caps"] else (0.0, 0.0)
+        self.attn_softcap = float(key("attn_logit_softcapping", caps[0]))
+        self.softcap = float(key("final_logit_softcapping", caps[1]))
         # Rotary frequencies of adjacent pairs (2i, 2i+1): base^(-2i/n_rot), divided by
         # Llama 3.1's per-frequency factors when the file carries them.
         i = np.arange(self.n_rot // 2, dtype=np.float64)
@@ -582,6 +592,8 @@ class Llama:
             for hd in range(self.n_head):
                 kv = hd // group
                 sc = (q[:, hd, :] @ K[:, kv, :].T) * scale
+                if self.attn_softcap:  # Gemma 2: every score soft-capped before the mask
+                    sc = self.attn_softcap * np.tanh(sc / self.attn_softcap)
                 sc[mask] = -np.inf
                 sc = np.exp(sc - sc.max(axis=1, keepdims=True))
                 sc /= sc.sum(axis=1, keepdims=True)
