@@ -1207,9 +1207,8 @@ static void k_pre_qwen3(struct gguf_writer *w)
     gguf_w_u32(w, "llama.vocab_size", 7);
 }
 #define PRE_HAS                                                                                    \
-    "(logitlab has llama-bpe, dbrx, qwen2, qwen35, starcoder, gpt-2, falcon, deepseek-coder, "     \
-    "default, and their "                                                                          \
-    "aliases: doc/gguf.md)"
+    "(logitlab has llama-bpe, dbrx, qwen2, qwen35, gpt-4o, starcoder, gpt-2, falcon, "             \
+    "deepseek-coder, default, and their aliases: doc/gguf.md)"
 static void k_scores5(struct gguf_writer *w)
 {
     gguf_w_array(w, "tokenizer.ggml.scores", GGUF_T_F32, (const float[]){ 0, 0, 0, 0, 0 }, 5);

@@ -252,6 +252,93 @@ START_TEST(test_llama3_hand)
 }
 END_TEST
 
+/* GPT-4o's pre-tokenizer (Llama 4, Phi-4-mini) on Llama 3's vocabulary. Every id here is
+ * llama.cpp's own at the pinned commit: tests/oracle/llama_tokenize.cpp copies
+ * models/ggml-vocab-llama-bpe.gguf (the vocabulary of D3) with tokenizer.ggml.pre "gpt-4o",
+ * through llama.cpp's GGUF code, and tokenizes each text there with llama_tokenize, add_special
+ * and parse_special off. The ids under Llama 3's split (T3) are llama.cpp's on the file as it
+ * ships, and those of marks taken for letters its "granite-embed-multi-97m", GPT-4o's
+ * expression with \p{M} beside \p{L}: so each of the last cases fails on a wrong split. */
+START_TEST(test_gpt4o_hand)
+{
+    struct err e;
+    struct tok_spec spec = D3.spec;
+    spec.pre = (struct tok_str){ "gpt-4o", 6 };
+    spec.add_bos = -1; /* absent: llama.cpp puts no BOS first for this family */
+    struct tokenizer *t = tokenizer_new(&spec, "gpt-4o", &e);
+    ck_assert_msg(t != NULL, "%s", e.msg);
+    ck_assert_int_eq(tokenizer_add_bos(t), 0);
+    EXPECT(t, "Hello World", 0, 0, 9906, 4435);
+    EXPECT(t, "HELLOworld", 0, 0, 51812, 1623, 14957);
+    EXPECT(t, "don't DON'T", 0, 0, 15357, 956, 45373, 17773);
+    EXPECT(t,
+           "\xc3\x9c"
+           "berStra\xc3\x9f"
+           "e",
+           0, 0, 53591, 655, 77414, 24352); /* ÜberStraße */
+    EXPECT(t, "camelCaseWord", 0, 0, 94421, 4301, 11116);
+    EXPECT(t, "1234567", 0, 0, 4513, 10961, 22);
+    EXPECT(t, "  spaces\n\n\tnewlines", 0, 0, 220, 12908, 271, 8808, 8128);
+    EXPECT(t, "a/b\r\n/", 0, 0, 64, 3554, 319, 14);
+    /* "Hello Привет 你好 مرحبا שלום" */
+    EXPECT(t,
+           "Hello \xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82 \xe4\xbd\xa0\xe5\xa5\xbd "
+           "\xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7 \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d",
+           0, 0, 9906, 80584, 28089, 8341, 118195, 53901, 111895, 103645, 88898, 50391, 37769, 251);
+    EXPECT(t, "e\xcc\x81", 0, 0, 68, 54939);                /* e + U+0301 */
+    EXPECT(t, "cafe\xcc\x81s", 0, 0, 936, 1897, 54939, 82); /* cafe + U+0301 + s */
+    /* "🦙 llama 🦙🦙!" */
+    EXPECT(t, "\xf0\x9f\xa6\x99 llama \xf0\x9f\xa6\x99\xf0\x9f\xa6\x99!", 0, 0, 9468, 99, 247,
+           94776, 11410, 99, 247, 9468, 99, 247, 0);
+    /* "你好世界，你好。" */
+    EXPECT(t,
+           "\xe4\xbd\xa0\xe5\xa5\xbd\xe4\xb8\x96\xe7\x95\x8c\xef\xbc\x8c\xe4\xbd\xa0\xe5\xa5\xbd"
+           "\xe3\x80\x82",
+           0, 0, 57668, 53901, 102616, 104660, 53901, 1811);
+    /* Words cut where the case turns ("get", "Element", "By", "Id"), and punctuation that
+     * takes the line break and slash after it (")/\n/", then "y"); Llama 3 keeps the
+     * letters whole and takes "/y". */
+    EXPECT(t, "getElementById", 0, 0, 456, 1726, 1383, 769);
+    EXPECT(T3, "getElementById", 0, 0, 76757, 2787);
+    EXPECT(t, "XMLHttpRequest", 0, 0, 10833, 2977, 1939);
+    EXPECT(T3, "XMLHttpRequest", 0, 0, 10833, 27459);
+    EXPECT(t, "x)/\n/y", 0, 0, 87, 5738, 198, 14, 88);
+    EXPECT(T3, "x)/\n/y", 0, 0, 87, 5738, 198, 27589);
+    /* A mark is no letter: it starts a punctuation word (" " + U+0301, then "t"; U+0301
+     * U+0301, then "t"), where marks as letters make " \u0301t" (220 122095) and "e\u0301\u0301t"
+     * (68 54939 122095). */
+    EXPECT(t, " \xcc\x81t", 0, 0, 220, 54939, 83);
+    EXPECT(t, "e\xcc\x81\xcc\x81t", 0, 0, 68, 54939, 54939, 83);
+    /* A letter outside ASCII is of both cases. "џЭ" (U+045F U+042D, lower then upper) is one
+     * word, the token 126257, as Э may be of the lower-case part; "ЎыџNЎыџN" is the word
+     * "ЎыџNЎыџ" (ы and џ, lower case in Unicode, among the capitals) and "N", and its first
+     * token 126523 is "ЎыџN". Read as the tokenizer.json's \p{Lu} and \p{Ll}, "џ" and "Э"
+     * would be two words, and "Ўыџ" would end before the N. */
+    EXPECT(t, "\xd1\x9f\xd0\xad", 0, 0, 126257);
+    EXPECT(t, "\xd0\x8e\xd1\x8b\xd1\x9fN\xd0\x8e\xd1\x8b\xd1\x9fN", 0, 0, 126523, 116072, 4655,
+           100259, 45);
+    /* A word of 16,384 letters, 2,048 times "aaaaaaaa" (70540) in llama.cpp: longer than
+     * PCRE2's JIT stack takes for the lookaheads' repeated group, so the interpreter cuts it
+     * (tokenizer_bpe.c's next_match). */
+    static char word[16384];
+    static int want[2048];
+    memset(word, 'a', sizeof word);
+    for (int i = 0; i < 2048; i++)
+        want[i] = 70540;
+    expect_len(t, word, sizeof word, 0, 0, want, 2048);
+    tokenizer_free(t);
+    /* llama.cpp's other names for the family, and MiniMax-M2's, which shares its split. */
+    static const char *const alias[] = { "llama4", "kanana2", "talkie", "minimax-m2" };
+    for (int i = 0; i < 4; i++) {
+        spec.pre = (struct tok_str){ alias[i], strlen(alias[i]) };
+        ck_assert_msg((t = tokenizer_new(&spec, alias[i], &e)) != NULL, "%s", e.msg);
+        EXPECT(t, "x)/\n/y", 0, 0, 87, 5738, 198, 14, 88);
+        ck_assert_int_eq(tokenizer_add_bos(t), 0);
+        tokenizer_free(t);
+    }
+}
+END_TEST
+
 START_TEST(test_llama2_hand)
 {
     /* llama-tokenizer-js's own test table (with BOS, as it has them). */
@@ -666,11 +753,10 @@ START_TEST(test_refusals)
                 "x.gguf: merge 1 'a zz' names a token that is not in the vocabulary");
     refused_bpe(NULL, none, "x.gguf: merge 0 'c d' makes a token that is not in the vocabulary");
     refused_bpe(NULL, nospace, "x.gguf: merge 0 'ab' is not two tokens and a space");
-    refused_bpe(
-        "qwen3", ok,
-        "x.gguf: the pre-tokenizer 'qwen3' is not supported (logitlab has llama-bpe, dbrx, "
-        "qwen2, qwen35, starcoder, gpt-2, falcon, deepseek-coder, default, and their aliases: "
-        "doc/gguf.md)");
+    refused_bpe("qwen3", ok,
+                "x.gguf: the pre-tokenizer 'qwen3' is not supported (logitlab has llama-bpe, dbrx, "
+                "qwen2, qwen35, gpt-4o, starcoder, gpt-2, falcon, deepseek-coder, default, and "
+                "their aliases: doc/gguf.md)");
     static struct tiny t;
     tiny_bpe(&t, NULL, ok);
     t.spec.bos = TINY_BPE;
@@ -1184,6 +1270,7 @@ Suite *suite_tokenizer(void)
     tcase_set_timeout(real, 120);
     tcase_add_test(real, test_corpus);
     tcase_add_test(real, test_llama3_hand);
+    tcase_add_test(real, test_gpt4o_hand);
     tcase_add_test(real, test_llama2_hand);
     tcase_add_test(real, test_invalid_utf8);
     tcase_add_test(real, test_pieces);

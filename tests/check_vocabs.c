@@ -181,9 +181,8 @@ END_TEST
  * vocabulary), as llama.cpp's load() reads tokenizer.ggml.pre before the
  * tokens. */
 #define PRE_HAS                                                                                    \
-    "(logitlab has llama-bpe, dbrx, qwen2, qwen35, starcoder, gpt-2, falcon, deepseek-coder, "     \
-    "default, and their "                                                                          \
-    "aliases: doc/gguf.md)"
+    "(logitlab has llama-bpe, dbrx, qwen2, qwen35, gpt-4o, starcoder, gpt-2, falcon, "             \
+    "deepseek-coder, default, and their aliases: doc/gguf.md)"
 START_TEST(test_pre_first)
 {
     static struct vb v;
@@ -224,6 +223,8 @@ START_TEST(test_bos_default)
     ck_assert_int_eq(bos_of("starcoder", -1, 0), 0);
     ck_assert_int_eq(bos_of("qwen2", -1, 0), 0);
     ck_assert_int_eq(bos_of("dbrx", -1, 0), 0); /* Llama 3's split, not its default */
+    ck_assert_int_eq(bos_of("gpt-4o", -1, 0), 0);
+    ck_assert_int_eq(bos_of("llama4", -1, 0), 0);
     ck_assert_int_eq(bos_of(NULL, -1, 0), 0);
     ck_assert_int_eq(bos_of("gpt-2", 1, 0), 1); /* the file's word wins */
     ck_assert_int_eq(bos_of("llama-bpe", 0, 0), 0);
@@ -299,6 +300,35 @@ START_TEST(test_unicode15_classes)
     t = vb_new(&v);
     EXPECT(t, "a\xe0\xb3\xb3", 0, joined, 0xb3, 0xb3);
     tokenizer_free(t);
+}
+END_TEST
+
+/* GPT-4o's split keeps a contraction with the letters before it, either case (llama.cpp's
+ * expression: letters, then "(?:'[sS]|'[tT]|...)?"), where Llama 3's cuts it off. No token of
+ * Llama 3's vocabulary joins a letter to an apostrophe, so llama.cpp's ids on it cannot show
+ * this (check_tokenizer.c's GPT-4o case); here the merges "n '" and "N '" can. "don't" is
+ * one word: d o, n' (256), t; "DON'T" one word too (no lower-case letter: the second
+ * alternative, capitals then the contraction): D O, N' (257), T. Under Llama 3's split "n"
+ * and "'" are in different words: five bytes. */
+START_TEST(test_gpt4o_contractions)
+{
+    static struct vb v;
+    const char *const pres[2] = { "gpt-4o", "llama-bpe" };
+    for (int k = 0; k < 2; k++) {
+        vb_init(&v, pres[k], -1);
+        int lower = vb_add(&v, "n'", TOKT_NORMAL), upper = vb_add(&v, "N'", TOKT_NORMAL);
+        vb_merge(&v, "n '");
+        vb_merge(&v, "N '");
+        struct tokenizer *t = vb_new(&v);
+        if (k == 0) {
+            EXPECT(t, "don't", 0, 'd', 'o', lower, 't');
+            EXPECT(t, "DON'T", 0, 'D', 'O', upper, 'T');
+        } else {
+            EXPECT(t, "don't", 0, 'd', 'o', 'n', '\'', 't');
+            EXPECT(t, "DON'T", 0, 'D', 'O', 'N', '\'', 'T');
+        }
+        tokenizer_free(t);
+    }
 }
 END_TEST
 
@@ -392,6 +422,7 @@ Suite *suite_vocabs(void)
     tcase_add_test(tc, test_bos_default);
     tcase_add_test(tc, test_unicode15_letter);
     tcase_add_test(tc, test_unicode15_classes);
+    tcase_add_test(tc, test_gpt4o_contractions);
     tcase_add_test(tc, test_control_by_text);
     tcase_add_test(tc, test_ends_of_generation);
     suite_add_tcase(s, tc);

@@ -83,9 +83,11 @@
  * writes it out). */
 #define CONTRACTIONS "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
 /* What Llama 3, Qwen2 and Qwen3.5 end with: punctuation runs with their
- * line breaks, line breaks with the blanks before them, blanks not followed
- * by a non-blank, other blanks. */
-#define BLANKS_TAIL "[\\r\\n]*|[" WS "]*[\\r\\n]+|[" WS "]+(?![^" WS "])|[" WS "]+"
+ * line breaks, then the blank runs GPT-4o ends with too: line breaks with
+ * the blanks before them, blanks not followed by a non-blank, other
+ * blanks. */
+#define BLANK_RUNS  "[" WS "]*[\\r\\n]+|[" WS "]+(?![^" WS "])|[" WS "]+"
+#define BLANKS_TAIL "[\\r\\n]*|" BLANK_RUNS
 
 /* Llama 3: a letter run with at most one other character in front, up to
  * three digits, ... */
@@ -99,6 +101,26 @@ static const char *const QWEN2_RE[] = {
 /* Qwen3.5: Qwen2's with marks joining the letters. */
 static const char *const QWEN35_RE[] = {
     CONTRACTIONS "|[^\\r\\n" UL UN "]?[" UL UM "]+|[" UN "]| ?[^" WS UL UM UN "]+" BLANKS_TAIL,
+};
+
+/* GPT-4o (Llama 4, Phi-4-mini, MiniMax-M2): at most one other character,
+ * then letters cased as in camelCase ("camel", "Case", "HTML"), then a
+ * contraction; up to three digits; punctuation runs with the line breaks
+ * and slashes after them. The cases are llama.cpp's, not the
+ * tokenizer.json's \p{Lu} and \p{Ll} (each with \p{Lm}, \p{Lo} and
+ * \p{M}): its std::regex sees a text where every character above ASCII is
+ * one byte for its class, so it writes "upper" as a letter but a-z and
+ * "lower" as a letter but A-Z. A letter above ASCII is then of both cases,
+ * and a mark is no letter ("e" + U+0301 is two words). On the characters
+ * themselves these classes cut where llama.cpp's bytes do. A lookahead says
+ * "a letter but" because PCRE2 10.42 cannot take one class from another,
+ * and UL must keep the Unicode 15 letters it adds to \p{L}. */
+#define GPT4O_UPPER "(?:(?=[" UL "])[^a-z])"
+#define GPT4O_LOWER "(?:(?=[" UL "])[^A-Z])"
+static const char *const GPT4O_RE[] = {
+    "[^\\r\\n" UL UN "]?" GPT4O_UPPER "*" GPT4O_LOWER "+" CONTRACTIONS "?"
+    "|[^\\r\\n" UL UN "]?" GPT4O_UPPER "+" GPT4O_LOWER "*" CONTRACTIONS "?"
+    "|[" UN "]{1,3}| ?[^" WS UL UN "]+[\\r\\n/]*|" BLANK_RUNS,
 };
 
 /* GPT-2's split, which llama.cpp also uses after cutting out every digit
@@ -146,6 +168,7 @@ static const struct pre_kind {
     { "qwen2 deepseek-r1-qwen kormo f2llmv2 megrez stablelm2 hunyuan solar-open", 1, QWEN2_RE, 0,
       0 },
     { "qwen35", 1, QWEN35_RE, 0, 0 },
+    { "gpt-4o llama4 kanana2 talkie minimax-m2", 1, GPT4O_RE, 0, 0 },
     { "starcoder smollm refact command-r codeshell exaone minerva-7b mellum2", 2, STARCODER_RE, 0,
       0 },
     { "gpt-2 phi-2 jina-es jina-de gigachat jina-v2-es jina-v2-de a.x-4.0 mellum modern-bert "

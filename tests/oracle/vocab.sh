@@ -8,9 +8,15 @@
 # by a line __ggml_vocab_test__) and NAME.gguf.out (llama.cpp's ids for each, add_special and
 # parse_special off: its tests/test-tokenizer-0.cpp). For each file this prints how many
 # texts logitlab tokenizes as llama.cpp does (tests/vocab.sh), or why logitlab refuses the
-# file; a file without vectors is only opened. Then the llama-bpe and llama-spm vectors are
-# copied to tests/golden/vocab/, which `make test` runs on the in-tree vocabularies (the same
-# as those two files: data/README.md), saying whether they changed.
+# file; a file without vectors is only opened. A pre-tokenizer llama.cpp ships no file of is
+# checked on the tokens of one it ships (DERIVED, PRE:BASE): ggml-vocab-BASE.gguf copied with
+# tokenizer.ggml.pre PRE, and llama.cpp's ids under it for BASE's texts and for
+# tests/oracle/split-texts.inp (cases, camelCase, contractions, marks, blanks, slashes after
+# punctuation, scripts, then 40 random strings over such characters: texts where splits
+# differ), both made now by build/oracle/llama_tokenize (built by build-oracle.sh from
+# llama.cpp's static libraries), as llama.cpp has no .out for them. Then the llama-bpe and
+# llama-spm vectors are copied to tests/golden/vocab/, which `make test` runs on the in-tree
+# vocabularies (the same as those two files: data/README.md), saying whether they changed.
 # Exit status 0 when every file logitlab opens gives llama.cpp's ids on every text and the
 # REQUIRED ones open.
 set -u
@@ -19,6 +25,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MODELS=${2:-$ROOT/build/oracle/llama.cpp/models}
 GOLD=$ROOT/tests/golden/vocab
 REQUIRED="llama-bpe llama-spm gpt-2 starcoder qwen2 phi-3 gemma-4"
+DERIVED="gpt-4o:llama-bpe"
 if [ ! -d "$MODELS" ]; then
 	"$ROOT/tests/oracle/fetch-llama.sh" || exit 3
 fi
@@ -43,6 +50,33 @@ for f in "$MODELS"/ggml-vocab-*.gguf; do
 		echo "$name: no test vectors; refused: $ids"
 	fi
 done
+
+echo "== pre-tokenizers on a vocabulary llama.cpp ships ($DERIVED)"
+if "$ROOT/tests/oracle/build-oracle.sh"; then
+	WORK=$(mktemp -d)
+	trap 'rm -rf "$WORK"' EXIT
+	TOK=$ROOT/build/oracle/llama_tokenize
+	for pair in $DERIVED; do
+		pre=${pair%%:*}
+		base=$MODELS/ggml-vocab-${pair#*:}.gguf
+		f=$WORK/ggml-vocab-$pre.gguf
+		if ! "$TOK" --pre "$pre" "$base" "$f"; then
+			failed="$failed $pre"
+			continue
+		fi
+		for inp in "$base.inp" "$ROOT/tests/oracle/split-texts.inp"; do
+			what="$pre (${pair#*:}'s vocabulary, $(basename "$inp"))"
+			if ! "$TOK" "$f" "$inp" >"$f.out"; then
+				echo "$what: llama.cpp gave no ids"
+				failed="$failed $pre"
+			elif ! "$ROOT/tests/vocab.sh" "$LOGITLAB" "$f" "$inp" "$f.out" "$what"; then
+				failed="$failed $pre"
+			fi
+		done
+	done
+else
+	failed="$failed $DERIVED"
+fi
 
 echo "== goldens (tests/golden/vocab/)"
 mkdir -p "$GOLD"
