@@ -571,8 +571,8 @@ static const struct window_rule {
 };
 
 /* Gemma 2's soft-caps (attn_logit_softcapping, final_logit_softcapping: 50
- * and 30 unless said). The others do not soft-cap, so a file asking for a
- * final soft-cap there is refused rather than shown other numbers. */
+ * and 30 unless said). Gemma 3 does not soft-cap, so a Gemma 3 file asking
+ * for a final soft-cap is refused rather than shown other numbers. */
 static int load_softcaps(struct ld *d)
 {
     struct llama_hparams *hp = &d->L->model.hp;
@@ -599,7 +599,7 @@ static int load_window(struct ld *d)
 {
     struct llama_hparams *hp = &d->L->model.hp;
     if (!(hp->switches & LLAMA_SW_SWA))
-        return load_softcaps(d);
+        return 0; /* llama.cpp reads neither the window nor the caps there */
     const struct window_rule *r = WINDOW_RULES;
     while (r < WINDOW_RULES + sizeof WINDOW_RULES / sizeof WINDOW_RULES[0] &&
            d->arch != &ARCHS[r->arch])

@@ -17,8 +17,10 @@
  * base 10^4 everywhere, a window of 4,096 unless given on every other
  * layer, the scores soft-capped at --attn-cap, 50 unless given, the logits
  * at 30; 256,000 tokens unless given). --rot N turns only the first N
- * values of each head (Phi-4-mini: 96 of 128). Written by logitlab's own
- * GGUF writer (gguf/gguf_write.h).
+ * values of each head (Phi-4-mini: 96 of 128); --vocab-gguf FILE takes the
+ * tokenizer of another GGUF file instead of data/'s (llama.cpp's
+ * ggml-vocab-qwen2.gguf: Qwen's own). Written by logitlab's own GGUF writer
+ * (gguf/gguf_write.h).
  *
  *   gen_model --arch llama3|llama2|qwen2|qwen3|phi3|gemma2|gemma3 --type TYPE [--layers N --embd N
  *             --heads N --kv-heads N --ff N --ctx N --orig-ctx N --seed N --tied 0|1
@@ -68,6 +70,8 @@
 
 #include "base/err.h"
 #include "core/philox.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_llama.h"
 #include "gguf/gguf_write.h"
 #include "model/llama.h"
 #include "model/quant.h"
@@ -75,6 +79,7 @@
 
 struct opts {
     const char *arch, *type, *out, *vocab_dir, *vocab, *rope, *shape;
+    const char *vocab_gguf; /* --vocab-gguf FILE: that file's tokenizer (llama.cpp's ggml-vocab-*) */
     const char *tmpl; /* --template llama3|chatml: that chat template whatever the vocabulary */
     int layers, embd, heads, kv, ff, ctx, tied, threads;
     int orig_ctx; /* phi3: the context its short rotary factors are for */
@@ -517,7 +522,8 @@ static void put_tokenizer(struct gguf_writer *w, const struct tok_spec *t, const
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i].id >= 0)
             gguf_w_u32(w, ids[i].key, (uint32_t)ids[i].id);
-    gguf_w_bool(w, "tokenizer.ggml.add_bos_token", t->add_bos);
+    if (t->add_bos >= 0) /* -1: the file said nothing (a vocabulary from --vocab-gguf) */
+        gguf_w_bool(w, "tokenizer.ggml.add_bos_token", t->add_bos);
     if (t->kind == TOK_SPM && t->add_space_prefix == 0) /* Gemma's files say so */
         gguf_w_bool(w, "tokenizer.ggml.add_space_prefix", 0);
     if (tmpl)
@@ -601,7 +607,7 @@ static int usage(void)
                     "       [--layers N --embd N --heads N --head-dim N --kv-heads N --ff N --ctx N --orig-ctx N --seed N\n"
                     "        --tied 0|1 --rope-scaling none|llama3 --vocab-data DIR --vocab tiny\n"
                     "        --shape 1b|3b --threads N --window N --swa-pattern N --vocab-size N --rot N\n"
-                    "        --attn-cap N]\n"
+                    "        --attn-cap N --vocab-gguf FILE]\n"
                     "       -o OUT.gguf\n");
     return -1;
 }
@@ -647,6 +653,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "--type", NULL, 0, 0, &o->type },
         { "--rope-scaling", NULL, 0, 0, &o->rope },
         { "--vocab-data", NULL, 0, 0, &o->vocab_dir },
+        { "--vocab-gguf", NULL, 0, 0, &o->vocab_gguf },
         { "--vocab", NULL, 0, 0, &o->vocab },
         { "--shape", NULL, 0, 0, &o->shape },
         { "--template", NULL, 0, 0, &o->tmpl },
@@ -727,6 +734,8 @@ static int defaults(struct opts *o)
         return fprintf(stderr, "gen_model: --rope-scaling %s: none or llama3\n", o->rope), -1;
     if (o->tmpl && strcmp(o->tmpl, "llama3") != 0 && strcmp(o->tmpl, "chatml") != 0)
         return fprintf(stderr, "gen_model: --template %s: llama3 or chatml\n", o->tmpl), -1;
+    if (o->vocab_gguf && (o->vocab || o->vocab_size >= 0 || o->vocab_dir))
+        return fprintf(stderr, "gen_model: --vocab-gguf takes no other vocabulary option\n"), -1;
     if (o->vocab && strcmp(o->vocab, "tiny") != 0)
         return fprintf(stderr, "gen_model: --vocab %s: only tiny\n", o->vocab), -1;
     if (o->head_dim < 0 && o->embd % o->heads == 0)
@@ -874,8 +883,25 @@ static int gemma3_vocab(struct tokdata *td, int total, struct err *e)
     return 0;
 }
 
-static int load_vocab(const struct opts *o, struct tokdata *td, struct err *e)
+/* The tokenizer of another GGUF file, borrowed: llama.cpp's
+ * ggml-vocab-qwen2.gguf gives Qwen's own tokens, merges and types. td's
+ * spec points into the open file, which the caller closes after the model
+ * is written (gguf_llama_free, then gguf_close). */
+static int borrow_vocab(const char *path, struct tokdata *td, struct gguf **g,
+                        struct gguf_llama **L, struct err *e)
 {
+    if (!(*g = gguf_open(path, e)) || !(*L = gguf_llama_vocab_new(*g, e)))
+        return -1;
+    td->spec = (*L)->tok;
+    return 0;
+}
+
+static int load_vocab(const struct opts *o, struct tokdata *td, struct gguf **g,
+                      struct gguf_llama **L, struct err *e)
+{
+    memset(td, 0, sizeof *td);
+    if (o->vocab_gguf)
+        return borrow_vocab(o->vocab_gguf, td, g, L, e);
     if (o->vocab)
         return tiny_vocab(td) < 0 ? err_set(e, ERR_SYSTEM, "out of memory") : 0;
     const char *dir = o->vocab_dir ? o->vocab_dir : "data";
@@ -1004,9 +1030,13 @@ int main(int argc, char **argv)
         return fprintf(stderr, "gen_model: --type %s is not one of those listed\n", o.type), 2;
     struct err e = { 0, "" };
     struct tokdata td;
-    if (load_vocab(&o, &td, &e) < 0) {
+    struct gguf *vg = NULL;
+    struct gguf_llama *vl = NULL;
+    if (load_vocab(&o, &td, &vg, &vl, &e) < 0) {
         fprintf(stderr, "gen_model: %s\n", e.msg);
         tokdata_free(&td);
+        gguf_llama_free(vl);
+        gguf_close(vg);
         return e.code ? e.code : 3;
     }
     struct gen g = { calloc((size_t)o.layers * 16 + 4, sizeof(struct tspec)), 0, o.seed, o.threads };
@@ -1021,5 +1051,7 @@ int main(int argc, char **argv)
     free(rope);
     free(g.t);
     tokdata_free(&td);
+    gguf_llama_free(vl);
+    gguf_close(vg);
     return rc;
 }

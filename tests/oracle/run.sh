@@ -61,8 +61,8 @@ models | while read -r name type args; do
 		;;
 	*)
 		if [ ! -f "$f" ] || newer "$GEN" "$f" || newer "$HERE/models.txt" "$f"; then
-			# shellcheck disable=SC2086 # args is a list of options
-			"$GEN" $args --type "$type" -o "$f"
+			# shellcheck disable=SC2046 # args is a list of options; @ORACLE: this folder
+			"$GEN" $(printf '%s' "$args" | sed "s|@ORACLE|$OUT|g") --type "$type" -o "$f"
 		fi
 		;;
 	esac
@@ -176,7 +176,8 @@ else
 fi
 
 echo "== goldens (tests/golden/model/)"
-models | grep -v ' quantize ' | while read -r name type args; do
+# (not the rows made from llama.cpp's files, which tests/model.sh could not remake)
+models | grep -v ' quantize ' | grep -v -- '--vocab-gguf' | while read -r name type args; do
 	for side in llama ref; do
 		if ! cmp -s "$RES/$name.$side.txt" "$GOLD/$name.$side.txt" 2>/dev/null; then
 			cp "$RES/$name.$side.txt" "$GOLD/$name.$side.txt"
