@@ -508,7 +508,7 @@ static int run_terminal(struct session *ss, const struct term *t, struct app *a,
             dirty = 1;
         }
         /* Keys already waiting (a paste) go in before the next drawing. */
-        int key = term_key(dirty ? 0 : TUI_POLL_MS);
+        int key = term_key(t, dirty ? 0 : TUI_POLL_MS);
         if (dirty && key == AK_NONE) {
             view_render(a, &s, vs);
             term_present(t, &s);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "base/mapfault.h"
@@ -158,6 +159,7 @@ int term_open(struct term *t, int theme, struct err *e)
         return err_set(e, ERR_USAGE, "cannot use this terminal (TERM=%s): try TERM=xterm",
                        getenv("TERM") ? getenv("TERM") : "unset");
     t->screen = sc;
+    t->tty = 1;
     set_term(sc);
     setup(t, theme);
     return 0;
@@ -195,13 +197,29 @@ void term_size(int *w, int *h)
     getmaxyx(stdscr, *h, *w);
 }
 
-int term_key(int timeout_ms)
+/* A resize whose SIGWINCH curses never handled: one that came while the
+ * program was starting, before curses had its handler (tmux, resizing a
+ * window, sets the pane's size a moment later). The terminal's own size
+ * against curses' idea of it; on a difference curses takes the new size and
+ * the next screen is painted whole. */
+static int size_drifted(const struct term *t)
+{
+    struct winsize ws;
+    if (!t->tty || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 || ws.ws_col == 0 ||
+        (ws.ws_row == LINES && ws.ws_col == COLS))
+        return 0;
+    resizeterm(ws.ws_row, ws.ws_col);
+    clearok(curscr, TRUE);
+    return 1;
+}
+
+int term_key(const struct term *t, int timeout_ms)
 {
     wint_t ch;
     timeout(timeout_ms);
     int rc = get_wch(&ch);
     if (rc == ERR)
-        return AK_NONE;
+        return size_drifted(t) ? AK_RESIZE : AK_NONE;
     if (rc == KEY_CODE_YES) {
         switch (ch) {
         case KEY_LEFT:

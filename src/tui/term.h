@@ -18,6 +18,7 @@ struct term {
     int use_color;
     int projector; /* the high-contrast theme: bright colours on black, all bold */
     void *screen;  /* curses' SCREEN, freed on close */
+    int tty;       /* opened on the controlling terminal (term_open), whose size can be asked */
 };
 
 /* Starts curses on the controlling terminal in theme (config.h: 0 mono, 1
@@ -42,8 +43,10 @@ void term_close(struct term *t);
 void term_size(int *w, int *h);
 
 /* Waits up to timeout_ms for a key: an app key (app.h), AK_RESIZE after a
- * resize, or AK_NONE on a timeout or an interruption. */
-int term_key(int timeout_ms);
+ * resize, or AK_NONE on a timeout or an interruption. On a timeout t's
+ * terminal is asked its size, so that a resize whose signal curses missed
+ * is still seen (AK_RESIZE). */
+int term_key(const struct term *t, int timeout_ms);
 
 /* Shows screen s (of the terminal's size). */
 void term_present(const struct term *t, const struct screen *s);
