@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/llama_int.h"
+#include "model/model.h"
 #include "model/quant.h"
 
 /* ---- the rotary embedding's frequencies --------------------------------- */
@@ -237,13 +238,6 @@ void llama_job_qkv(void *arg, int t, int worker)
         rope_rows(c, jb->layer, out, ldo, r0, r1, jb->nx);
 }
 
-/* A score soft-capped (Gemma 2), in float as ggml: scaled by the cap's
- * reciprocal, tanh, times the cap. */
-static float soft_cap(float s, float cap)
-{
-    return cap * tanhf(s * (1.0f / cap));
-}
-
 /* One head of one token: softmax(q . k_t / sqrt(head_dim)) over the
  * positions t <= its own (each score soft-capped first with
  * LLAMA_SW_SOFTCAP), times the values. Head h reads KV head
@@ -265,12 +259,12 @@ void llama_job_attention(void *arg, int t, int worker)
      * p when pos - p >= n_swa) */
     int p0 = llama_layer_slides(hp, jb->layer) && pos >= hp->n_swa ? pos - hp->n_swa + 1 : 0;
     float cap = hp->switches & LLAMA_SW_SOFTCAP ? hp->attn_softcap : 0.0f;
-    for (int p = p0; p <= pos; p++) {
+    for (int p = p0; p <= pos; p++)
         s[p] = dot_head(q, k + (size_t)p * (size_t)c->kv_dim, hd) * scale;
-        if (cap > 0.0f)
-            s[p] = soft_cap(s[p], cap);
+    if (cap > 0.0f)
+        model_soft_cap(s + p0, (size_t)(pos - p0 + 1), cap);
+    for (int p = p0; p <= pos; p++)
         mx = s[p] > mx ? s[p] : mx;
-    }
     double sum = 0.0;
     for (int p = p0; p <= pos; p++) {
         s[p] = expf(s[p] - mx);

@@ -124,10 +124,7 @@ static void head_task(void *arg, int task, int worker)
         bf16_rows(j, lo, hi);
 }
 
-/* Gemma 2's final soft-cap, in float as ggml computes it (a scale by the
- * cap's reciprocal, tanh, a scale by the cap): every logit inside
- * (-cap, cap), the order kept. */
-static void soft_cap_logits(float *z, size_t n, float cap)
+void model_soft_cap(float *z, size_t n, float cap)
 {
     float inv = 1.0f / cap;
     for (size_t i = 0; i < n; i++)
@@ -146,7 +143,7 @@ static void head_product(struct model *m, const float *x, float *out, int n_vec)
     pool_run(m->pool, head_task, &j, (m->V + HEAD_TASK_ROWS - 1) / HEAD_TASK_ROWS);
     free(xs);
     if (m->softcap > 0.0f)
-        soft_cap_logits(out, (size_t)n_vec * (size_t)m->V, m->softcap);
+        model_soft_cap(out, (size_t)n_vec * (size_t)m->V, m->softcap);
 }
 
 /* Threads for a product of V x d: every core, unless it is too small. */

@@ -47,6 +47,12 @@ struct model_progress {
     void *arg;
 };
 
+/* Gemma 2's soft-cap of n values (the head's logits, the attention's
+ * scores): each z becomes cap * tanh(z / cap), in float as ggml computes
+ * it (a scale by the cap's reciprocal, tanh, a scale by the cap); every
+ * value lands inside (-cap, cap), the order kept. */
+void model_soft_cap(float *z, size_t n, float cap);
+
 /* The scale that gives a logit spread of LM_LOGIT_SPREAD at hidden size d. */
 float lm_weight_scale(int d);
 
