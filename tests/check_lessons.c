@@ -543,6 +543,43 @@ START_TEST(test_trained_flat)
 }
 END_TEST
 
+/* The same row with the engines' stages: XTC's kept set at two
+ * thresholds and its coin (0.8047 for seed 1, step 1, row 0), the dynamic
+ * temperature's 1.0283 (entropy 3.2959 of ln 512), epsilon's and eta's
+ * counts, as the lesson quotes them (worked in its text). */
+START_TEST(test_trained_xtc)
+{
+    load("trained-xtc");
+    step(1, NULL);
+    ck_assert_rounds_to(row(tok(" e"))->prob, 0.0886, 4);
+    ck_assert_rounds_to(row(tok(" happy"))->prob, 0.0802, 4);
+    ck_assert_rounds_to(row(tok(" s"))->prob, 0.0773, 4);
+    ck_assert_rounds_to(row(tok(" c"))->prob, 0.0630, 4);
+    ck_assert_rounds_to(T.entropy, 3.2959, 4);
+    step(1, "xtc-probability", "1", "xtc-threshold", "0.06", NULL);
+    ck_assert_int_eq(T.kept_count, 509);
+    ck_assert(row(tok(" c"))->removed_by == TRACE_KEPT);
+    ck_assert_int_eq(row(tok(" e"))->removed_by, STAGE_XTC);
+    ck_assert_rounds_to(1.0 - T.kept_mass, 0.2461, 4);
+    step(1, "xtc-probability", "1", "xtc-threshold", "0.05", NULL);
+    ck_assert_int_eq(T.kept_count, 507);
+    step(1, "xtc-probability", "1", "xtc-threshold", "0.1", NULL);
+    ck_assert_int_eq(T.kept_count, 512);
+    ck_assert_rounds_to(sampler_coin(1, 1, 0, STAGE_XTC), 0.8047, 4);
+    step(1, "xtc-probability", "0.5", "xtc-threshold", "0.06", NULL);
+    ck_assert_int_eq(T.kept_count, 512);
+    step(1, "xtc-probability", "0.9", "xtc-threshold", "0.06", NULL);
+    ck_assert_int_eq(T.kept_count, 509);
+    step(1, "dynatemp-range", "0.5", NULL);
+    ck_assert_rounds_to(T.stages[1].cut, 1.0283, 4);
+    step(1, "epsilon-cutoff", "0.01", NULL);
+    ck_assert_int_eq(T.kept_count, 23);
+    step(1, "eta-cutoff", "0.01", NULL);
+    ck_assert_int_eq(T.kept_count, 33);
+    ck_assert_rounds_to(T.stages[9].cut, 0.0037, 4);
+}
+END_TEST
+
 Suite *suite_lessons(void)
 {
     Suite *s = suite_create("lessons");
@@ -566,6 +603,7 @@ Suite *suite_lessons(void)
     TCase *trained = tcase_create("trained");
     tcase_add_checked_fixture(trained, NULL, teardown);
     tcase_set_timeout(trained, 120);
+    tcase_add_test(trained, test_trained_xtc);
     tcase_add_test(trained, test_trained_next);
     tcase_add_test(trained, test_trained_branch);
     tcase_add_test(trained, test_trained_loop);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/philox.h"
 #include "core/sampler.h"
 #include "suites.h"
 
@@ -302,23 +303,25 @@ START_TEST(test_preset_orders)
                                 STAGE_TOP_P };
     /* llama.cpp's default chain (common/common.h): penalties, (DRY,)
      * top-n-sigma, top-k, typical, top-p, min-p, (XTC,) temperature. */
-    const enum stage llama[] = { STAGE_PENALTY,    STAGE_TOP_N_SIGMA, STAGE_TOP_K,
-                                 STAGE_TYPICAL_P,  STAGE_TOP_P,       STAGE_MIN_P,
-                                 STAGE_TEMPERATURE };
+    const enum stage llama[] = { STAGE_PENALTY, STAGE_TOP_N_SIGMA, STAGE_TOP_K, STAGE_TYPICAL_P,
+                                 STAGE_TOP_P,   STAGE_MIN_P,       STAGE_XTC,   STAGE_TEMPERATURE };
     chain_preset(&c, PRESET_VLLM);
     ck_assert_int_eq(c.n, 5); /* vLLM has neither typical-p nor top-n-sigma */
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(c.stage[i], vllm[i]);
     chain_preset(&c, PRESET_LLAMACPP);
-    ck_assert_int_eq(c.n, 7);
-    for (int i = 0; i < 7; i++)
+    ck_assert_int_eq(c.n, 8);
+    for (int i = 0; i < 8; i++)
         ck_assert_int_eq(c.stage[i], llama[i]);
     ck_assert(!c.topk_keep_ties);
     chain_preset(&c, PRESET_HF);
     ck_assert(c.topk_keep_ties);
-    /* HF runs its typical warper after min-p, and has no top-n-sigma. */
-    ck_assert_int_eq(c.stage[c.n - 1], STAGE_TYPICAL_P);
-    ck_assert(!chain_has(&c, STAGE_TOP_N_SIGMA));
+    /* HF's _get_logits_processor: ... min-p, typical, epsilon, eta; no
+     * top-n-sigma, no XTC. */
+    ck_assert_int_eq(c.stage[c.n - 3], STAGE_TYPICAL_P);
+    ck_assert_int_eq(c.stage[c.n - 2], STAGE_EPSILON);
+    ck_assert_int_eq(c.stage[c.n - 1], STAGE_ETA);
+    ck_assert(!chain_has(&c, STAGE_TOP_N_SIGMA) && !chain_has(&c, STAGE_XTC));
 }
 END_TEST
 
@@ -328,15 +331,15 @@ static const double TOY[] = { -3.2, 0.8, 1.2, 0.5, -0.4, 2.1, 0.9 };
 
 /* Runs the toy row through the reference and the O(V) sampler, which must
  * keep the same tokens; the reference's trace stays in T. */
-static void run_both(void)
+static void run_both_on(const double *z, int n)
 {
     struct trace f;
     struct err e;
-    run(TOY, 7);
-    ck_assert_int_eq(trace_init(&f, 7, &e), 0);
-    struct sampler_input in = { .vocab_size = 7, .logits = TOY, .step = 1 };
-    ck_assert_msg(sampler_run_fast(&in, &S, &f, 7, &e) == 0, "%s", e.msg);
-    for (int id = 0; id < 7; id++) {
+    run(z, n);
+    ck_assert_int_eq(trace_init(&f, n, &e), 0);
+    struct sampler_input in = { .vocab_size = n, .logits = z, .step = 1 };
+    ck_assert_msg(sampler_run_fast(&in, &S, &f, n, &e) == 0, "%s", e.msg);
+    for (int id = 0; id < n; id++) {
         struct trace_row r;
         int rank;
         ck_assert_int_eq(sampler_fast_row(&f, id, &r, &rank), 0);
@@ -344,8 +347,14 @@ static void run_both(void)
                       r.removed_by, row_of(id)->removed_by);
     }
     ck_assert_int_eq(f.kept_count, T.kept_count);
+    ck_assert_int_eq(f.greedy, T.greedy);
     ck_assert_double_eq_tol(f.kept_mass, T.kept_mass, 1e-12);
     trace_free(&f);
+}
+
+static void run_both(void)
+{
+    run_both_on(TOY, 7);
 }
 
 START_TEST(test_typical_p_by_hand)
@@ -414,6 +423,122 @@ START_TEST(test_top_n_sigma_by_hand)
     S.temperature = 1.0;
     run_both();
     ck_assert_int_eq(T.kept_count, 7);
+}
+END_TEST
+
+/* The toy row's probabilities by hand (test_typical_p_by_hand): on .4407,
+ * cat .1792, mat .1327, The .1201, sat .0890, dog .0362, [PAD] .0022;
+ * entropy H = 1.5405 nats, of at most ln 7 = 1.9459 (normalized .79168). */
+
+START_TEST(test_xtc_by_hand)
+{
+    /* llama.cpp's XTC: the tokens with p >= threshold go but the last of
+     * them. In the lesson order XTC is the 8th stage. */
+    S.xtc_probability = 1.0; /* the coin u < 1 always passes */
+    S.xtc_threshold = 0.1;   /* on, cat, mat, The pass it: the first three go */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert(!kept(5) && !kept(2) && !kept(6) && kept(1) && kept(3) && kept(4) && kept(0));
+    ck_assert_int_eq(row_of(5)->removed_by, STAGE_XTC);
+    ck_assert_int_eq(T.stages[7].stage, STAGE_XTC);
+    ck_assert_int_eq(T.stages[7].removed, 3);
+    ck_assert_double_eq_tol(T.stages[7].removed_mass, 0.4407 + 0.1792 + 0.1327, 2e-4);
+    S.xtc_threshold = 0.15; /* on and cat: on goes */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 6);
+    ck_assert(!kept(5) && kept(2));
+    S.xtc_threshold = 0.4; /* on alone: one token above is never removed */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 7);
+    /* The coin: Philox with counter (step 1, row 0, 0, 1 + STAGE_XTC), seed
+     * 1; XTC acts when u <= p, as llama.cpp's chance > p skips it. */
+    double u = philox_uniform_word3(1, 1, 0, 0, 1u + STAGE_XTC);
+    ck_assert_double_eq(sampler_coin(1, 1, 0, STAGE_XTC), u);
+    ck_assert(u != sampler_u(1, 1, 0, 0)); /* not the draw's u */
+    S.xtc_threshold = 0.1;
+    S.xtc_probability = u; /* exactly u: acts */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert_double_eq(T.stages[7].cut, u);
+    S.xtc_probability = nextafter(u, 0.0); /* just below u: the coin says no */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 7);
+}
+END_TEST
+
+START_TEST(test_epsilon_and_eta_by_hand)
+{
+    /* Hugging Face's epsilon warper: p < epsilon goes, the best stays. */
+    S.epsilon_cutoff = 0.1; /* sat .0890, dog, [PAD] go */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert(kept(5) && kept(2) && kept(6) && kept(1) && !kept(3));
+    ck_assert_int_eq(row_of(3)->removed_by, STAGE_EPSILON);
+    ck_assert_double_eq(T.stages[8].cut, 0.1);
+    S.epsilon_cutoff = 0.13; /* The .1201 too */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 3);
+    S.epsilon_cutoff = 0.9; /* everything is below: the most likely stays */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert(kept(5));
+    S.epsilon_cutoff = 0.0;
+    /* Eta: bar min(eta, sqrt(eta) e^-H), e^-1.5405 = .21425. At 0.1:
+     * min(0.1, .31623 x .21425 = .06775): dog and [PAD] go. */
+    S.eta_cutoff = 0.1;
+    run_both();
+    ck_assert_int_eq(T.kept_count, 5);
+    ck_assert(kept(3) && !kept(4) && !kept(0));
+    ck_assert_int_eq(row_of(4)->removed_by, STAGE_ETA);
+    ck_assert_double_eq_tol(T.stages[9].cut, 0.06775, 5e-5);
+    S.eta_cutoff = 0.2; /* min(0.2, .44721 x .21425 = .09582): sat .0890 too */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert_double_eq_tol(T.stages[9].cut, 0.09582, 5e-5);
+    S.eta_cutoff = 0.01; /* the bar is eta itself: only [PAD] .0022 goes */
+    run_both();
+    ck_assert_int_eq(T.kept_count, 6);
+    ck_assert_double_eq(T.stages[9].cut, 0.01);
+}
+END_TEST
+
+START_TEST(test_dynamic_temperature_by_hand)
+{
+    /* llama.cpp's temp_ext: T from max(0, T - R) to T + R by the normalized
+     * entropy .79168 to the exponent. T 1, R 0.5, exponent 1: 0.5 + 1 x
+     * .79168 = 1.29168, so on's z' is 2.1 / 1.29168 = 1.62579. */
+    S.dynatemp_range = 0.5;
+    run_both();
+    ck_assert_int_eq(T.stages[1].stage, STAGE_TEMPERATURE);
+    ck_assert(T.stages[1].active);
+    ck_assert_double_eq_tol(T.stages[1].cut, 1.29168, 5e-5);
+    ck_assert_double_eq_tol(row_of(5)->adjusted, 1.62579, 5e-5);
+    S.dynatemp_exp = 2.0; /* 0.5 + .62677 = 1.12677 */
+    run_both();
+    ck_assert_double_eq_tol(T.stages[1].cut, 1.12677, 5e-5);
+    /* Temperature 0 with a range is a range from 0, not greedy: 0.5 x .79168. */
+    S.temperature = 0.0;
+    S.dynatemp_exp = 1.0;
+    run_both();
+    ck_assert(!T.greedy);
+    ck_assert_int_eq(T.kept_count, 7);
+    ck_assert_double_eq_tol(T.stages[1].cut, 0.39584, 5e-5);
+    /* One token left: nothing to scale, as llama.cpp returns early. */
+    struct err e;
+    ck_assert_int_eq(chain_parse("top-k,temperature", &S.chain, &e), 0);
+    S.temperature = 1.0;
+    S.top_k = 1;
+    run_both();
+    ck_assert_double_eq(row_of(5)->adjusted, 2.1);
+    /* Entropy 0 (e^-800 is 0 in double) with T - R <= 0: T 0, greedy. */
+    const double peaked[] = { 0.0, -800.0, -900.0 };
+    chain_preset(&S.chain, PRESET_LESSON);
+    S.top_k = 0;
+    S.temperature = 0.5;
+    run_both_on(peaked, 3);
+    ck_assert(T.greedy);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert_double_eq(T.stages[1].cut, 0.0);
 }
 END_TEST
 
@@ -650,6 +775,9 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_preset_orders);
     tcase_add_test(core, test_typical_p_by_hand);
     tcase_add_test(core, test_top_n_sigma_by_hand);
+    tcase_add_test(core, test_xtc_by_hand);
+    tcase_add_test(core, test_epsilon_and_eta_by_hand);
+    tcase_add_test(core, test_dynamic_temperature_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

@@ -185,6 +185,11 @@ static int check_req(const struct backend *b, const struct backend_req *r, int i
                            "request %d: the %s backend has no %s stage yet (--backend cpu runs it)",
                            i, b->ops->name, stage_name(st));
     }
+    if (b->ops->stages && r->s.dynatemp_range > 0.0 && chain_has(&r->s.chain, STAGE_TEMPERATURE))
+        return err_set(e, ERR_USAGE,
+                       "request %d: the %s backend has no dynamic temperature yet (--backend cpu "
+                       "runs it)",
+                       i, b->ops->name);
     if ((int)r->row < 0 || (int)r->row >= rows)
         return err_set(e, ERR_USAGE, "request %d: logits row %u, the backend holds %d", i, r->row,
                        rows);

@@ -3,6 +3,7 @@
  * is named here: a new row of sampling.def is all a new stage needs.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,10 +82,23 @@ static double main_value(const struct sampler_settings *s, enum stage st)
     return i ? setting_number(i, s) : 1.0;
 }
 
+/* Whether an activating setting of stage st other than its first is on
+ * (the temperature's dynamic range). */
+static int other_on(const struct sampler_settings *s, enum stage st)
+{
+    const struct setting_info *first = setting_of_stage((int)st);
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (i != first && i->stage == (int)st && (i->flags & SET_ACTIVATES) &&
+            setting_is_on(i, s, INT_MAX))
+            return 1;
+    return 0;
+}
+
 int stage_cuts(const struct sampler_settings *s, enum stage st)
 {
     int f = STAGES[st].flags;
-    return (f & SF_CUT) || ((f & SF_ZERO_CUTS) && main_value(s, st) == 0.0);
+    /* Temperature 0 with a dynamic range is a range from 0 up: it scales. */
+    return (f & SF_CUT) || ((f & SF_ZERO_CUTS) && main_value(s, st) == 0.0 && !other_on(s, st));
 }
 
 int stage_rewrites(const struct sampler_settings *s, enum stage st)

@@ -90,6 +90,22 @@ struct pick {
 #define FAST_LATER_P   ((1u << STAGE_TOP_K) | (1u << STAGE_MIN_P) | (1u << STAGE_TOP_N_SIGMA))
 #define FAST_LATER_CUT ((1u << STAGE_TOP_K) | (1u << STAGE_MIN_P))
 
+/* ---- sampler_fast.c ---- */
+
+/* A kept token removed by stage st: its mass added now, once z' is final,
+ * else the token listed for the end (statistics). */
+void fast_drop(struct fast *f, int i, int st);
+
+/* ---- fast_engines.c: the stages the engines added (XTC, epsilon, eta) ---- */
+
+/* The entropy, in nats, of the softmax over the kept tokens, which it
+ * lists (fast_build_alive) with their e; their mass into *mass if not NULL. */
+double fast_kept_entropy(struct fast *f, double *mass);
+
+int fast_XTC(struct fast *f, struct stage_report *rep);
+int fast_EPSILON(struct fast *f, struct stage_report *rep);
+int fast_ETA(struct fast *f, struct stage_report *rep);
+
 /* ---- fast_later.c: the first cut's p_max left for later ---- */
 
 /* The p_max of stage c of the chain (a cut), into rep: left for later

@@ -36,7 +36,7 @@ static int only_rewrite_is_t(const struct sampler_settings *s, int V)
         enum stage st = s->chain.stage[j];
         if (!stage_rewrites(s, st) || !stage_active(s, st, V))
             continue;
-        if (st != STAGE_TEMPERATURE)
+        if (st != STAGE_TEMPERATURE || s->dynatemp_range > 0.0) /* a dynamic T is not known ahead */
             return 0;
         t = 1;
     }
@@ -62,8 +62,8 @@ static struct load_plan load_plan(const struct sampler_settings *s, int V)
     int c = 0, n = s->chain.n;
     while (c < n && !stage_active(s, s->chain.stage[c], V))
         c++;
-    p.divide =
-        c < n && s->chain.stage[c] == STAGE_TEMPERATURE && stage_rewrites(s, STAGE_TEMPERATURE);
+    p.divide = c < n && s->chain.stage[c] == STAGE_TEMPERATURE &&
+               stage_rewrites(s, STAGE_TEMPERATURE) && s->dynatemp_range <= 0.0;
     for (c += p.divide; c < n && !stage_active(s, s->chain.stage[c], V);)
         c++;
     int waits = c < n && stage_cuts(s, s->chain.stage[c]) && fast_p_max_waits(s, c, V);

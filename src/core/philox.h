@@ -66,13 +66,20 @@ static inline HOSTDEV struct philox4x32 philox4x32_10(struct philox4x32 ctr, uin
 #define PHILOX_U_SCALE (1.0 / 16777216.0)
 
 /* The u in [0, 1) of DESIGN.md section 2: the top 24 bits of the first output
- * word of Philox4x32-10 keyed by the seed, with counter (step, row, draw, 0). */
+ * word of Philox4x32-10 keyed by the seed, with counter (step, row, draw, 0);
+ * the last counter word, 0 for every draw, numbers a stage's own coin. */
+static inline HOSTDEV double philox_uniform_word3(uint64_t seed, uint32_t step, uint32_t row,
+                                                  uint32_t draw, uint32_t word3)
+{
+    struct philox4x32 c = { { step, row, draw, word3 } };
+    struct philox4x32 r = philox4x32_10(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+    return (double)(r.v[0] >> 8) * PHILOX_U_SCALE;
+}
+
 static inline HOSTDEV double philox_uniform(uint64_t seed, uint32_t step, uint32_t row,
                                             uint32_t draw)
 {
-    struct philox4x32 c = { { step, row, draw, 0u } };
-    struct philox4x32 r = philox4x32_10(c, (uint32_t)seed, (uint32_t)(seed >> 32));
-    return (double)(r.v[0] >> 8) * PHILOX_U_SCALE;
+    return philox_uniform_word3(seed, step, row, draw, 0u);
 }
 
 #endif

@@ -17,6 +17,7 @@
 #include "base/vecpath.h"
 #include "core/draws.h"
 #include "core/philox.h"
+#include "core/ref_int.h"
 #include "core/sampler_rules.h"
 
 const char *penalty_formula_name(enum penalty_formula f)
@@ -108,17 +109,30 @@ static double up_to_3_digits(double x)
     return r < x ? nextafter(r, INFINITY) : r;
 }
 
+int sampler_t_range_error(const struct sampler_settings *s, double T, int id, double z, double zmax,
+                          struct err *e)
+{
+    char v[48];
+    range_value(z, v, sizeof v);
+    if (s->dynatemp_range > 0.0) /* T is the step's own: the settings can only move its range */
+        return err_set(e, ERR_USAGE,
+                       "dynamic temperature %g (temperature %g, dynatemp-range %g): token %d's "
+                       "z' / T %s, past the sampler's limit |z'| <= %.0e",
+                       T, s->temperature, s->dynatemp_range, id, v, RULE_Z_LIMIT);
+    /* |z / T| <= the limit for every token needs T >= zmax / limit. */
+    return err_set(e, ERR_USAGE,
+                   "temperature %g: token %d's z' / T %s, past the sampler's limit "
+                   "|z'| <= %.0e; the smallest temperature for this step is %.3g (0 is greedy)",
+                   T, id, v, RULE_Z_LIMIT, up_to_3_digits(zmax / RULE_Z_LIMIT));
+}
+
 int sampler_range_error(const struct sampler_settings *s, int where, int id, double logit, double z,
                         double zmax, struct err *e)
 {
     char v[48], names[128];
     range_value(z, v, sizeof v);
     if (where == STAGE_TEMPERATURE)
-        /* |z / T| <= the limit for every token needs T >= zmax / limit. */
-        return err_set(e, ERR_USAGE,
-                       "temperature %g: token %d's z' / T %s, past the sampler's limit "
-                       "|z'| <= %.0e; the smallest temperature for this step is %.3g (0 is greedy)",
-                       s->temperature, id, v, RULE_Z_LIMIT, up_to_3_digits(zmax / RULE_Z_LIMIT));
+        return sampler_t_range_error(s, s->temperature, id, z, zmax, e);
     if (where == STAGE_PENALTY) {
         penalty_names(s, names, sizeof names);
         return err_set(e, ERR_USAGE, "%s: token %d's z' %s, past the sampler's limit |z'| <= %.0e",
@@ -164,6 +178,11 @@ double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw)
     return philox_uniform(seed, step, row, draw);
 }
 
+double sampler_coin(uint64_t seed, uint32_t step, uint32_t row, enum stage st)
+{
+    return philox_uniform_word3(seed, step, row, 0, 1u + (uint32_t)st);
+}
+
 /* Counts how often each token occurs in the penalty window: the generated
  * tokens (or the whole context), and of those only the last n when n > 0. */
 static void count_window(const struct sampler_input *in, const struct sampler_settings *s,
@@ -175,21 +194,6 @@ static void count_window(const struct sampler_input *in, const struct sampler_se
     for (int i = start; i < in->context_len; i++)
         count[in->context[i]]++;
 }
-
-/* What a stage of the reference sees: the settings, every token's z' (by
- * id), the window's counts, the trace whose rows hold the marks (indexed by
- * id while the chain runs), and the tokens still kept, best first. */
-struct ref_step {
-    const struct sampler_settings *s;
-    int V;
-    double *z;
-    const int *count;
-    struct trace *t;
-    const struct zid *order; /* the kept tokens in rank order */
-    int n;                   /* how many */
-    struct stage_report *rep;
-    struct err *e; /* a stage that fails fills it */
-};
 
 /* Fills order[0..n) with the tokens not yet removed, best first. */
 static int sorted_alive(const double *z, const struct trace_row *mark, int vocab_size,
@@ -203,8 +207,7 @@ static int sorted_alive(const double *z, const struct trace_row *mark, int vocab
     return n;
 }
 
-/* The sum of e^(z - max) over the first n of order: softmax's denominator. */
-static double shifted_sum(const struct zid *order, int n)
+double ref_shifted_sum(const struct zid *order, int n)
 {
     double sum = 0.0;
     for (int r = 0; r < n; r++)
@@ -212,8 +215,7 @@ static double shifted_sum(const struct zid *order, int n)
     return sum;
 }
 
-/* Marks the kept tokens of rank keep and below as removed by stage st. */
-static void remove_from(struct ref_step *c, int keep, enum stage st)
+void ref_remove_from(struct ref_step *c, int keep, enum stage st)
 {
     for (int r = keep; r < c->n; r++)
         c->t->rows[c->order[r].id].removed_by = (int)st;
@@ -250,22 +252,37 @@ static double largest_magnitude(const struct ref_step *c)
     return m;
 }
 
+/* The temperature of the step: T, or with a dynamic range T's dynamic
+ * value for the kept tokens (rule_dynamic_t), which is also the stage's
+ * report value; -1 when there is nothing to scale (one kept token, as
+ * llama.cpp leaves it). */
+static double step_temperature(struct ref_step *c)
+{
+    const struct sampler_settings *s = c->s;
+    if (s->dynatemp_range <= 0.0)
+        return s->temperature;
+    if (c->n <= 1)
+        return -1.0;
+    c->rep->cut = rule_dynamic_t(s->temperature, s->dynatemp_range, s->dynatemp_exp,
+                                 ref_kept_entropy(c->order, c->n), c->n);
+    return c->rep->cut;
+}
+
 /* z / T; T = 0 keeps only the argmax (ties to the lower id): greedy. A
  * quotient outside RULE_Z_LIMIT refuses the step, naming the smallest T. */
 static int apply_TEMPERATURE(struct ref_step *c)
 {
-    double T = c->s->temperature;
+    double T = step_temperature(c);
     if (T == 0.0) {
         c->t->greedy = 1;
-        remove_from(c, 1, STAGE_TEMPERATURE);
-    } else if (T != 1.0) {
+        ref_remove_from(c, 1, STAGE_TEMPERATURE);
+    } else if (T > 0.0 && T != 1.0) {
         double zmax = largest_magnitude(c);
         for (int i = 0; i < c->V; i++)
             c->z[i] /= T;
         for (int i = 0; i < c->V; i++)
             if (!rule_z_in_range(c->z[i]) && c->t->rows[i].removed_by != TRACE_MASKED)
-                return sampler_range_error(c->s, STAGE_TEMPERATURE, i, c->t->rows[i].logit, c->z[i],
-                                           zmax, c->e);
+                return sampler_t_range_error(c->s, T, i, c->z[i], zmax, c->e);
     }
     return 0;
 }
@@ -278,7 +295,7 @@ static int apply_TOP_K(struct ref_step *c)
     if (k <= 0 || k >= c->n)
         return 0;
     double kth = c->order[k - 1].z;
-    c->rep->cut = exp(kth - c->order[0].z) / shifted_sum(c->order, c->n);
+    c->rep->cut = exp(kth - c->order[0].z) / ref_shifted_sum(c->order, c->n);
     for (int r = k; r < c->n; r++)
         if (!(c->s->chain.topk_keep_ties && c->order[r].z == kth))
             c->t->rows[c->order[r].id].removed_by = STAGE_TOP_K;
@@ -293,7 +310,7 @@ static int apply_TOP_P(struct ref_step *c)
     double p = c->s->top_p;
     if (p >= 1.0 || c->n == 0)
         return 0;
-    double max = c->order[0].z, sum = shifted_sum(c->order, c->n);
+    double max = c->order[0].z, sum = ref_shifted_sum(c->order, c->n);
     double cum = 0.0;
     int keep = c->n;
     for (int r = 0; r < c->n; r++) {
@@ -304,7 +321,7 @@ static int apply_TOP_P(struct ref_step *c)
         }
     }
     c->rep->cut = cum;
-    remove_from(c, keep, STAGE_TOP_P);
+    ref_remove_from(c, keep, STAGE_TOP_P);
     return 0;
 }
 
@@ -335,12 +352,8 @@ static int apply_TYPICAL_P(struct ref_step *c)
     double p = c->s->typical_p;
     if (p >= 1.0 || c->n == 0)
         return 0;
-    double max = c->order[0].z, sum = shifted_sum(c->order, c->n), h = 0.0;
-    for (int r = 0; r < c->n; r++) {
-        double q = exp(c->order[r].z - max) / sum;
-        if (q > 0.0)
-            h -= q * log(q);
-    }
+    double max = c->order[0].z, sum = ref_shifted_sum(c->order, c->n);
+    double h = ref_kept_entropy(c->order, c->n);
     struct zid *near = malloc((size_t)c->n * sizeof *near);
     if (!near)
         return err_set(c->e, ERR_SYSTEM, "out of memory in the sampler (%d tokens)", c->V);
@@ -450,7 +463,8 @@ static int run_chain(const struct sampler_input *in, const struct sampler_settin
         enum stage st = s->chain.stage[c];
         struct stage_report *rep = &t->stages[c];
         *rep = (struct stage_report){ .stage = st, .active = stage_active(s, st, in->vocab_size) };
-        struct ref_step step = { .s = s,
+        struct ref_step step = { .in = in,
+                                 .s = s,
                                  .V = in->vocab_size,
                                  .z = t->work_z,
                                  .count = t->work_count,
@@ -460,7 +474,7 @@ static int run_chain(const struct sampler_input *in, const struct sampler_settin
                                  .e = e };
         step.n = sorted_alive(step.z, t->rows, step.V, t->work_order);
         rep->in = step.n;
-        rep->p_max = step.n > 0 ? 1.0 / shifted_sum(step.order, step.n) : 0.0;
+        rep->p_max = step.n > 0 ? 1.0 / ref_shifted_sum(step.order, step.n) : 0.0;
         if (APPLY[st](&step) < 0)
             return -1;
     }

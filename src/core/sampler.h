@@ -252,6 +252,11 @@ double trace_final(const struct trace *t, int id);
 int sampler_range_error(const struct sampler_settings *s, int where, int id, double logit, double z,
                         double zmax, struct err *e);
 
+/* The same for the temperature stage dividing by T (the setting's, or the
+ * step's dynamic one). */
+int sampler_t_range_error(const struct sampler_settings *s, double T, int id, double z, double zmax,
+                          struct err *e);
+
 /* Checks in's context against its vocabulary: a prompt no longer than the
  * context, every id in [0, vocab_size). Returns 0, or -1 naming the
  * offender ("context token 9 is not in the vocabulary (0..6)"). */
@@ -259,6 +264,10 @@ int sampler_check_context(const struct sampler_input *in, struct err *e);
 
 /* The u of DESIGN.md: Philox4x32-10 keyed by seed, counter (step, row, draw, 0). */
 double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw);
+
+/* A stage's own coin (XTC's), apart from every draw's u: Philox4x32-10
+ * keyed by seed, counter (step, row, 0, 1 + st). */
+double sampler_coin(uint64_t seed, uint32_t step, uint32_t row, enum stage st);
 
 /* The draw rule, a pure function of the trace's final probabilities and u:
  * the first kept row, in rank order, whose cum_final exceeds u. When rounding

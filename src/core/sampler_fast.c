@@ -38,7 +38,7 @@
 
 /* A kept token removed by stage st: its mass added now, once z' is final,
  * else the token listed for the end (statistics). */
-static void drop(struct fast *f, int i, int st)
+void fast_drop(struct fast *f, int i, int st)
 {
     if (f->e_final)
         f->removed_mass[1 + st] += fast_e(f, i); /* while i is still marked kept */
@@ -103,7 +103,7 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
         if (keep_ties ? f->z[i] >= zc : !rule_ranks_before(zc, idc, f->z[i], i))
             f->alive[k++] = i;
         else
-            drop(f, i, st);
+            fast_drop(f, i, st);
     }
     f->n_alive = k;
 }
@@ -111,8 +111,13 @@ static void cut_after(struct fast *f, double zc, int idc, int keep_ties, enum st
 /* z / T; T = 0 keeps only the argmax: greedy. */
 static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
 {
-    (void)rep;
     double T = f->s->temperature;
+    if (f->s->dynatemp_range > 0.0) { /* sampler.c's step_temperature */
+        if (f->n_alive <= 1)
+            return 0;
+        double h = fast_kept_entropy(f, NULL);
+        T = rep->cut = rule_dynamic_t(T, f->s->dynatemp_range, f->s->dynatemp_exp, h, f->n_alive);
+    }
     if (T == 0.0) {
         f->t->greedy = 1;
         int best = fast_alive_best(f);
@@ -139,7 +144,7 @@ static int fast_TEMPERATURE(struct fast *f, struct stage_report *rep)
             for (int i = 0; i < f->V; i++)
                 if (!rule_z_in_range(f->z[i]) && f->mark[i] != MARK_MASKED) {
                     f->range_error = 1;
-                    sampler_range_error(f->s, STAGE_TEMPERATURE, i, 0.0, f->z[i], zmax, f->err);
+                    sampler_t_range_error(f->s, T, i, f->z[i], zmax, f->err);
                     return -1;
                 }
     }
@@ -256,7 +261,7 @@ static int fast_MIN_P(struct fast *f, struct stage_report *rep)
         if (rule_min_p_keeps(f->z[i], max, bar))
             f->alive[k++] = i;
         else
-            drop(f, i, STAGE_MIN_P);
+            fast_drop(f, i, STAGE_MIN_P);
     }
     f->n_alive = k;
     return 0;
@@ -383,16 +388,8 @@ static int fast_TYPICAL_P(struct fast *f, struct stage_report *rep)
     double p = f->s->typical_p;
     if (p >= 1.0)
         return 0;
-    fast_exps_kept(f);
-    fast_build_alive(f);
+    double K, h = fast_kept_entropy(f, &K);
     int n = f->n_alive;
-    double K = fast_alive_mass(f), off = 0.0;
-    for (int j = 0; j < n; j++) {
-        int i = f->alive[j];
-        if (f->e[i] > 0.0)
-            off += f->e[i] * (f->z[i] - f->e_max);
-    }
-    double h = log(K) - off / K;
     if (fast_reserve_sorted(f, (size_t)n) < 0)
         return -1;
     for (int j = 0; j < n; j++) {
@@ -412,7 +409,7 @@ static int fast_TYPICAL_P(struct fast *f, struct stage_report *rep)
     }
     rep->cut = cum;
     for (int r = keep; r < n; r++)
-        drop(f, f->sorted[r].id, STAGE_TYPICAL_P);
+        fast_drop(f, f->sorted[r].id, STAGE_TYPICAL_P);
     int k = 0;
     for (int j = 0; j < n; j++)
         if (f->mark[f->alive[j]] == MARK_KEPT)

@@ -33,6 +33,31 @@ static inline int rule_zid_cmp(const void *a, const void *b)
                                                          : 0;
 }
 
+/* Dynamic temperature (llama.cpp's temp_ext): with n >= 2 kept tokens
+ * whose softmax has entropy h, the temperature runs from max(0, T - R) to
+ * T + R by the normalized entropy h / ln n raised to the exponent x: a
+ * flat distribution is heated, a peaked one cooled. */
+static inline HOSTDEV double rule_dynamic_t(double T, double R, double x, double h, int n)
+{
+    double lo = T - R > 0.0 ? T - R : 0.0, hi = T + R;
+    return lo + (hi - lo) * pow(h / log((double)n), x);
+}
+
+/* Epsilon and eta cutoffs (Hugging Face): a token goes when its
+ * probability is below the bar and it is not tied with the most likely
+ * (min_tokens_to_keep 1). Eta's bar is min(eta, sqrt(eta) e^-h), h the
+ * entropy of the kept tokens. */
+static inline HOSTDEV int rule_below_bar(double p, double bar, double z, double max)
+{
+    return p < bar && z < max;
+}
+
+static inline HOSTDEV double rule_eta_bar(double eta, double h)
+{
+    double b = sqrt(eta) * exp(-h);
+    return b < eta ? b : eta;
+}
+
 /* The range of z' (HACKING.md 4, "The range of z'"): every token that is
  * not masked keeps |z'| <= RULE_Z_LIMIT after each value stage (the shift,
  * the penalties, the temperature), or the step is refused naming the

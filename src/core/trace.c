@@ -53,3 +53,16 @@ const char *trace_removed_name(int removed_by)
         return "masked";
     return STAGES[removed_by].removed ? STAGES[removed_by].removed : STAGES[removed_by].name;
 }
+
+double trace_temperature(const struct trace *t, const struct sampler_settings *s)
+{
+    for (int c = 0; c < t->n_stages; c++) {
+        const struct stage_report *r = &t->stages[c];
+        if (r->stage != STAGE_TEMPERATURE || !r->active)
+            continue;
+        if (s->dynatemp_range <= 0.0)
+            return s->temperature;
+        return r->in <= 1 ? 1.0 : r->cut;
+    }
+    return 1.0;
+}

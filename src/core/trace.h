@@ -27,6 +27,11 @@ struct trace_alt {
 int trace_pick(const struct trace *t, int id, struct trace_alt *pick, int *rank,
                struct trace_alt *alt, int max);
 
+/* The temperature the step divided by: s's, or where a dynamic range is
+ * on the step's own (its stage's report value); 1 when the chain has no
+ * temperature stage or it scaled nothing (one kept token). */
+double trace_temperature(const struct trace *t, const struct sampler_settings *s);
+
 /* What removed a token: "" when kept, else the stage's word ("top-k",
  * "typ-p", "greedy"), or "masked". */
 const char *trace_removed_name(int removed_by);

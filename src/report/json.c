@@ -242,8 +242,27 @@ static void json_draws(FILE *out, const struct draws *d)
     fprintf(out, ", \"df_filtered\": %d},\n", d->df_kept);
 }
 
+/* What an active stage saw: a cut's value (its report's, as the text
+ * report words it), the temperature's divisor (dynamic or not). */
+static void json_stage_value(FILE *out, const struct trace *t, const struct sampler_settings *s,
+                             int c)
+{
+    const struct stage_report *r = &t->stages[c];
+    if (!r->active)
+        return;
+    double p_max, cut;
+    trace_stage_values(t, c, &p_max, &cut);
+    if (STAGES[r->stage].flags & SF_CUT) {
+        fprintf(out, ", \"cut\": ");
+        json_number(out, cut);
+    } else if (r->stage == STAGE_TEMPERATURE && trace_temperature(t, s) > 0.0) {
+        fprintf(out, ", \"divided_by\": "); /* 0: greedy, which "removed" says */
+        json_number(out, trace_temperature(t, s));
+    }
+}
+
 /* What was kept, and what each stage of the chain removed. */
-static void json_stages(FILE *out, const struct trace *t)
+static void json_stages(FILE *out, const struct trace *t, const struct sampler_settings *s)
 {
     fprintf(out, "  \"kept_count\": %d,\n  \"kept_mass\": ", t->kept_count);
     json_number(out, t->kept_mass);
@@ -253,6 +272,7 @@ static void json_stages(FILE *out, const struct trace *t)
                 c ? ", " : "", stage_name(t->stages[c].stage),
                 t->stages[c].active ? "true" : "false", t->stages[c].removed);
         json_number(out, t->stages[c].removed_mass);
+        json_stage_value(out, t, s, c);
         fputc('}', out);
     }
     fprintf(out, "],\n");
@@ -334,7 +354,7 @@ int report_write_json(FILE *out, const struct report *r)
         json_hist(out, r->hist);
     if (r->draws)
         json_draws(out, r->draws);
-    json_stages(out, r->trace);
+    json_stages(out, r->trace, &r->settings->sampler);
     json_choice(out, r);
     if (r->lesson->steps[r->step - 1].n_ask > 0)
         json_asks(out, r);

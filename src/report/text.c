@@ -80,6 +80,33 @@ static void wrap(FILE *out, const char *first, const char *indent, const char *t
     }
 }
 
+/* Whether an activating setting of stage st that the summary line does not
+ * carry is on: what a modifier of the stage modifies (the XTC probability,
+ * the dynamic temperature's range). */
+static int unsummarized_on(const struct settings *s, int st)
+{
+    for (const struct setting_info *j = SETTINGS_INFO; j->name; j++)
+        if (j->stage == st && (j->flags & SET_ACTIVATES) && !(j->flags & SET_SUMMARY) &&
+            setting_is_on(j, &s->sampler, INT_MAX))
+            return 1;
+    return 0;
+}
+
+/* Whether setting i of active stage st goes on the stage's line after the
+ * summary: the penalty's all (its words say how it works); another stage's
+ * activating settings that are on, and its modifiers when what they modify
+ * is on. */
+static int on_stage_line(const struct settings *s, const struct setting_info *i, int st)
+{
+    if (i->stage != st || report_in_summary(s, i))
+        return 0;
+    if (st == STAGE_PENALTY)
+        return !(i->flags & SET_MODIFIER);
+    if (i->flags & SET_ACTIVATES)
+        return setting_is_on(i, &s->sampler, INT_MAX);
+    return !(i->flags & SET_MODIFIER) || unsummarized_on(s, st);
+}
+
 /* The settings of the step: the summary line, then what the active stages
  * with more settings use (the penalty's formula, scope, ...), the shift,
  * the order and the stop rules. */
@@ -105,8 +132,7 @@ static void text_settings(FILE *out, const struct settings *s)
             n++;
         }
         for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
-            if (i->stage != st || report_in_summary(s, i) ||
-                (st == STAGE_PENALTY && (i->flags & SET_MODIFIER)))
+            if (!on_stage_line(s, i, st))
                 continue;
             setting_value(s, i, v, sizeof v);
             if (n++ == 0)
@@ -252,10 +278,27 @@ static void describe_penalty(FILE *out, const struct stage_line *l)
             n == 1 ? "" : "s");
 }
 
+/* A dynamic temperature's range and where this step's entropy put it. */
+static void describe_dynamic(FILE *out, const struct stage_line *l)
+{
+    const struct sampler_settings *m = &l->r->settings->sampler;
+    double lo = m->temperature - m->dynatemp_range;
+    fprintf(out, "dynamic, from %g to %g by the entropy of the %s kept (exponent %g): ",
+            lo > 0.0 ? lo : 0.0, m->temperature + m->dynatemp_range, l->in, m->dynatemp_exp);
+    if (l->st->in <= 1)
+        fprintf(out, "one token, nothing to scale\n");
+    else if (l->st->cut == 0.0)
+        fprintf(out, "T 0 here, greedy: removed %s holding %s\n", l->removed, l->mass);
+    else
+        fprintf(out, "every logit divided by %s here\n", l->cut);
+}
+
 static void describe_temperature(FILE *out, const struct stage_line *l)
 {
     double T = l->r->settings->sampler.temperature;
-    if (T == 0.0)
+    if (l->r->settings->sampler.dynatemp_range > 0.0)
+        describe_dynamic(out, l);
+    else if (T == 0.0)
         fprintf(out, "greedy: %s in, kept the argmax, removed %s holding %s\n", l->in, l->removed,
                 l->mass);
     else
@@ -275,18 +318,11 @@ static void (*const DESCRIBE[STAGE_COUNT])(FILE *, const struct stage_line *) = 
     [STAGE_MIN_P] = describe_min_p,
 };
 
-/* The one setting that turns stage st on, or NULL when several do (the
- * penalties): what the stage's name is shown with. */
+/* The setting shown with stage st's name: its first activating one, or
+ * NULL where the stage's own line names them all (the penalties). */
 static const struct setting_info *stage_setting(enum stage st)
 {
-    const struct setting_info *found = NULL;
-    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
-        if (i->stage == (int)st && (i->flags & SET_ACTIVATES)) {
-            if (found)
-                return NULL;
-            found = i;
-        }
-    return found;
+    return DESCRIBE[st] == describe_penalty ? NULL : setting_of_stage((int)st);
 }
 
 /* One line per stage of the chain, in order: what it did and what it saw. */

@@ -361,7 +361,7 @@ static void describe(const struct batch_row *r, int compact, char *buf, size_t n
     for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
         if (!(i->flags & SET_ACTIVATES) || !i->status || i->stage == STAGE_NONE)
             continue;
-        int always = (STAGES[i->stage].flags & SF_ZERO_CUTS) != 0;
+        int always = (STAGES[i->stage].flags & SF_ZERO_CUTS) && setting_of_stage(i->stage) == i;
         if (!always && !(in_chain(m, i->stage) && setting_is_on(i, m, INT_MAX)))
             continue;
         char v[64];

@@ -218,6 +218,12 @@ static void status_item(const struct app *a, const struct settings *st,
         utf8_append(buf, n, " (unused)");
     if ((STAGES[sg].flags & SF_ZERO_CUTS) && stage_cuts(m, sg))
         utf8_append(buf, n, " (greedy)");
+    if (i != setting_of_stage(i->stage) && setting_get(st, i) != i->def &&
+        sg == STAGE_TEMPERATURE) { /* the dynamic range: the T this step took */
+        char here[48];
+        snprintf(here, sizeof here, " (T %.3g here)", trace_temperature(&a->t, m));
+        utf8_append(buf, n, here);
+    }
     if (!status_has_how(st, i) || how >= STATUS_HOW - 1)
         return;
     char words[128];

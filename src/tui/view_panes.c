@@ -304,7 +304,7 @@ static void logit_axis(const struct app *a, const int *ids, const struct pane_ge
 static double logit_base(const struct app *a)
 {
     const struct sampler_settings *m = &a->cur.sampler;
-    double T = m->temperature;
+    double T = trace_temperature(&a->t, m);
     return T > 0.0 && chain_has(&m->chain, STAGE_TEMPERATURE) ? m->shift / T : m->shift;
 }
 
@@ -317,7 +317,8 @@ static void logit_title(const struct app *a, const struct screen_ctx *c, int cha
     if (changed) {
         snprintf(words, sizeof words, "%s%s%s", m->shift != 0.0 ? " shift" : "",
                  a->t.penalized ? " penalty" : "",
-                 m->temperature != 1.0 && m->temperature != 0.0 ? " T" : "");
+                 trace_temperature(&a->t, m) != 1.0 && trace_temperature(&a->t, m) != 0.0 ? " T"
+                                                                                          : "");
         snprintf(why, sizeof why, "z' after%s", words);
     }
     if (base != 0.0) {

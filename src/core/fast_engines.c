@@ -1,0 +1,96 @@
+/* fast_engines.c - the O(V) path of the stages of sampler_engines.c (XTC,
+ * the epsilon and eta cutoffs), with the same kept sets: each is one pass
+ * over the kept tokens' exponentials, as typical-p's first pass. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/fast_int.h"
+
+double fast_kept_entropy(struct fast *f, double *mass)
+{
+    fast_exps_kept(f);
+    fast_build_alive(f);
+    double K = fast_alive_mass(f), off = 0.0;
+    for (int j = 0; j < f->n_alive; j++) {
+        int i = f->alive[j];
+        if (f->e[i] > 0.0)
+            off += f->e[i] * (f->z[i] - f->e_max);
+    }
+    if (mass)
+        *mass = K;
+    return log(K) - off / K; /* -sum q ln q with q = e / K */
+}
+
+/* Keeps the listed kept tokens that are still marked kept. */
+static void compact_alive(struct fast *f)
+{
+    int k = 0;
+    for (int j = 0; j < f->n_alive; j++)
+        if (f->mark[f->alive[j]] == MARK_KEPT)
+            f->alive[k++] = f->alive[j];
+    f->n_alive = k;
+}
+
+/* sampler_engines.c's apply_XTC: the tokens at or above the threshold are
+ * the best ones, so those are sorted and all but the last removed. */
+int fast_XTC(struct fast *f, struct stage_report *rep)
+{
+    const struct sampler_settings *s = f->s;
+    if (s->xtc_probability <= 0.0 || f->n_alive < 2)
+        return 0;
+    double u = sampler_coin(s->seed, f->in->step, f->in->row, STAGE_XTC);
+    rep->cut = u;
+    if (u > s->xtc_probability)
+        return 0;
+    fast_exps_kept(f);
+    fast_build_alive(f);
+    double K = fast_alive_mass(f);
+    if (fast_reserve_sorted(f, (size_t)f->n_alive) < 0)
+        return -1;
+    int m = 0;
+    for (int j = 0; j < f->n_alive; j++) {
+        int i = f->alive[j];
+        if (f->e[i] / K >= s->xtc_threshold)
+            f->sorted[m++] = (struct zid){ f->z[i], i };
+    }
+    if (m < 2)
+        return 0;
+    qsort(f->sorted, (size_t)m, sizeof *f->sorted, rule_zid_cmp);
+    for (int r = 0; r + 1 < m; r++)
+        fast_drop(f, f->sorted[r].id, STAGE_XTC);
+    compact_alive(f);
+    return 0;
+}
+
+/* Removes the kept tokens below bar but those tied with the best
+ * (sampler_engines.c's cut_below); e and the list must hold. */
+static void cut_below(struct fast *f, double K, double bar, enum stage st, struct stage_report *rep)
+{
+    double max = f->z[fast_alive_best(f)];
+    rep->cut = bar;
+    for (int j = 0; j < f->n_alive; j++) {
+        int i = f->alive[j];
+        if (rule_below_bar(f->e[i] / K, bar, f->z[i], max))
+            fast_drop(f, i, st);
+    }
+    compact_alive(f);
+}
+
+int fast_EPSILON(struct fast *f, struct stage_report *rep)
+{
+    if (f->s->epsilon_cutoff <= 0.0)
+        return 0;
+    fast_exps_kept(f);
+    fast_build_alive(f);
+    cut_below(f, fast_alive_mass(f), f->s->epsilon_cutoff, STAGE_EPSILON, rep);
+    return 0;
+}
+
+int fast_ETA(struct fast *f, struct stage_report *rep)
+{
+    if (f->s->eta_cutoff <= 0.0)
+        return 0;
+    double K, h = fast_kept_entropy(f, &K);
+    cut_below(f, K, rule_eta_bar(f->s->eta_cutoff, h), STAGE_ETA, rep);
+    return 0;
+}
