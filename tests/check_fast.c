@@ -68,7 +68,26 @@ static void random_others(uint64_t seed, struct sampler_settings *s)
     *s = all.sampler;
 }
 
-/* Random settings: each stage on with some chance, any preset. */
+/* A custom order: some of the stages, shuffled (a cut, a value stage, a
+ * cut: the order where a cut's masses wait for the final z'). */
+static void random_order(uint64_t seed, struct chain *c)
+{
+    enum stage st[STAGE_COUNT];
+    for (int i = 0; i < STAGE_COUNT; i++)
+        st[i] = (enum stage)i;
+    for (int i = STAGE_COUNT - 1; i > 0; i--) {
+        int j = (int)(philox_uniform(seed, 81, (uint32_t)i, 0) * (i + 1));
+        enum stage x = st[i];
+        st[i] = st[j];
+        st[j] = x;
+    }
+    c->n = 1 + (int)(philox_uniform(seed, 82, 0, 0) * STAGE_COUNT);
+    memcpy(c->stage, st, sizeof st);
+    c->preset = PRESET_CUSTOM;
+    c->topk_keep_ties = 0;
+}
+
+/* Random settings: each stage on with some chance, any preset or a custom order. */
 static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
 {
     sampler_defaults(s);
@@ -94,6 +113,8 @@ static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
         s->penalty_last_n = u[7] < 0.3 ? 4 : 0;
     }
     chain_preset(&s->chain, (enum preset)((int)(u[5] * 4) % 4));
+    if (philox_uniform(seed, 80, 0, 0) < 0.2)
+        random_order(seed, &s->chain);
     s->seed = seed;
     random_others(seed, s);
 }

@@ -571,12 +571,12 @@ START_TEST(test_trained_xtc)
     step(1, "xtc-probability", "0.9", "xtc-threshold", "0.06", NULL);
     ck_assert_int_eq(T.kept_count, 509);
     step(1, "dynatemp-range", "0.5", NULL);
-    ck_assert_rounds_to(T.stages[1].cut, 1.0283, 4);
+    ck_assert_rounds_to(T.stages[2].cut, 1.0283, 4);
     step(1, "epsilon-cutoff", "0.01", NULL);
     ck_assert_int_eq(T.kept_count, 23);
     step(1, "eta-cutoff", "0.01", NULL);
     ck_assert_int_eq(T.kept_count, 33);
-    ck_assert_rounds_to(T.stages[9].cut, 0.0037, 4);
+    ck_assert_rounds_to(T.stages[10].cut, 0.0037, 4);
 }
 END_TEST
 

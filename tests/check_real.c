@@ -371,6 +371,14 @@ START_TEST(test_loop_and_its_escape)
     ck_assert_int_eq(n, 9);
     ck_assert_mem_eq(out, ESCAPE, sizeof ESCAPE);
     ck_assert_int_eq(st.rule, STOP_EOS);
+    /* No-repeat n-gram 4 instead (Hugging Face's rule, prompt included): the
+     * prompt holds " cat sat on the", so after the second " cat sat on" the
+     * token " the" is banned, and the same escape follows: " a rug." */
+    ck_assert_int_eq(settings_set(&s, "repetition-penalty", "1", &(struct err){ 0, "" }), 0);
+    ck_assert_int_eq(settings_set(&s, "no-repeat-ngram-size", "4", &(struct err){ 0, "" }), 0);
+    n = generate(&s, out, 64, &st);
+    ck_assert_int_eq(n, 9);
+    ck_assert_mem_eq(out, ESCAPE, sizeof ESCAPE);
     source_close(&SRC);
     lesson_free(&L);
 }

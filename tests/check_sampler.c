@@ -59,6 +59,16 @@ static int kept(int id)
     return row_of(id)->removed_by == TRACE_KEPT;
 }
 
+/* The report of stage st in the run's chain (it must be there). */
+static const struct stage_report *rep_of(enum stage st)
+{
+    for (int c = 0; c < T.n_stages; c++)
+        if (T.stages[c].stage == st)
+            return &T.stages[c];
+    ck_abort_msg("stage %s is not in the chain", stage_name(st));
+    return NULL;
+}
+
 /* ---- core ---------------------------------------------------------------- */
 
 START_TEST(test_softmax_by_hand)
@@ -147,7 +157,7 @@ START_TEST(test_top_k_off_when_k_zero_or_at_least_v)
         S.top_k = ks[i];
         run(z, 3);
         ck_assert_int_eq(T.kept_count, 3);
-        ck_assert(!T.stages[2].active);
+        ck_assert(!rep_of(STAGE_TOP_K)->active);
     }
 }
 END_TEST
@@ -318,6 +328,7 @@ START_TEST(test_preset_orders)
     ck_assert(c.topk_keep_ties);
     /* HF's _get_logits_processor: ... min-p, typical, epsilon, eta; no
      * top-n-sigma, no XTC. */
+    ck_assert_int_eq(c.stage[1], STAGE_NO_REPEAT_NGRAM); /* a processor, before the warpers */
     ck_assert_int_eq(c.stage[c.n - 3], STAGE_TYPICAL_P);
     ck_assert_int_eq(c.stage[c.n - 2], STAGE_EPSILON);
     ck_assert_int_eq(c.stage[c.n - 1], STAGE_ETA);
@@ -377,10 +388,8 @@ START_TEST(test_typical_p_by_hand)
     run_both();
     ck_assert_int_eq(T.kept_count, 2);
     ck_assert(kept(2) && kept(6) && !kept(5));
-    /* In the lesson order (penalty, temperature, top-n-sigma, top-k,
-     * typical-p, ...) its 5th stage. */
-    ck_assert_int_eq(T.stages[4].stage, STAGE_TYPICAL_P);
-    ck_assert_double_eq_tol(T.stages[4].cut, 0.3119, 5e-5);
+    /* What the stage's report saw: the running sum where it stopped. */
+    ck_assert_double_eq_tol(rep_of(STAGE_TYPICAL_P)->cut, 0.3119, 5e-5);
     S.typical_p = 0.9; /* passes 0.9 at sat: only dog and [PAD] go */
     run_both();
     ck_assert_int_eq(T.kept_count, 5);
@@ -402,9 +411,8 @@ START_TEST(test_top_n_sigma_by_hand)
     ck_assert(kept(5) && kept(2) && kept(6) && kept(1));
     ck_assert(!kept(3) && !kept(4) && !kept(0));
     ck_assert_int_eq(row_of(3)->removed_by, STAGE_TOP_N_SIGMA);
-    /* In the lesson order (penalty, temperature, top-n-sigma, ...) its 3rd stage. */
-    ck_assert_int_eq(T.stages[2].stage, STAGE_TOP_N_SIGMA);
-    ck_assert_double_eq_tol(T.stages[2].cut, 0.5218, 5e-5);
+    /* The bar in the stage's report. */
+    ck_assert_double_eq_tol(rep_of(STAGE_TOP_N_SIGMA)->cut, 0.5218, 5e-5);
     S.top_n_sigma = 0.5; /* bar 1.3109: on alone */
     run_both();
     ck_assert_int_eq(T.kept_count, 1);
@@ -440,9 +448,8 @@ START_TEST(test_xtc_by_hand)
     ck_assert_int_eq(T.kept_count, 4);
     ck_assert(!kept(5) && !kept(2) && !kept(6) && kept(1) && kept(3) && kept(4) && kept(0));
     ck_assert_int_eq(row_of(5)->removed_by, STAGE_XTC);
-    ck_assert_int_eq(T.stages[7].stage, STAGE_XTC);
-    ck_assert_int_eq(T.stages[7].removed, 3);
-    ck_assert_double_eq_tol(T.stages[7].removed_mass, 0.4407 + 0.1792 + 0.1327, 2e-4);
+    ck_assert_int_eq(rep_of(STAGE_XTC)->removed, 3);
+    ck_assert_double_eq_tol(rep_of(STAGE_XTC)->removed_mass, 0.4407 + 0.1792 + 0.1327, 2e-4);
     S.xtc_threshold = 0.15; /* on and cat: on goes */
     run_both();
     ck_assert_int_eq(T.kept_count, 6);
@@ -459,7 +466,7 @@ START_TEST(test_xtc_by_hand)
     S.xtc_probability = u; /* exactly u: acts */
     run_both();
     ck_assert_int_eq(T.kept_count, 4);
-    ck_assert_double_eq(T.stages[7].cut, u);
+    ck_assert_double_eq(rep_of(STAGE_XTC)->cut, u);
     S.xtc_probability = nextafter(u, 0.0); /* just below u: the coin says no */
     run_both();
     ck_assert_int_eq(T.kept_count, 7);
@@ -474,7 +481,7 @@ START_TEST(test_epsilon_and_eta_by_hand)
     ck_assert_int_eq(T.kept_count, 4);
     ck_assert(kept(5) && kept(2) && kept(6) && kept(1) && !kept(3));
     ck_assert_int_eq(row_of(3)->removed_by, STAGE_EPSILON);
-    ck_assert_double_eq(T.stages[8].cut, 0.1);
+    ck_assert_double_eq(rep_of(STAGE_EPSILON)->cut, 0.1);
     S.epsilon_cutoff = 0.13; /* The .1201 too */
     run_both();
     ck_assert_int_eq(T.kept_count, 3);
@@ -490,15 +497,15 @@ START_TEST(test_epsilon_and_eta_by_hand)
     ck_assert_int_eq(T.kept_count, 5);
     ck_assert(kept(3) && !kept(4) && !kept(0));
     ck_assert_int_eq(row_of(4)->removed_by, STAGE_ETA);
-    ck_assert_double_eq_tol(T.stages[9].cut, 0.06775, 5e-5);
+    ck_assert_double_eq_tol(rep_of(STAGE_ETA)->cut, 0.06775, 5e-5);
     S.eta_cutoff = 0.2; /* min(0.2, .44721 x .21425 = .09582): sat .0890 too */
     run_both();
     ck_assert_int_eq(T.kept_count, 4);
-    ck_assert_double_eq_tol(T.stages[9].cut, 0.09582, 5e-5);
+    ck_assert_double_eq_tol(rep_of(STAGE_ETA)->cut, 0.09582, 5e-5);
     S.eta_cutoff = 0.01; /* the bar is eta itself: only [PAD] .0022 goes */
     run_both();
     ck_assert_int_eq(T.kept_count, 6);
-    ck_assert_double_eq(T.stages[9].cut, 0.01);
+    ck_assert_double_eq(rep_of(STAGE_ETA)->cut, 0.01);
 }
 END_TEST
 
@@ -509,20 +516,19 @@ START_TEST(test_dynamic_temperature_by_hand)
      * .79168 = 1.29168, so on's z' is 2.1 / 1.29168 = 1.62579. */
     S.dynatemp_range = 0.5;
     run_both();
-    ck_assert_int_eq(T.stages[1].stage, STAGE_TEMPERATURE);
-    ck_assert(T.stages[1].active);
-    ck_assert_double_eq_tol(T.stages[1].cut, 1.29168, 5e-5);
+    ck_assert(rep_of(STAGE_TEMPERATURE)->active);
+    ck_assert_double_eq_tol(rep_of(STAGE_TEMPERATURE)->cut, 1.29168, 5e-5);
     ck_assert_double_eq_tol(row_of(5)->adjusted, 1.62579, 5e-5);
     S.dynatemp_exp = 2.0; /* 0.5 + .62677 = 1.12677 */
     run_both();
-    ck_assert_double_eq_tol(T.stages[1].cut, 1.12677, 5e-5);
+    ck_assert_double_eq_tol(rep_of(STAGE_TEMPERATURE)->cut, 1.12677, 5e-5);
     /* Temperature 0 with a range is a range from 0, not greedy: 0.5 x .79168. */
     S.temperature = 0.0;
     S.dynatemp_exp = 1.0;
     run_both();
     ck_assert(!T.greedy);
     ck_assert_int_eq(T.kept_count, 7);
-    ck_assert_double_eq_tol(T.stages[1].cut, 0.39584, 5e-5);
+    ck_assert_double_eq_tol(rep_of(STAGE_TEMPERATURE)->cut, 0.39584, 5e-5);
     /* One token left: nothing to scale, as llama.cpp returns early. */
     struct err e;
     ck_assert_int_eq(chain_parse("top-k,temperature", &S.chain, &e), 0);
@@ -538,7 +544,64 @@ START_TEST(test_dynamic_temperature_by_hand)
     run_both_on(peaked, 3);
     ck_assert(T.greedy);
     ck_assert_int_eq(T.kept_count, 1);
-    ck_assert_double_eq(T.stages[1].cut, 0.0);
+    ck_assert_double_eq(rep_of(STAGE_TEMPERATURE)->cut, 0.0);
+}
+END_TEST
+
+/* Both samplers on the toy row with a context (the ids of the toy
+ * vocabulary), which must agree token by token. */
+static void run_both_ctx(const int *ctx, int len)
+{
+    struct trace f;
+    struct err e;
+    run_ctx(TOY, 7, ctx, len, 0);
+    ck_assert_int_eq(trace_init(&f, 7, &e), 0);
+    struct sampler_input in = {
+        .vocab_size = 7, .logits = TOY, .context = ctx, .context_len = len, .step = 1
+    };
+    ck_assert_msg(sampler_run_fast(&in, &S, &f, 7, &e) == 0, "%s", e.msg);
+    for (int id = 0; id < 7; id++) {
+        struct trace_row r;
+        int rank;
+        ck_assert_int_eq(sampler_fast_row(&f, id, &r, &rank), 0);
+        ck_assert_msg(r.removed_by == row_of(id)->removed_by, "token %d: fast %d, reference %d", id,
+                      r.removed_by, row_of(id)->removed_by);
+    }
+    ck_assert_double_eq_tol(f.kept_mass, T.kept_mass, 1e-12);
+    trace_free(&f);
+}
+
+START_TEST(test_no_repeat_ngram_by_hand)
+{
+    /* "The cat sat on mat The cat": ids 1 2 3 5 6 1 2 (Hugging Face's
+     * no_repeat_ngram_size counts the prompt too). */
+    const int ctx[] = { 1, 2, 3, 5, 6, 1, 2 };
+    S.no_repeat_ngram_size = 2; /* the last token, cat, was followed by sat: sat goes */
+    run_both_ctx(ctx, 7);
+    ck_assert_int_eq(T.kept_count, 6);
+    ck_assert_int_eq(row_of(3)->removed_by, STAGE_NO_REPEAT_NGRAM);
+    ck_assert_double_eq_tol(rep_of(STAGE_NO_REPEAT_NGRAM)->removed_mass, 0.0890, 5e-5);
+    S.no_repeat_ngram_size = 3; /* "The cat" was followed by sat too */
+    run_both_ctx(ctx, 7);
+    ck_assert_int_eq(T.kept_count, 6);
+    ck_assert(!kept(3));
+    S.no_repeat_ngram_size = 4; /* "mat The cat" never came before: nothing goes */
+    run_both_ctx(ctx, 7);
+    ck_assert_int_eq(T.kept_count, 7);
+    S.no_repeat_ngram_size = 1; /* every token of the text goes: [PAD] and dog stay */
+    run_both_ctx(ctx, 7);
+    ck_assert_int_eq(T.kept_count, 2);
+    ck_assert(kept(0) && kept(4));
+    ck_assert_int_eq(T.choice.id, 4); /* dog, e^-0.4 against [PAD]'s e^-3.2 */
+    /* Every token banned: Hugging Face's row would be all -inf; the most
+     * likely, on, stays here. */
+    const int all[] = { 0, 1, 2, 3, 4, 5, 6 };
+    run_both_ctx(all, 7);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert(kept(5));
+    ck_assert_int_eq(rep_of(STAGE_NO_REPEAT_NGRAM)->removed, 6);
+    run_both_ctx(ctx, 0); /* no text: nothing to repeat */
+    ck_assert_int_eq(T.kept_count, 7);
 }
 END_TEST
 
@@ -778,6 +841,7 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_xtc_by_hand);
     tcase_add_test(core, test_epsilon_and_eta_by_hand);
     tcase_add_test(core, test_dynamic_temperature_by_hand);
+    tcase_add_test(core, test_no_repeat_ngram_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

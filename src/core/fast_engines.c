@@ -94,3 +94,29 @@ int fast_ETA(struct fast *f, struct stage_report *rep)
     cut_below(f, K, rule_eta_bar(f->s->eta_cutoff, h), STAGE_ETA, rep);
     return 0;
 }
+
+/* sampler_engines.c's apply_NO_REPEAT_NGRAM: the banned ids come from the
+ * context, so only they are looked at (after the kept list is built). */
+int fast_NO_REPEAT_NGRAM(struct fast *f, struct stage_report *rep)
+{
+    (void)rep;
+    int n = f->s->no_repeat_ngram_size;
+    if (n <= 0 || f->in->context_len == 0)
+        return 0;
+    int *banned = malloc((size_t)f->in->context_len * sizeof *banned);
+    if (!banned)
+        return -1;
+    int k = sampler_ngram_banned(f->in, n, banned), hit = 0;
+    for (int b = 0; b < k; b++)
+        hit += f->mark[banned[b]] == MARK_KEPT;
+    if (hit > 0) {
+        fast_build_alive(f);
+        int best = hit == f->n_alive ? fast_alive_best(f) : -1;
+        for (int b = 0; b < k; b++)
+            if (f->mark[banned[b]] == MARK_KEPT && banned[b] != best)
+                fast_drop(f, banned[b], STAGE_NO_REPEAT_NGRAM);
+        compact_alive(f);
+    }
+    free(banned);
+    return 0;
+}

@@ -62,6 +62,10 @@ struct fast {
     int first_cut;
     int *dropped;
     int n_dropped;
+    /* A cut that was no first cut removed tokens while z' could still
+     * change and nothing listed them (a stage that builds the kept list
+     * itself): their masses come from a pass over the marks. */
+    int unlisted;
     /* The first cut's p_max left for later (the trace's p_max_later), and
      * whether z' of then is kept in the trace's fz_pre already. */
     int later, later_kept;
@@ -96,7 +100,7 @@ struct pick {
  * else the token listed for the end (statistics). */
 void fast_drop(struct fast *f, int i, int st);
 
-/* ---- fast_engines.c: the stages the engines added (XTC, epsilon, eta) ---- */
+/* ---- fast_engines.c: the stages the engines added (XTC, epsilon, eta, n-grams) ---- */
 
 /* The entropy, in nats, of the softmax over the kept tokens, which it
  * lists (fast_build_alive) with their e; their mass into *mass if not NULL. */
@@ -105,6 +109,7 @@ double fast_kept_entropy(struct fast *f, double *mass);
 int fast_XTC(struct fast *f, struct stage_report *rep);
 int fast_EPSILON(struct fast *f, struct stage_report *rep);
 int fast_ETA(struct fast *f, struct stage_report *rep);
+int fast_NO_REPEAT_NGRAM(struct fast *f, struct stage_report *rep);
 
 /* ---- fast_later.c: the first cut's p_max left for later ---- */
 

@@ -38,5 +38,6 @@ double ref_kept_entropy(const struct zid *order, int n);
 int apply_XTC(struct ref_step *c);
 int apply_EPSILON(struct ref_step *c);
 int apply_ETA(struct ref_step *c);
+int apply_NO_REPEAT_NGRAM(struct ref_step *c);
 
 #endif

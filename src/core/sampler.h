@@ -265,6 +265,13 @@ int sampler_check_context(const struct sampler_input *in, struct err *e);
 /* The u of DESIGN.md: Philox4x32-10 keyed by seed, counter (step, row, draw, 0). */
 double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw);
 
+/* The tokens that would repeat an n-gram of the context (Hugging Face's
+ * no_repeat_ngram_size): each token that followed an earlier occurrence of
+ * the context's last n - 1 tokens, prompt included, written into banned
+ * (room for context_len ids) in ascending order, each once. Returns how
+ * many. */
+int sampler_ngram_banned(const struct sampler_input *in, int n, int *banned);
+
 /* A stage's own coin (XTC's), apart from every draw's u: Philox4x32-10
  * keyed by seed, counter (step, row, 0, 1 + st). */
 double sampler_coin(uint64_t seed, uint32_t step, uint32_t row, enum stage st);

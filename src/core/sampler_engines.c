@@ -1,9 +1,11 @@
 /* sampler_engines.c - the reference of the stages the engines added to the
- * lesson's: XTC (llama.cpp), the epsilon and eta cutoffs (Hugging Face).
+ * lesson's: XTC (llama.cpp), the epsilon and eta cutoffs and the no-repeat
+ * n-gram rule (Hugging Face).
  * Each works, as every stage of sampler.c, on the softmax of z' over the
  * tokens still kept at its place in the chain.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "core/ref_int.h"
 
@@ -69,5 +71,55 @@ int apply_ETA(struct ref_step *c)
     if (c->s->eta_cutoff <= 0.0 || c->n == 0)
         return 0;
     cut_below(c, rule_eta_bar(c->s->eta_cutoff, ref_kept_entropy(c->order, c->n)), STAGE_ETA);
+    return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int sampler_ngram_banned(const struct sampler_input *in, int n, int *banned)
+{
+    int len = in->context_len, k = 0;
+    if (n <= 0 || len + 1 < n)
+        return 0;
+    const int *ctx = in->context, *tail = ctx + len - (n - 1);
+    for (int i = 0; i + n - 1 < len; i++) {
+        int same = 1;
+        for (int j = 0; j < n - 1 && same; j++)
+            same = ctx[i + j] == tail[j];
+        if (same)
+            banned[k++] = ctx[i + n - 1];
+    }
+    qsort(banned, (size_t)k, sizeof *banned, cmp_int);
+    int u = 0;
+    for (int i = 0; i < k; i++)
+        if (u == 0 || banned[u - 1] != banned[i])
+            banned[u++] = banned[i];
+    return u;
+}
+
+/* No-repeat n-gram: the banned tokens go. Hugging Face leaves a row of
+ * nothing but -inf when every token is banned; here the most likely stays
+ * then, as every cut keeps one. */
+int apply_NO_REPEAT_NGRAM(struct ref_step *c)
+{
+    int n = c->s->no_repeat_ngram_size;
+    if (n <= 0 || c->n == 0 || c->in->context_len == 0)
+        return 0;
+    int *banned = malloc((size_t)c->in->context_len * sizeof *banned);
+    if (!banned)
+        return err_set(c->e, ERR_SYSTEM, "out of memory in the sampler (%d tokens)", c->V);
+    int k = sampler_ngram_banned(c->in, n, banned), hit = 0;
+    for (int b = 0; b < k; b++)
+        hit += c->t->rows[banned[b]].removed_by == TRACE_KEPT;
+    for (int b = 0; b < k; b++) {
+        struct trace_row *row = &c->t->rows[banned[b]];
+        if (row->removed_by == TRACE_KEPT && !(hit == c->n && banned[b] == c->order[0].id))
+            row->removed_by = STAGE_NO_REPEAT_NGRAM;
+    }
+    free(banned);
     return 0;
 }

@@ -44,6 +44,8 @@ void fast_drop(struct fast *f, int i, int st)
         f->removed_mass[1 + st] += fast_e(f, i); /* while i is still marked kept */
     else if (f->dropped)
         f->dropped[f->n_dropped++] = i;
+    else
+        f->unlisted = 1;
     f->mark[i] = (uint8_t)(1 + st);
 }
 
@@ -456,11 +458,12 @@ static int (*const FAST[STAGE_COUNT])(struct fast *, struct stage_report *) = {
  * the cuts after it add theirs as they go (drop). */
 static void settle_first_cut(struct fast *f)
 {
-    if (!f->first_cut)
+    if (!f->first_cut && !f->unlisted)
         return;
     fast_exps_kept(f);
     fast_removed_masses(f, f->e_sum, fast_alive_mass(f));
     f->first_cut = 0;
+    f->unlisted = 0;
     free(f->dropped);
     f->dropped = NULL;
     f->n_dropped = 0;
@@ -647,6 +650,9 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
         trace_invalidate(t);
         return f.range_error ? -1 : err_set(e, ERR_SYSTEM, "out of memory in the fast sampler");
     }
+    if (!chain_has(&s->chain, STAGE_PENALTY)) /* the rows say what the window saw all the same */
+        for (int j = window_start(in, s); j < in->context_len; j++)
+            t->fcount[in->context[j]]++;
     double S, K;
     statistics(&f, t, &S, &K);
     fast_finish_p_max(&f);
