@@ -573,6 +573,111 @@ START_TEST(test_mask_is_every_token_run_alone)
 }
 END_TEST
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+START_TEST(test_mask_many_sets)
+{
+    /* 8000 choices of six letters: every trie node of their prefixes is a
+     * set of its own, more than the walk's 4096 direct tables, so the memo
+     * hash works too. A token is kept exactly when it is a prefix of some
+     * choice (found here by binary search in the sorted choices). */
+    enum { N = 8000, V = 15000 };
+    char **word = malloc(N * sizeof *word), **tok = malloc(V * sizeof *tok);
+    size_t len[N];
+    uint64_t seed = 99;
+    for (int i = 0; i < N + V; i++) {
+        char *w = malloc(8);
+        int n = i < N ? 6 : 4 + (int)(i % 3);
+        for (int k = 0; k < n; k++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            w[k] = (char)('a' + (seed >> 33) % 7);
+        }
+        w[n] = '\0';
+        if (i < N)
+            word[i] = w, len[i] = 6;
+        else
+            tok[i - N] = w;
+    }
+    struct err e;
+    struct grammar *g;
+    struct grammar_mask_counts c;
+    unsigned char *refused = malloc(V);
+    ck_assert_int_eq(grammar_from_choices((const char *const *)word, len, N, &g, &e), 0);
+    int kept = mask(g, "", (const char *const *)tok, V, refused, &c);
+    ck_assert_int_gt(c.sets, 4096);
+    qsort(word, N, sizeof *word, cmp_str);
+    int want = 0;
+    for (int i = 0; i < V; i++) {
+        int lo = 0, hi = N; /* the first choice not below tok[i] */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (strcmp(word[mid], tok[i]) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int prefix = lo < N && strncmp(word[lo], tok[i], strlen(tok[i])) == 0;
+        ck_assert_msg(prefix == !refused[i], "token %d '%s'", i, tok[i]);
+        want += prefix;
+    }
+    ck_assert_int_eq(kept, want);
+    ck_assert_int_gt(want, 3000);
+    ck_assert_int_lt(want, V);
+    grammar_free(g);
+    for (int i = 0; i < N; i++)
+        free(word[i]);
+    for (int i = 0; i < V; i++)
+        free(tok[i]);
+    free(word);
+    free(tok);
+    free(refused);
+}
+END_TEST
+
+START_TEST(test_state_copy_and_schema_text)
+{
+    /* A copy goes its own way: the original keeps its stacks. */
+    struct grammar *g = make(GBNF, "root ::= \"ab\" | \"ac\"\n");
+    struct grammar_state *a, *b;
+    struct err e;
+    ck_assert_int_eq(grammar_state_new(g, &a, &e), 0);
+    ck_assert_int_eq(grammar_advance(g, a, (const unsigned char *)"a", 1, &e), 1);
+    ck_assert_int_eq(grammar_state_copy(a, &b, &e), 0);
+    ck_assert_int_eq(grammar_advance(g, b, (const unsigned char *)"b", 1, &e), 1);
+    ck_assert_int_eq(grammar_accepts(b), 1);
+    ck_assert_int_eq(grammar_accepts(a), 0);
+    ck_assert_int_eq(grammar_advance(g, a, (const unsigned char *)"d", 1, &e), 0);
+    ck_assert_int_eq(grammar_advance(g, a, (const unsigned char *)"c", 1, &e), 1);
+    grammar_state_free(a);
+    grammar_state_free(b);
+    grammar_free(g);
+    /* The issue's schema as GBNF: llama.cpp's json-schema-to-grammar.cpp
+     * shapes (its primitives' text, "-kv" rules, the optional tail). */
+    char *text;
+    ck_assert_int_eq(grammar_schema_to_gbnf(ISSUE_SCHEMA, strlen(ISSUE_SCHEMA), &text, &e), 0);
+    ck_assert_str_eq(text,
+                     "root ::= \"{\" space name-kv \",\" space age-kv ( \",\" space ( tags-kv ) )? "
+                     "space \"}\"\n"
+                     "space ::= | \" \" | \"\\n\"{1,2} [ \\t]{0,20}\n"
+                     "string ::= \"\\\"\" char* \"\\\"\"\n"
+                     "char ::= [^\"\\\\\\x7F\\x00-\\x1F] | [\\\\] ([\"\\\\bfnrt] | \"u\" "
+                     "[0-9a-fA-F]{4})\n"
+                     "name ::= string\n"
+                     "name-kv ::= \"\\\"name\\\"\" space \":\" space name\n"
+                     "integer ::= (\"-\"? integral-part)\n"
+                     "integral-part ::= [0] | [1-9] [0-9]{0,15}\n"
+                     "age ::= integer\n"
+                     "age-kv ::= \"\\\"age\\\"\" space \":\" space age\n"
+                     "tags-item ::= string\n"
+                     "tags ::= \"[\" space (tags-item (\",\" space tags-item)*)? space \"]\"\n"
+                     "tags-kv ::= \"\\\"tags\\\"\" space \":\" space tags\n");
+    free(text);
+}
+END_TEST
+
 /* A JSON validator written from RFC 8259 (and RFC 3629 for the UTF-8 of
  * strings), apart from the engine's own reader: returns the byte after the
  * value at s[i], or 0 when none is there. */
@@ -801,6 +906,8 @@ Suite *suite_grammar(void)
     tcase_add_test(tc, test_mask_choices);
     tcase_add_test(tc, test_mask_schema);
     tcase_add_test(tc, test_mask_is_every_token_run_alone);
+    tcase_add_test(tc, test_mask_many_sets);
+    tcase_add_test(tc, test_state_copy_and_schema_text);
     tcase_add_test(tc, test_validator_itself);
     tcase_add_test(tc, test_drawn_json_is_valid);
     suite_add_tcase(s, tc);

@@ -140,8 +140,14 @@ int grammar_trie_build(const unsigned char *const *bytes, const int *len, int V,
  * empty stack is in it, and the bytes some top takes. */
 struct wset {
     int off, n, accept;
+    int tab; /* its 256 steps in tabs from tab on, or -1 (the memo hash) */
     unsigned char next[32];
 };
+
+/* The first sets stepped from get a direct table of their steps (4 MiB at
+ * most); a grammar that meets more sets in one walk uses the memo hash for
+ * the others. */
+#define WALK_TABLES 4096
 
 struct walk {
     const struct grammar *g;
@@ -155,6 +161,8 @@ struct walk {
     int64_t *mkey; /* (set << 8 | byte) + 1, 0 empty */
     int *mval;
     int mn, mcap;
+    int *tabs; /* -1: not stepped yet */
+    int ntabs, captabs;
     struct gtops tmp;
     int failed;
 };
@@ -225,6 +233,7 @@ static int intern_set(struct walk *w, const struct gtops *t)
     s->off = w->nitems;
     s->n = t->n;
     s->accept = t->accept;
+    s->tab = -1;
     memset(s->next, 0, 32);
     for (int i = 0; i < t->n; i++) {
         w->items[w->nitems++] = t->v[i];
@@ -263,9 +272,46 @@ static int memo_grow(struct walk *w)
     return 0;
 }
 
+/* The set that set id becomes after byte, stepped. */
+static int step_now(struct walk *w, int id, int byte)
+{
+    const struct wset *s = &w->s[id];
+    ga_step(w->g, &w->a, w->items + s->off, s->n, byte, &w->tmp);
+    if (w->a.failed)
+        return -1;
+    gtops_sort(&w->tmp);
+    return intern_set(w, &w->tmp);
+}
+
+/* A direct table for set id, when there is room for one. */
+static void give_table(struct walk *w, int id)
+{
+    if (w->ntabs == w->captabs) {
+        int cap = w->captabs ? 2 * w->captabs : 64;
+        if (cap > WALK_TABLES)
+            return;
+        int *t = realloc(w->tabs, (size_t)cap * 256 * sizeof *t);
+        if (!t)
+            return; /* the memo hash still works */
+        w->tabs = t;
+        w->captabs = cap;
+    }
+    w->s[id].tab = w->ntabs++ * 256;
+    memset(w->tabs + w->s[id].tab, 0xff, 256 * sizeof *w->tabs);
+}
+
 /* The set that set id becomes after byte: remembered, or stepped. */
 static int step_set(struct walk *w, int id, int byte)
 {
+    if (w->s[id].tab < 0)
+        give_table(w, id);
+    int tab = w->s[id].tab;
+    if (tab >= 0) {
+        int to = w->tabs[tab + byte];
+        if (to < 0 && (to = step_now(w, id, byte)) >= 0)
+            w->tabs[tab + byte] = to;
+        return to;
+    }
     if (2 * (w->mn + 1) > w->mcap && memo_grow(w) < 0)
         return -1;
     int64_t key = ((int64_t)id << 8 | byte) + 1;
@@ -274,12 +320,7 @@ static int step_set(struct walk *w, int id, int byte)
     for (; w->mkey[k]; k = (k + 1) & mask)
         if (w->mkey[k] == key)
             return w->mval[k];
-    const struct wset *s = &w->s[id];
-    ga_step(w->g, &w->a, w->items + s->off, s->n, byte, &w->tmp);
-    if (w->a.failed)
-        return -1;
-    gtops_sort(&w->tmp);
-    int to = intern_set(w, &w->tmp);
+    int to = step_now(w, id, byte);
     if (to < 0)
         return -1;
     w->mkey[k] = key;
@@ -296,6 +337,7 @@ static void walk_free(struct walk *w)
     free(w->shash);
     free(w->mkey);
     free(w->mval);
+    free(w->tabs);
     gtops_free(&w->tmp);
 }
 
