@@ -303,6 +303,10 @@ START_TEST(test_errors)
     ck_error(GBNF, "root ::= * \"a\"", "grammar line 1, column 10: expected an item before *");
     ck_error(GBNF, "root ::= \"a\"{1001}",
              "grammar line 1, column 17: a repetition count over 1000");
+    /* llama.cpp's MAX_REPETITION_THRESHOLD: 1001 rules (the group and the
+     * 1000 of its inner repetition) copied 1000 times. */
+    ck_error(GBNF, "root ::= (\"a\"{0,1000}){0,1000}",
+             "grammar line 1, column 23: a repetition of 1001 rules 1000 times: over 2000 in all");
     ck_error(GBNF, "root ::= \"a\"\nroot ::= \"b\"",
              "grammar line 2, column 1: rule 'root' defined twice");
     ck_error(GBNF, "root ::= (\"a\" ",
@@ -317,6 +321,8 @@ START_TEST(test_errors)
     ck_error(REGEX, "a+?", "regex at byte 3: lazy and possessive repetitions are not supported");
     ck_error(REGEX, "(?=a)", "regex at byte 2: only (?: ) groups: no lookaround or named groups");
     ck_error(REGEX, "\\q", "regex at byte 1: unknown escape \\q");
+    /* Found by fuzz_grammar: a message never holds a raw control byte. */
+    ck_error(REGEX, "a\\\n", "regex at byte 2: unknown escape \\ and byte 0x0A");
     ck_error(SCHEMA, "{\"type\": 3}", "json-schema at byte 10: \"type\" must be a string");
     ck_error(SCHEMA, "{\"type\":\"str\"}", "json-schema at byte 9: \"str\" is not a type");
     ck_error(SCHEMA, "{\"properties\":{\"a\":{\"$ref\":\"#/x\"}}}",
@@ -345,6 +351,11 @@ START_TEST(test_limits)
     ck_error(SCHEMA, s, "json-schema at byte 65: nested deeper than 64");
     memset(s, '(', 200);
     ck_error(REGEX, s, "regex at byte 65: groups nested deeper than 64");
+    /* 1001 copies of a{1000}: past 10^6 elements. */
+    for (int i = 0; i < 1001; i++)
+        memcpy(s + 7 * i, "a{1000}", 7);
+    s[7 * 1001] = '\0';
+    ck_error(REGEX, s, "regex: more than 1000000 elements (too large)");
     /* A chain of 3000 rules, each only the next: the first state needs
      * 3000 expansions in a row, past GRAMMAR_MAX_EXPAND (2000). */
     n = (size_t)sprintf(s, "root ::= r0\n");

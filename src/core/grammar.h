@@ -37,10 +37,11 @@ struct grammar_state;
 struct grammar_trie;
 
 /* Limits that keep every input bounded (each refused with one line). */
-#define GRAMMAR_MAX_NEST   64      /* groups, regex groups, JSON arrays/objects */
-#define GRAMMAR_MAX_REPEAT 1000    /* m and n of {m,n} */
-#define GRAMMAR_MAX_ELEMS  1000000 /* elements of all rules together */
-#define GRAMMAR_MAX_EXPAND 2000    /* rules expanded in a row without a byte */
+#define GRAMMAR_MAX_NEST    64      /* groups, regex groups, JSON arrays/objects */
+#define GRAMMAR_MAX_REPEAT  1000    /* m and n of {m,n} */
+#define GRAMMAR_MAX_PRODUCT 2000    /* a repeated group's rules times its copies */
+#define GRAMMAR_MAX_ELEMS   1000000 /* elements of all rules together */
+#define GRAMMAR_MAX_EXPAND  2000    /* rules expanded in a row without a byte */
 
 /* GBNF text, llama.cpp's format: "root ::= ..." and rules it references.
  * len bytes of text (no NUL needed). 0 and *out, or -1 and e. */

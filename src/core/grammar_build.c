@@ -70,9 +70,15 @@ int gb_fail(struct gbuild *b, size_t at, const char *fmt, ...)
     return err_set(b->e, ERR_USAGE, "%s: %s", place, msg);
 }
 
+const char *gb_kind_name(const struct gbuild *b)
+{
+    static const char *const NAME[] = { "grammar", "regex", "choices", "json-schema" };
+    return NAME[b->kind];
+}
+
 static int oom(struct gbuild *b)
 {
-    return err_set(b->e, ERR_SYSTEM, "grammar: out of memory");
+    return err_set(b->e, ERR_SYSTEM, "%s: out of memory", gb_kind_name(b));
 }
 
 static int new_rule(struct gbuild *b, const char *name, size_t n, int generated, size_t at)
@@ -120,7 +126,7 @@ int gb_push(struct gbuild *b, int rule, int type, int value)
 {
     struct gb_rule *r = &b->r[rule];
     if (b->nelems >= GRAMMAR_MAX_ELEMS)
-        return err_set(b->e, ERR_USAGE, "grammar: more than %d elements (too large)",
+        return err_set(b->e, ERR_USAGE, "%s: more than %d elements (too large)", gb_kind_name(b),
                        GRAMMAR_MAX_ELEMS);
     if (r->n == r->cap) {
         int cap = r->cap ? 2 * r->cap : 8;
@@ -163,6 +169,16 @@ int gb_repeat(struct gbuild *b, int rule, int start, long min, long max, size_t 
     if (max >= 0 && max < min)
         return gb_fail(b, at, "a repetition {%ld,%ld} whose maximum is below its minimum", min,
                        max);
+    /* llama.cpp's MAX_REPETITION_THRESHOLD: the rules inside a repeated
+     * group times its copies. Past it, nested repetitions make stack sets
+     * of their product's size, each byte a long step. */
+    const struct gelem *tail = &r->el[r->n - 1];
+    long inner =
+        len == 1 && tail->type == GE_REF && b->r[tail->value].generated ? b->nr - tail->value : 1;
+    long copies = max > 0 ? max : min > 0 ? min : 1;
+    if (inner * copies > GRAMMAR_MAX_PRODUCT)
+        return gb_fail(b, at, "a repetition of %ld rules %ld times: over %d in all", inner, copies,
+                       GRAMMAR_MAX_PRODUCT);
     struct gelem *item = malloc((size_t)len * sizeof *item);
     if (!item)
         return oom(b);

@@ -164,7 +164,7 @@ static int check_left(struct gbuild *b, const struct grammar *g)
     t.nullable = calloc(n, 1);
     int rc = 0;
     if (!t.index || !t.low || !t.comp || !t.stack || !t.path || !t.cur || !t.on || !t.nullable) {
-        rc = err_set(b->e, ERR_SYSTEM, "grammar: out of memory");
+        rc = err_set(b->e, ERR_SYSTEM, "%s: out of memory", gb_kind_name(b));
     } else {
         memset(t.index, 0xff, n * sizeof *t.index);
         find_nullable(g, t.nullable);
@@ -196,7 +196,7 @@ static int lay_out(struct gbuild *b, struct grammar *g)
     g->generated = malloc((size_t)b->nr);
     g->sets = malloc((size_t)b->nsets * sizeof *g->sets);
     if (!g->el || !g->rule_of || !g->start || !g->name || !g->generated || !g->sets)
-        return err_set(b->e, ERR_SYSTEM, "grammar: out of memory");
+        return err_set(b->e, ERR_SYSTEM, "%s: out of memory", gb_kind_name(b));
     g->nsets = b->nsets;
     memcpy(g->sets, b->sets, (size_t)b->nsets * sizeof *g->sets);
     int k = 0;
@@ -224,7 +224,7 @@ int gb_finish(struct gbuild *b, int root, struct grammar **out)
             return gb_fail(b, b->r[r].ref_at, "undefined rule '%s'", b->r[r].name);
     struct grammar *g = calloc(1, sizeof *g);
     if (!g)
-        return err_set(b->e, ERR_SYSTEM, "grammar: out of memory");
+        return err_set(b->e, ERR_SYSTEM, "%s: out of memory", gb_kind_name(b));
     g->root = root;
     if (lay_out(b, g) < 0 || check_left(b, g) < 0) {
         grammar_free(g);

@@ -70,6 +70,9 @@ struct gbuild {
  * b->e filled. */
 int gb_init(struct gbuild *b, int kind, const char *text, size_t len, struct err *e);
 void gb_free(struct gbuild *b);
+/* "grammar", "regex", "choices" or "json-schema": the first word of a
+ * message that has no place. */
+const char *gb_kind_name(const struct gbuild *b);
 int gb_fail(struct gbuild *b, size_t at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The rule named name[0..n): found, or made (not yet defined). */

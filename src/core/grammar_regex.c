@@ -107,7 +107,13 @@ static int escape(struct rx *p, uint32_t *c)
         *c = (uint32_t)e;
         return 0;
     }
-    return gb_fail(&p->b, at, e < 0 ? "a \\ at the end" : "unknown escape \\%c", e);
+    if (e < 0)
+        return gb_fail(&p->b, at, "a \\ at the end");
+    /* The message is one printable line: a control or non-ASCII byte is
+     * named by its value. */
+    if (e < 0x20 || e >= 0x7F)
+        return gb_fail(&p->b, at, "unknown escape \\ and byte 0x%02X", (unsigned)e);
+    return gb_fail(&p->b, at, "unknown escape \\%c", e);
 }
 
 /* One UTF-8 character (invalid bytes: one byte each, as themselves). */

@@ -501,6 +501,9 @@ static int typed(struct conv *c, const struct jval *s, const struct jval *t, con
     if (!prim) {
         char what[96];
         snprintf(what, sizeof what, "\"%.40s\" is not a type", t->s);
+        for (char *q = what; *q; q++) /* one printable line, whatever the name holds */
+            if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7F)
+                *q = '?';
         return fail(c, t, what, NULL);
     }
     if (add_prim(c, prim) < 0)
