@@ -10,12 +10,18 @@
 #include "core/grammar_int.h"
 
 /* A node of the trie in depth-first order: the prefix of its depth ending
- * with byte; its subtree is the nodes up to end; the tokens whose bytes
- * are exactly this prefix are ord[tok .. tok + ntok). */
+ * with byte; its subtree is the nodes up to end. In that order the tokens
+ * are in the order of their bytes: those whose bytes are exactly this
+ * prefix are ord[tok .. the next node's tok) (a last node closes the
+ * list). Twelve bytes: the walk reads every node it visits. */
 struct tnode {
-    int end, tok, ntok, depth;
+    int end, tok;
+    uint16_t depth;
     unsigned char byte;
 };
+
+/* The longest token the trie takes (its depth is 16 bits). */
+#define TRIE_MAX_LEN 65535
 
 struct grammar_trie {
     struct tnode *n;
@@ -48,7 +54,7 @@ void grammar_trie_free(struct grammar_trie *t)
     free(t);
 }
 
-static int add_node(struct grammar_trie *t, unsigned char byte, int depth)
+static int add_node(struct grammar_trie *t, unsigned char byte, int depth, int tok)
 {
     if (t->nn == t->ncap) {
         int cap = t->ncap ? 2 * t->ncap : 4096;
@@ -58,7 +64,7 @@ static int add_node(struct grammar_trie *t, unsigned char byte, int depth)
         t->n = n;
         t->ncap = cap;
     }
-    t->n[t->nn] = (struct tnode){ 0, 0, 0, depth, byte };
+    t->n[t->nn] = (struct tnode){ 0, tok, (uint16_t)depth, byte };
     return t->nn++;
 }
 
@@ -80,17 +86,20 @@ static int lay_trie(struct grammar_trie *t, const struct tok *tk, int V, int *pa
         for (; pd > lcp; pd--)
             t->n[path[pd]].end = t->nn;
         for (int d = lcp + 1; d <= tk[k].len; d++) {
-            if ((path[d] = add_node(t, tk[k].p[d - 1], d)) < 0)
+            /* Token k is the first with this prefix: the ones that are
+             * exactly it (none when k is longer) begin at k. */
+            if ((path[d] = add_node(t, tk[k].p[d - 1], d, k)) < 0)
                 return -1;
             pd = d;
         }
-        struct tnode *nd = &t->n[path[tk[k].len]];
-        if (nd->ntok++ == 0)
-            nd->tok = k;
         prev = &tk[k];
     }
     for (; pd > 0; pd--)
         t->n[path[pd]].end = t->nn;
+    /* The last node: it closes the last real node's list of tokens. */
+    if (add_node(t, 0, 0, V) < 0)
+        return -1;
+    t->nn--;
     return 0;
 }
 
@@ -104,10 +113,11 @@ int grammar_trie_build(const unsigned char *const *bytes, const int *len, int V,
     struct tok *tk = malloc((size_t)(V > 0 ? V : 1) * sizeof *tk);
     int maxlen = 0;
     for (int i = 0; i < V; i++) {
-        if (len[i] < 0) {
+        if (len[i] < 0 || len[i] > TRIE_MAX_LEN) {
             free(t);
             free(tk);
-            return err_set(e, ERR_USAGE, "grammar trie: token %d has length %d", i, len[i]);
+            return err_set(e, ERR_USAGE, "grammar trie: token %d has length %d (0 to %d)", i,
+                           len[i], TRIE_MAX_LEN);
         }
         maxlen = len[i] > maxlen ? len[i] : maxlen;
     }
@@ -216,6 +226,23 @@ static int grow_sets(struct walk *w, int n)
     return 0;
 }
 
+/* A direct table for set id, when there is room for one. */
+static void give_table(struct walk *w, int id)
+{
+    if (w->ntabs == w->captabs) {
+        int cap = w->captabs ? 2 * w->captabs : 64;
+        if (cap > WALK_TABLES)
+            return;
+        int *t = realloc(w->tabs, (size_t)cap * 256 * sizeof *t);
+        if (!t)
+            return; /* the memo hash still works */
+        w->tabs = t;
+        w->captabs = cap;
+    }
+    w->s[id].tab = w->ntabs++ * 256;
+    memset(w->tabs + w->s[id].tab, 0xff, 256 * sizeof *w->tabs);
+}
+
 /* The id of the set t (sorted), added when new. -1 when out of memory. */
 static int intern_set(struct walk *w, const struct gtops *t)
 {
@@ -242,6 +269,7 @@ static int intern_set(struct walk *w, const struct gtops *t)
             s->next[j] |= b[j];
     }
     w->shash[k] = w->ns + 1;
+    give_table(w, w->ns);
     return w->ns++;
 }
 
@@ -283,46 +311,44 @@ static int step_now(struct walk *w, int id, int byte)
     return intern_set(w, &w->tmp);
 }
 
-/* A direct table for set id, when there is room for one. */
-static void give_table(struct walk *w, int id)
+/* What a step gives besides a set's id: no stack takes the byte (or none
+ * is left after it), or the walk failed. */
+#define STEP_DEAD (-2)
+#define STEP_FAIL (-3)
+
+/* The set that set id becomes after byte, or STEP_DEAD, stepped. */
+static int step_or_dead(struct walk *w, int id, int byte)
 {
-    if (w->ntabs == w->captabs) {
-        int cap = w->captabs ? 2 * w->captabs : 64;
-        if (cap > WALK_TABLES)
-            return;
-        int *t = realloc(w->tabs, (size_t)cap * 256 * sizeof *t);
-        if (!t)
-            return; /* the memo hash still works */
-        w->tabs = t;
-        w->captabs = cap;
-    }
-    w->s[id].tab = w->ntabs++ * 256;
-    memset(w->tabs + w->s[id].tab, 0xff, 256 * sizeof *w->tabs);
+    if (!gset_has(w->s[id].next, byte))
+        return STEP_DEAD;
+    int to = step_now(w, id, byte);
+    if (to < 0)
+        return STEP_FAIL;
+    return w->s[to].n == 0 && !w->s[to].accept ? STEP_DEAD : to;
 }
 
-/* The set that set id becomes after byte: remembered, or stepped. */
+/* The same, remembered: a table of set id's 256 steps (-1: not yet), or
+ * the memo hash. */
 static int step_set(struct walk *w, int id, int byte)
 {
-    if (w->s[id].tab < 0)
-        give_table(w, id);
     int tab = w->s[id].tab;
     if (tab >= 0) {
         int to = w->tabs[tab + byte];
-        if (to < 0 && (to = step_now(w, id, byte)) >= 0)
+        if (to == -1 && (to = step_or_dead(w, id, byte)) != STEP_FAIL)
             w->tabs[tab + byte] = to;
         return to;
     }
     if (2 * (w->mn + 1) > w->mcap && memo_grow(w) < 0)
-        return -1;
+        return STEP_FAIL;
     int64_t key = ((int64_t)id << 8 | byte) + 1;
     unsigned mask = (unsigned)(w->mcap - 1);
     unsigned k = (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 40) & mask;
     for (; w->mkey[k]; k = (k + 1) & mask)
         if (w->mkey[k] == key)
             return w->mval[k];
-    int to = step_now(w, id, byte);
-    if (to < 0)
-        return -1;
+    int to = step_or_dead(w, id, byte);
+    if (to == STEP_FAIL)
+        return STEP_FAIL;
     w->mkey[k] = key;
     w->mval[k] = to;
     w->mn++;
@@ -348,23 +374,18 @@ static int walk_trie(struct walk *w, const struct grammar_trie *t, int *ids, uns
 {
     for (int i = 0; i < t->nn;) {
         const struct tnode *nd = &t->n[i];
-        int ps = ids[nd->depth - 1];
-        if (!gset_has(w->s[ps].next, nd->byte)) {
-            i = nd->end;
-            continue;
-        }
-        int cs = step_set(w, ps, nd->byte);
-        if (cs < 0)
+        int cs = step_set(w, ids[nd->depth - 1], nd->byte);
+        if (cs == STEP_FAIL)
             return -1;
-        c->nodes++;
-        if (w->s[cs].n == 0 && !w->s[cs].accept) {
+        if (cs == STEP_DEAD) {
             i = nd->end;
             continue;
         }
+        c->nodes++;
         ids[nd->depth] = cs;
-        for (int k = 0; k < nd->ntok; k++)
-            refused[t->ord[nd->tok + k]] = 0;
-        c->kept += nd->ntok;
+        for (int k = nd->tok; k < nd[1].tok; k++)
+            refused[t->ord[k]] = 0;
+        c->kept += nd[1].tok - nd->tok;
         i++;
     }
     return 0;
