@@ -278,6 +278,11 @@ START_TEST(test_schema_values)
     ck_run(g, "[]", NO);
     ck_run(g, "[{\"a\":[1,true]},{\"a\":[1,true]},", NO);
     grammar_free(g);
+    /* Empty properties: the empty object only. */
+    g = make(SCHEMA, "{\"type\":\"object\",\"properties\":{}}");
+    ck_run(g, "{ }", FULL);
+    ck_run(g, "{\"", NO);
+    grammar_free(g);
     /* No type: any JSON value; an object without properties: any object. */
     g = make(SCHEMA, "{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\"},\"v\":{}}}");
     ck_run(g, "{}", FULL);

@@ -437,7 +437,8 @@ static int object(struct conv *c, const struct jval *s, const char *name, const 
         }
         puts_(&b, nreq > 0 ? " ) )?" : " )?");
     }
-    puts_(&b, " space \"}\"");
+    /* No properties: "{" space "}", as llama.cpp writes it. */
+    puts_(&b, nreq + nopt > 0 ? " space \"}\"" : "\"}\"");
     rc = add_text(c, rule, &b, out);
     b.p = NULL;
 done:
