@@ -491,6 +491,14 @@ START_TEST(test_mask_schema)
     ck_assert_int_eq(mask(g, "{\"name\":", TOK, 12, refused, &c), 7);
     ck_kept(refused, 12, "0,1,2,5,6,7,10");
     ck_assert_int_eq(c.empty, 1);
+    /* Inside a string every plain byte (printable ASCII but " and \)
+     * brings the stack set back to itself, so the subtree under "xa", all
+     * plain, is kept whole without a step (xa, xab); x, xb, x" and x\ are
+     * stepped (4 nodes); x"} ends the object too early, \q is no escape. */
+    static const char *const IN[] = { "x", "xa", "xab", "xb", "x\"", "x\"}", "x\\q" };
+    ck_assert_int_eq(mask(g, "{\"name\":\"", IN, 7, refused, &c), 5);
+    ck_kept(refused, 7, "0,1,2,3,4");
+    ck_assert_int_eq(c.nodes, 4);
     grammar_free(g);
 }
 END_TEST

@@ -18,7 +18,16 @@ struct tnode {
     int end, tok;
     uint16_t depth;
     unsigned char byte;
+    unsigned char plain; /* every byte from here down is plain (is_plain) */
 };
+
+/* The bytes a JSON string, or a regex's [^"]*, takes as themselves:
+ * printable ASCII but the quote and the backslash. A set that comes back
+ * to itself on each of them keeps a whole subtree of plain bytes at once. */
+static int is_plain(int b)
+{
+    return b >= 0x20 && b < 0x7F && b != '"' && b != '\\';
+}
 
 /* The longest token the trie takes (its depth is 16 bits). */
 #define TRIE_MAX_LEN 65535
@@ -64,7 +73,7 @@ static int add_node(struct grammar_trie *t, unsigned char byte, int depth, int t
         t->n = n;
         t->ncap = cap;
     }
-    t->n[t->nn] = (struct tnode){ 0, tok, (uint16_t)depth, byte };
+    t->n[t->nn] = (struct tnode){ 0, tok, (uint16_t)depth, byte, 0 };
     return t->nn++;
 }
 
@@ -103,6 +112,22 @@ static int lay_trie(struct grammar_trie *t, const struct tok *tk, int V, int *pa
     return 0;
 }
 
+/* plain: no byte that is not plain in the node's subtree, by counts of
+ * such nodes over the depth-first order. */
+static int mark_plain(struct grammar_trie *t)
+{
+    int *odd = malloc(((size_t)t->nn + 1) * sizeof *odd);
+    if (!odd)
+        return -1;
+    odd[0] = 0;
+    for (int i = 0; i < t->nn; i++)
+        odd[i + 1] = odd[i] + !is_plain(t->n[i].byte);
+    for (int i = 0; i < t->nn; i++)
+        t->n[i].plain = odd[t->n[i].end] == odd[i];
+    free(odd);
+    return 0;
+}
+
 int grammar_trie_build(const unsigned char *const *bytes, const int *len, int V,
                        struct grammar_trie **out, struct err *e)
 {
@@ -138,6 +163,8 @@ int grammar_trie_build(const unsigned char *const *bytes, const int *len, int V,
     int rc = lay_trie(t, tk, V, path);
     free(tk);
     free(path);
+    if (rc == 0)
+        rc = mark_plain(t);
     if (rc < 0) {
         grammar_trie_free(t);
         return err_set(e, ERR_SYSTEM, "grammar trie: out of memory");
@@ -150,7 +177,8 @@ int grammar_trie_build(const unsigned char *const *bytes, const int *len, int V,
  * empty stack is in it, and the bytes some top takes. */
 struct wset {
     int off, n, accept;
-    int tab; /* its 256 steps in tabs from tab on, or -1 (the memo hash) */
+    int loops; /* -1 not known yet; 1: each plain byte steps it to itself */
+    int tab;   /* its 256 steps in tabs from tab on, or -1 (the memo hash) */
     unsigned char next[32];
 };
 
@@ -261,6 +289,7 @@ static int intern_set(struct walk *w, const struct gtops *t)
     s->n = t->n;
     s->accept = t->accept;
     s->tab = -1;
+    s->loops = -1;
     memset(s->next, 0, 32);
     for (int i = 0; i < t->n; i++) {
         w->items[w->nitems++] = t->v[i];
@@ -367,6 +396,43 @@ static void walk_free(struct walk *w)
     gtops_free(&w->tmp);
 }
 
+/* Whether set id comes back to itself on every plain byte: 1, 0, or -1
+ * when the walk failed. A step depends only on which tops take the byte,
+ * so one byte is stepped for each such choice of tops (inside a JSON string
+ * one byte stands for all 94); a set of more than 64 tops is said not to
+ * loop, which only costs the shortcut. */
+static int loops_plain(struct walk *w, int id)
+{
+    const struct wset *s = &w->s[id];
+    if (s->loops >= 0)
+        return s->loops;
+    if (s->n > 64)
+        return w->s[id].loops = 0;
+    uint64_t seen[95];
+    int nseen = 0, loops = 1;
+    for (int b = 0x20; b < 0x7F && loops; b++) {
+        if (!is_plain(b))
+            continue;
+        uint64_t who = 0; /* bit i: top i takes b */
+        for (int i = 0; i < w->s[id].n; i++) {
+            int pos = w->a.f[w->items[w->s[id].off + i]].pos;
+            who |= (uint64_t)gset_has(w->g->sets[w->g->el[pos].value], b) << i;
+        }
+        int known = 0;
+        for (int k = 0; k < nseen && !known; k++)
+            known = seen[k] == who;
+        if (known)
+            continue;
+        seen[nseen++] = who;
+        int to = step_set(w, id, b);
+        if (to == STEP_FAIL)
+            return -1;
+        loops = to == id;
+    }
+    w->s[id].loops = loops;
+    return loops;
+}
+
 /* The walk itself: ids[d] is the set after the first d bytes of the node
  * on the path at depth d. */
 static int walk_trie(struct walk *w, const struct grammar_trie *t, int *ids, unsigned char *refused,
@@ -374,7 +440,20 @@ static int walk_trie(struct walk *w, const struct grammar_trie *t, int *ids, uns
 {
     for (int i = 0; i < t->nn;) {
         const struct tnode *nd = &t->n[i];
-        int cs = step_set(w, ids[nd->depth - 1], nd->byte);
+        int ps = ids[nd->depth - 1];
+        if (nd->plain && nd->end > i + 1) {
+            int loops = loops_plain(w, ps);
+            if (loops < 0)
+                return -1;
+            if (loops) { /* the whole subtree comes back to ps: all kept */
+                for (int k = nd->tok; k < t->n[nd->end].tok; k++)
+                    refused[t->ord[k]] = 0;
+                c->kept += t->n[nd->end].tok - nd->tok;
+                i = nd->end;
+                continue;
+            }
+        }
+        int cs = step_set(w, ps, nd->byte);
         if (cs == STEP_FAIL)
             return -1;
         if (cs == STEP_DEAD) {
