@@ -106,7 +106,8 @@ struct grammar_mask_counts {
     int refused; /* the others, the empty ones included */
     int empty;   /* tokens of zero bytes (refused: EOS is the caller's, by accepts) */
     int accepts; /* grammar_accepts(s): whether EOS may come now */
-    int nodes;   /* trie nodes visited (a refused byte prunes its subtree) */
+    int nodes;   /* trie nodes stepped through (a refused byte prunes its subtree,
+                  * a plain subtree kept whole is not walked) */
     int sets;    /* distinct stack sets met in the walk */
 };
 
@@ -115,9 +116,10 @@ struct grammar_mask_counts {
  * kept when every one of its bytes is taken in turn (the grammar may be
  * complete after it, or not yet). The walk goes down the trie with the set
  * of stacks and drops a whole subtree at a refused byte; the step of a set
- * by a byte is remembered within the call, so the text inside a string costs
- * one lookup a node. Returns the number kept and fills c (may be NULL), or
- * -1 and e (out of memory, expansion limit). */
+ * by a byte is remembered within the call (one lookup a node), and a
+ * subtree of plain bytes is kept whole where they bring the set back to
+ * itself (the text inside a string). Returns the number kept and fills c
+ * (may be NULL), or -1 and e (out of memory, expansion limit). */
 int grammar_mask(const struct grammar *g, const struct grammar_state *s,
                  const struct grammar_trie *t, unsigned char *refused,
                  struct grammar_mask_counts *c, struct err *e);

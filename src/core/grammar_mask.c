@@ -1,8 +1,10 @@
 /* grammar_mask.c - the vocabulary's byte trie, and the mask: the walk down
  * the trie with the set of stacks. A byte that no stack takes drops the
  * whole subtree under it. The step of a set by a byte is remembered within
- * the walk (the sets are interned), so that the many tokens inside a string
- * cost a lookup a node, not an expansion: a lazy DFA over the stack sets. */
+ * the walk (the sets are interned), so that a node costs a lookup, not an
+ * expansion: a lazy DFA over the stack sets. Where a set comes back to
+ * itself on every plain byte (inside a JSON string), a subtree of plain
+ * bytes is kept whole without a step. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
