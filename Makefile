@@ -371,7 +371,8 @@ $(BUILD)/gpu/%: gpu/%.cu src/core/philox.h tests/philox_kat.h
 	@TMPDIR=$(abspath $(NVCC_TMP)) $(NVCC) $(NVCC_FLAGS) -Isrc -Itests -o $@ $<
 	@rm -rf $(NVCC_TMP)
 
-bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/bench_model $(BUILD)/bench_tokenizer
+bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/bench_model $(BUILD)/bench_tokenizer \
+	$(BUILD)/bench_grammar
 	@$(BUILD)/bench_sampler
 	@echo
 	@$(BUILD)/bench_fast
@@ -381,6 +382,8 @@ bench: $(BUILD)/bench_ui $(BUILD)/bench_sampler $(BUILD)/bench_fast $(BUILD)/ben
 	@$(BUILD)/bench_ui
 	@echo
 	@$(BUILD)/bench_tokenizer
+	@echo
+	@$(BUILD)/bench_grammar
 
 # Installing: PREFIX/bin/logitlab, PREFIX/share/logitlab/{lessons,data}, the man page.
 # The program finds its lessons from its own location, so any PREFIX works.

@@ -40,6 +40,7 @@ int main(void)
     srunner_add_suite(sr, suite_llama2c());
     srunner_add_suite(sr, suite_vecpath());
     srunner_add_suite(sr, suite_softfma());
+    srunner_add_suite(sr, suite_grammar());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -42,6 +42,7 @@ Suite *suite_marks(void);
 Suite *suite_llama2c(void);
 Suite *suite_vecpath(void);
 Suite *suite_softfma(void);
+Suite *suite_grammar(void);
 
 /* The lessons directory of the source tree; tests run from the top directory. */
 #define TEST_LESSONS "lessons"

@@ -91,6 +91,18 @@ printf '\007stop-text keep\npenalty-formula lesson\norder llamacpp\norder hf\nor
     while [ "$i" -lt 30 ]; do printf '\303\251'; i=$((i + 1)); done
     printf ' 1\n'
 } >"$S/cmdline/long-name"
+# Grammars (tests/fuzz/fuzz_grammar.c): a byte for the front end (0 GBNF,
+# 1 regex, 2 JSON schema, 3 choices), the text, a NUL, the bytes to feed.
+mkdir -p "$S/grammar"
+printf '\000root ::= "{" ws (kv ("," ws kv)*)? "}"\nkv ::= [a-z]+ ":" ws ("null" | root)\nws ::= [ \\t]*\n\000{a: null, b:{}}' \
+    >"$S/grammar/gbnf"
+printf '\000root ::= p\np ::= "(" p? ")" | [^()]{1,3} . | ("x"?)*\n\000((ab\303\251))' >"$S/grammar/gbnf-rec"
+printf '\001^(\\d+\\.)?[a-z\\xE9]{2,5}|\\[[^\\]]*\\]$\000[\303\251"]' >"$S/grammar/regex"
+printf '\002{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name","age"]}\000{"name": "B\\u00e9", "age": -1}' \
+    >"$S/grammar/schema"
+printf '\002{"anyOf":[{"enum":["a",1,null]},{"type":["number","boolean"]},{"type":"string","maxLength":3}]}\000"ab"' \
+    >"$S/grammar/schema-any"
+printf '\003yes\nno\nmaybe\000ye' >"$S/grammar/choices"
 # Outputs (tests/fuzz/fuzz_output.c): a byte that picks the lesson (bits
 # 0-4: 0-27 a toy lesson, 28-31 a full-size one; bit 5: the lesson is the
 # input's text) and --top (bits 6-7), a byte for many draws (bit 0) and a
