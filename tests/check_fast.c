@@ -176,7 +176,7 @@ static void compare(const double *z, int V, const int *ctx, int len, int plen,
         ck_assert_int_eq(fast.stages[c].in, ref.stages[c].in);
         ck_assert_double_eq_tol(fast.stages[c].removed_mass, ref.stages[c].removed_mass, 1e-12);
         enum stage st = ref.stages[c].stage;
-        if (ref.stages[c].active && st != STAGE_PENALTY && st != STAGE_TEMPERATURE) {
+        if (ref.stages[c].active && (STAGES[st].flags & SF_CUT)) {
             /* What a cutting stage saw: its top probability and its cut. */
             double fp, fc, rp, rc;
             trace_stage_values(&fast, c, &fp, &fc);

@@ -543,6 +543,16 @@ START_TEST(test_trained_flat)
 }
 END_TEST
 
+/* The report value of stage st in the step's chain. */
+static double stage_cut(enum stage st)
+{
+    for (int c = 0; c < T.n_stages; c++)
+        if (T.stages[c].stage == st)
+            return T.stages[c].cut;
+    ck_abort_msg("stage %s is not in the chain", stage_name(st));
+    return 0.0;
+}
+
 /* The same row with the engines' stages: XTC's kept set at two
  * thresholds and its coin (0.8047 for seed 1, step 1, row 0), the dynamic
  * temperature's 1.0283 (entropy 3.2959 of ln 512), epsilon's and eta's
@@ -571,12 +581,12 @@ START_TEST(test_trained_xtc)
     step(1, "xtc-probability", "0.9", "xtc-threshold", "0.06", NULL);
     ck_assert_int_eq(T.kept_count, 509);
     step(1, "dynatemp-range", "0.5", NULL);
-    ck_assert_rounds_to(T.stages[2].cut, 1.0283, 4);
+    ck_assert_rounds_to(stage_cut(STAGE_TEMPERATURE), 1.0283, 4);
     step(1, "epsilon-cutoff", "0.01", NULL);
     ck_assert_int_eq(T.kept_count, 23);
     step(1, "eta-cutoff", "0.01", NULL);
     ck_assert_int_eq(T.kept_count, 33);
-    ck_assert_rounds_to(T.stages[10].cut, 0.0037, 4);
+    ck_assert_rounds_to(stage_cut(STAGE_ETA), 0.0037, 4);
 }
 END_TEST
 

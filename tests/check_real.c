@@ -379,6 +379,16 @@ START_TEST(test_loop_and_its_escape)
     n = generate(&s, out, 64, &st);
     ck_assert_int_eq(n, 9);
     ck_assert_mem_eq(out, ESCAPE, sizeof ESCAPE);
+    /* DRY 0.8 instead (llama.cpp's base 1.75, allowed 2): after the second
+     * " cat sat on the", " mat" would extend a repeat of 4 and loses 0.8 x
+     * 1.75^2 = 2.45, 18.5 -> 16.05, below " floor" (16.5). */
+    ck_assert_int_eq(settings_set(&s, "no-repeat-ngram-size", "0", &(struct err){ 0, "" }), 0);
+    ck_assert_int_eq(settings_set(&s, "dry-multiplier", "0.8", &(struct err){ 0, "" }), 0);
+    n = generate(&s, out, 64, &st);
+    ck_assert_int_ge(n, 7);
+    ck_assert_mem_eq(out, ESCAPE, 5 * sizeof *out); /* " and the cat sat on" */
+    ck_assert_int_eq(out[5], 279);                  /* " the" */
+    ck_assert_int_eq(out[6], 6558);                 /* " floor" */
     source_close(&SRC);
     lesson_free(&L);
 }

@@ -311,17 +311,18 @@ START_TEST(test_preset_orders)
     struct chain c;
     const enum stage vllm[] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_MIN_P, STAGE_TOP_K,
                                 STAGE_TOP_P };
-    /* llama.cpp's default chain (common/common.h): penalties, (DRY,)
-     * top-n-sigma, top-k, typical, top-p, min-p, (XTC,) temperature. */
-    const enum stage llama[] = { STAGE_PENALTY, STAGE_TOP_N_SIGMA, STAGE_TOP_K, STAGE_TYPICAL_P,
-                                 STAGE_TOP_P,   STAGE_MIN_P,       STAGE_XTC,   STAGE_TEMPERATURE };
+    /* llama.cpp's default chain (common/common.h): penalties, DRY,
+     * top-n-sigma, top-k, typical, top-p, min-p, XTC, temperature. */
+    const enum stage llama[] = { STAGE_PENALTY, STAGE_DRY,       STAGE_TOP_N_SIGMA,
+                                 STAGE_TOP_K,   STAGE_TYPICAL_P, STAGE_TOP_P,
+                                 STAGE_MIN_P,   STAGE_XTC,       STAGE_TEMPERATURE };
     chain_preset(&c, PRESET_VLLM);
     ck_assert_int_eq(c.n, 5); /* vLLM has neither typical-p nor top-n-sigma */
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(c.stage[i], vllm[i]);
     chain_preset(&c, PRESET_LLAMACPP);
-    ck_assert_int_eq(c.n, 8);
-    for (int i = 0; i < 8; i++)
+    ck_assert_int_eq(c.n, 9);
+    for (int i = 0; i < 9; i++)
         ck_assert_int_eq(c.stage[i], llama[i]);
     ck_assert(!c.topk_keep_ties);
     chain_preset(&c, PRESET_HF);
@@ -550,15 +551,20 @@ END_TEST
 
 /* Both samplers on the toy row with a context (the ids of the toy
  * vocabulary), which must agree token by token. */
-static void run_both_ctx(const int *ctx, int len)
+static void run_both_brk(const int *ctx, int len, const uint8_t *breaker)
 {
     struct trace f;
     struct err e;
-    run_ctx(TOY, 7, ctx, len, 0);
+    trace_free(&T);
+    ck_assert_int_eq(trace_init(&T, 7, &e), 0);
     ck_assert_int_eq(trace_init(&f, 7, &e), 0);
-    struct sampler_input in = {
-        .vocab_size = 7, .logits = TOY, .context = ctx, .context_len = len, .step = 1
-    };
+    struct sampler_input in = { .vocab_size = 7,
+                                .logits = TOY,
+                                .context = ctx,
+                                .context_len = len,
+                                .step = 1,
+                                .breaker = breaker };
+    ck_assert_msg(sampler_run(&in, &S, &T, &e) == 0, "sampler_run: %s", e.msg);
     ck_assert_msg(sampler_run_fast(&in, &S, &f, 7, &e) == 0, "%s", e.msg);
     for (int id = 0; id < 7; id++) {
         struct trace_row r;
@@ -567,8 +573,19 @@ static void run_both_ctx(const int *ctx, int len)
         ck_assert_msg(r.removed_by == row_of(id)->removed_by, "token %d: fast %d, reference %d", id,
                       r.removed_by, row_of(id)->removed_by);
     }
+    for (int r = 0; r < 7; r++) {
+        struct trace_row fr;
+        int rank;
+        ck_assert_int_eq(sampler_fast_row(&f, T.rows[r].id, &fr, &rank), 0);
+        ck_assert_double_eq_tol(fr.adjusted, T.rows[r].adjusted, 1e-12);
+    }
     ck_assert_double_eq_tol(f.kept_mass, T.kept_mass, 1e-12);
     trace_free(&f);
+}
+
+static void run_both_ctx(const int *ctx, int len)
+{
+    run_both_brk(ctx, len, NULL);
 }
 
 START_TEST(test_no_repeat_ngram_by_hand)
@@ -602,6 +619,73 @@ START_TEST(test_no_repeat_ngram_by_hand)
     ck_assert_int_eq(rep_of(STAGE_NO_REPEAT_NGRAM)->removed, 6);
     run_both_ctx(ctx, 0); /* no text: nothing to repeat */
     ck_assert_int_eq(T.kept_count, 7);
+}
+END_TEST
+
+START_TEST(test_dry_by_hand)
+{
+    /* llama.cpp's DRY. "The cat sat on mat The cat" (1 2 3 5 6 1 2) read
+     * backwards is cat The mat on sat cat The: the last two tokens, "The
+     * cat", also end 5 back, where sat followed. So sat, and only sat,
+     * would extend a repeat of 2 = the allowed length: it loses
+     * multiplier x base^(2 - 2) = 1, from 0.5 to -0.5. */
+    const int ctx[] = { 1, 2, 3, 5, 6, 1, 2 };
+    S.dry_multiplier = 1.0;
+    S.dry_base = 2.0;
+    run_both_ctx(ctx, 7);
+    ck_assert_double_eq_tol(row_of(3)->adjusted, -0.5, 1e-15);
+    ck_assert_double_eq(row_of(5)->adjusted, 2.1);
+    ck_assert_double_eq(row_of(2)->adjusted, 1.2);
+    S.dry_allowed_length = 1; /* 2^(2 - 1) = 2: 0.5 - 2 */
+    run_both_ctx(ctx, 7);
+    ck_assert_double_eq_tol(row_of(3)->adjusted, -1.5, 1e-15);
+    S.dry_allowed_length = 3; /* a repeat of 2 is allowed */
+    run_both_ctx(ctx, 7);
+    ck_assert_double_eq(row_of(3)->adjusted, 0.5);
+    /* "The cat sat The cat sat The cat": the last five tokens also end 3
+     * back (before the last "sat The cat"), so sat would extend a repeat of
+     * 5, and of 2 from 6 back; the longer counts. llama.cpp's defaults:
+     * 0.8 x 1.75^(5 - 2) = 4.2875, so sat goes from 0.5 to -3.7875. */
+    const int loop[] = { 1, 2, 3, 1, 2, 3, 1, 2 };
+    S.dry_multiplier = 0.8;
+    S.dry_base = 1.75;
+    S.dry_allowed_length = 2;
+    run_both_ctx(loop, 8);
+    ck_assert_double_eq_tol(row_of(3)->adjusted, 0.5 - 4.2875, 1e-12);
+    S.dry_penalty_last_n = 5; /* "The cat sat The cat": a repeat of 2, 0.8 x 1 */
+    run_both_ctx(loop, 8);
+    ck_assert_double_eq_tol(row_of(3)->adjusted, 0.5 - 0.8, 1e-12);
+    S.dry_penalty_last_n = 4; /* "cat sat The cat": a repeat of 1 only, allowed */
+    run_both_ctx(loop, 8);
+    ck_assert_double_eq(row_of(3)->adjusted, 0.5);
+    S.dry_penalty_last_n = 2; /* a window no longer than the allowed length: nothing */
+    run_both_ctx(loop, 8);
+    ck_assert_double_eq(row_of(3)->adjusted, 0.5);
+    /* Sequence breakers: a repeat never reaches back past one. The (as if
+     * it held a newline) is 1 back, which caps every repeat at 1 token: with
+     * allowed length 1, sat loses 0.8 x 1.75^0 = 0.8 instead of 0.8 x
+     * 1.75^(5 - 1) = 7.503125; with allowed length 2 nothing is punished. A
+     * breaker as the last token leaves nothing to repeat, and a breaker is
+     * never penalized itself. */
+    S.dry_penalty_last_n = -1;
+    S.dry_allowed_length = 1;
+    run_both_ctx(loop, 8);
+    ck_assert_double_eq_tol(row_of(3)->adjusted, 0.5 - 7.503125, 1e-12);
+    uint8_t brk[7] = { 0 };
+    brk[1] = 1; /* The */
+    run_both_brk(loop, 8, brk);
+    ck_assert_double_eq_tol(row_of(3)->adjusted, 0.5 - 0.8, 1e-12);
+    S.dry_allowed_length = 2;
+    run_both_brk(loop, 8, brk);
+    ck_assert_double_eq(row_of(3)->adjusted, 0.5);
+    brk[1] = 0;
+    brk[2] = 1; /* cat, the last token */
+    run_both_brk(loop, 8, brk);
+    ck_assert_double_eq(row_of(3)->adjusted, 0.5);
+    brk[2] = 0;
+    brk[3] = 1; /* sat itself */
+    run_both_brk(loop, 8, brk);
+    ck_assert_double_eq(row_of(3)->adjusted, 0.5);
 }
 END_TEST
 
@@ -842,6 +926,7 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_epsilon_and_eta_by_hand);
     tcase_add_test(core, test_dynamic_temperature_by_hand);
     tcase_add_test(core, test_no_repeat_ngram_by_hand);
+    tcase_add_test(core, test_dry_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

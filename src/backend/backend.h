@@ -64,10 +64,11 @@ struct backend_req {
     struct sampler_settings s; /* checked by sampler_check before the call */
     const int *context;        /* context_len ids in [0, V): the penalty history */
     int context_len;
-    int prompt_len; /* <= context_len */
-    uint32_t step;  /* Philox step counter, 1 for the first generated token */
-    uint32_t row;   /* logits row in [0, rows given), and the Philox row */
-    int n_top;      /* best tokens to return, 0 to BACKEND_MAX_TOP */
+    int prompt_len;         /* <= context_len */
+    uint32_t step;          /* Philox step counter, 1 for the first generated token */
+    uint32_t row;           /* logits row in [0, rows given), and the Philox row */
+    int n_top;              /* best tokens to return, 0 to BACKEND_MAX_TOP */
+    const uint8_t *breaker; /* V flags: DRY's sequence breakers (sampler_input's), or NULL */
     /* Optional, for tests: when not NULL, V values each -- the final
      * (renormalized kept) probability of every token, and 1 for a kept
      * token, 0 for a removed one. */

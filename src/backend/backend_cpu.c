@@ -133,6 +133,7 @@ static int run_one(struct backend *b, const struct backend_req *r, int n_rows, s
         .prompt_len = r->prompt_len,
         .step = r->step,
         .row = r->row,
+        .breaker = r->breaker,
     };
     return sampler_run_fast(&in, &r->s, &c->t, n_rows, e);
 }

@@ -120,3 +120,37 @@ int fast_NO_REPEAT_NGRAM(struct fast *f, struct stage_report *rep)
     free(banned);
     return 0;
 }
+
+/* sampler_engines.c's apply_DRY on the few tokens it names, the blocks'
+ * maxima of the window's tokens mended as after the penalties. */
+int fast_DRY(struct fast *f, struct stage_report *rep)
+{
+    const struct sampler_input *in = f->in;
+    if (f->s->dry_multiplier == 0.0 || in->context_len == 0)
+        return 0;
+    struct dry_hit *hits = malloc((size_t)in->context_len * sizeof *hits);
+    int k = hits ? sampler_dry_hits(in, f->s, hits) : -1, bad = -1;
+    if (k <= 0) {
+        free(hits);
+        return k;
+    }
+    fast_keep_z_before(f);
+    for (int h = 0; h < k; h++) {
+        int id = hits[h].id;
+        double pen = sampler_dry_penalty(f->s, hits[h].len);
+        rep->cut = pen > rep->cut ? pen : rep->cut;
+        f->z[id] -= pen;
+        if (!rule_z_in_range(f->z[id]) && f->mark[id] != MARK_MASKED && bad < 0)
+            bad = id; /* the lowest: hits go by id, as the reference names it */
+    }
+    free(hits);
+    f->t->penalized += k;
+    int n = f->s->dry_penalty_last_n;
+    fast_penalized_blocks(f, n < 0 || n > in->context_len ? 0 : in->context_len - n);
+    if (bad >= 0) {
+        f->range_error = 1;
+        sampler_range_error(f->s, STAGE_DRY, bad, 0.0, f->z[bad], 0.0, f->err);
+        return -1;
+    }
+    return 0;
+}

@@ -19,6 +19,7 @@
 #include "core/philox.h"
 #include "core/ref_int.h"
 #include "core/sampler_rules.h"
+#include "core/settings.h"
 
 const char *penalty_formula_name(enum penalty_formula f)
 {
@@ -138,6 +139,12 @@ int sampler_range_error(const struct sampler_settings *s, int where, int id, dou
         return err_set(e, ERR_USAGE, "%s: token %d's z' %s, past the sampler's limit |z'| <= %.0e",
                        names, id, v, RULE_Z_LIMIT);
     }
+    if (where >= 0) { /* another value stage: its first setting */
+        const struct setting_info *i = setting_of_stage(where);
+        return err_set(e, ERR_USAGE,
+                       "%s %g: token %d's z' %s, past the sampler's limit |z'| <= %.0e", i->name,
+                       setting_number(i, s), id, v, RULE_Z_LIMIT);
+    }
     if (!rule_z_in_range(logit))
         return err_set(e, ERR_USAGE,
                        "logit of token %d is %g, past the sampler's limit |z| <= %.0e", id, logit,
@@ -238,7 +245,7 @@ static int apply_PENALTY(struct ref_step *c)
             return sampler_range_error(s, STAGE_PENALTY, i, c->t->rows[i].logit, c->z[i], 0.0,
                                        c->e);
     }
-    c->t->penalized = changed;
+    c->t->penalized += changed;
     return 0;
 }
 

@@ -88,7 +88,17 @@ struct sampler_input {
     int prompt_len; /* <= context_len */
     uint32_t step;  /* generation step, 1 for the first */
     uint32_t row;   /* request row in a batch, 0 for a single request */
+    /* vocab_size flags: the token is a DRY sequence breaker (its text holds
+     * one of DRY_BREAKERS); NULL: no token is. */
+    const uint8_t *breaker;
 };
+
+/* llama.cpp's default DRY sequence breakers: a repeat never runs across a
+ * token whose text holds one of them. */
+#define DRY_BREAKERS                                                                               \
+    {                                                                                              \
+        "\n", ":", "\"", "*"                                                                       \
+    }
 
 #define TRACE_KEPT   (-1)        /* removed_by of a kept token */
 #define TRACE_MASKED STAGE_COUNT /* removed_by of a token whose logit was -inf */
@@ -271,6 +281,23 @@ double sampler_u(uint64_t seed, uint32_t step, uint32_t row, uint32_t draw);
  * (room for context_len ids) in ascending order, each once. Returns how
  * many. */
 int sampler_ngram_banned(const struct sampler_input *in, int n, int *banned);
+
+/* DRY (llama.cpp's dry sampler): a token that would extend a repeat of the
+ * window's last tokens, and the longest such repeat. */
+struct dry_hit {
+    int id;
+    int len; /* tokens of the repeat it would extend, at least the allowed length */
+};
+
+/* The tokens DRY penalizes for in's context under s, each once with its
+ * longest repeat, into hits (room for context_len), by ascending id.
+ * Returns how many, or -1 when out of memory. */
+int sampler_dry_hits(const struct sampler_input *in, const struct sampler_settings *s,
+                     struct dry_hit *hits);
+
+/* The penalty DRY subtracts for a repeat of len tokens (llama.cpp's: the
+ * exponent len - allowed, capped so that base^exponent stays a float). */
+double sampler_dry_penalty(const struct sampler_settings *s, int len);
 
 /* A stage's own coin (XTC's), apart from every draw's u: Philox4x32-10
  * keyed by seed, counter (step, row, 0, 1 + st). */

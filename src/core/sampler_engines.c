@@ -1,6 +1,6 @@
 /* sampler_engines.c - the reference of the stages the engines added to the
- * lesson's: XTC (llama.cpp), the epsilon and eta cutoffs and the no-repeat
- * n-gram rule (Hugging Face).
+ * lesson's: XTC and DRY (llama.cpp), the epsilon and eta cutoffs and the
+ * no-repeat n-gram rule (Hugging Face).
  * Each works, as every stage of sampler.c, on the softmax of z' over the
  * tokens still kept at its place in the chain.
  */
@@ -121,5 +121,128 @@ int apply_NO_REPEAT_NGRAM(struct ref_step *c)
             row->removed_by = STAGE_NO_REPEAT_NGRAM;
     }
     free(banned);
+    return 0;
+}
+
+/* The window DRY reads: the last n tokens of the context, n from
+ * dry-penalty-last-n (-1: all). */
+static int dry_window(const struct sampler_input *in, const struct sampler_settings *s)
+{
+    int n = s->dry_penalty_last_n;
+    return n < 0 || n > in->context_len ? in->context_len : n;
+}
+
+/* How far back from the end a repeat may reach: up to the latest breaker. */
+static int dry_limit(const struct sampler_input *in, int n)
+{
+    const int *end = in->context + in->context_len - 1; /* end[-i]: i tokens back */
+    for (int i = 0; i < n; i++)
+        if (in->breaker && in->breaker[end[-i]])
+            return i;
+    return n;
+}
+
+/* rep[k], 1 <= k < n: how many tokens before position k back (reading the
+ * window backwards, b[i] = end[-i]) match the window's own last tokens,
+ * capped at limit: the Z-function of the reversed window, computed in
+ * linear time with the Z-box [lt, rt] as llama.cpp does (its capped
+ * values feed the box, as there). */
+static void dry_repeats(const int *end, int n, int limit, int *rep)
+{
+    int lt = 0, rt = 0;
+    for (int k = 1; k < n; k++) {
+        int m;
+        if (k > rt) {
+            m = 0;
+            while (m + k < n && end[-m] == end[-(m + k)])
+                m++;
+            if (m > 0) {
+                lt = k;
+                rt = k + m - 1;
+            }
+        } else if (rep[k - lt] < rt - k + 1) {
+            m = rep[k - lt];
+        } else {
+            int i = rt + 1;
+            while (i < n && end[-i] == end[-(i - k)])
+                i++;
+            m = i - k;
+            lt = k;
+            rt = i - 1;
+        }
+        rep[k] = m < limit ? m : limit;
+    }
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+    const struct dry_hit *x = a, *y = b;
+    return x->id != y->id ? (x->id > y->id) - (x->id < y->id)
+                          : (x->len < y->len) - (x->len > y->len);
+}
+
+int sampler_dry_hits(const struct sampler_input *in, const struct sampler_settings *s,
+                     struct dry_hit *hits)
+{
+    int n = dry_window(in, s), allowed = s->dry_allowed_length;
+    if (s->dry_multiplier == 0.0 || n <= allowed)
+        return 0;
+    int limit = dry_limit(in, n);
+    if (limit < allowed)
+        return 0;
+    int *rep = malloc((size_t)n * sizeof *rep);
+    if (!rep)
+        return -1;
+    const int *end = in->context + in->context_len - 1;
+    dry_repeats(end, n, limit, rep);
+    int k = 0;
+    for (int j = 1; j < n; j++) /* the token after a repeat ending j back would extend it */
+        if (rep[j] >= allowed && !(in->breaker && in->breaker[end[-(j - 1)]]))
+            hits[k++] = (struct dry_hit){ end[-(j - 1)], rep[j] };
+    free(rep);
+    qsort(hits, (size_t)k, sizeof *hits, cmp_hit);
+    int u = 0;
+    for (int i = 0; i < k; i++) /* the longest first for each id */
+        if (u == 0 || hits[u - 1].id != hits[i].id)
+            hits[u++] = hits[i];
+    return u;
+}
+
+double sampler_dry_penalty(const struct sampler_settings *s, int len)
+{
+    int e = len - s->dry_allowed_length;
+    if (s->dry_base > 1.000001) { /* llama.cpp: base^e at most FLT_MAX */
+        int most = (int)(88.7228391 / log(s->dry_base));
+        e = most > 0 && e > most ? most : e;
+    }
+    return s->dry_multiplier * pow(s->dry_base, e);
+}
+
+/* DRY, "don't repeat yourself" (llama.cpp's dry sampler): each token that
+ * would extend a repeat of at least the allowed length loses
+ * multiplier x base^(length - allowed); a breaker token never does. */
+int apply_DRY(struct ref_step *c)
+{
+    if (c->s->dry_multiplier == 0.0 || c->in->context_len == 0)
+        return 0;
+    struct dry_hit *hits = malloc((size_t)c->in->context_len * sizeof *hits);
+    int k = hits ? sampler_dry_hits(c->in, c->s, hits) : -1;
+    if (k < 0) {
+        free(hits);
+        return err_set(c->e, ERR_SYSTEM, "out of memory in the sampler (%d tokens)", c->V);
+    }
+    for (int h = 0; h < k; h++) {
+        int id = hits[h].id;
+        double pen = sampler_dry_penalty(c->s, hits[h].len);
+        c->rep->cut = pen > c->rep->cut ? pen : c->rep->cut; /* the report's: the most lost */
+        c->z[id] -= pen;
+        if (!rule_z_in_range(c->z[id]) && c->t->rows[id].removed_by != TRACE_MASKED) {
+            free(hits);
+            return sampler_range_error(c->s, STAGE_DRY, id, c->t->rows[id].logit, c->z[id], 0.0,
+                                       c->e);
+        }
+    }
+    c->t->penalized += k; /* the view's "z' after penalty" */
+    free(hits);
     return 0;
 }

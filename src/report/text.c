@@ -311,11 +311,26 @@ static void describe_min_p(FILE *out, const struct stage_line *l)
             l->mass, l->r->settings->sampler.min_p, l->p_max, l->cut);
 }
 
+static void describe_dry(FILE *out, const struct stage_line *l)
+{
+    const struct sampler_settings *m = &l->r->settings->sampler;
+    if (l->st->cut > 0.0)
+        fprintf(out,
+                "a token that would extend a repeat of %d or more tokens loses %g x %g^(n - %d): "
+                "up to %s here\n",
+                m->dry_allowed_length, m->dry_multiplier, m->dry_base, m->dry_allowed_length,
+                l->cut);
+    else
+        fprintf(out, "no token would extend a repeat of %d or more tokens\n",
+                m->dry_allowed_length);
+}
+
 /* The stages whose line is their own; every other one is describe_cut's. */
 static void (*const DESCRIBE[STAGE_COUNT])(FILE *, const struct stage_line *) = {
     [STAGE_PENALTY] = describe_penalty,
     [STAGE_TEMPERATURE] = describe_temperature,
     [STAGE_MIN_P] = describe_min_p,
+    [STAGE_DRY] = describe_dry,
 };
 
 /* The setting shown with stage st's name: its first activating one, or

@@ -136,7 +136,8 @@ static int compute(struct batch *b, struct source *src, struct backend *be, int 
                                        .prompt_len = b->prompt_len,
                                        .step = source_draw_step(src->L, w->g.len),
                                        .row = (uint32_t)r,
-                                       .n_top = BATCH_TOP };
+                                       .n_top = BATCH_TOP,
+                                       .breaker = src->breaker };
     }
     if (b->head_ran) { /* the head and the sampler as one step (one wait on a GPU) */
         if (hidden_vectors(b, src, e) < 0 || backend_step(be, b->h, b->n, req, res, e) < 0)

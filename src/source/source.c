@@ -4,6 +4,7 @@
 #include "source/source.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -18,6 +19,37 @@ int source_open(struct source *src, const struct lesson *L, const struct config 
                 int rows, struct err *e)
 {
     return source_open_progress(src, L, config, hidden, rows, NULL, e);
+}
+
+/* Whether the len bytes at b hold the string k. */
+static int bytes_hold(const char *b, size_t len, const char *k)
+{
+    size_t n = strlen(k);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(b + i, k, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Flags the tokens whose bytes hold a DRY sequence breaker, once per
+ * lesson: the sampler sees ids only. Returns 0, or -1 out of memory. */
+static int find_breakers(struct source *src, struct err *e)
+{
+    static const char *const BREAKERS[] = DRY_BREAKERS;
+    const struct vocab *v = &src->L->vocab;
+    if (v->n <= 0)
+        return 0;
+    src->breaker = calloc((size_t)v->n, 1);
+    if (!src->breaker)
+        return err_set(e, ERR_SYSTEM, "out of memory for %d tokens' flags", v->n);
+    for (int id = 0; id < v->n; id++) {
+        size_t len;
+        const char *b = vocab_bytes(v, id, &len);
+        for (size_t k = 0; b && k < sizeof BREAKERS / sizeof BREAKERS[0]; k++)
+            if (bytes_hold(b, len, BREAKERS[k]))
+                src->breaker[id] = 1;
+    }
+    return 0;
 }
 
 int source_open_progress(struct source *src, const struct lesson *L, const struct config *config,
@@ -44,6 +76,10 @@ int source_open_progress(struct source *src, const struct lesson *L, const struc
         return -1;
     }
     src->progress = NULL; /* borrowed for the build alone */
+    if (find_breakers(src, e) < 0) {
+        source_close(src);
+        return -1;
+    }
     return 0;
 }
 
@@ -51,6 +87,7 @@ void source_close(struct source *src)
 {
     if (src->ops && src->ops->close)
         src->ops->close(src);
+    free(src->breaker);
     memset(src, 0, sizeof *src);
 }
 
@@ -189,6 +226,7 @@ int source_run_step(struct source *src, int k, const struct settings *s, const i
          * pages at the same position with the same seed draw the same u. */
         .step = source_draw_step(L, len),
         .row = 0,
+        .breaker = src->breaker,
     };
     if (!in.logits && src->fast_rows <= 0)
         return err_set(e, ERR_SYSTEM, "lesson '%s': the reference sampler needs doubles", L->id);

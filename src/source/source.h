@@ -85,6 +85,9 @@ struct source {
     const struct config *config; /* the user's defaults under the lesson's (borrowed), or NULL */
     int fast_rows;               /* 0: the reference sampler; else the O(V) one, this many rows */
     void *state;                 /* the kind's own */
+    /* The DRY sequence breakers of the lesson's vocabulary (sampler.h's
+     * DRY_BREAKERS), a flag per token; NULL without a vocabulary. */
+    uint8_t *breaker;
     /* While source_open_progress builds: told how far (borrowed; NULL after). */
     const struct model_progress *progress;
 };

@@ -63,7 +63,8 @@ static int many_draws(struct app *a, struct err *e)
                                .context = a->cur_ctx,
                                .context_len = a->cur_len,
                                .prompt_len = source_prompt_len(&a->L, a->cur_len),
-                               .step = step };
+                               .step = step,
+                               .breaker = a->source.breaker };
     if (!z)
         return err_set(e, ERR_SYSTEM, "the step's logits are not floats");
     int *kept = malloc(2 * (size_t)n * sizeof *kept), *plain = kept + n;
