@@ -161,8 +161,8 @@ test-model: $(SAN_BIN) $(BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/s
 # logitlab's stages against llama.cpp's kept sets on the same rows (issue
 # 33): the goldens of tests/golden/samplers/, which `make test-oracle-samplers`
 # writes from llama.cpp's samplers (tests/oracle/samplers.txt, the cases).
-test-samplers: $(BUILD)/san/samplers_check
-	tests/samplers.sh $(BUILD)/san/samplers_check
+test-samplers: $(BUILD)/san/samplers_check $(SAN_BIN)
+	tests/samplers.sh $(BUILD)/san/samplers_check $(SAN_BIN)
 
 # A small test model with random weights and the real Llama 3 vocabulary
 # (the one tests/model.sh checks as llama3-q8_0), for trying --model

@@ -81,7 +81,7 @@ echo "== goldens: $new new, $changed changed"
 for g in "$GOLD"/*.txt; do
 	[ -f "$g" ] || continue
 	n=$(basename "$g" .txt)
-	grep -q "^$n[[:space:]]" "$HERE/samplers.txt" || echo "samplers.sh: $g: no such case (remove it?)"
+	grep -q "^${n}[[:space:]]" "$HERE/samplers.txt" || echo "samplers.sh: $g: no such case (remove it?)"
 done
 
 echo "== logitlab against them ($CHECK)"

@@ -20,8 +20,12 @@
  * (a sampler logitlab does not have yet): its golden waits for the stage.
  *
  *   samplers_check CASES GOLDEN_DIR [NAME...]
+ *   samplers_check --cli CASES DIR [NAME...]
  *
- * Prints one line per case; exit status 0 only if every case held.
+ * Prints one line per case; exit status 0 only if every case held. --cli
+ * writes the cases of up to CLI_MAX_V tokens as lessons with the kept set
+ * this program computes, for tests/samplers.sh to run `logitlab show` on
+ * (the command line's own path to the same sampler).
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +40,7 @@
 #define LINE_MAX_ 1024
 #define FIELDS    6
 #define SHOW_MAX  8
+#define CLI_MAX_V 256 /* the cases --cli writes as lessons */
 
 struct kept {
     int n;
@@ -292,46 +297,130 @@ static int run_case(char **f, int nf, const char *golden_dir)
     return failed;
 }
 
-/* Whether case name is among the names asked for (all when none). */
-static int wanted(const char *name, int argc, char **argv)
+/* Writes the values of a lesson key over continued lines, as inih reads
+ * them: none longer than LESSON_MAX_LINE. */
+static void write_values(FILE *fp, const char *key, const double *v, const int *ids, int n)
 {
-    if (argc <= 3)
-        return 1;
-    for (int i = 3; i < argc; i++)
-        if (strcmp(argv[i], name) == 0)
-            return 1;
-    return 0;
+    int col = fprintf(fp, "%s =", key);
+    for (int i = 0; i < n; i++) {
+        char num[32];
+        if (ids)
+            snprintf(num, sizeof num, " %d", ids[i]);
+        else if (v[i] == -INFINITY)
+            snprintf(num, sizeof num, " -inf");
+        else
+            snprintf(num, sizeof num, " %.17g", v[i]);
+        if (col + (int)strlen(num) > 150)
+            col = fprintf(fp, "\n ");
+        col += fprintf(fp, "%s", num);
+    }
+    fprintf(fp, "\n");
 }
 
-int main(int argc, char **argv)
+/* --cli: for a case of at most CLI_MAX_V tokens, none -inf, with a logitlab side, writes
+ * into dir NAME.ini (the row and context as a lesson that `logitlab show`
+ * reads: logits in %.17g, the floats exactly), NAME.args (logitlab's words)
+ * and NAME.kept (the reference sampler's kept set, "ID Z'"), and prints NAME.
+ * Returns 0, or 1 when a file cannot be written or the case fails to run. */
+static int write_cli(char **f, int nf, const char *dir)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: samplers_check CASES GOLDEN_DIR [NAME...]\n");
-        return 2;
+    struct run r = { 0 };
+    struct kept k = { 0 };
+    char msg[LINE_MAX_], path[3][LINE_MAX_], words[LINE_MAX_];
+    FILE *fp[3] = { NULL, NULL, NULL };
+    int rc = 0;
+    (void)nf;
+    snprintf(words, sizeof words, "%s", f[4]);
+    if (strcmp(f[4], "-") == 0 || make_input(f[1], f[2], &r, msg, sizeof msg) != 0 ||
+        r.V > CLI_MAX_V)
+        goto done;
+    for (int i = 0; i < r.V; i++) /* a lesson refuses -inf: its logits are a model's */
+        if (r.row[i] == -INFINITY)
+            goto done;
+    rc = parse_settings(words, &r.st, msg, sizeof msg) != 0 ||
+         logitlab_kept(&r, 0, &k, msg, sizeof msg) != 0;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        static const char *const EXT[3] = { "ini", "args", "kept" };
+        snprintf(path[i], sizeof path[i], "%.400s/%.200s.%s", dir, f[0], EXT[i]);
+        rc = (fp[i] = fopen(path[i], "w")) == NULL;
     }
-    FILE *fp = fopen(argv[1], "r");
-    if (!fp) {
-        fprintf(stderr, "samplers_check: cannot read %s\n", argv[1]);
-        return 2;
+    if (rc == 0) {
+        fprintf(fp[0], "[lesson]\nid = %s\ntitle = sampler oracle case %s\n\n[vocab]\n", f[0],
+                f[0]);
+        for (int i = 0; i < r.V; i++)
+            fprintf(fp[0], "%d = t%d\n", i, i);
+        fprintf(fp[0], "\n[step.1]\n");
+        write_values(fp[0], "logits", r.row_d, NULL, r.V);
+        if (r.n_ctx > 0)
+            write_values(fp[0], "context", NULL, r.ctx, r.n_ctx);
+        fprintf(fp[1], "%s\n", f[4]);
+        for (int i = 0; i < k.n; i++)
+            fprintf(fp[2], "%d %.17g\n", k.id[i], k.z[i]);
+        printf("%s\n", f[0]);
+    } else {
+        printf("FAIL %s: %s\n", f[0], msg);
     }
+    for (int i = 0; i < 3; i++)
+        if (fp[i])
+            fclose(fp[i]);
+done:
+    kept_free(&k);
+    free(r.row);
+    free(r.row_d);
+    return rc;
+}
+
+/* Whether case name is among the names asked for (all when none). */
+static int wanted(const char *name, int n, char **names)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return n == 0;
+}
+
+/* Runs fn on every case of the file cases named in names (all when n is 0).
+ * Returns the number of cases that failed, -1 when the file cannot be read. */
+static int each_case(const char *cases, int n, char **names, int (*fn)(char **, int, const char *),
+                     const char *arg, int *count)
+{
+    FILE *fp = fopen(cases, "r");
     char line[LINE_MAX_], *f[FIELDS];
-    int n = 0, bad = 0, lineno = 0;
+    int bad = 0, lineno = 0;
+    if (!fp)
+        return -1;
     while (fgets(line, sizeof line, fp)) {
         lineno++;
         if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
             continue;
         int nf = split(line, f);
         if (nf < 5) {
-            printf("FAIL %s:%d: not NAME | ROW | CONTEXT | LLAMA | LOGITLAB\n", argv[1], lineno);
+            printf("FAIL %s:%d: not NAME | ROW | CONTEXT | LLAMA | LOGITLAB\n", cases, lineno);
             bad++;
-            continue;
+        } else if (wanted(f[0], n, names)) {
+            ++*count;
+            bad += fn(f, nf, arg);
         }
-        if (!wanted(f[0], argc, argv))
-            continue;
-        n++;
-        bad += run_case(f, nf, argv[2]);
     }
     fclose(fp);
-    printf("samplers_check: %d cases, %d failed\n", n, bad);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    int cli = argc > 1 && strcmp(argv[1], "--cli") == 0, n = 0;
+    if (argc < 3 + cli) {
+        fprintf(stderr, "usage: samplers_check CASES GOLDEN_DIR [NAME...]\n"
+                        "       samplers_check --cli CASES DIR [NAME...]\n");
+        return 2;
+    }
+    int bad = each_case(argv[1 + cli], argc - 3 - cli, argv + 3 + cli, cli ? write_cli : run_case,
+                        argv[2 + cli], &n);
+    if (bad < 0) {
+        fprintf(stderr, "samplers_check: cannot read %s\n", argv[1 + cli]);
+        return 2;
+    }
+    if (!cli)
+        printf("samplers_check: %d cases, %d failed\n", n, bad);
     return bad ? 1 : 0;
 }
