@@ -18,7 +18,7 @@ set -eu
 # newer A B: A was modified after B (POSIX sh has no -nt).
 newer() { [ -n "$(find "$1" -prune -newer "$2" 2>/dev/null)" ]; }
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CHECK=${1:-$ROOT/build/samplers_check}
+CHECK=${1:-build/samplers_check} # relative to the root, as make names it
 HERE=$ROOT/tests/oracle
 LLAMA=${LLAMA_ORACLE:-$ROOT/build/oracle}
 BLD=$LLAMA/llama-build
