@@ -109,7 +109,7 @@ GPU_TEST := $(BUILD)/check_gpu
 CUDA_STAMP := $(BUILD)/cuda-$(CUDA_STATE).stamp
 
 .PHONY: test-model-file
-.PHONY: all run test deps build test-build test-unit test-cli test-model test-oracle bench-model bench-peers test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz test-fuzz fuzz-cc install uninstall \
+.PHONY: all run test deps build test-build test-unit test-cli test-model test-samplers test-oracle test-oracle-samplers bench-model bench-peers test-gpu test-gpu-self bench bench-gpu gpu-kit fuzz test-fuzz fuzz-cc install uninstall \
 	test-install test-make test-valgrind format format-check lint \
         golden clean config svg
 
@@ -148,7 +148,7 @@ run: build
 TEST_JOBS ?= 2
 test: deps
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) all test-build $(CUDA_CHECK)
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target format-check lint test-unit test-cli test-model test-install test-make test-valgrind test-fuzz test-gpu-self test-gpu
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target format-check lint test-unit test-cli test-model test-samplers test-install test-make test-valgrind test-fuzz test-gpu-self test-gpu
 
 # Real models: small GGUF files generated here (the real Llama 3 and Llama 2
 # vocabularies, random weights, every weight type), run by logitlab and
@@ -157,6 +157,12 @@ test: deps
 test-model: $(SAN_BIN) $(BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/san/model_check
 	tests/model.sh $(SAN_BIN) $(BUILD)/gen_model $(BUILD)/model_check $(BUILD)/san/model_check
 	tests/readme.sh $(BIN) $(BUILD)/models/llama3-q8_0.gguf
+
+# logitlab's stages against llama.cpp's kept sets on the same rows (issue
+# 33): the goldens of tests/golden/samplers/, which `make test-oracle-samplers`
+# writes from llama.cpp's samplers (tests/oracle/samplers.txt, the cases).
+test-samplers: $(BUILD)/san/samplers_check $(SAN_BIN)
+	tests/samplers.sh $(BUILD)/san/samplers_check $(SAN_BIN)
 
 # A small test model with random weights and the real Llama 3 vocabulary
 # (the one tests/model.sh checks as llama3-q8_0), for trying --model
@@ -172,8 +178,16 @@ test-model-file: $(BUILD)/gen_model
 # 10 minutes the first time) and the exact reference (numpy): regenerates the
 # goldens of test-model and compares the three; and llama.cpp's tokenizer tests
 # on its vocabulary files (tests/oracle/vocab.sh). Not part of `make test`.
-test-oracle: $(BIN) $(BUILD)/gen_model
-	@s=0; tests/oracle/vocab.sh $(BIN) || s=1; tests/oracle/run.sh $(BIN) $(BUILD)/gen_model || s=1; exit $$s
+test-oracle: $(BIN) $(BUILD)/gen_model $(BUILD)/samplers_check
+	@s=0; tests/oracle/vocab.sh $(BIN) || s=1; tests/oracle/run.sh $(BIN) $(BUILD)/gen_model || s=1; \
+	tests/oracle/samplers.sh $(BUILD)/samplers_check || s=1; exit $$s
+
+# The sampler oracle alone: llama.cpp's samplers on the cases of
+# tests/oracle/samplers.txt rewrite tests/golden/samplers/, and logitlab's
+# stages are checked against them. LLAMA_ORACLE=DIR takes llama.cpp from
+# another checkout's build/oracle (read only).
+test-oracle-samplers: $(BUILD)/samplers_check
+	tests/oracle/samplers.sh $(BUILD)/samplers_check
 
 # A model of Llama 3.2 1B's shapes in Q8_0 and Q4_K_M: prefill and decode
 # ms per token, logitlab against llama.cpp's CPU build in the same run.
@@ -301,6 +315,16 @@ $(BUILD)/model_check: tests/model/model_check.c $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_S
 $(BUILD)/san/model_check: tests/model/model_check.c $(SAN_CORE)
 	@echo "  LD SAN  $@"
 	@$(CC) $(SAN_CFLAGS) -Isrc -o $@ $^ $(PKG_LIBS) -lm
+
+# The check of logitlab's stages against llama.cpp's kept sets
+# (tests/oracle/samplers_check.c, goldens in tests/golden/samplers/), and its
+# sanitizer build, which make test runs.
+$(BUILD)/samplers_check: tests/oracle/samplers_check.c tests/oracle/sampler_rows.h $(OBJ_CORE) $(OBJ_CUDA) $(CUDA_STAMP)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Isrc -Itests/oracle -o $@ $< $(OBJ_CORE) $(OBJ_CUDA) $(PKG_LIBS) $(CUDA_LIBS) -lm
+$(BUILD)/san/samplers_check: tests/oracle/samplers_check.c tests/oracle/sampler_rows.h $(SAN_CORE)
+	@echo "  LD SAN  $@"
+	@$(CC) $(SAN_CFLAGS) -Isrc -Itests/oracle -o $@ $< $(SAN_CORE) $(PKG_LIBS) -lm
 
 # The tokenizer's benchmark builds the real Llama 3 vocabulary as the tests
 # do (tests/model/tokdata.c).
@@ -478,7 +502,7 @@ fuzz-cc:
 	@tools/deps.sh clang
 	@tools/deps.sh libclang-rt-$$($(FUZZ_CC) -dumpversion | cut -d. -f1)-dev
 
-FORMAT_FILES = $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/*.c tests/*.h tests/gpu/*.c tests/bench/*.c tests/bench/*.h tests/fuzz/*.c)
+FORMAT_FILES = $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/*.c tests/*.h tests/gpu/*.c tests/bench/*.c tests/bench/*.h tests/fuzz/*.c) tests/oracle/samplers_check.c tests/oracle/sampler_rows.h
 
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -39,7 +39,13 @@ void fast_stage_p_max(struct fast *f, int c, struct stage_report *rep)
 
 void fast_keep_z_before(struct fast *f)
 {
-    if (!f->later || f->later_kept)
+    /* With the quotients made ahead, fz_pre holds them until the temperature
+     * swaps it with z, which keeps z' of then: the load planned them only
+     * where the temperature alone rewrites z', so a caller before it (a
+     * penalty stage that is off) changes nothing, and a copy would put the
+     * undivided z' where the quotients were (the sampler oracle's
+     * order-topk-pen-t-1000). */
+    if (!f->later || f->later_kept || f->ahead)
         return;
     memcpy(f->t->fz_pre, f->z, (size_t)f->V * sizeof *f->z); /* cheaper than the pass it saves */
     f->later_kept = 1;
