@@ -119,6 +119,8 @@ static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
     random_others(seed, s);
 }
 
+static const int ENDS[] = { 0, 1 };
+
 static void compare(const double *z, int V, const int *ctx, int len, int plen,
                     const struct sampler_settings *s, int n_rows, const char *what)
 {
@@ -133,7 +135,9 @@ static void compare(const double *z, int V, const int *ctx, int len, int plen,
                                 .context_len = len,
                                 .prompt_len = plen,
                                 .step = 3,
-                                .row = 1 };
+                                .row = 1,
+                                .end_ids = ENDS,
+                                .n_end = V > 1 ? 2 : 1 }; /* min-tokens masks them */
     ck_assert_msg(sampler_run(&in, s, &ref, &e) == 0, "%s: %s", what, e.msg);
     ck_assert_msg(sampler_run_fast(&in, s, &fast, n_rows, &e) == 0, "%s: %s", what, e.msg);
     ck_assert_int_eq(fast.n_rows, n_rows < V ? n_rows : V);

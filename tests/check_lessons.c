@@ -400,6 +400,13 @@ START_TEST(test_stop_rules)
     next[ctx_len] = T.choice.id;
     r = stop_check(&S, &L.vocab, next, ctx_len + 1, L.prompt_len);
     ck_assert_int_eq(r.rule, STOP_EOS);
+    /* min-tokens 4 with two tokens generated: [EOS] (its p 0.8199 by the
+     * softmax of step 3's logits) is removed, greedy takes on (0.0551). */
+    step(3, "min-tokens", "4", NULL);
+    ck_assert_int_eq(row(EOS)->removed_by, STAGE_MIN_TOKENS);
+    ck_assert_rounds_to(row(EOS)->prob, 0.8199, 4);
+    ck_assert_int_eq(T.choice.id, 5);
+    ck_assert_rounds_to(row(5)->prob, 0.0551, 4);
     step(4, NULL); /* max-tokens 2 after on, mat */
     memcpy(next, ctx, (size_t)ctx_len * sizeof *ctx);
     next[ctx_len] = T.choice.id;

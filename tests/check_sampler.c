@@ -309,16 +309,16 @@ END_TEST
 START_TEST(test_preset_orders)
 {
     struct chain c;
-    const enum stage vllm[] = { STAGE_PENALTY, STAGE_TEMPERATURE, STAGE_MIN_P, STAGE_TOP_K,
-                                STAGE_TOP_P };
+    const enum stage vllm[] = { STAGE_PENALTY, STAGE_MIN_TOKENS, STAGE_TEMPERATURE,
+                                STAGE_MIN_P,   STAGE_TOP_K,      STAGE_TOP_P };
     /* llama.cpp's default chain (common/common.h): penalties, DRY,
      * top-n-sigma, top-k, typical, top-p, min-p, XTC, temperature. */
     const enum stage llama[] = { STAGE_PENALTY, STAGE_DRY,       STAGE_TOP_N_SIGMA,
                                  STAGE_TOP_K,   STAGE_TYPICAL_P, STAGE_TOP_P,
                                  STAGE_MIN_P,   STAGE_XTC,       STAGE_TEMPERATURE };
     chain_preset(&c, PRESET_VLLM);
-    ck_assert_int_eq(c.n, 5); /* vLLM has neither typical-p nor top-n-sigma */
-    for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(c.n, 6); /* vLLM has neither typical-p nor top-n-sigma */
+    for (int i = 0; i < 6; i++)
         ck_assert_int_eq(c.stage[i], vllm[i]);
     chain_preset(&c, PRESET_LLAMACPP);
     ck_assert_int_eq(c.n, 9);
@@ -329,7 +329,8 @@ START_TEST(test_preset_orders)
     ck_assert(c.topk_keep_ties);
     /* HF's _get_logits_processor: ... min-p, typical, epsilon, eta; no
      * top-n-sigma, no XTC. */
-    ck_assert_int_eq(c.stage[1], STAGE_NO_REPEAT_NGRAM); /* a processor, before the warpers */
+    ck_assert_int_eq(c.stage[1], STAGE_NO_REPEAT_NGRAM); /* processors, before the warpers */
+    ck_assert_int_eq(c.stage[2], STAGE_MIN_TOKENS);
     ck_assert_int_eq(c.stage[c.n - 3], STAGE_TYPICAL_P);
     ck_assert_int_eq(c.stage[c.n - 2], STAGE_EPSILON);
     ck_assert_int_eq(c.stage[c.n - 1], STAGE_ETA);
@@ -689,6 +690,62 @@ START_TEST(test_dry_by_hand)
 }
 END_TEST
 
+START_TEST(test_min_tokens_by_hand)
+{
+    /* Hugging Face's min_new_tokens, vLLM's min_tokens: the end tokens go
+     * while fewer than N tokens follow the prompt. Here on (5) and [PAD] (0)
+     * play the end tokens; the prompt is the first 2 of 3 context tokens. */
+    const int ctx[] = { 1, 2, 3 };
+    const int ends[] = { 5, 0 };
+    struct trace f;
+    struct err e;
+    ck_assert_int_eq(trace_init(&f, 7, &e), 0);
+    struct sampler_input in = { .vocab_size = 7,
+                                .logits = TOY,
+                                .context = ctx,
+                                .context_len = 3,
+                                .prompt_len = 2,
+                                .step = 1,
+                                .end_ids = ends,
+                                .n_end = 2 };
+    S.min_tokens = 2; /* 1 generated < 2: on (.4407) and [PAD] (.0022) go */
+    for (int pass = 0; pass < 2; pass++) {
+        trace_free(&T);
+        ck_assert_int_eq(trace_init(&T, 7, &e), 0);
+        ck_assert_int_eq(sampler_run(&in, &S, &T, &e), 0);
+        ck_assert_int_eq(sampler_run_fast(&in, &S, &f, 7, &e), 0);
+        ck_assert_int_eq(f.kept_count, T.kept_count);
+        if (pass == 0) {
+            ck_assert_int_eq(T.kept_count, 5);
+            ck_assert_int_eq(row_of(5)->removed_by, STAGE_MIN_TOKENS);
+            ck_assert_double_eq_tol(rep_of(STAGE_MIN_TOKENS)->removed_mass, 0.4429, 5e-5);
+        } else {
+            ck_assert_int_eq(T.kept_count, 7);
+        }
+        S.min_tokens = 1; /* 1 generated: enough */
+    }
+    /* Every token an end token: the most likely stays. */
+    const int all[] = { 0, 1, 2, 3, 4, 5, 6 };
+    in.end_ids = all;
+    in.n_end = 7;
+    S.min_tokens = 5;
+    trace_free(&T);
+    ck_assert_int_eq(trace_init(&T, 7, &e), 0);
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), 0);
+    ck_assert_int_eq(sampler_run_fast(&in, &S, &f, 7, &e), 0);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert_int_eq(f.kept_count, 1);
+    ck_assert(kept(5));
+    /* An end token outside the vocabulary is refused by name. */
+    const int bad[] = { 7 };
+    in.end_ids = bad;
+    in.n_end = 1;
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), -1);
+    ck_assert_str_eq(e.msg, "end token 7 is not in the vocabulary (0..6)");
+    trace_free(&f);
+}
+END_TEST
+
 START_TEST(test_truncation_sees_the_logits_at_its_place_in_the_chain)
 {
     /* min-p 0.2 with T = 3: after temperature the second token clears the bar,
@@ -927,6 +984,7 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_dynamic_temperature_by_hand);
     tcase_add_test(core, test_no_repeat_ngram_by_hand);
     tcase_add_test(core, test_dry_by_hand);
+    tcase_add_test(core, test_min_tokens_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

@@ -199,7 +199,9 @@ static int check_req(const struct backend *b, const struct backend_req *r, int i
     struct sampler_input in = { .vocab_size = b->V,
                                 .context = r->context,
                                 .context_len = r->context_len,
-                                .prompt_len = r->prompt_len };
+                                .prompt_len = r->prompt_len,
+                                .end_ids = r->end_ids,
+                                .n_end = r->n_end };
     if (sampler_check_context(&in, e) < 0) {
         err_prefix(e, "request %d", i);
         return -1;

@@ -69,6 +69,8 @@ struct backend_req {
     uint32_t row;           /* logits row in [0, rows given), and the Philox row */
     int n_top;              /* best tokens to return, 0 to BACKEND_MAX_TOP */
     const uint8_t *breaker; /* V flags: DRY's sequence breakers (sampler_input's), or NULL */
+    const int *end_ids;     /* the end tokens min-tokens masks (sampler_input's), n_end of them */
+    int n_end;
     /* Optional, for tests: when not NULL, V values each -- the final
      * (renormalized kept) probability of every token, and 1 for a kept
      * token, 0 for a removed one. */

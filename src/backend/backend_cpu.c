@@ -134,6 +134,8 @@ static int run_one(struct backend *b, const struct backend_req *r, int n_rows, s
         .step = r->step,
         .row = r->row,
         .breaker = r->breaker,
+        .end_ids = r->end_ids,
+        .n_end = r->n_end,
     };
     return sampler_run_fast(&in, &r->s, &c->t, n_rows, e);
 }

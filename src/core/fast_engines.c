@@ -154,3 +154,24 @@ int fast_DRY(struct fast *f, struct stage_report *rep)
     }
     return 0;
 }
+
+/* sampler_engines.c's apply_MIN_TOKENS: only the end tokens are looked at. */
+int fast_MIN_TOKENS(struct fast *f, struct stage_report *rep)
+{
+    (void)rep;
+    const struct sampler_input *in = f->in;
+    if (!sampler_min_tokens_on(in, f->s))
+        return 0;
+    int hit = 0;
+    for (int k = 0; k < in->n_end; k++)
+        hit += f->mark[in->end_ids[k]] == MARK_KEPT;
+    if (hit == 0)
+        return 0;
+    fast_build_alive(f);
+    int best = hit == f->n_alive ? fast_alive_best(f) : -1;
+    for (int k = 0; k < in->n_end; k++)
+        if (f->mark[in->end_ids[k]] == MARK_KEPT && in->end_ids[k] != best)
+            fast_drop(f, in->end_ids[k], STAGE_MIN_TOKENS);
+    compact_alive(f);
+    return 0;
+}

@@ -177,6 +177,10 @@ int sampler_check_context(const struct sampler_input *in, struct err *e)
         if (in->context[i] < 0 || in->context[i] >= in->vocab_size)
             return err_set(e, ERR_USAGE, "context token %d is not in the vocabulary (0..%d)",
                            in->context[i], in->vocab_size - 1);
+    for (int i = 0; i < in->n_end; i++)
+        if (!in->end_ids || in->end_ids[i] < 0 || in->end_ids[i] >= in->vocab_size)
+            return err_set(e, ERR_USAGE, "end token %d is not in the vocabulary (0..%d)",
+                           in->end_ids ? in->end_ids[i] : -1, in->vocab_size - 1);
     return 0;
 }
 

@@ -91,6 +91,9 @@ struct sampler_input {
     /* vocab_size flags: the token is a DRY sequence breaker (its text holds
      * one of DRY_BREAKERS); NULL: no token is. */
     const uint8_t *breaker;
+    /* The end-of-generation tokens (min-tokens masks them), n_end of them. */
+    const int *end_ids;
+    int n_end;
 };
 
 /* llama.cpp's default DRY sequence breakers: a repeat never runs across a
@@ -298,6 +301,10 @@ int sampler_dry_hits(const struct sampler_input *in, const struct sampler_settin
 /* The penalty DRY subtracts for a repeat of len tokens (llama.cpp's: the
  * exponent len - allowed, capped so that base^exponent stays a float). */
 double sampler_dry_penalty(const struct sampler_settings *s, int len);
+
+/* Whether min-tokens masks in's end tokens this step: N is on and fewer
+ * than N tokens follow the prompt. */
+int sampler_min_tokens_on(const struct sampler_input *in, const struct sampler_settings *s);
 
 /* A stage's own coin (XTC's), apart from every draw's u: Philox4x32-10
  * keyed by seed, counter (step, row, 0, 1 + st). */

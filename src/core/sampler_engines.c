@@ -1,6 +1,6 @@
 /* sampler_engines.c - the reference of the stages the engines added to the
  * lesson's: XTC and DRY (llama.cpp), the epsilon and eta cutoffs and the
- * no-repeat n-gram rule (Hugging Face).
+ * no-repeat n-gram rule (Hugging Face), minimum tokens (Hugging Face, vLLM).
  * Each works, as every stage of sampler.c, on the softmax of z' over the
  * tokens still kept at its place in the chain.
  */
@@ -244,5 +244,29 @@ int apply_DRY(struct ref_step *c)
     }
     c->t->penalized += k; /* the view's "z' after penalty" */
     free(hits);
+    return 0;
+}
+
+int sampler_min_tokens_on(const struct sampler_input *in, const struct sampler_settings *s)
+{
+    return s->min_tokens > 0 && in->n_end > 0 && in->context_len - in->prompt_len < s->min_tokens;
+}
+
+/* Minimum tokens (Hugging Face's min_new_tokens, vLLM's min_tokens): the
+ * end tokens go while fewer than N tokens have been generated; when they
+ * are all that is left, the most likely stays (the engines' row would be
+ * all -inf). */
+int apply_MIN_TOKENS(struct ref_step *c)
+{
+    if (!sampler_min_tokens_on(c->in, c->s) || c->n == 0)
+        return 0;
+    int hit = 0;
+    for (int k = 0; k < c->in->n_end; k++)
+        hit += c->t->rows[c->in->end_ids[k]].removed_by == TRACE_KEPT;
+    for (int k = 0; k < c->in->n_end; k++) {
+        int id = c->in->end_ids[k];
+        if (c->t->rows[id].removed_by == TRACE_KEPT && !(hit == c->n && id == c->order[0].id))
+            c->t->rows[id].removed_by = STAGE_MIN_TOKENS;
+    }
     return 0;
 }

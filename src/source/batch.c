@@ -137,7 +137,9 @@ static int compute(struct batch *b, struct source *src, struct backend *be, int 
                                        .step = source_draw_step(src->L, w->g.len),
                                        .row = (uint32_t)r,
                                        .n_top = BATCH_TOP,
-                                       .breaker = src->breaker };
+                                       .breaker = src->breaker,
+                                       .end_ids = src->L->vocab.eos,
+                                       .n_end = src->L->vocab.n_eos };
     }
     if (b->head_ran) { /* the head and the sampler as one step (one wait on a GPU) */
         if (hidden_vectors(b, src, e) < 0 || backend_step(be, b->h, b->n, req, res, e) < 0)

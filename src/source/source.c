@@ -227,6 +227,8 @@ int source_run_step(struct source *src, int k, const struct settings *s, const i
         .step = source_draw_step(L, len),
         .row = 0,
         .breaker = src->breaker,
+        .end_ids = L->vocab.eos,
+        .n_end = L->vocab.n_eos,
     };
     if (!in.logits && src->fast_rows <= 0)
         return err_set(e, ERR_SYSTEM, "lesson '%s': the reference sampler needs doubles", L->id);

@@ -64,7 +64,9 @@ static int many_draws(struct app *a, struct err *e)
                                .context_len = a->cur_len,
                                .prompt_len = source_prompt_len(&a->L, a->cur_len),
                                .step = step,
-                               .breaker = a->source.breaker };
+                               .breaker = a->source.breaker,
+                               .end_ids = a->L.vocab.eos,
+                               .n_end = a->L.vocab.n_eos };
     if (!z)
         return err_set(e, ERR_SYSTEM, "the step's logits are not floats");
     int *kept = malloc(2 * (size_t)n * sizeof *kept), *plain = kept + n;
