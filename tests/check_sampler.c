@@ -344,25 +344,41 @@ static const double TOY[] = { -3.2, 0.8, 1.2, 0.5, -0.4, 2.1, 0.9 };
 
 /* Runs the toy row through the reference and the O(V) sampler, which must
  * keep the same tokens; the reference's trace stays in T. */
-static void run_both_on(const double *z, int n)
+/* Runs n logits z with a context (its ids; none when len is 0) and DRY's
+ * breaker flags through the reference and the O(V) sampler, which must
+ * agree token by token; the reference's trace stays in T. */
+static void run_both_full(const double *z, int n, const int *ctx, int len, const uint8_t *breaker)
 {
     struct trace f;
     struct err e;
-    run(z, n);
+    trace_free(&T);
+    ck_assert_int_eq(trace_init(&T, n, &e), 0);
     ck_assert_int_eq(trace_init(&f, n, &e), 0);
-    struct sampler_input in = { .vocab_size = n, .logits = z, .step = 1 };
+    struct sampler_input in = { .vocab_size = n,
+                                .logits = z,
+                                .context = ctx,
+                                .context_len = len,
+                                .step = 1,
+                                .breaker = breaker };
+    ck_assert_msg(sampler_run(&in, &S, &T, &e) == 0, "sampler_run: %s", e.msg);
     ck_assert_msg(sampler_run_fast(&in, &S, &f, n, &e) == 0, "%s", e.msg);
-    for (int id = 0; id < n; id++) {
-        struct trace_row r;
+    for (int r = 0; r < n; r++) {
+        struct trace_row fr;
         int rank;
-        ck_assert_int_eq(sampler_fast_row(&f, id, &r, &rank), 0);
-        ck_assert_msg(r.removed_by == row_of(id)->removed_by, "token %d: fast %d, reference %d", id,
-                      r.removed_by, row_of(id)->removed_by);
+        ck_assert_int_eq(sampler_fast_row(&f, T.rows[r].id, &fr, &rank), 0);
+        ck_assert_msg(fr.removed_by == T.rows[r].removed_by, "token %d: fast %d, reference %d",
+                      T.rows[r].id, fr.removed_by, T.rows[r].removed_by);
+        ck_assert_double_eq_tol(fr.adjusted, T.rows[r].adjusted, 1e-12);
     }
     ck_assert_int_eq(f.kept_count, T.kept_count);
     ck_assert_int_eq(f.greedy, T.greedy);
     ck_assert_double_eq_tol(f.kept_mass, T.kept_mass, 1e-12);
     trace_free(&f);
+}
+
+static void run_both_on(const double *z, int n)
+{
+    run_both_full(z, n, NULL, 0, NULL);
 }
 
 static void run_both(void)
@@ -550,43 +566,10 @@ START_TEST(test_dynamic_temperature_by_hand)
 }
 END_TEST
 
-/* Both samplers on the toy row with a context (the ids of the toy
- * vocabulary), which must agree token by token. */
-static void run_both_brk(const int *ctx, int len, const uint8_t *breaker)
-{
-    struct trace f;
-    struct err e;
-    trace_free(&T);
-    ck_assert_int_eq(trace_init(&T, 7, &e), 0);
-    ck_assert_int_eq(trace_init(&f, 7, &e), 0);
-    struct sampler_input in = { .vocab_size = 7,
-                                .logits = TOY,
-                                .context = ctx,
-                                .context_len = len,
-                                .step = 1,
-                                .breaker = breaker };
-    ck_assert_msg(sampler_run(&in, &S, &T, &e) == 0, "sampler_run: %s", e.msg);
-    ck_assert_msg(sampler_run_fast(&in, &S, &f, 7, &e) == 0, "%s", e.msg);
-    for (int id = 0; id < 7; id++) {
-        struct trace_row r;
-        int rank;
-        ck_assert_int_eq(sampler_fast_row(&f, id, &r, &rank), 0);
-        ck_assert_msg(r.removed_by == row_of(id)->removed_by, "token %d: fast %d, reference %d", id,
-                      r.removed_by, row_of(id)->removed_by);
-    }
-    for (int r = 0; r < 7; r++) {
-        struct trace_row fr;
-        int rank;
-        ck_assert_int_eq(sampler_fast_row(&f, T.rows[r].id, &fr, &rank), 0);
-        ck_assert_double_eq_tol(fr.adjusted, T.rows[r].adjusted, 1e-12);
-    }
-    ck_assert_double_eq_tol(f.kept_mass, T.kept_mass, 1e-12);
-    trace_free(&f);
-}
-
+/* Both samplers on the toy row with a context (ids of the toy vocabulary). */
 static void run_both_ctx(const int *ctx, int len)
 {
-    run_both_brk(ctx, len, NULL);
+    run_both_full(TOY, 7, ctx, len, NULL);
 }
 
 START_TEST(test_no_repeat_ngram_by_hand)
@@ -674,18 +657,18 @@ START_TEST(test_dry_by_hand)
     ck_assert_double_eq_tol(row_of(3)->adjusted, 0.5 - 7.503125, 1e-12);
     uint8_t brk[7] = { 0 };
     brk[1] = 1; /* The */
-    run_both_brk(loop, 8, brk);
+    run_both_full(TOY, 7, loop, 8, brk);
     ck_assert_double_eq_tol(row_of(3)->adjusted, 0.5 - 0.8, 1e-12);
     S.dry_allowed_length = 2;
-    run_both_brk(loop, 8, brk);
+    run_both_full(TOY, 7, loop, 8, brk);
     ck_assert_double_eq(row_of(3)->adjusted, 0.5);
     brk[1] = 0;
     brk[2] = 1; /* cat, the last token */
-    run_both_brk(loop, 8, brk);
+    run_both_full(TOY, 7, loop, 8, brk);
     ck_assert_double_eq(row_of(3)->adjusted, 0.5);
     brk[2] = 0;
     brk[3] = 1; /* sat itself */
-    run_both_brk(loop, 8, brk);
+    run_both_full(TOY, 7, loop, 8, brk);
     ck_assert_double_eq(row_of(3)->adjusted, 0.5);
 }
 END_TEST

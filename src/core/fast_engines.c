@@ -21,8 +21,7 @@ double fast_kept_entropy(struct fast *f, double *mass)
     return log(K) - off / K; /* -sum q ln q with q = e / K */
 }
 
-/* Keeps the listed kept tokens that are still marked kept. */
-static void compact_alive(struct fast *f)
+void fast_compact_alive(struct fast *f)
 {
     int k = 0;
     for (int j = 0; j < f->n_alive; j++)
@@ -58,7 +57,7 @@ int fast_XTC(struct fast *f, struct stage_report *rep)
     qsort(f->sorted, (size_t)m, sizeof *f->sorted, rule_zid_cmp);
     for (int r = 0; r + 1 < m; r++)
         fast_drop(f, f->sorted[r].id, STAGE_XTC);
-    compact_alive(f);
+    fast_compact_alive(f);
     return 0;
 }
 
@@ -73,7 +72,7 @@ static void cut_below(struct fast *f, double K, double bar, enum stage st, struc
         if (rule_below_bar(f->e[i] / K, bar, f->z[i], max))
             fast_drop(f, i, st);
     }
-    compact_alive(f);
+    fast_compact_alive(f);
 }
 
 int fast_EPSILON(struct fast *f, struct stage_report *rep)
@@ -95,8 +94,26 @@ int fast_ETA(struct fast *f, struct stage_report *rep)
     return 0;
 }
 
+/* Removes the kept tokens among ids[0..k) (distinct) for stage st, but
+ * the most likely when they are every kept token: sampler_engines.c's
+ * ref_remove_ids, looking at those ids only. */
+static void drop_ids(struct fast *f, const int *ids, int k, enum stage st)
+{
+    int hit = 0;
+    for (int b = 0; b < k; b++)
+        hit += f->mark[ids[b]] == MARK_KEPT;
+    if (hit == 0)
+        return;
+    fast_build_alive(f);
+    int best = hit == f->n_alive ? fast_alive_best(f) : -1;
+    for (int b = 0; b < k; b++)
+        if (f->mark[ids[b]] == MARK_KEPT && ids[b] != best)
+            fast_drop(f, ids[b], st);
+    fast_compact_alive(f);
+}
+
 /* sampler_engines.c's apply_NO_REPEAT_NGRAM: the banned ids come from the
- * context, so only they are looked at (after the kept list is built). */
+ * context, so only they are looked at. */
 int fast_NO_REPEAT_NGRAM(struct fast *f, struct stage_report *rep)
 {
     (void)rep;
@@ -106,17 +123,7 @@ int fast_NO_REPEAT_NGRAM(struct fast *f, struct stage_report *rep)
     int *banned = malloc((size_t)f->in->context_len * sizeof *banned);
     if (!banned)
         return -1;
-    int k = sampler_ngram_banned(f->in, n, banned), hit = 0;
-    for (int b = 0; b < k; b++)
-        hit += f->mark[banned[b]] == MARK_KEPT;
-    if (hit > 0) {
-        fast_build_alive(f);
-        int best = hit == f->n_alive ? fast_alive_best(f) : -1;
-        for (int b = 0; b < k; b++)
-            if (f->mark[banned[b]] == MARK_KEPT && banned[b] != best)
-                fast_drop(f, banned[b], STAGE_NO_REPEAT_NGRAM);
-        compact_alive(f);
-    }
+    drop_ids(f, banned, sampler_ngram_banned(f->in, n, banned), STAGE_NO_REPEAT_NGRAM);
     free(banned);
     return 0;
 }
@@ -159,19 +166,7 @@ int fast_DRY(struct fast *f, struct stage_report *rep)
 int fast_MIN_TOKENS(struct fast *f, struct stage_report *rep)
 {
     (void)rep;
-    const struct sampler_input *in = f->in;
-    if (!sampler_min_tokens_on(in, f->s))
-        return 0;
-    int hit = 0;
-    for (int k = 0; k < in->n_end; k++)
-        hit += f->mark[in->end_ids[k]] == MARK_KEPT;
-    if (hit == 0)
-        return 0;
-    fast_build_alive(f);
-    int best = hit == f->n_alive ? fast_alive_best(f) : -1;
-    for (int k = 0; k < in->n_end; k++)
-        if (f->mark[in->end_ids[k]] == MARK_KEPT && in->end_ids[k] != best)
-            fast_drop(f, in->end_ids[k], STAGE_MIN_TOKENS);
-    compact_alive(f);
+    if (sampler_min_tokens_on(f->in, f->s))
+        drop_ids(f, f->in->end_ids, f->in->n_end, STAGE_MIN_TOKENS);
     return 0;
 }

@@ -106,6 +106,9 @@ void fast_drop(struct fast *f, int i, int st);
  * lists (fast_build_alive) with their e; their mass into *mass if not NULL. */
 double fast_kept_entropy(struct fast *f, double *mass);
 
+/* Keeps, of the listed kept tokens, those still marked kept (after drops). */
+void fast_compact_alive(struct fast *f);
+
 int fast_XTC(struct fast *f, struct stage_report *rep);
 int fast_EPSILON(struct fast *f, struct stage_report *rep);
 int fast_ETA(struct fast *f, struct stage_report *rep);

@@ -101,9 +101,22 @@ int sampler_ngram_banned(const struct sampler_input *in, int n, int *banned)
     return u;
 }
 
-/* No-repeat n-gram: the banned tokens go. Hugging Face leaves a row of
- * nothing but -inf when every token is banned; here the most likely stays
- * then, as every cut keeps one. */
+/* Removes the kept tokens among ids[0..k) (distinct) for stage st, but
+ * the most likely when they are every kept token: the engines' row would
+ * be all -inf there, and every cut keeps one. */
+static void ref_remove_ids(struct ref_step *c, const int *ids, int k, enum stage st)
+{
+    int hit = 0;
+    for (int b = 0; b < k; b++)
+        hit += c->t->rows[ids[b]].removed_by == TRACE_KEPT;
+    for (int b = 0; b < k; b++) {
+        struct trace_row *row = &c->t->rows[ids[b]];
+        if (row->removed_by == TRACE_KEPT && !(hit == c->n && ids[b] == c->order[0].id))
+            row->removed_by = (int)st;
+    }
+}
+
+/* No-repeat n-gram: the banned tokens go. */
 int apply_NO_REPEAT_NGRAM(struct ref_step *c)
 {
     int n = c->s->no_repeat_ngram_size;
@@ -112,14 +125,7 @@ int apply_NO_REPEAT_NGRAM(struct ref_step *c)
     int *banned = malloc((size_t)c->in->context_len * sizeof *banned);
     if (!banned)
         return err_set(c->e, ERR_SYSTEM, "out of memory in the sampler (%d tokens)", c->V);
-    int k = sampler_ngram_banned(c->in, n, banned), hit = 0;
-    for (int b = 0; b < k; b++)
-        hit += c->t->rows[banned[b]].removed_by == TRACE_KEPT;
-    for (int b = 0; b < k; b++) {
-        struct trace_row *row = &c->t->rows[banned[b]];
-        if (row->removed_by == TRACE_KEPT && !(hit == c->n && banned[b] == c->order[0].id))
-            row->removed_by = STAGE_NO_REPEAT_NGRAM;
-    }
+    ref_remove_ids(c, banned, sampler_ngram_banned(c->in, n, banned), STAGE_NO_REPEAT_NGRAM);
     free(banned);
     return 0;
 }
@@ -253,20 +259,10 @@ int sampler_min_tokens_on(const struct sampler_input *in, const struct sampler_s
 }
 
 /* Minimum tokens (Hugging Face's min_new_tokens, vLLM's min_tokens): the
- * end tokens go while fewer than N tokens have been generated; when they
- * are all that is left, the most likely stays (the engines' row would be
- * all -inf). */
+ * end tokens go while fewer than N tokens have been generated. */
 int apply_MIN_TOKENS(struct ref_step *c)
 {
-    if (!sampler_min_tokens_on(c->in, c->s) || c->n == 0)
-        return 0;
-    int hit = 0;
-    for (int k = 0; k < c->in->n_end; k++)
-        hit += c->t->rows[c->in->end_ids[k]].removed_by == TRACE_KEPT;
-    for (int k = 0; k < c->in->n_end; k++) {
-        int id = c->in->end_ids[k];
-        if (c->t->rows[id].removed_by == TRACE_KEPT && !(hit == c->n && id == c->order[0].id))
-            c->t->rows[id].removed_by = STAGE_MIN_TOKENS;
-    }
+    if (sampler_min_tokens_on(c->in, c->s) && c->n > 0)
+        ref_remove_ids(c, c->in->end_ids, c->in->n_end, STAGE_MIN_TOKENS);
     return 0;
 }

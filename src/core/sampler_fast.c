@@ -412,11 +412,7 @@ static int fast_TYPICAL_P(struct fast *f, struct stage_report *rep)
     rep->cut = cum;
     for (int r = keep; r < n; r++)
         fast_drop(f, f->sorted[r].id, STAGE_TYPICAL_P);
-    int k = 0;
-    for (int j = 0; j < n; j++)
-        if (f->mark[f->alive[j]] == MARK_KEPT)
-            f->alive[k++] = f->alive[j];
-    f->n_alive = k;
+    fast_compact_alive(f);
     return 0;
 }
 
