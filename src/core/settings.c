@@ -389,7 +389,7 @@ int settings_set(struct settings *s, const char *name, const char *value, struct
 
 /* A patch has a bit for each setting. */
 enum { N_SETTINGS = sizeof SETTINGS_INFO / sizeof SETTINGS_INFO[0] - 1 };
-_Static_assert(N_SETTINGS <= 32, "struct settings_patch's given has 32 bits");
+_Static_assert(N_SETTINGS <= 64, "struct settings_patch's given has 64 bits");
 
 void settings_patch_clear(struct settings_patch *p)
 {
@@ -402,7 +402,7 @@ int settings_patch_set(struct settings_patch *p, const char *name, const char *v
     if (settings_set(&p->val, name, value, e) < 0)
         return -1;
     const struct setting_info *i = setting_find(name);
-    p->given |= 1u << (i - SETTINGS_INFO);
+    p->given |= (uint64_t)1 << (i - SETTINGS_INFO);
     if (i->kind == SK_STOP && p->val.n_stop == 0)
         p->stop_clears = 1; /* an empty stop, after any the patch had */
     return 0;
@@ -425,7 +425,7 @@ int settings_patch_apply(struct settings *s, const struct settings_patch *p, str
     int rc = 0;
     for (int k = 0; k < N_SETTINGS; k++) {
         const struct setting_info *i = &SETTINGS_INFO[k];
-        if (!(p->given & (1u << k)))
+        if (!(p->given & ((uint64_t)1 << k)))
             continue;
         if (i->kind == SK_STOP)
             rc = patch_stops(s, p, e);

@@ -122,7 +122,7 @@ int settings_set(struct settings *s, const char *name, const char *value, struct
  * under the patch too when it is applied. Zeroed by settings_patch_clear. */
 struct settings_patch {
     struct settings val;
-    uint32_t given;  /* bit i: SETTINGS_INFO[i] */
+    uint64_t given;  /* bit i: SETTINGS_INFO[i] */
     int stop_clears; /* an empty stop was given: the stop strings under it go */
 };
 
