@@ -2,10 +2,12 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
 #include "base/outfile.h"
+#include "base/readfile.h"
 #include "data/model_find.h"
 #include "data/config.h"
 #include "core/draws.h"
@@ -96,6 +98,8 @@ static void usage_model(FILE *out)
                  "                       turn, then the assistant's header)\n"
                  "  --save-logits FILE.npy  show: write the step's logits as float32 .npy,\n"
                  "                       what --logits reads\n"
+                 "  --grammar-file FILE  a GBNF grammar read from FILE (--grammar's, below)\n"
+                 "  --json-schema-file FILE  a JSON schema read from FILE (--json-schema's)\n"
                  "  --hidden-size N      the hidden size of a full-size lesson's LM head\n"
                  "                       (default 4096; smaller is faster)\n"
                  "  --lessons-dir DIR    read lessons from DIR (default: $LOGITLAB_LESSONS, else\n"
@@ -266,6 +270,38 @@ static int opt_theme(struct options *o, const char *arg, struct err *e)
     return 0;
 }
 
+/* A constraint read from a file, as the setting of that name takes it
+ * (llama.cpp's --grammar-file, --json-schema-file); its errors name the
+ * file before the place in it. */
+static int constraint_file(struct options *o, const char *setting, const char *path, struct err *e)
+{
+    char *text;
+    size_t len;
+    if (readfile(path, GRAMMAR_TEXT_MAX, &text, &len, e) < 0)
+        return -1;
+    int rc = 0;
+    if (strlen(text) != len)
+        rc = err_set(e, ERR_USAGE, "%s holds a NUL byte", path);
+    else if (len == 0)
+        rc = err_set(e, ERR_USAGE, "%s is empty", path);
+    else if (settings_patch_set(&o->over, setting, text, e) < 0)
+        rc = (err_prefix(e, "%s", path), -1);
+    free(text);
+    if (rc == 0 && !o->first_setting)
+        o->first_setting = setting;
+    return rc;
+}
+
+static int opt_grammar_file(struct options *o, const char *arg, struct err *e)
+{
+    return constraint_file(o, "grammar", arg, e);
+}
+
+static int opt_schema_file(struct options *o, const char *arg, struct err *e)
+{
+    return constraint_file(o, "json-schema", arg, e);
+}
+
 static int opt_backend(struct options *o, const char *arg, struct err *e)
 {
     enum backend_choice b;
@@ -342,6 +378,8 @@ static const struct cli_option {
     { "no-bos", no_argument, NULL, FLAG(no_bos), 0, IN_TOKENIZE, ANY_TEXT },
     { "chat", no_argument, NULL, FLAG(chat), 0, IN_RUNS, ANY_TEXT },
     { "save-logits", required_argument, NULL, VALUE(save_logits), 0, IN_SHOW, A_FILE },
+    { "grammar-file", required_argument, opt_grammar_file, 0, 0, 0, IN_RUNS, A_FILE },
+    { "json-schema-file", required_argument, opt_schema_file, 0, 0, 0, IN_RUNS, A_FILE },
 };
 #define N_OPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))
 

@@ -18,6 +18,7 @@
 #include "data/catalog.h"
 #include "data/npy.h"   /* NPY_MAX_COLS */
 #include "data/vocab.h" /* VOCAB_MAX_TOKENS */
+#include "core/grammar.h"
 #include "core/philox.h"
 #include "core/draws.h"
 #include "core/settings.h"
@@ -363,7 +364,37 @@ START_TEST(test_stages_a_backend_lacks)
                      "request 0: the CPU backend has no top-k stage yet (--backend cpu runs it)");
     ck_assert_int_eq(chain_parse("temperature", &r.s.chain, &e), 0); /* top-k left out */
     ck_assert_msg(backend_sample(&B, &r, 1, res, &e) == 0, "%s", e.msg);
+    r = REQ[0]; /* a grammar: the CUDA kernels have no mask yet */
+    r.s.regex = GRAMMAR_FRONT_REGEX;
+    ck_assert_int_eq(backend_sample(&B, &r, 1, res, &e), -1);
+    ck_assert_str_eq(e.msg,
+                     "request 0: the CPU backend has no grammar stage yet (--backend cpu runs it)");
     B.ops = cpu;
+}
+END_TEST
+
+/* The CPU backend takes a request's grammar mask (sampler_input's): the
+ * refused tokens are removed, whatever their probability; without a mask
+ * the stage says the caller gave none. */
+START_TEST(test_grammar_mask_on_the_cpu_backend)
+{
+    struct backend_res res[1];
+    struct err e;
+    struct backend_req r = REQ[5]; /* T 1: the grammar is the only cut */
+    uint8_t refused[SMALL_V];
+    for (int i = 0; i < SMALL_V; i++)
+        refused[i] = i % 2 == 0; /* the even ids go */
+    r.s.regex = GRAMMAR_FRONT_REGEX;
+    r.refused = refused;
+    r.n_top = 3;
+    ck_assert_msg(backend_sample(&B, &r, 1, res, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(res[0].kept_count, SMALL_V / 2);
+    ck_assert_int_eq(res[0].id % 2, 1);
+    for (int k = 0; k < res[0].n_top; k++)
+        ck_assert_int_eq(res[0].top[k].removed_by == STAGE_GRAMMAR, res[0].top[k].id % 2 == 0);
+    r.refused = NULL;
+    ck_assert_int_eq(backend_sample(&B, &r, 1, res, &e), -1);
+    ck_assert_str_eq(e.msg, "request 0: grammar: the step has no mask (the caller gave none)");
 }
 END_TEST
 
@@ -776,6 +807,7 @@ Suite *suite_backend(void)
     tcase_add_checked_fixture(errors, setup_batch, teardown_batch);
     tcase_add_test(errors, test_bad_requests);
     tcase_add_test(errors, test_stages_a_backend_lacks);
+    tcase_add_test(errors, test_grammar_mask_on_the_cpu_backend);
     tcase_add_test(errors, test_vocab_past_the_cuda_limit);
     tcase_add_test(errors, test_rows_past_a_backends_limit);
     tcase_add_test(errors, test_batch_on_toy_logits);

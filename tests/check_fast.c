@@ -11,6 +11,7 @@
 #include "core/draws.h"
 #include "core/fast_vec.h"
 #include "core/fastexp.h"
+#include "core/grammar.h"
 #include "core/philox.h"
 #include "core/sampler.h"
 #include "core/sampler_rules.h"
@@ -117,6 +118,22 @@ static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
         random_order(seed, &s->chain);
     s->seed = seed;
     random_others(seed, s);
+    if (philox_uniform(seed, 83, 0, 0) < 0.25) /* a grammar: compare() makes its mask */
+        s->regex = GRAMMAR_FRONT_REGEX;
+}
+
+/* The mask of a grammar that is on (random_settings): about half of the
+ * tokens refused, drawn from the settings' seed. NULL when it is off. */
+static uint8_t *random_mask(const struct sampler_settings *s, int V)
+{
+    if (!s->regex)
+        return NULL;
+    uint8_t *m = malloc((size_t)V);
+    ck_assert_ptr_nonnull(m);
+    double share = philox_uniform(s->seed, 84, 0, 0);
+    for (int i = 0; i < V; i++)
+        m[i] = philox_uniform(s->seed, 85, (uint32_t)i, 0) < share;
+    return m;
 }
 
 static const int ENDS[] = { 0, 1 };
@@ -137,9 +154,20 @@ static void compare(const double *z, int V, const int *ctx, int len, int plen,
                                 .step = 3,
                                 .row = 1,
                                 .end_ids = ENDS,
-                                .n_end = V > 1 ? 2 : 1 }; /* min-tokens masks them */
-    ck_assert_msg(sampler_run(&in, s, &ref, &e) == 0, "%s: %s", what, e.msg);
+                                .n_end = V > 1 ? 2 : 1, /* min-tokens masks them */
+                                .refused = random_mask(s, V) };
+    if (sampler_run(&in, s, &ref, &e) < 0) { /* the grammar may leave no token: both say so */
+        struct err ef;
+        ck_assert_msg(strncmp(e.msg, "grammar: ", 9) == 0, "%s: %s", what, e.msg);
+        ck_assert_int_eq(sampler_run_fast(&in, s, &fast, n_rows, &ef), -1);
+        ck_assert_str_eq(ef.msg, e.msg);
+        free((void *)in.refused);
+        return;
+    }
+
     ck_assert_msg(sampler_run_fast(&in, s, &fast, n_rows, &e) == 0, "%s: %s", what, e.msg);
+    free((void *)in.refused); /* read by the runs only */
+    in.refused = NULL;
     ck_assert_int_eq(fast.n_rows, n_rows < V ? n_rows : V);
     ck_assert_msg(fast.kept_count == ref.kept_count, "%s: kept %d, reference %d", what,
                   fast.kept_count, ref.kept_count);
@@ -464,11 +492,14 @@ START_TEST(test_float_rows_load_as_doubles)
             zd[i] = zf[i];
         struct sampler_settings s;
         random_settings(seed, V, &s);
-        struct sampler_input in = { .vocab_size = V, .logits_f = zf, .step = 2 };
+        struct sampler_input in = {
+            .vocab_size = V, .logits_f = zf, .step = 2, .refused = random_mask(&s, V)
+        };
         int rf = sampler_run_fast(&in, &s, &tf, 20, &e);
         in.logits_f = NULL;
         in.logits = zd;
         int rd = sampler_run_fast(&in, &s, &td, 20, &ed);
+        free((void *)in.refused);
         ck_assert_int_eq(rf, rd);
         if (rf < 0) {
             ck_assert_str_eq(e.msg, ed.msg);

@@ -16,6 +16,7 @@
 #include "model/lmhead.h"
 #include "core/sampler.h"
 #include "core/settings.h"
+#include "core/trace.h"
 #include "source/path.h"
 #include "source/source.h"
 #include "suites.h"
@@ -597,12 +598,107 @@ START_TEST(test_trained_xtc)
 }
 END_TEST
 
+/* Token id's row, wherever it ranks (the fast sampler fills the top rows
+ * only). */
+static struct trace_row any_row(int id)
+{
+    struct trace_row r;
+    int rank;
+    ck_assert_int_eq(trace_row_of(&T, id, &r, &rank), 0);
+    return r;
+}
+
+/* The grammar stage's report on this step. */
+static const struct stage_report *grammar_rep(void)
+{
+    for (int c = 0; c < T.n_stages; c++)
+        if (T.stages[c].stage == STAGE_GRAMMAR)
+            return &T.stages[c];
+    ck_abort_msg("no grammar stage in the chain");
+    return NULL;
+}
+
+/* The constrained lesson's numbers (its own logit rows, softmax worked in
+ * its text): what the regex "on the (mat|dog)" removes at each step. */
+START_TEST(test_constrained)
+{
+    load("constrained");
+    step(1, NULL);
+    ck_assert_int_eq(grammar_rep()->removed, 8);
+    ck_assert_rounds_to(grammar_rep()->removed_mass, 0.5920, 4);
+    ck_assert_rounds_to(row(5)->prob, 0.4080, 4);
+    ck_assert_int_eq(T.choice.id, 5);
+    ck_assert_str_eq(T.grammar_state, "expecting [o] (in root)");
+    step(2, NULL);
+    ck_assert_rounds_to(row(6)->prob, 0.6090, 4); /* mat, the model's choice */
+    ck_assert_rounds_to(row(7)->prob, 0.1359, 4);
+    ck_assert_rounds_to(grammar_rep()->removed_mass, 0.8641, 4);
+    ck_assert_int_eq(T.choice.id, 7); /* " the" */
+    step(2, "regex", "on (the )?(mat|dog)", NULL);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert_int_eq(T.choice.id, 6);
+    step(3, NULL);
+    ck_assert_int_eq(grammar_rep()->removed, 7);
+    ck_assert_rounds_to(grammar_rep()->removed_mass, 0.3016, 4);
+    ck_assert_rounds_to(row(2)->prob, 0.2231, 4);
+    step(3, "temperature", "1", "seed", "9", NULL);
+    ck_assert_rounds_to(row(6)->final, 0.7858, 4);
+    ck_assert_rounds_to(row(4)->final, 0.2142, 4);
+    ck_assert_rounds_to(T.choice.u, 0.9405, 4);
+    ck_assert_int_eq(T.choice.id, 4);
+    step(4, NULL);
+    ck_assert_int_eq(T.choice.id, 8);
+    ck_assert_rounds_to(row(8)->prob, 0.7682, 4);
+    ck_assert_str_eq(T.grammar_state, "complete: only the end may come");
+    /* A text the pattern cannot take is refused in one line. */
+    struct err e;
+    source_step_settings(&SRC, 3, &S);
+    ck_assert_int_eq(settings_set(&S, "regex", "on a (mat|dog)", &e), 0);
+    ck_assert_int_eq(source_run_step(&SRC, 3, &S, ctx, 5, &T, &e), -1);
+    ck_assert_str_eq(e.msg, "grammar: the text generated so far (\"on the\") leaves it at byte 3: "
+                            "choose another token, or take this one back");
+}
+END_TEST
+
+/* The trained model under the lesson's JSON schema, greedy: the numbers
+ * its text quotes, from the model's own logits. */
+START_TEST(test_trained_json)
+{
+    load("trained-json");
+    step(1, NULL);
+    ck_assert_int_eq(grammar_rep()->removed, 511);
+    ck_assert_str_eq(vocab_token(&L.vocab, T.choice.id), "{");
+    ck_assert_rounds_to(any_row(T.choice.id).prob * 1e13, 7.8, 1);
+    ck_assert_str_eq(vocab_token(&L.vocab, T.rows[0].id), ","); /* the model's choice */
+    ck_assert_rounds_to(T.rows[0].prob, 0.9688, 4);
+    step(12, NULL);
+    ck_assert_int_eq(grammar_rep()->removed, 113);
+    ck_assert_rounds_to(100.0 * grammar_rep()->removed_mass, 0.0147, 4);
+    ck_assert_str_eq(vocab_token(&L.vocab, T.choice.id), "I");
+    ck_assert_rounds_to(any_row(T.choice.id).prob, 0.1896, 4);
+    step(18, NULL);
+    ck_assert_int_eq(grammar_rep()->removed, 190);
+    ck_assert_rounds_to(grammar_rep()->removed_mass, 0.4827, 4);
+    ck_assert_rounds_to(any_row(T.choice.id).prob, 0.1732, 4);
+    step(19, NULL);
+    ck_assert_str_eq(vocab_token(&L.vocab, T.choice.id), "\"");
+    ck_assert_rounds_to(any_row(T.choice.id).prob * 1e7, 177, 0);
+    step(48, NULL);
+    ck_assert_str_eq(vocab_token(&L.vocab, T.choice.id), "}");
+    ck_assert_rounds_to(any_row(T.choice.id).prob * 1e9, 2.8, 1);
+    step(49, NULL);
+    ck_assert(vocab_is_eos(&L.vocab, T.choice.id));
+    ck_assert_str_eq(T.grammar_state, "complete: only the end may come");
+}
+END_TEST
+
 Suite *suite_lessons(void)
 {
     Suite *s = suite_create("lessons");
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, NULL, teardown);
     tcase_add_test(core, test_toy_step1_softmax_table);
+    tcase_add_test(core, test_constrained);
     tcase_add_test(core, test_toy_step2_and_greedy_path);
     tcase_add_test(core, test_temperature_table);
     tcase_add_test(core, test_top_k_three);
@@ -621,6 +717,7 @@ Suite *suite_lessons(void)
     tcase_add_checked_fixture(trained, NULL, teardown);
     tcase_set_timeout(trained, 120);
     tcase_add_test(trained, test_trained_xtc);
+    tcase_add_test(trained, test_trained_json);
     tcase_add_test(trained, test_trained_next);
     tcase_add_test(trained, test_trained_branch);
     tcase_add_test(trained, test_trained_loop);

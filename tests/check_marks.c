@@ -377,7 +377,7 @@ END_TEST
  * filter's line keeps tokens (top-p: up to the first bar that reaches it). */
 START_TEST(test_legend_of_each_screen)
 {
-    struct app F;
+    static struct app F; /* megabytes of history: not on the stack */
     struct err e;
     ck_assert_msg(app_init(&F, TEST_LESSONS, "real-cat", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     app_key(&F, 'L');

@@ -182,7 +182,7 @@ END_TEST
 /* The view: a value the step refuses is not applied, and says why. */
 START_TEST(test_app_refuses_and_keeps)
 {
-    struct app A;
+    static struct app A; /* megabytes of history: not on the stack */
     struct err e;
     memset(&A, 0, sizeof A);
     ck_assert_msg(app_init(&A, TEST_LESSONS, "real-france", NULL, TEST_SOURCE, &e) == 0, "%s",

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grammar.h"
 #include "core/philox.h"
 #include "core/sampler.h"
 #include "suites.h"
@@ -309,28 +310,32 @@ END_TEST
 START_TEST(test_preset_orders)
 {
     struct chain c;
-    const enum stage vllm[] = { STAGE_PENALTY, STAGE_MIN_TOKENS, STAGE_TEMPERATURE,
-                                STAGE_MIN_P,   STAGE_TOP_K,      STAGE_TOP_P };
+    /* The grammar's mask first everywhere: vLLM's bitmask goes on the
+     * logits before its sampler runs (the GPU model runner), llama.cpp's
+     * grammar_first before its chain. */
+    const enum stage vllm[] = { STAGE_GRAMMAR, STAGE_PENALTY, STAGE_MIN_TOKENS, STAGE_TEMPERATURE,
+                                STAGE_MIN_P,   STAGE_TOP_K,   STAGE_TOP_P };
     /* llama.cpp's default chain (common/common.h): penalties, DRY,
      * top-n-sigma, top-k, typical, top-p, min-p, XTC, temperature. */
-    const enum stage llama[] = { STAGE_PENALTY, STAGE_DRY,       STAGE_TOP_N_SIGMA,
-                                 STAGE_TOP_K,   STAGE_TYPICAL_P, STAGE_TOP_P,
-                                 STAGE_MIN_P,   STAGE_XTC,       STAGE_TEMPERATURE };
+    const enum stage llama[] = { STAGE_GRAMMAR, STAGE_PENALTY,    STAGE_DRY,   STAGE_TOP_N_SIGMA,
+                                 STAGE_TOP_K,   STAGE_TYPICAL_P,  STAGE_TOP_P, STAGE_MIN_P,
+                                 STAGE_XTC,     STAGE_TEMPERATURE };
     chain_preset(&c, PRESET_VLLM);
-    ck_assert_int_eq(c.n, 6); /* vLLM has neither typical-p nor top-n-sigma */
-    for (int i = 0; i < 6; i++)
+    ck_assert_int_eq(c.n, 7); /* vLLM has neither typical-p nor top-n-sigma */
+    for (int i = 0; i < 7; i++)
         ck_assert_int_eq(c.stage[i], vllm[i]);
     chain_preset(&c, PRESET_LLAMACPP);
-    ck_assert_int_eq(c.n, 9);
-    for (int i = 0; i < 9; i++)
+    ck_assert_int_eq(c.n, 10);
+    for (int i = 0; i < 10; i++)
         ck_assert_int_eq(c.stage[i], llama[i]);
     ck_assert(!c.topk_keep_ties);
     chain_preset(&c, PRESET_HF);
     ck_assert(c.topk_keep_ties);
     /* HF's _get_logits_processor: ... min-p, typical, epsilon, eta; no
      * top-n-sigma, no XTC. */
-    ck_assert_int_eq(c.stage[1], STAGE_NO_REPEAT_NGRAM); /* processors, before the warpers */
-    ck_assert_int_eq(c.stage[2], STAGE_MIN_TOKENS);
+    ck_assert_int_eq(c.stage[0], STAGE_GRAMMAR);
+    ck_assert_int_eq(c.stage[2], STAGE_NO_REPEAT_NGRAM); /* processors, before the warpers */
+    ck_assert_int_eq(c.stage[3], STAGE_MIN_TOKENS);
     ck_assert_int_eq(c.stage[c.n - 3], STAGE_TYPICAL_P);
     ck_assert_int_eq(c.stage[c.n - 2], STAGE_EPSILON);
     ck_assert_int_eq(c.stage[c.n - 1], STAGE_ETA);
@@ -729,6 +734,62 @@ START_TEST(test_min_tokens_by_hand)
 }
 END_TEST
 
+START_TEST(test_grammar_by_hand)
+{
+    /* The grammar's mask: the caller refuses on (5), cat (2) and [PAD] (0),
+     * whose e^z are 8.1662, 3.3201 and 0.0408 of the sum 18.5312 (the toy
+     * table): 11.5271 / 18.5312 = .6220 goes. The four left hold 7.0041,
+     * so mat's final p is 2.4596 / 7.0041 = .3512, and greedy takes mat. */
+    const uint8_t refused[7] = { 1, 0, 1, 0, 0, 1, 0 };
+    struct trace f;
+    struct err e;
+    ck_assert_int_eq(trace_init(&f, 7, &e), 0);
+    ck_assert_int_eq(trace_init(&T, 7, &e), 0);
+    struct sampler_input in = { .vocab_size = 7,
+                                .logits = TOY,
+                                .step = 1,
+                                .refused = refused,
+                                .grammar_state = "expecting [a-z] (in root)" };
+    S.regex = GRAMMAR_FRONT_REGEX; /* the setting that turns the stage on */
+    S.temperature = 0.0;
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), 0);
+    ck_assert_int_eq(sampler_run_fast(&in, &S, &f, 7, &e), 0);
+    ck_assert_int_eq(T.kept_count, 1); /* greedy after the grammar */
+    ck_assert_int_eq(f.kept_count, 1);
+    ck_assert_int_eq(row_of(5)->removed_by, STAGE_GRAMMAR);
+    ck_assert_int_eq(rep_of(STAGE_GRAMMAR)->removed, 3);
+    ck_assert_double_eq_tol(rep_of(STAGE_GRAMMAR)->removed_mass, 0.6220, 5e-5);
+    ck_assert_int_eq(T.choice.id, 6);
+    ck_assert_int_eq(f.choice.id, 6);
+    ck_assert_str_eq(T.grammar_state, "expecting [a-z] (in root)");
+    ck_assert_str_eq(f.grammar_state, T.grammar_state);
+    S.temperature = 1.0;
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), 0);
+    ck_assert_int_eq(sampler_run_fast(&in, &S, &f, 7, &e), 0);
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert_int_eq(f.kept_count, 4);
+    ck_assert_double_eq_tol(row_of(6)->final, 0.3512, 5e-5);
+    ck_assert_double_eq_tol(trace_final(&f, 6), 0.3512, 5e-5);
+    /* A mask that leaves nothing is an error, not a silent pick. */
+    const uint8_t all[7] = { 1, 1, 1, 1, 1, 1, 1 };
+    in.refused = all;
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), -1);
+    ck_assert_str_eq(e.msg, "grammar: it refuses every token still kept here (7 of them)");
+    ck_assert_int_eq(sampler_run_fast(&in, &S, &f, 7, &e), -1);
+    ck_assert_str_eq(e.msg, "grammar: it refuses every token still kept here (7 of them)");
+    /* The stage on without a mask: the caller's mistake, said so. */
+    in.refused = NULL;
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), -1);
+    ck_assert_str_eq(e.msg, "grammar: the step has no mask (the caller gave none)");
+    /* Off, a mask changes nothing. */
+    S.regex = 0;
+    in.refused = all;
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), 0);
+    ck_assert_int_eq(T.kept_count, 7);
+    trace_free(&f);
+}
+END_TEST
+
 START_TEST(test_truncation_sees_the_logits_at_its_place_in_the_chain)
 {
     /* min-p 0.2 with T = 3: after temperature the second token clears the bar,
@@ -968,6 +1029,7 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_no_repeat_ngram_by_hand);
     tcase_add_test(core, test_dry_by_hand);
     tcase_add_test(core, test_min_tokens_by_hand);
+    tcase_add_test(core, test_grammar_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

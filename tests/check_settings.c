@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/grammar.h"
 #include "core/settings.h"
 #include "suites.h"
 
@@ -130,6 +131,61 @@ START_TEST(test_stop_strings)
         ck_assert_int_eq(set("stop", "z"), 0);
     ck_assert_int_eq(set("stop", "z"), -1);
     ck_assert_str_eq(E.msg, "more than 8 stop strings");
+}
+END_TEST
+
+START_TEST(test_grammar_settings)
+{
+    /* One constraint at a time: setting one turns the one before off. */
+    ck_assert_int_eq(set("regex", "on the (mat|dog)"), 0);
+    ck_assert_int_eq(S.sampler.regex, GRAMMAR_FRONT_REGEX);
+    ck_assert_str_eq(S.grammar_text, "on the (mat|dog)");
+    ck_assert(stage_active(&S.sampler, STAGE_GRAMMAR, 7));
+    ck_assert_int_eq(set("choice", "yes|no"), 0);
+    ck_assert_int_eq(S.sampler.regex, 0);
+    ck_assert_int_eq(S.sampler.choice, GRAMMAR_FRONT_CHOICE);
+    ck_assert_str_eq(S.grammar_text, "yes|no");
+    char v[64];
+    settings_value(&S, "choice", v, sizeof v);
+    ck_assert_str_eq(v, "yes|no");
+    settings_value(&S, "regex", v, sizeof v);
+    ck_assert_str_eq(v, "off");
+    /* A bad one is refused where it is typed, with the place in it, and
+     * changes nothing. */
+    ck_assert_int_eq(set("regex", "a(b"), -1);
+    ck_assert_str_eq(E.msg, "regex at byte 2: unbalanced (");
+    ck_assert_int_eq(S.sampler.choice, GRAMMAR_FRONT_CHOICE);
+    ck_assert_int_eq(set("json-schema", "{\"type\": 3}"), -1);
+    ck_assert_str_eq(E.msg, "json-schema at byte 10: \"type\" must be a string");
+    ck_assert_int_eq(set("grammar", "root ::= foo"), -1);
+    ck_assert_int_eq(set("choice", "a||b"), -1);
+    ck_assert_str_eq(E.msg, "choice 2 of 3 is empty (at byte 2)");
+    static char big[GRAMMAR_TEXT_MAX + 2];
+    memset(big, 'a', sizeof big - 1);
+    ck_assert_int_eq(set("regex", big), -1);
+    ck_assert_str_eq(E.msg, "a regular expression of 8193 bytes is too long (at most 8192)");
+    ck_assert_int_eq(set("grammar", "root ::= \"a\" | \"b\""), 0);
+    ck_assert_int_eq(S.sampler.choice, 0);
+    ck_assert_int_eq(set("grammar", "off"), 0);
+    ck_assert(!stage_active(&S.sampler, STAGE_GRAMMAR, 7));
+    ck_assert_str_eq(S.grammar_text, "");
+    /* A patch's constraint replaces the one under it, whatever its kind. */
+    struct settings_patch p;
+    settings_patch_clear(&p);
+    ck_assert_int_eq(settings_patch_set(&p, "json-schema", "{\"type\": \"boolean\"}", &E), 0);
+    ck_assert_int_eq(set("regex", "x+"), 0);
+    ck_assert_int_eq(settings_patch_apply(&S, &p, &E), 0);
+    ck_assert_int_eq(S.sampler.regex, 0);
+    ck_assert_int_eq(S.sampler.json_schema, GRAMMAR_FRONT_JSON_SCHEMA);
+    ck_assert_str_eq(S.grammar_text, "{\"type\": \"boolean\"}");
+    /* The last one typed wins, whatever the table's order of the rows. */
+    settings_patch_clear(&p);
+    ck_assert_int_eq(settings_patch_set(&p, "regex", "y", &E), 0);
+    ck_assert_int_eq(settings_patch_set(&p, "grammar", "root ::= \"x\"", &E), 0);
+    ck_assert_int_eq(settings_patch_apply(&S, &p, &E), 0);
+    ck_assert_int_eq(S.sampler.grammar, GRAMMAR_FRONT_GBNF);
+    ck_assert_int_eq(S.sampler.regex, 0);
+    ck_assert_str_eq(S.grammar_text, "root ::= \"x\"");
 }
 END_TEST
 
@@ -262,6 +318,7 @@ Suite *suite_settings(void)
     tcase_add_test(core, test_defaults_turn_every_stage_off);
     tcase_add_test(core, test_values_are_parsed);
     tcase_add_test(core, test_orders);
+    tcase_add_test(core, test_grammar_settings);
     tcase_add_test(core, test_values_read_back);
     tcase_add_test(core, test_id_lists);
     tcase_add_test(core, test_patch_changes_only_its_settings);

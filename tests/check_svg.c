@@ -843,7 +843,7 @@ END_TEST
 
 static void expect_view(const char *lesson, const char *keys, int w, int h, int utf8, int theme)
 {
-    struct app a;
+    static struct app a; /* megabytes of history: not on the stack */
     struct err e;
     ck_assert_msg(app_init(&a, TEST_LESSONS, lesson, NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     for (const char *k = keys; *k; k++)

@@ -395,7 +395,7 @@ static int logit_bar_cells(const struct screen *s, const char *name)
  * they all ran off the scale alike, and the panes say why every e^z' grew. */
 START_TEST(test_shift_keeps_the_logit_bars_apart)
 {
-    struct app F;
+    static struct app F; /* megabytes of history: not on the stack */
     struct err e;
     ck_assert_msg(app_init(&F, TEST_LESSONS, "france", NULL, TEST_SOURCE, &e) == 0, "%s", e.msg);
     struct screen s;

@@ -178,7 +178,7 @@ START_TEST(test_france_top_p_line)
     /* real-france step 1: " Paris" has p 0.9519 >= 0.95 (the lesson's text
      * quotes it), so top-p 0.95 keeps it alone and removes the other 128,255
      * tokens, which hold 1 - 0.9519. */
-    struct app A;
+    static struct app A; /* megabytes of history: not on the stack */
     struct screen s;
     const char *names[] = { "top-p" }, *values[] = { "0.95" };
     render_france(1, names, values, 120, 40, &A, &s);
@@ -212,7 +212,7 @@ START_TEST(test_status_penalty_words)
     /* The penalty's words on the status line at 120 columns; at 80 columns
      * beside top-p there is no room on the first line, so the second line
      * says them short. */
-    struct app A;
+    static struct app A; /* megabytes of history: not on the stack */
     struct screen s;
     const char *names[] = { "repetition-penalty", "penalty-formula" };
     const char *values[] = { "1.2", "lesson" };
@@ -236,7 +236,7 @@ START_TEST(test_toy_draws_verdict_below)
      * pane with room under its 7 tokens (two rows each, as the
      * probabilities beside it: 14 of its 18) says the verdict in full
      * there, against the 99.9 % point of 6 df (Wilson-Hilferty: 22.7). */
-    struct app A;
+    static struct app A; /* megabytes of history: not on the stack */
     struct err e;
     const char *names[] = { "temperature" }, *values[] = { "1" };
     ck_assert_msg(

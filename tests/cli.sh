@@ -245,6 +245,24 @@ expect 2 "logitlab: --top-p: 1.5 is out of range (must be in (0, 1])" show toy -
 expect 2 "logitlab: --top-p: 0 is out of range (must be in (0, 1])" show toy --top-p 0
 expect 2 "logitlab: --min-p: 2 is out of range (must be in [0, 1])" show toy --min-p 2
 expect 2 "logitlab: --top-k: -1 is out of range (must be 0 or more)" show toy --top-k -1
+# A constraint is checked where it is typed, in one line with its place;
+# a text the grammar cannot take, and a vocabulary that cannot continue it,
+# each in one line too (issue 33).
+expect 2 "logitlab: --regex: regex at byte 2: unbalanced (" show toy --regex 'a(b'
+expect 2 "logitlab: --choice: choice 2 of 3 is empty (at byte 3)" show toy --choice 'on||mat'
+expect 2 "logitlab: --json-schema: json-schema at byte 10: \"type\" must be a string" show toy --json-schema '{"type": 3}'
+expect 2 "logitlab: grammar: no token of the vocabulary continues the text (expecting [x] (in root))" show toy --regex 'xyz'
+expect 2 "logitlab: grammar: the text generated so far (\"on\") leaves it at byte 1: choose another token, or take this one back" show toy --step 2 --regex 'o[^n]'
+printf 'root ::= "on" (\n' >"$TMP/bad.gbnf"
+expect 2 "logitlab: --grammar-file: $TMP/bad.gbnf: grammar line 2, column 1: expected ) to close the group opened at byte 15" show toy --grammar-file "$TMP/bad.gbnf"
+: >"$TMP/empty.json"
+expect 2 "logitlab: --json-schema-file: $TMP/empty.json is empty" show toy --json-schema-file "$TMP/empty.json"
+printf 'root ::= "on" " the" (" mat" | " dog")\n' >"$TMP/ok.gbnf"
+got=$("$BIN" show constrained --grammar-file "$TMP/ok.gbnf" --format json |
+    jq -c '.stages[0] | [.stage, .removed, .state]')
+[ "$got" = '["grammar",8,"expecting [o] (in root)"]' ] && ok || bad "--grammar-file: $got"
+got=$("$BIN" generate constrained --format json | jq -c '[.text, .stop.rule]')
+[ "$got" = '["on the mat","eos"]' ] && ok || bad "generate constrained: $got"
 expect 2 "logitlab: --repetition-penalty: 0 is out of range (must be more than 0)" show toy --repetition-penalty 0
 expect 2 "logitlab: --temperature: 'warm' is not a number" show toy --temperature warm
 expect 2 "logitlab: unknown option '--temprature' (logitlab --help lists them)" show toy --temprature 1

@@ -71,6 +71,7 @@ struct backend_req {
     const uint8_t *breaker; /* V flags: DRY's sequence breakers (sampler_input's), or NULL */
     const int *end_ids;     /* the end tokens min-tokens masks (sampler_input's), n_end of them */
     int n_end;
+    const uint8_t *refused; /* V flags: the grammar's mask (sampler_input's), or NULL */
     /* Optional, for tests: when not NULL, V values each -- the final
      * (renormalized kept) probability of every token, and 1 for a kept
      * token, 0 for a removed one. */

@@ -135,6 +135,7 @@ static int run_one(struct backend *b, const struct backend_req *r, int n_rows, s
         .row = r->row,
         .breaker = r->breaker,
         .end_ids = r->end_ids,
+        .refused = r->refused,
         .n_end = r->n_end,
     };
     return sampler_run_fast(&in, &r->s, &c->t, n_rows, e);

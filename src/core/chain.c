@@ -132,7 +132,7 @@ static void list_names(int presets, char *buf, size_t n)
 
 static int unknown_stage(const char *p, size_t trim, struct err *e)
 {
-    char presets[128], stages[256];
+    char presets[128], stages[STAGE_COUNT * 24]; /* the longest name is 15 bytes */
     list_names(1, presets, sizeof presets);
     list_names(0, stages, sizeof stages);
     return err_set(e, ERR_USAGE, "'%.*s' is not a preset (%s) or a stage (%s)", (int)trim, p,

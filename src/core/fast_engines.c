@@ -170,3 +170,28 @@ int fast_MIN_TOKENS(struct fast *f, struct stage_report *rep)
         drop_ids(f, f->in->end_ids, f->in->n_end, STAGE_MIN_TOKENS);
     return 0;
 }
+
+/* sampler_engines.c's apply_GRAMMAR: one pass over the kept tokens. */
+int fast_GRAMMAR(struct fast *f, struct stage_report *rep)
+{
+    if (!rep->active)
+        return 0;
+    const uint8_t *refused = f->in->refused;
+    f->range_error = 1; /* the failures below fill f->err */
+    if (!refused) {
+        err_set(f->err, ERR_USAGE, "grammar: the step has no mask (the caller gave none)");
+        return -1;
+    }
+    fast_build_alive(f);
+    int before = f->n_alive;
+    for (int j = 0; j < f->n_alive; j++)
+        if (refused[f->alive[j]])
+            fast_drop(f, f->alive[j], STAGE_GRAMMAR);
+    fast_compact_alive(f);
+    if (f->n_alive == 0 && before > 0) {
+        sampler_grammar_error(before, f->err);
+        return -1;
+    }
+    f->range_error = 0;
+    return 0;
+}

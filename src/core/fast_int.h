@@ -115,6 +115,7 @@ int fast_ETA(struct fast *f, struct stage_report *rep);
 int fast_NO_REPEAT_NGRAM(struct fast *f, struct stage_report *rep);
 int fast_DRY(struct fast *f, struct stage_report *rep);
 int fast_MIN_TOKENS(struct fast *f, struct stage_report *rep);
+int fast_GRAMMAR(struct fast *f, struct stage_report *rep);
 
 /* ---- fast_later.c: the first cut's p_max left for later ---- */
 

@@ -63,6 +63,19 @@ int grammar_from_json_schema(const char *schema, size_t len, struct grammar **ou
  * a malloc'd NUL-terminated string into *out. 0, or -1 and e. */
 int grammar_schema_to_gbnf(const char *schema, size_t len, char **out, struct err *e);
 
+/* The front ends, as the settings name them (sampling.def's grammar rows). */
+enum grammar_front {
+    GRAMMAR_FRONT_GBNF = 1,    /* grammar */
+    GRAMMAR_FRONT_JSON_SCHEMA, /* json-schema */
+    GRAMMAR_FRONT_REGEX,       /* regex */
+    GRAMMAR_FRONT_CHOICE,      /* choice: the choices separated by '|' */
+};
+
+/* The grammar of text (len bytes) read by front end f (grammar_front.c):
+ * the choices are split at each '|' (an empty choice is refused). 0 and
+ * *out, or -1 and e. */
+int grammar_from_front(int f, const char *text, size_t len, struct grammar **out, struct err *e);
+
 void grammar_free(struct grammar *g);
 
 /* The state before any byte. 0, or -1 and e (out of memory; a grammar

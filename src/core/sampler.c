@@ -164,6 +164,13 @@ void trace_invalidate(struct trace *t)
     t->fmax_valid = 0;
     t->p_max_later = 0;
     t->choice = (struct choice){ .id = 0, .rank = 0 };
+    t->grammar_state[0] = '\0';
+}
+
+void trace_take_input(struct trace *t, const struct sampler_input *in)
+{
+    snprintf(t->grammar_state, sizeof t->grammar_state, "%s",
+             in->grammar_state ? in->grammar_state : "");
 }
 
 int sampler_check_context(const struct sampler_input *in, struct err *e)
@@ -567,6 +574,7 @@ int sampler_run(const struct sampler_input *in, const struct sampler_settings *s
     if (sampler_check(s, e) < 0 || check_input(in, s, t, e) < 0)
         return -1;
     t->p_max_later = 0; /* every stage's values are final here */
+    trace_take_input(t, in);
     start_rows(in, s, t);
     if (run_chain(in, s, t, e) < 0) {
         trace_invalidate(t);

@@ -57,11 +57,12 @@ struct chain {
 };
 
 /* The C type of each kind of setting (sampling.def). */
-#define SETTING_CTYPE_DOUBLE double
-#define SETTING_CTYPE_INT    int
-#define SETTING_CTYPE_ENUM   int /* an enum penalty_formula, penalty_scope, ... */
-#define SETTING_CTYPE_SEED   uint64_t
-#define SETTING_CTYPE_ORDER  struct chain
+#define SETTING_CTYPE_DOUBLE  double
+#define SETTING_CTYPE_INT     int
+#define SETTING_CTYPE_ENUM    int /* an enum penalty_formula, penalty_scope, ... */
+#define SETTING_CTYPE_SEED    uint64_t
+#define SETTING_CTYPE_ORDER   struct chain
+#define SETTING_CTYPE_GRAMMAR int /* 0 off, else its front end; the text is in struct settings */
 
 /* All the settings of one sampling step: a member for each setting of
  * sampling.def whose place is SAMPLER (temperature, top_k, top_p, min_p,
@@ -94,6 +95,11 @@ struct sampler_input {
     /* The end-of-generation tokens (min-tokens masks them), n_end of them. */
     const int *end_ids;
     int n_end;
+    /* vocab_size flags: the grammar refuses the token here (the grammar
+     * stage removes it); and where the grammar stands, in words. NULL when
+     * no grammar is on; the grammar stage needs them when one is. */
+    const uint8_t *refused;
+    const char *grammar_state;
 };
 
 /* llama.cpp's default DRY sequence breakers: a repeat never runs across a
@@ -102,6 +108,8 @@ struct sampler_input {
     {                                                                                              \
         "\n", ":", "\"", "*"                                                                       \
     }
+
+#define TRACE_GRAMMAR_STATE 160 /* bytes of the grammar's state a trace keeps */
 
 #define TRACE_KEPT   (-1)        /* removed_by of a kept token */
 #define TRACE_MASKED STAGE_COUNT /* removed_by of a token whose logit was -inf */
@@ -161,6 +169,8 @@ struct trace {
     int n_stages;
     struct stage_report stages[STAGE_COUNT]; /* in chain order */
     struct choice choice;
+    /* Where the grammar stood (sampler_input's grammar_state), "" without one. */
+    char grammar_state[TRACE_GRAMMAR_STATE];
     /* Scratch space of sampler_run, allocated by trace_init; not part of the result. */
     double *work_z;
     int *work_count;
@@ -213,6 +223,10 @@ void trace_free(struct trace *t);
  * step -- no rows, nothing kept, the fast path's arrays not valid -- so that
  * nothing reads the half-computed values. */
 void trace_invalidate(struct trace *t);
+
+/* What a run keeps of in besides the numbers: where the grammar stood
+ * (sampler_run and sampler_run_fast call it). */
+void trace_take_input(struct trace *t, const struct sampler_input *in);
 
 /* Runs the chain of s over in and fills t (allocated for in->vocab_size),
  * including the choice with u = sampler_u(seed, step, row, 0).
@@ -269,6 +283,10 @@ int sampler_range_error(const struct sampler_settings *s, int where, int id, dou
  * step's dynamic one). */
 int sampler_t_range_error(const struct sampler_settings *s, double T, int id, double z, double zmax,
                           struct err *e);
+
+/* The one message for a grammar stage that refused all of the kept tokens
+ * it saw, from every path. Returns -1. */
+int sampler_grammar_error(int kept, struct err *e);
 
 /* Checks in's context against its vocabulary: a prompt no longer than the
  * context, every id in [0, vocab_size). Returns 0, or -1 naming the

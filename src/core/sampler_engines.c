@@ -266,3 +266,33 @@ int apply_MIN_TOKENS(struct ref_step *c)
         ref_remove_ids(c, c->in->end_ids, c->in->n_end, STAGE_MIN_TOKENS);
     return 0;
 }
+
+/* The grammar (a constraint's mask, which the caller computed from the
+ * text so far): every token it refuses goes, whatever its probability. No
+ * token is kept back, as the engines keep none: a step where the grammar
+ * refuses every token still kept fails, and says so. */
+int apply_GRAMMAR(struct ref_step *c)
+{
+    if (!c->rep->active)
+        return 0;
+    const uint8_t *refused = c->in->refused;
+    if (!refused)
+        return err_set(c->e, ERR_USAGE, "grammar: the step has no mask (the caller gave none)");
+    int left = 0;
+    for (int r = 0; r < c->n; r++) {
+        int id = c->order[r].id;
+        if (refused[id])
+            c->t->rows[id].removed_by = STAGE_GRAMMAR;
+        else
+            left++;
+    }
+    if (left == 0 && c->n > 0)
+        return sampler_grammar_error(c->n, c->e);
+    return 0;
+}
+
+int sampler_grammar_error(int kept, struct err *e)
+{
+    return err_set(e, ERR_USAGE, "grammar: it refuses every token still kept here (%d of them)",
+                   kept);
+}

@@ -635,6 +635,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
     struct fast f;
     if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0)
         return -1;
+    trace_take_input(t, in);
     if (start(&f, in, s, t, e) < 0) {
         trace_invalidate(t); /* z' is loaded part way */
         return -1;

@@ -1,6 +1,7 @@
 #include "core/settings.h"
 
 #include "base/utf8.h"
+#include "core/grammar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -84,6 +85,7 @@ double setting_number(const struct setting_info *i, const struct sampler_setting
         return *(const double *)p;
     case SK_INT:
     case SK_ENUM:
+    case SK_GRAMMAR:
         return *(const int *)p;
     default:
         return 0.0;
@@ -95,7 +97,7 @@ double setting_get(const struct settings *s, const struct setting_info *i)
     const void *p = member(i, (struct settings *)s);
     if (i->kind == SK_DOUBLE)
         return *(const double *)p;
-    return i->kind == SK_INT || i->kind == SK_ENUM ? *(const int *)p : 0.0;
+    return i->kind == SK_INT || i->kind == SK_ENUM || i->kind == SK_GRAMMAR ? *(const int *)p : 0.0;
 }
 
 int setting_is_on(const struct setting_info *i, const struct sampler_settings *s, int vocab_size)
@@ -186,6 +188,25 @@ int parse_seed(const char *text, uint64_t *out, struct err *e)
         return err_set(e, ERR_USAGE, "%s is out of range (a seed is at most 2^64-1)", text);
     *out = (uint64_t)v;
     return 0;
+}
+
+char *settings_list_next(char **cursor)
+{
+    char *part = *cursor, *w = part;
+    if (!part)
+        return NULL;
+    for (char *r = part;; r++) {
+        if (r[0] == '\\' && r[1] == '|') {
+            *w++ = '|';
+            r++;
+        } else if (*r == '|' || *r == '\0') {
+            *cursor = *r ? r + 1 : NULL;
+            *w = '\0';
+            return part;
+        } else {
+            *w++ = *r;
+        }
+    }
 }
 
 int parse_int_list(const char *text, int *out, int max, int limit, struct err *e)
@@ -354,6 +375,36 @@ static int set_stop(struct settings *t, const char *value, struct err *e)
     return 0;
 }
 
+/* Every grammar setting off: one constraint at a time. */
+static void grammar_off(struct settings *t)
+{
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (i->kind == SK_GRAMMAR)
+            *(int *)member(i, t) = 0;
+    t->grammar_text[0] = '\0';
+}
+
+/* A constraint is compiled once here, so that a bad one is refused where
+ * it was typed, with the place in it; the source compiles it again to run. */
+static int set_grammar(const struct setting_info *i, struct settings *t, const char *value,
+                       struct err *e)
+{
+    size_t len = strlen(value);
+    grammar_off(t);
+    if (len == 0 || is_off(value))
+        return 0;
+    if (len > GRAMMAR_TEXT_MAX)
+        return err_set(e, ERR_USAGE, "%s of %zu bytes is too long (at most %d)", i->range, len,
+                       GRAMMAR_TEXT_MAX);
+    struct grammar *g;
+    if (grammar_from_front((int)i->hi, value, len, &g, e) < 0)
+        return -1;
+    grammar_free(g);
+    memcpy(t->grammar_text, value, len + 1);
+    *(int *)member(i, t) = (int)i->hi;
+    return 0;
+}
+
 int settings_set(struct settings *s, const char *name, const char *value, struct err *e)
 {
     const struct setting_info *i = setting_find(name);
@@ -380,6 +431,9 @@ int settings_set(struct settings *s, const char *name, const char *value, struct
         break;
     case SK_STOP:
         rc = set_stop(&t, value, e);
+        break;
+    case SK_GRAMMAR:
+        rc = set_grammar(i, &t, value, e);
         break;
     }
     if (rc == 0)
@@ -420,6 +474,17 @@ static int patch_stops(struct settings *s, const struct settings_patch *p, struc
     return 0;
 }
 
+/* The patch's constraint, or none when its last grammar setting was off:
+ * p->val holds at most one on, whichever row was typed last. */
+static void patch_grammar(struct settings *s, const struct settings_patch *p)
+{
+    grammar_off(s);
+    for (const struct setting_info *j = SETTINGS_INFO; j->name; j++)
+        if (j->kind == SK_GRAMMAR)
+            *(int *)member(j, s) = *(const int *)member(j, (struct settings *)&p->val);
+    memcpy(s->grammar_text, p->val.grammar_text, sizeof s->grammar_text);
+}
+
 int settings_patch_apply(struct settings *s, const struct settings_patch *p, struct err *e)
 {
     int rc = 0;
@@ -427,10 +492,13 @@ int settings_patch_apply(struct settings *s, const struct settings_patch *p, str
         const struct setting_info *i = &SETTINGS_INFO[k];
         if (!(p->given & ((uint64_t)1 << k)))
             continue;
-        if (i->kind == SK_STOP)
+        if (i->kind == SK_STOP) {
             rc = patch_stops(s, p, e);
-        else
+        } else if (i->kind == SK_GRAMMAR) {
+            patch_grammar(s, p);
+        } else {
             memcpy(member(i, s), member(i, (struct settings *)&p->val), i->size);
+        }
     }
     return rc;
 }
@@ -439,7 +507,7 @@ void setting_value(const struct settings *s, const struct setting_info *i, char 
 {
     const void *p = member(i, (struct settings *)s);
     double v = i->kind == SK_DOUBLE ? *(const double *)p : 0.0;
-    int k = i->kind == SK_INT || i->kind == SK_ENUM ? *(const int *)p : 0;
+    int k = i->kind == SK_INT || i->kind == SK_ENUM || i->kind == SK_GRAMMAR ? *(const int *)p : 0;
     if ((i->flags & SET_SHOWS_OFF) && (i->kind == SK_DOUBLE ? v : k) == i->def) {
         snprintf(buf, n, "off");
         return;
@@ -463,6 +531,12 @@ void setting_value(const struct settings *s, const struct setting_info *i, char 
     case SK_STOP:
         snprintf(buf, n, "%d string%s", s->n_stop, s->n_stop == 1 ? "" : "s");
         break;
+    case SK_GRAMMAR:
+        if (k)
+            utf8_escape(s->grammar_text, buf, n);
+        else
+            snprintf(buf, n, "off");
+        break;
     }
 }
 
@@ -484,7 +558,7 @@ void sampler_defaults(struct sampler_settings *s)
         void *p = (char *)s + i->offset;
         if (i->kind == SK_DOUBLE)
             *(double *)p = i->def;
-        else if (i->kind == SK_INT || i->kind == SK_ENUM)
+        else if (i->kind == SK_INT || i->kind == SK_ENUM || i->kind == SK_GRAMMAR)
             *(int *)p = (int)i->def;
         else if (i->kind == SK_SEED)
             *(uint64_t *)p = (uint64_t)i->def;
@@ -531,6 +605,9 @@ int sampler_check(const struct sampler_settings *s, struct err *e)
                            *(const int *)p, i->kind == SK_ENUM ? "a known one" : i->range);
         if (i->kind == SK_ORDER && check_chain(p, e) < 0)
             return -1;
+        if (i->kind == SK_GRAMMAR && *(const int *)p != 0 && *(const int *)p != (int)i->hi)
+            return err_set(e, ERR_USAGE, "%s is %d (must be 0 or %d)", i->name, *(const int *)p,
+                           (int)i->hi);
     }
     return 0;
 }

@@ -12,8 +12,9 @@
 #include "base/err.h"
 #include "core/sampler.h"
 
-#define STOP_MAX 8  /* stop strings at once */
-#define STOP_LEN 64 /* bytes in one stop string */
+#define STOP_MAX         8    /* stop strings at once */
+#define STOP_LEN         64   /* bytes in one stop string */
+#define GRAMMAR_TEXT_MAX 8192 /* bytes of a grammar, schema, regex or choice list */
 
 /* What the shown text does with a stop string that matched (stop-text). */
 enum stop_text {
@@ -27,16 +28,20 @@ struct settings {
     int n_stop;
     char stop[STOP_MAX][STOP_LEN + 1]; /* stop strings, matched across token boundaries */
     int stop_text;                     /* an enum stop_text */
+    /* The text of the grammar setting that is on (sampler.grammar, .regex,
+     * ...: one at a time), "" when none is. */
+    char grammar_text[GRAMMAR_TEXT_MAX + 1];
 };
 
 /* What a setting's value is (sampling.def's kind). */
 enum setting_kind {
-    SK_DOUBLE, /* a number in [lo, hi] */
-    SK_INT,    /* a whole number in [lo, hi] */
-    SK_ENUM,   /* one of the names of arg ("engine|lesson"), stored as its index */
-    SK_SEED,   /* a whole number 0 to 2^64-1 */
-    SK_ORDER,  /* a preset or a list of stages (struct chain) */
-    SK_STOP,   /* the stop strings (struct settings) */
+    SK_DOUBLE,  /* a number in [lo, hi] */
+    SK_INT,     /* a whole number in [lo, hi] */
+    SK_ENUM,    /* one of the names of arg ("engine|lesson"), stored as its index */
+    SK_SEED,    /* a whole number 0 to 2^64-1 */
+    SK_ORDER,   /* a preset or a list of stages (struct chain) */
+    SK_STOP,    /* the stop strings (struct settings) */
+    SK_GRAMMAR, /* a constraint: its front end in the member, its text in struct settings */
 };
 
 /* Where a setting is stored: struct sampler_settings, or struct settings
@@ -111,7 +116,9 @@ int settings_known(const char *name);
  * number", "1.5 is out of range (0, 1]"): the caller puts the option, key or
  * file:line in front. s is unchanged on error. Stop strings accept the
  * escapes \n \t \\ \" and may be written in double quotes; an empty stop
- * value clears the stop strings. */
+ * value clears the stop strings. A grammar setting's text is compiled to
+ * check it (the message names the place: "regex at byte 5: ...") and turns
+ * any other grammar setting off; "off" or "" turns them all off. */
 int settings_set(struct settings *s, const char *name, const char *value, struct err *e);
 
 /* Settings given in one place (a lesson, a step, the command line, the
@@ -142,6 +149,14 @@ int settings_patch_apply(struct settings *s, const struct settings_patch *p, str
  * an order's preset name, "2 strings" for the stop strings). */
 void settings_value(const struct settings *s, const char *name, char *buf, size_t n);
 void setting_value(const struct settings *s, const struct setting_info *i, char *buf, size_t n);
+
+/* A list of settings as lessons, requests and try lines write them,
+ * "name value | name value", at most SETTINGS_LIST_MAX - 1 bytes; "\|"
+ * is a '|' inside a value (a regex's or a choice list's). Returns the next
+ * part of the list at *cursor, cut out in place with its "\|" made '|',
+ * and moves *cursor past it; NULL when the list is done. */
+#define SETTINGS_LIST_MAX 1024
+char *settings_list_next(char **cursor);
 
 /* Parses "1 2 3" (or "1, 2, 3") into at most max ints in [0, limit).
  * Returns the count, or -1 with a message. */

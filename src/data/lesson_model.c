@@ -105,6 +105,12 @@ static int model_vocab(const struct lesson_gguf *g, struct vocab *v, struct err 
     free(len);
     if (rc < 0)
         return -1;
+    if (!(v->special = calloc((size_t)n, 1)))
+        return err_set(e, ERR_SYSTEM, "out of memory for %d tokens' flags", n);
+    for (int id = 0; id < n; id++) {
+        int type = tokenizer_type(t, id);
+        v->special[id] = type == TOKT_CONTROL || type == TOKT_UNKNOWN || type == TOKT_UNUSED;
+    }
     const struct tok_spec *s = &g->llama->tok;
     v->has_bos = s->bos >= 0 && s->bos < n;
     v->bos = s->bos;

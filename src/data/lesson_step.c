@@ -116,13 +116,15 @@ int ld_check_setting_list(struct loader *ld, int line, const char *what,
     /* Check every part: "name value | name value". An empty part
      * ("try = |") is refused, which strtok would have skipped. */
     struct settings check = *base;
-    char buf[256];
+    char buf[SETTINGS_LIST_MAX];
     const struct setting_info *seen[64];
     int n_seen = 0;
+    if (strlen(text) >= sizeof buf) {
+        ld_error(ld, line, "%s: longer than %zu bytes", what, sizeof buf - 1);
+        return -1;
+    }
     snprintf(buf, sizeof buf, "%s", text);
-    for (char *part = buf, *bar; part; part = bar ? bar + 1 : NULL) {
-        if ((bar = strchr(part, '|')) != NULL)
-            *bar = '\0';
+    for (char *cursor = buf, *part; (part = settings_list_next(&cursor)) != NULL;) {
         char name[48] = "";
         int off = 0;
         if (sscanf(part, " %47s %n", name, &off) < 1) {

@@ -40,7 +40,13 @@ void vocab_free(struct vocab *v)
     free(v->off);
     free(v->display);
     free(v->doff);
+    free(v->special);
     memset(v, 0, sizeof *v);
+}
+
+int vocab_is_special(const struct vocab *v, int id)
+{
+    return id >= v->first_special || (v->special && v->special[id]);
 }
 
 int vocab_set(struct vocab *v, int id, const char *text, struct err *e)

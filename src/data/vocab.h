@@ -27,8 +27,12 @@ struct vocab {
     int byte_level;    /* 1: tokens are raw bytes, read without separators */
     int join_space;    /* 1: sequences read with a space between tokens (word-level) */
     int first_special; /* ids from here on are special tokens (<|eot_id|>); n if none */
-    int has_bos, bos;  /* the token a model's prompt starts with, which is no text */
-    int strip_space;   /* a text's first space is the tokenizer's (SentencePiece's prefix) */
+    /* n flags: a special token anywhere (a model's control, unknown and
+     * unused tokens: Llama 2's <unk> <s> </s> come first); NULL: only those
+     * from first_special on are. */
+    uint8_t *special;
+    int has_bos, bos; /* the token a model's prompt starts with, which is no text */
+    int strip_space;  /* a text's first space is the tokenizer's (SentencePiece's prefix) */
     int n_eos;
     int eos[VOCAB_MAX_EOS]; /* end-of-sequence tokens */
     /* Word-level: one string per token. Byte-level: bytes and display forms
@@ -69,6 +73,9 @@ const char *vocab_token(const struct vocab *v, int id);
 
 /* The raw bytes of id and their count. */
 const char *vocab_bytes(const struct vocab *v, int id, size_t *len);
+
+/* Whether id is a special token: its text is a name, not text. */
+int vocab_is_special(const struct vocab *v, int id);
 
 /* 1 if id is an end-of-sequence token. */
 int vocab_is_eos(const struct vocab *v, int id);

@@ -106,6 +106,12 @@ static void json_setting(FILE *out, const struct settings *s, const struct setti
         }
         fputc(']', out);
         break;
+    case SK_GRAMMAR:
+        if (setting_get(s, i) != 0.0)
+            json_string(out, s->grammar_text);
+        else
+            fputs("null", out);
+        break;
     }
 }
 
@@ -243,7 +249,8 @@ static void json_draws(FILE *out, const struct draws *d)
 }
 
 /* What an active stage saw: a cut's value (its report's, as the text
- * report words it), the temperature's divisor (dynamic or not). */
+ * report words it), the temperature's divisor (dynamic or not), the
+ * grammar's state in words. */
 static void json_stage_value(FILE *out, const struct trace *t, const struct sampler_settings *s,
                              int c)
 {
@@ -252,7 +259,10 @@ static void json_stage_value(FILE *out, const struct trace *t, const struct samp
         return;
     double p_max, cut;
     trace_stage_values(t, c, &p_max, &cut);
-    if (STAGES[r->stage].flags & SF_CUT) {
+    if (r->stage == STAGE_GRAMMAR) { /* what it removed is in "removed"; where it stands: */
+        fprintf(out, ", \"state\": ");
+        json_string(out, t->grammar_state);
+    } else if (STAGES[r->stage].flags & SF_CUT) {
         fprintf(out, ", \"cut\": ");
         json_number(out, cut);
     } else if (r->stage == STAGE_TEMPERATURE && trace_temperature(t, s) > 0.0) {

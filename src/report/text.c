@@ -325,19 +325,30 @@ static void describe_dry(FILE *out, const struct stage_line *l)
                 m->dry_allowed_length);
 }
 
+/* The mask, and where the grammar stood (its front end and text are on
+ * the settings' lines above). */
+static void describe_grammar(FILE *out, const struct stage_line *l)
+{
+    char state[4 * TRACE_GRAMMAR_STATE];
+    utf8_escape(l->r->trace->grammar_state, state, sizeof state);
+    fprintf(out, "%s in, removed %s holding %s; %s\n", l->in, l->removed, l->mass, state);
+}
+
 /* The stages whose line is their own; every other one is describe_cut's. */
 static void (*const DESCRIBE[STAGE_COUNT])(FILE *, const struct stage_line *) = {
-    [STAGE_PENALTY] = describe_penalty,
-    [STAGE_TEMPERATURE] = describe_temperature,
-    [STAGE_MIN_P] = describe_min_p,
-    [STAGE_DRY] = describe_dry,
+    [STAGE_PENALTY] = describe_penalty, [STAGE_TEMPERATURE] = describe_temperature,
+    [STAGE_MIN_P] = describe_min_p,     [STAGE_DRY] = describe_dry,
+    [STAGE_GRAMMAR] = describe_grammar,
 };
 
 /* The setting shown with stage st's name: its first activating one, or
- * NULL where the stage's own line names them all (the penalties). */
+ * NULL where the stage's own line or the settings' lines name them (the
+ * penalties, the grammar). */
 static const struct setting_info *stage_setting(enum stage st)
 {
-    return DESCRIBE[st] == describe_penalty ? NULL : setting_of_stage((int)st);
+    if (DESCRIBE[st] == describe_penalty || DESCRIBE[st] == describe_grammar)
+        return NULL;
+    return setting_of_stage((int)st);
 }
 
 /* One line per stage of the chain, in order: what it did and what it saw. */

@@ -51,6 +51,7 @@ void batch_free(struct batch *b)
     for (int r = 0; r < BATCH_ROWS; r++)
         gen_free(&b->row[r].g);
     free(b->h);
+    free(b->refused);
     trace_free(&b->t);
     memset(b, 0, sizeof *b);
 }
@@ -113,6 +114,25 @@ static int compute_toy(struct batch *b, struct source *src, struct err *e)
     return 0;
 }
 
+/* Request r's grammar mask (NULL: none), made in b's room for it. */
+static int row_refused(struct batch *b, struct source *src, int r, const uint8_t **refused,
+                       struct err *e)
+{
+    const struct batch_row *w = &b->row[r];
+    size_t V = (size_t)src->L->vocab.n;
+    *refused = NULL;
+    if (!stage_active(&w->set.sampler, STAGE_GRAMMAR, (int)V))
+        return 0;
+    if (!b->refused && !(b->refused = malloc(BATCH_ROWS * V)))
+        return err_set(e, ERR_SYSTEM, "out of memory for %d grammar masks", BATCH_ROWS);
+    if (source_row_refused(src, &w->set, w->g.ids, w->g.len, b->refused + (size_t)r * V, refused,
+                           e) < 0) {
+        err_prefix(e, "request %c", batch_label(r));
+        return -1;
+    }
+    return 0;
+}
+
 /* The LM head when asked for or when the backend no longer holds our
  * logits, then the sampler; the times are those of this computation. */
 static int compute(struct batch *b, struct source *src, struct backend *be, int head, struct err *e)
@@ -130,6 +150,9 @@ static int compute(struct batch *b, struct source *src, struct backend *be, int 
     struct backend_res res[BATCH_ROWS];
     for (int r = 0; r < b->n; r++) {
         const struct batch_row *w = &b->row[r];
+        const uint8_t *refused;
+        if (row_refused(b, src, r, &refused, e) < 0)
+            return -1;
         req[r] = (struct backend_req){ .s = w->set.sampler,
                                        .context = w->g.ids,
                                        .context_len = w->g.len,
@@ -139,7 +162,8 @@ static int compute(struct batch *b, struct source *src, struct backend *be, int 
                                        .n_top = BATCH_TOP,
                                        .breaker = src->breaker,
                                        .end_ids = src->L->vocab.eos,
-                                       .n_end = src->L->vocab.n_eos };
+                                       .n_end = src->L->vocab.n_eos,
+                                       .refused = refused };
     }
     if (b->head_ran) { /* the head and the sampler as one step (one wait on a GPU) */
         if (hidden_vectors(b, src, e) < 0 || backend_step(be, b->h, b->n, req, res, e) < 0)
@@ -165,11 +189,9 @@ int batch_sample(struct batch *b, struct source *src, struct backend *be, struct
 /* Applies "name value | name value" (checked when the lesson was read). */
 static int apply_list(struct settings *s, const char *text, struct err *e)
 {
-    char buf[256];
+    char buf[SETTINGS_LIST_MAX];
     snprintf(buf, sizeof buf, "%s", text);
-    for (char *part = buf, *bar; part; part = bar ? bar + 1 : NULL) {
-        if ((bar = strchr(part, '|')) != NULL)
-            *bar = '\0';
+    for (char *cursor = buf, *part; (part = settings_list_next(&cursor)) != NULL;) {
         char name[48] = "";
         int off = 0;
         if (sscanf(part, " %47s %n", name, &off) < 1)

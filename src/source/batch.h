@@ -46,6 +46,7 @@ struct batch {
     int steps; /* steps taken */
     struct batch_row row[BATCH_ROWS];
     float *h;          /* n hidden vectors of the head's size */
+    uint8_t *refused;  /* BATCH_ROWS grammar masks of V flags, made when a request has a grammar */
     unsigned long gen; /* the backend's logits generation that holds ours */
     const struct backend *be;
     int head_ran;          /* the last computation ran the LM head */

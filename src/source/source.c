@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "data/config.h"
+#include "source/source_grammar.h"
 #include "source/source_int.h"
 
 /* The kinds, tried in this order: the first that runs a lesson runs it. */
@@ -88,6 +89,7 @@ void source_close(struct source *src)
     if (src->ops && src->ops->close)
         src->ops->close(src);
     free(src->breaker);
+    source_grammar_free(src->grammar);
     memset(src, 0, sizeof *src);
 }
 
@@ -232,9 +234,26 @@ int source_run_step(struct source *src, int k, const struct settings *s, const i
     };
     if (!in.logits && src->fast_rows <= 0)
         return err_set(e, ERR_SYSTEM, "lesson '%s': the reference sampler needs doubles", L->id);
+    if (source_grammar_step(&src->grammar, &L->vocab, s, ctx, len, in.prompt_len, NULL, &in, e) < 0)
+        return -1;
     int rc = src->fast_rows > 0 ? sampler_run_fast(&in, &s->sampler, t, src->fast_rows, e)
                                 : sampler_run(&in, &s->sampler, t, e);
     if (rc < 0)
         blame_lesson(src, k, s, e);
+    return rc;
+}
+
+const uint8_t *source_refused(const struct source *src)
+{
+    return source_grammar_refused(src->grammar);
+}
+
+int source_row_refused(struct source *src, const struct settings *s, const int *ctx, int len,
+                       uint8_t *into, const uint8_t **refused, struct err *e)
+{
+    struct sampler_input in = { 0 };
+    int rc = source_grammar_step(&src->grammar, &src->L->vocab, s, ctx, len,
+                                 source_prompt_len(src->L, len), into, &in, e);
+    *refused = in.refused;
     return rc;
 }

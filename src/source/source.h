@@ -26,6 +26,7 @@
 struct backend;
 struct config;
 struct source;
+struct source_grammar;
 
 /* One row of logits: doubles (a lesson's table) or floats (a model's). */
 struct source_logits {
@@ -88,6 +89,9 @@ struct source {
     /* The DRY sequence breakers of the lesson's vocabulary (sampler.h's
      * DRY_BREAKERS), a flag per token; NULL without a vocabulary. */
     uint8_t *breaker;
+    /* The grammar's compiled form, tries and mask (source_grammar.h), made
+     * by the first step with a grammar on; NULL before. */
+    struct source_grammar *grammar;
     /* While source_open_progress builds: told how far (borrowed; NULL after). */
     const struct model_progress *progress;
 };
@@ -156,8 +160,19 @@ int source_prompt_len(const struct lesson *L, int len);
 uint32_t source_draw_step(const struct lesson *L, int len);
 
 /* Runs the sampler on step k with settings s in context ctx, into t
- * (allocated for the lesson's vocabulary). Returns 0 or -1. */
+ * (allocated for the lesson's vocabulary), the grammar's mask made for ctx
+ * when a grammar setting is on. Returns 0 or -1. */
 int source_run_step(struct source *src, int k, const struct settings *s, const int *ctx, int len,
                     struct trace *t, struct err *e);
+
+/* The grammar's mask of the last step run (V flags), or NULL when it had
+ * no grammar: what a backend's request of that step carries. */
+const uint8_t *source_refused(const struct source *src);
+
+/* The grammar's mask for the token after ctx[0..len) under s, made into
+ * into (V flags) for a request of a batch: *refused is into, or NULL when
+ * no grammar is on. Returns 0 or -1 (source_grammar_step's errors). */
+int source_row_refused(struct source *src, const struct settings *s, const int *ctx, int len,
+                       uint8_t *into, const uint8_t **refused, struct err *e);
 
 #endif

@@ -66,7 +66,8 @@ static int many_draws(struct app *a, struct err *e)
                                .step = step,
                                .breaker = a->source.breaker,
                                .end_ids = a->L.vocab.eos,
-                               .n_end = a->L.vocab.n_eos };
+                               .n_end = a->L.vocab.n_eos,
+                               .refused = source_refused(&a->source) };
     if (!z)
         return err_set(e, ERR_SYSTEM, "the step's logits are not floats");
     int *kept = malloc(2 * (size_t)n * sizeof *kept), *plain = kept + n;

@@ -84,14 +84,15 @@ int app_try(struct app *a)
         return APP_REDRAW;
     }
     int i = (a->try_index + 1) % S->n_try;
-    char buf[256];
+    char buf[SETTINGS_LIST_MAX];
     snprintf(buf, sizeof buf, "%s", S->tries[i].text);
     settings_patch_clear(&a->live); /* a suggestion starts from the lesson's own settings */
     int flags = APP_REDRAW;
-    for (char *part = strtok(buf, "|"); part; part = strtok(NULL, "|")) {
+    for (char *cursor = buf, *part; (part = settings_list_next(&cursor)) != NULL;) {
         while (*part == ' ')
             part++;
-        flags |= app_command(a, part);
+        if (*part)
+            flags |= app_command(a, part);
     }
     a->try_index = i;
     app_msg(a, 0, "try %d of %d: %s (from the lesson's own settings)", i + 1, S->n_try,

@@ -199,6 +199,54 @@ static int status_has_how(const struct settings *st, const struct setting_info *
  * (report_penalty_how's three, then none). */
 #define STATUS_HOW 4
 
+/* Appends piece to buf when it fits in w columns; returns whether it did. */
+static int append_fits(char *buf, size_t n, const char *piece, int w)
+{
+    if (utf8_width(buf) + utf8_width(piece) > w)
+        return 0;
+    utf8_append(buf, n, piece);
+    return 1;
+}
+
+/* The grammar on the second status line, in the room it has (w columns):
+ * what its mask removed this step, where it stands, then its text, as
+ * much of it as fits ("..." where it is cut, so that no write is clipped):
+ * "regex 6 removed (55.93 %), expecting [o] (in root); on the (mat|dog)". */
+static void status_grammar(const struct app *a, const struct settings *st, int w, char *buf,
+                           size_t n)
+{
+    const struct setting_info *i = SETTINGS_INFO;
+    while (i->name && !(i->kind == SK_GRAMMAR && setting_get(st, i) != 0.0))
+        i++;
+    const struct trace *t = &a->t;
+    int c = 0;
+    while (c < t->n_stages && !(t->stages[c].stage == STAGE_GRAMMAR && t->stages[c].active))
+        c++;
+    char piece[4 * TRACE_GRAMMAR_STATE + 8], text[1024], pct[32];
+    if (!i->name || c == t->n_stages)
+        return;
+    report_percent(pct, sizeof pct, t->stages[c].removed_mass, 4); /* as the chain's report */
+    snprintf(piece, sizeof piece, "  %s %d removed (%s)", i->status, t->stages[c].removed, pct);
+    if (!append_fits(buf, n, piece, w))
+        return;
+    snprintf(piece, sizeof piece, ", ");
+    utf8_escape(t->grammar_state, piece + 2, sizeof piece - 2);
+    if (!append_fits(buf, n, piece, w))
+        return;
+    status_value(st, i, text, sizeof text);
+    int room = w - utf8_width(buf) - 2; /* after "; " */
+    if (room < 8)
+        return;
+    utf8_append(buf, n, "; ");
+    if (utf8_width(text) <= room) {
+        utf8_append(buf, n, text);
+        return;
+    }
+    utf8_pad(text, room - 3, 0, piece, sizeof piece); /* cut here, and said to be */
+    utf8_append(buf, n, piece);
+    utf8_append(buf, n, "...");
+}
+
 /* One setting of the status line: "label value", then what a reader must
  * know -- that the chain leaves its stage out, that it makes the step
  * greedy -- and, when on, how its stage works in words at brevity how
@@ -245,7 +293,8 @@ static void status_items(const struct app *a, const struct settings *st, int sec
         for (const struct setting_info *i = SETTINGS_INFO; i->name; i++) {
             int always = (i->flags & SET_STATUS_ALWAYS) != 0;
             if (!i->status || (i->flags & SET_MODIFIER) || !(i->flags & SET_LINE2) != !second ||
-                always != (pass == 0) || (!always && !(setting_get(st, i) != i->def)))
+                always != (pass == 0) || (!always && !(setting_get(st, i) != i->def)) ||
+                i->kind == SK_GRAMMAR) /* status_grammar's, in the room left */
                 continue;
             char item[224];
             status_item(a, st, i, how, item, sizeof item);
@@ -283,6 +332,7 @@ static void status_line(const struct app *a, const struct settings *st, int seco
     if (!second)
         return;
     status_items(a, st, 1, STATUS_HOW - 1, buf, n);
+    status_grammar(a, st, w - 1, buf, n);
     if (how < STATUS_HOW - 1 || !main || !status_has_how(st, main))
         return;
     for (int b = 0; b < STATUS_HOW - 1; b++) {

@@ -324,29 +324,54 @@ static void big_hist(const struct app *a, const struct screen_ctx *c, int y, int
         ctx_text(c, 1 + (bins - mw) / 2, y + rows, mw, mid, COL_REMOVED, 0);
 }
 
+/* The filters' part of the line at brevity b: each active cut with what
+ * it removed (from b 3 on only those that removed something; at 4 their
+ * total alone). Returns the length written. */
+static int filters_words(const struct app *a, int b, int d, char *w, size_t n)
+{
+    const struct trace *t = &a->t;
+    int len = 0, total = 0, any = 0;
+    double mass = 0.0;
+    for (int k = 0; k < t->n_stages; k++) {
+        const struct stage_report *st = &t->stages[k];
+        if (!stage_cuts(&a->cur.sampler, st->stage) || !st->active)
+            continue;
+        any = 1;
+        if (b >= 3 && !st->removed)
+            continue;
+        total += st->removed;
+        mass += st->removed_mass;
+        if (b == 4)
+            continue;
+        char one[160];
+        /* the stage's own name: the kept column's short word ("typ-p")
+         * reads as a code in a sentence */
+        report_removed_words(stage_name(st->stage), st->removed, st->removed_mass, d, b < 3 ? b : 2,
+                             one, sizeof one);
+        len += snprintf(w + len, n - (size_t)len, "%s%s", len ? ", " : "", one);
+    }
+    if (b == 4 && total > 0) {
+        char one[160];
+        report_removed_words("the filters", total, mass, d, 2, one, sizeof one);
+        len = snprintf(w, n, "%s", one);
+    }
+    if (any && len == 0) /* on, but nothing to remove here */
+        len = snprintf(w, n, "the filters removed nothing");
+    return len;
+}
+
 /* What the filters removed and what they kept, each count with its unit
  * and its mass as a percent; shorter wordings drop words, never digits. */
 static void stats_filters(const struct app *a, const struct screen_ctx *c, int y)
 {
     const struct trace *t = &a->t;
     int room = c->r.w - 2, d = digits_of(a);
-    char w[3][768], n[32], pct[32];
-    draws_count_text(t->kept_count, n, sizeof n);
+    char w[5][768], n[32], pct[32];
     report_percent(pct, sizeof pct, t->kept_mass, d);
-    for (int b = 0; b < 3; b++) {
-        int len = 0;
+    for (int b = 0; b < 5; b++) {
         w[b][0] = '\0';
-        for (int k = 0; k < t->n_stages; k++) {
-            const struct stage_report *st = &t->stages[k];
-            if (!stage_cuts(&a->cur.sampler, st->stage) || !st->active)
-                continue;
-            char one[160];
-            /* the stage's own name: the kept column's short word ("typ-p")
-             * reads as a code in a sentence */
-            report_removed_words(stage_name(st->stage), st->removed, st->removed_mass, d, b, one,
-                                 sizeof one);
-            len += snprintf(w[b] + len, sizeof w[b] - (size_t)len, "%s%s", len ? ", " : "", one);
-        }
+        int len = filters_words(a, b, d, w[b], sizeof w[b]);
+        draws_count_text(t->kept_count, n, sizeof n);
         if (!len) {
             draws_count_text(t->vocab_size, n, sizeof n);
             snprintf(w[b], sizeof w[b],
@@ -361,8 +386,8 @@ static void stats_filters(const struct app *a, const struct screen_ctx *c, int y
                      b == 1 ? "; kept %s holding %s" : "; kept %s (%s)", n, pct);
         }
     }
-    const char *words[] = { w[0], w[1], w[2] };
-    ctx_text(c, 1, y, room, report_fit(room, 3, words), COL_DEFAULT, 0);
+    const char *words[] = { w[0], w[1], w[2], w[3], w[4] };
+    ctx_text(c, 1, y, room, report_fit(room, 5, words), COL_DEFAULT, 0);
 }
 
 /* The u that chose the token of row (none: ""), as the draw line's first
