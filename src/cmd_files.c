@@ -2,6 +2,7 @@
  * and the one way a message reaches standard error. */
 #include "cmd_files.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -97,6 +98,28 @@ int cmd_tokenize(const struct options *o, const char *text, size_t len, struct e
     gguf_llama_free(L);
     gguf_close(g);
     return rc;
+}
+
+/* Written at once: the help is longer than stdio's buffer, and a write
+ * that failed half way through printing would have lost its errno (and the
+ * message its reason, "No space left on device") by the time main's
+ * close_stdout looks. */
+int cmd_help(struct err *e)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return err_set(e, ERR_SYSTEM, "out of memory for the help");
+    cli_usage(m);
+    int ok = fclose(m) == 0;
+    errno = 0;
+    ok = ok && fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
+    int why = errno;
+    free(text);
+    if (ok || why == EPIPE)
+        return 0;
+    return err_set(e, ERR_SYSTEM, "standard output: %s", why ? strerror(why) : "write error");
 }
 
 #ifndef LOGITLAB_VERSION /* the Makefile's VERSION */

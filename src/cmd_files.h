@@ -36,6 +36,10 @@ int cmd_tokenize(const struct options *o, const char *text, size_t len, struct e
  * header only. Returns 0, or -1 with e when out of memory. */
 int cmd_models(struct err *e);
 
+/* --help on standard output, written at once. Returns 0, or -1 and e
+ * ("standard output: No space left on device"). */
+int cmd_help(struct err *e);
+
 /* `logitlab --version`: the version, and the vector path the dense loops
  * take (base/vecpath.h; path, which vec_path_check chose), and whether
  * LOGITLAB_VECTOR set it. Returns 0. */

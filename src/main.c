@@ -648,10 +648,8 @@ static int close_stdout(struct err *e)
 /* After the options: help; else the vector path, then the version or a configured command. */
 static int run_main(const struct options *o, struct err *e)
 {
-    if (o->action == CLI_HELP) {
-        cli_usage(stdout);
-        return 0;
-    }
+    if (o->action == CLI_HELP)
+        return cmd_help(e);
     int path = vec_path_check(e); /* else the loops would take the best path quietly */
     if (path < 0)
         return -1;

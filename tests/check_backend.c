@@ -364,6 +364,20 @@ START_TEST(test_stages_a_backend_lacks)
                      "request 0: the CPU backend has no top-k stage yet (--backend cpu runs it)");
     ck_assert_int_eq(chain_parse("temperature", &r.s.chain, &e), 0); /* top-k left out */
     ck_assert_msg(backend_sample(&B, &r, 1, res, &e) == 0, "%s", e.msg);
+    /* The CUDA kernels' five stages (gpu/backend_cuda.cu's .stages): the
+     * logit bias and the bad words, on in the default order, are refused. */
+    only_temperature.stages = (1u << STAGE_PENALTY) | (1u << STAGE_TEMPERATURE) |
+                              (1u << STAGE_TOP_K) | (1u << STAGE_TOP_P) | (1u << STAGE_MIN_P);
+    r = REQ[0];
+    r.s.logit_bias = (struct logit_bias){ .n = 1, .id = { 2 }, .bias = { -INFINITY } };
+    ck_assert_int_eq(backend_sample(&B, &r, 1, res, &e), -1);
+    ck_assert_str_eq(
+        e.msg, "request 0: the CPU backend has no logit-bias stage yet (--backend cpu runs it)");
+    r = REQ[0];
+    r.s.bad_words = (struct bad_words){ .n = 1, .len = { 1 }, .id = { { 2 } } };
+    ck_assert_int_eq(backend_sample(&B, &r, 1, res, &e), -1);
+    ck_assert_str_eq(
+        e.msg, "request 0: the CPU backend has no bad-words stage yet (--backend cpu runs it)");
     r = REQ[0]; /* a grammar: the CUDA kernels have no mask yet */
     r.s.regex = GRAMMAR_FRONT_REGEX;
     ck_assert_int_eq(backend_sample(&B, &r, 1, res, &e), -1);

@@ -88,6 +88,51 @@ static void random_order(uint64_t seed, struct chain *c)
     c->topk_keep_ties = 0;
 }
 
+/* A random logit bias, with a chance of 0.35: up to 4 tokens, some at
+ * -inf; on a small row at times every token at -inf (the most likely
+ * stays then). The list settings have no ladder for random_others. */
+static void random_logit_bias(uint64_t seed, int V, struct sampler_settings *s)
+{
+    struct logit_bias *b = &s->logit_bias;
+    b->n = 0;
+    if (philox_uniform(seed, 83, 0, 0) >= 0.35)
+        return;
+    int all = V <= 7 && philox_uniform(seed, 83, 1, 0) < 0.2;
+    int want = all ? V : 1 + (int)(philox_uniform(seed, 83, 2, 0) * 4);
+    for (int j = 0; j < want; j++) {
+        int id = all ? j : (int)(philox_uniform(seed, 84, (uint32_t)j, 0) * V), twice = 0;
+        for (int k = 0; k < b->n; k++)
+            twice |= b->id[k] == id;
+        if (twice)
+            continue;
+        double u = philox_uniform(seed, 85, (uint32_t)j, 0);
+        b->id[b->n] = id;
+        b->bias[b->n++] = all || u < 0.3 ? -INFINITY : (u - 0.65) * 8.0;
+    }
+}
+
+/* Random bad words, with a chance of 0.35: up to 3 sequences, half of
+ * them the context's last tokens and one more (so that they match). */
+static void random_bad_words(uint64_t seed, int V, const int *ctx, int len,
+                             struct sampler_settings *s)
+{
+    struct bad_words *w = &s->bad_words;
+    w->n = 0;
+    if (philox_uniform(seed, 86, 0, 0) >= 0.35)
+        return;
+    int n = 1 + (int)(philox_uniform(seed, 86, 1, 0) * 3);
+    for (int q = 0; q < n; q++) {
+        int rest = (int)(philox_uniform(seed, 87, (uint32_t)q, 0) * 3);
+        int tail = philox_uniform(seed, 87, (uint32_t)q, 1) < 0.5 && rest <= len;
+        for (int j = 0; j < rest; j++)
+            w->id[q][j] = tail ? ctx[len - rest + j]
+                               : (int)(philox_uniform(seed, 88, (uint32_t)q, (uint32_t)j) * V);
+        w->id[q][rest] = (int)(philox_uniform(seed, 89, (uint32_t)q, 0) * V);
+        w->len[q] = rest + 1;
+        w->n++;
+    }
+}
+
 /* Random settings: each stage on with some chance, any preset or a custom order. */
 static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
 {
@@ -118,6 +163,7 @@ static void random_settings(uint64_t seed, int V, struct sampler_settings *s)
         random_order(seed, &s->chain);
     s->seed = seed;
     random_others(seed, s);
+    random_logit_bias(seed, V, s);
     if (philox_uniform(seed, 83, 0, 0) < 0.25) /* a grammar: compare() makes its mask */
         s->regex = GRAMMAR_FRONT_REGEX;
 }
@@ -328,6 +374,7 @@ START_TEST(test_random_rows_match_the_reference)
                 ctx[j] = (int)(philox_uniform(seed, 10, (uint32_t)j, 0) * V);
             struct sampler_settings s;
             random_settings(seed, V, &s);
+            random_bad_words(seed, V, ctx, len, &s);
             snprintf(what, sizeof what, "V=%d trial %d", V, (int)trial);
             compare(z, V, ctx, len, len / 2, &s, 40, what);
         }

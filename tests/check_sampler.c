@@ -7,6 +7,7 @@
 #include "core/grammar.h"
 #include "core/philox.h"
 #include "core/sampler.h"
+#include "core/settings.h"
 #include "suites.h"
 
 #define V_MAX 16
@@ -68,6 +69,19 @@ static const struct stage_report *rep_of(enum stage st)
             return &T.stages[c];
     ck_abort_msg("stage %s is not in the chain", stage_name(st));
     return NULL;
+}
+
+/* Sets a setting of S by its text, as an option would. */
+static int settings_set_sampler(struct sampler_settings *s, const char *name, const char *value,
+                                struct err *e)
+{
+    struct settings all;
+    settings_defaults(&all);
+    all.sampler = *s;
+    if (settings_set(&all, name, value, e) < 0)
+        return -1;
+    *s = all.sampler;
+    return 0;
 }
 
 /* ---- core ---------------------------------------------------------------- */
@@ -312,30 +326,38 @@ START_TEST(test_preset_orders)
     struct chain c;
     /* The grammar's mask first everywhere: vLLM's bitmask goes on the
      * logits before its sampler runs (the GPU model runner), llama.cpp's
-     * grammar_first before its chain. */
-    const enum stage vllm[] = { STAGE_GRAMMAR, STAGE_PENALTY, STAGE_MIN_TOKENS, STAGE_TEMPERATURE,
-                                STAGE_MIN_P,   STAGE_TOP_K,   STAGE_TOP_P };
-    /* llama.cpp's default chain (common/common.h): penalties, DRY,
-     * top-n-sigma, top-k, typical, top-p, min-p, XTC, temperature. */
-    const enum stage llama[] = { STAGE_GRAMMAR, STAGE_PENALTY,    STAGE_DRY,   STAGE_TOP_N_SIGMA,
-                                 STAGE_TOP_K,   STAGE_TYPICAL_P,  STAGE_TOP_P, STAGE_MIN_P,
-                                 STAGE_XTC,     STAGE_TEMPERATURE };
+     * grammar_first before its chain. Then vLLM's v1 Sampler: bad words,
+     * the logits processors that can change the argmax (min tokens, logit
+     * bias), the penalties, then sample(): temperature, min-p, top-k and
+     * top-p. */
+    const enum stage vllm[] = { STAGE_GRAMMAR,    STAGE_BAD_WORDS, STAGE_MIN_TOKENS,
+                                STAGE_LOGIT_BIAS, STAGE_PENALTY,   STAGE_TEMPERATURE,
+                                STAGE_MIN_P,      STAGE_TOP_K,     STAGE_TOP_P };
+    /* llama.cpp's common_sampler: the logit bias first, then its default
+     * chain (common/common.h): penalties, DRY, top-n-sigma, top-k, typical,
+     * top-p, min-p, XTC, temperature. */
+    const enum stage llama[] = { STAGE_GRAMMAR,     STAGE_LOGIT_BIAS, STAGE_PENALTY,    STAGE_DRY,
+                                 STAGE_TOP_N_SIGMA, STAGE_TOP_K,      STAGE_TYPICAL_P,  STAGE_TOP_P,
+                                 STAGE_MIN_P,       STAGE_XTC,        STAGE_TEMPERATURE };
     chain_preset(&c, PRESET_VLLM);
-    ck_assert_int_eq(c.n, 7); /* vLLM has neither typical-p nor top-n-sigma */
-    for (int i = 0; i < 7; i++)
+    ck_assert_int_eq(c.n, 9); /* vLLM has neither typical-p nor top-n-sigma */
+    for (int i = 0; i < 9; i++)
         ck_assert_int_eq(c.stage[i], vllm[i]);
     chain_preset(&c, PRESET_LLAMACPP);
-    ck_assert_int_eq(c.n, 10);
-    for (int i = 0; i < 10; i++)
+    ck_assert_int_eq(c.n, 11);
+    for (int i = 0; i < 11; i++)
         ck_assert_int_eq(c.stage[i], llama[i]);
     ck_assert(!c.topk_keep_ties);
     chain_preset(&c, PRESET_HF);
     ck_assert(c.topk_keep_ties);
-    /* HF's _get_logits_processor: ... min-p, typical, epsilon, eta; no
-     * top-n-sigma, no XTC. */
+    /* HF's _get_logits_processor: sequence bias, repetition, no-repeat
+     * n-gram, bad words, min new tokens, ..., then the warpers ... min-p,
+     * typical, epsilon, eta; no top-n-sigma, no XTC. */
     ck_assert_int_eq(c.stage[0], STAGE_GRAMMAR);
-    ck_assert_int_eq(c.stage[2], STAGE_NO_REPEAT_NGRAM); /* processors, before the warpers */
-    ck_assert_int_eq(c.stage[3], STAGE_MIN_TOKENS);
+    ck_assert_int_eq(c.stage[1], STAGE_LOGIT_BIAS);
+    ck_assert_int_eq(c.stage[3], STAGE_NO_REPEAT_NGRAM); /* processors, before the warpers */
+    ck_assert_int_eq(c.stage[4], STAGE_BAD_WORDS);
+    ck_assert_int_eq(c.stage[5], STAGE_MIN_TOKENS);
     ck_assert_int_eq(c.stage[c.n - 3], STAGE_TYPICAL_P);
     ck_assert_int_eq(c.stage[c.n - 2], STAGE_EPSILON);
     ck_assert_int_eq(c.stage[c.n - 1], STAGE_ETA);
@@ -675,6 +697,75 @@ START_TEST(test_dry_by_hand)
     brk[3] = 1; /* sat itself */
     run_both_full(TOY, 7, loop, 8, brk);
     ck_assert_double_eq(row_of(3)->adjusted, 0.5);
+}
+END_TEST
+
+/* The logit bias on the toy row (e^z: [PAD] .0408, The 2.2255, cat 3.3201,
+ * sat 1.6487, dog .6703, on 8.1662, mat 2.4596). 2:-inf removes cat, its
+ * z' left at 1.2; on 2.1 - 1.5 = 0.6 (e^ 1.8221); dog -0.4 + 2 = 1.6
+ * (e^ 4.9530). The sum over all is 16.4699, of it cat's 3.3201 = .2016,
+ * the mass removed; the kept sum 13.1498 gives dog 4.9530 / 13.1498 = .3767,
+ * now the most likely. */
+START_TEST(test_logit_bias_by_hand)
+{
+    struct err e;
+    ck_assert_int_eq(settings_set_sampler(&S, "logit-bias", "2:-inf, 5:-1.5 4:2", &e), 0);
+    run_both();
+    ck_assert_int_eq(T.kept_count, 6);
+    ck_assert_int_eq(row_of(2)->removed_by, STAGE_LOGIT_BIAS);
+    ck_assert_double_eq(row_of(2)->adjusted, 1.2);
+    ck_assert_double_eq_tol(row_of(5)->adjusted, 0.6, 1e-15);
+    ck_assert_double_eq_tol(row_of(4)->adjusted, 1.6, 1e-15);
+    ck_assert_int_eq(T.rows[0].id, 4);
+    ck_assert_double_eq_tol(row_of(4)->final, 0.3767, 5e-5);
+    ck_assert_int_eq(rep_of(STAGE_LOGIT_BIAS)->removed, 1);
+    ck_assert_double_eq_tol(rep_of(STAGE_LOGIT_BIAS)->removed_mass, 0.2016, 5e-5);
+    /* Every token at -inf: an engine's row would have no token left; the
+     * most likely, on, stays (as no-repeat n-gram's rule). */
+    ck_assert_int_eq(settings_set_sampler(&S, "logit-bias",
+                                          "0:-inf,1:-inf,2:-inf,3:-inf,4:-inf,5:-inf,6:-inf", &e),
+                     0);
+    run_both();
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert(kept(5));
+    ck_assert_int_eq(rep_of(STAGE_LOGIT_BIAS)->removed, 6);
+    /* An id past the vocabulary is refused by name, by both samplers. */
+    ck_assert_int_eq(settings_set_sampler(&S, "logit-bias", "9:1", &e), 0);
+    struct sampler_input in = { .vocab_size = 7, .logits = TOY, .step = 1 };
+    ck_assert_int_eq(sampler_run(&in, &S, &T, &e), -1);
+    ck_assert_str_eq(e.msg, "logit-bias: token 9 is not in the vocabulary (0..6)");
+    ck_assert_int_eq(sampler_run_fast(&in, &S, &T, 7, &e), -1);
+    ck_assert_str_eq(e.msg, "logit-bias: token 9 is not in the vocabulary (0..6)");
+}
+END_TEST
+
+/* Bad words on "The cat sat" (1 2 3; e^z as above, sum 18.5312): "6"
+ * removes mat always; "3 4" removes dog (the text ends with sat); "2 5"
+ * leaves on (it does not end with cat); "1 2 3 1" removes The (the whole
+ * text, prompt included, as Hugging Face). Removed: 2.4596 + .6703 +
+ * 2.2255 = 5.3555, .2890 of the sum; on keeps 8.1662 / 13.1758 = .6198. */
+START_TEST(test_bad_words_by_hand)
+{
+    struct err e;
+    const int ctx[] = { 1, 2, 3 };
+    ck_assert_int_eq(settings_set_sampler(&S, "bad-words", "6; 3 4; 2 5; 1 2 3 1", &e), 0);
+    run_both_ctx(ctx, 3);
+    ck_assert_int_eq(T.kept_count, 4);
+    ck_assert(!kept(6) && !kept(4) && !kept(1));
+    ck_assert_int_eq(row_of(4)->removed_by, STAGE_BAD_WORDS);
+    ck_assert_double_eq_tol(rep_of(STAGE_BAD_WORDS)->removed_mass, 0.2890, 5e-5);
+    ck_assert_double_eq_tol(row_of(5)->final, 0.6198, 5e-5);
+    /* A sequence longer than the text and one more: never. */
+    ck_assert_int_eq(settings_set_sampler(&S, "bad-words", "1 2 3 5", &e), 0);
+    run_both_ctx(ctx + 1, 2);
+    ck_assert_int_eq(T.kept_count, 7);
+    run_both_ctx(ctx, 3); /* now the text is long enough: on goes */
+    ck_assert(!kept(5));
+    /* Every token a one-token bad word: the most likely, on, stays. */
+    ck_assert_int_eq(settings_set_sampler(&S, "bad-words", "0;1;2;3;4;5;6", &e), 0);
+    run_both_ctx(ctx, 3);
+    ck_assert_int_eq(T.kept_count, 1);
+    ck_assert(kept(5));
 }
 END_TEST
 
@@ -1030,6 +1121,8 @@ Suite *suite_sampler(void)
     tcase_add_test(core, test_dry_by_hand);
     tcase_add_test(core, test_min_tokens_by_hand);
     tcase_add_test(core, test_grammar_by_hand);
+    tcase_add_test(core, test_logit_bias_by_hand);
+    tcase_add_test(core, test_bad_words_by_hand);
     tcase_add_test(core, test_truncation_sees_the_logits_at_its_place_in_the_chain);
     tcase_add_test(core, test_stage_reports_add_up);
     tcase_add_test(core, test_entropy_of_uniform);

@@ -259,6 +259,60 @@ END_TEST
 /* A patch holds the settings typed in one place; applied, it changes only
  * those, the last value of each, and adds its stop strings to those under
  * it (an empty stop clearing them), as the settings typed one by one did. */
+/* The logit bias and the bad words: parsed, printed back as typed, on
+ * and off, and each kind of wrong value refused in one line. */
+START_TEST(test_list_settings)
+{
+    char buf[128];
+    ck_assert_int_eq(set("logit-bias", " 2:-inf, 5:1.5 0:-100"), 0);
+    ck_assert_int_eq(S.sampler.logit_bias.n, 3);
+    ck_assert(S.sampler.logit_bias.bias[0] == -INFINITY);
+    ck_assert_double_eq(S.sampler.logit_bias.bias[1], 1.5);
+    settings_value(&S, "logit-bias", buf, sizeof buf);
+    ck_assert_str_eq(buf, "2:-inf,5:1.5,0:-100");
+    ck_assert(stage_active(&S.sampler, STAGE_LOGIT_BIAS, 7));
+    settings_value(&S, "logit-bias", buf, 12); /* cut short where it does not fit */
+    ck_assert_str_eq(buf, "2:-inf,5...");
+    ck_assert_int_eq(set("bad-words", "6;2 5 ;  1,2,3"), 0);
+    ck_assert_int_eq(S.sampler.bad_words.n, 3);
+    ck_assert_int_eq(S.sampler.bad_words.len[2], 3);
+    settings_value(&S, "bad-words", buf, sizeof buf);
+    ck_assert_str_eq(buf, "6; 2 5; 1 2 3");
+    ck_assert(stage_active(&S.sampler, STAGE_BAD_WORDS, 7));
+    ck_assert_int_eq(sampler_check(&S.sampler, &E), 0);
+    ck_assert_int_eq(set("logit-bias", "off"), 0);
+    ck_assert_int_eq(set("bad-words", ""), 0);
+    settings_value(&S, "logit-bias", buf, sizeof buf);
+    ck_assert_str_eq(buf, "off");
+    ck_assert(!stage_active(&S.sampler, STAGE_LOGIT_BIAS, 7));
+    ck_assert(!stage_active(&S.sampler, STAGE_BAD_WORDS, 7));
+    static const char *const BAD[][3] = {
+        { "logit-bias", "2", "'2' is not ID:BIAS (a token id, ':', a number)" },
+        { "logit-bias", "-1:2", "'-1' is not a token id" },
+        { "logit-bias", "2:inf",
+          "token 2: a bias of +inf is refused (must be between -1e6 and "
+          "1e6, or -inf)" },
+        { "logit-bias", "2:2e6",
+          "token 2: bias 2e6 is out of range (must be between -1e6 and "
+          "1e6, or -inf)" },
+        { "logit-bias", "2:x", "'x' is not a number" },
+        { "logit-bias", "2:1,2:-inf", "token 2 is given twice" },
+        { "logit-bias",
+          "0:1 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:1",
+          "more than 16 tokens" },
+        { "bad-words", "1;;2", "'1;;2' has an empty bad word" },
+        { "bad-words", "1; x", "bad word 2: ' x' is not a list of token ids" },
+        { "bad-words", "1 2 3 4 5 6 7 8 9", "bad word 1: more than 8 token ids" },
+        { "bad-words", "0;1;2;3;4;5;6;7;8", "more than 8 bad words" },
+    };
+    for (size_t k = 0; k < sizeof BAD / sizeof BAD[0]; k++) {
+        ck_assert_int_eq(set(BAD[k][0], BAD[k][1]), -1);
+        ck_assert_str_eq(E.msg, BAD[k][2]);
+    }
+    ck_assert_int_eq(S.sampler.logit_bias.n, 0); /* unchanged by a refused value */
+}
+END_TEST
+
 START_TEST(test_patch_changes_only_its_settings)
 {
     ck_assert_int_eq(set("top-k", "3"), 0);
@@ -321,6 +375,7 @@ Suite *suite_settings(void)
     tcase_add_test(core, test_grammar_settings);
     tcase_add_test(core, test_values_read_back);
     tcase_add_test(core, test_id_lists);
+    tcase_add_test(core, test_list_settings);
     tcase_add_test(core, test_patch_changes_only_its_settings);
     tcase_add_test(core, test_patch_stop_strings_past_the_limit);
     suite_add_tcase(s, core);

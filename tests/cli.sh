@@ -231,6 +231,8 @@ golden show-top-k.txt show top-k
 golden show-penalty-3.txt show penalty --step 3
 golden show-lm-head.txt show lm-head
 golden show-toy-1.json show toy --step 1 --format json
+golden show-toy-bias.json show toy --temperature 1 --logit-bias 2:-inf,5:1.5 --bad-words "6; 3 4" --format json
+golden show-toy-bias.txt show toy --temperature 1 --logit-bias 2:-inf,5:1.5 --bad-words "6; 3 4"
 golden show-temperature-0.5.csv show temperature --temperature 0.5 --format csv
 golden lessons.txt lessons
 
@@ -269,6 +271,9 @@ expect 2 "logitlab: unknown option '--temprature' (logitlab --help lists them)" 
 expect 2 "logitlab: option '--seed' needs a value" show toy --seed
 expect 2 "logitlab: --format: 'xml' is not a format (text, csv, json, markdown or svg)" show toy --format xml
 expect 2 "logitlab: --step 9: lesson 'toy' has 2 steps" show toy --step 9
+expect 2 "logitlab: --logit-bias: token 2: a bias of +inf is refused (must be between -1e6 and 1e6, or -inf)" show toy --logit-bias 2:inf
+expect 2 "logitlab: --bad-words: '6;;2' has an empty bad word" show toy --bad-words "6;;2"
+expect 2 "logitlab: logit-bias: token 9 is not in the vocabulary (0..6)" show toy --logit-bias 9:1
 expect 2 "logitlab: show needs a lesson: logitlab show LESSON (see logitlab lessons), --model FILE.gguf or --logits FILE.npy" show
 expect 2 "logitlab: no lesson 'nosuch' in $(cd "$HERE/.." && pwd)/lessons (logitlab lessons lists them)" show nosuch
 expect 2 "logitlab: $TMP/missing.ini: cannot open: No such file or directory" show "$TMP/missing.ini"

@@ -1,6 +1,8 @@
-/* fast_engines.c - the O(V) path of the stages of sampler_engines.c (XTC,
- * the epsilon and eta cutoffs), with the same kept sets: each is one pass
- * over the kept tokens' exponentials, as typical-p's first pass. */
+/* fast_engines.c - the O(V) path of the stages of sampler_engines.c, with
+ * the same kept sets: XTC and the epsilon and eta cutoffs are each one pass
+ * over the kept tokens' exponentials, as typical-p's first pass; the
+ * n-grams, DRY, minimum tokens, the logit bias and the bad words look only
+ * at the few ids they name. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -193,5 +195,40 @@ int fast_GRAMMAR(struct fast *f, struct stage_report *rep)
         return -1;
     }
     f->range_error = 0;
+    return 0;
+}
+
+/* sampler_engines.c's apply_LOGIT_BIAS: only the listed tokens are looked
+ * at, the blocks' maxima mended where their z' moved. */
+int fast_LOGIT_BIAS(struct fast *f, struct stage_report *rep)
+{
+    (void)rep;
+    const struct logit_bias *b = &f->s->logit_bias;
+    int gone[LOGIT_BIAS_MAX], moved[LOGIT_BIAS_MAX], k = 0, m = 0;
+    for (int j = 0; j < b->n; j++) {
+        if (b->bias[j] == -INFINITY)
+            gone[k++] = b->id[j];
+        else
+            moved[m++] = j;
+    }
+    if (m > 0) {
+        fast_keep_z_before(f);
+        for (int j = 0; j < m; j++) {
+            f->z[b->id[moved[j]]] += b->bias[moved[j]];
+            moved[j] = b->id[moved[j]];
+        }
+        fast_changed_ids(f, moved, m);
+    }
+    if (k > 0)
+        drop_ids(f, gone, k, STAGE_LOGIT_BIAS);
+    return 0;
+}
+
+/* sampler_engines.c's apply_BAD_WORDS: only the banned ids are looked at. */
+int fast_BAD_WORDS(struct fast *f, struct stage_report *rep)
+{
+    (void)rep;
+    int banned[BAD_WORDS_MAX];
+    drop_ids(f, banned, sampler_bad_words_banned(f->in, &f->s->bad_words, banned), STAGE_BAD_WORDS);
     return 0;
 }

@@ -116,6 +116,8 @@ int fast_NO_REPEAT_NGRAM(struct fast *f, struct stage_report *rep);
 int fast_DRY(struct fast *f, struct stage_report *rep);
 int fast_MIN_TOKENS(struct fast *f, struct stage_report *rep);
 int fast_GRAMMAR(struct fast *f, struct stage_report *rep);
+int fast_LOGIT_BIAS(struct fast *f, struct stage_report *rep);
+int fast_BAD_WORDS(struct fast *f, struct stage_report *rep);
 
 /* ---- fast_later.c: the first cut's p_max left for later ---- */
 
@@ -194,6 +196,10 @@ double fast_divide(struct fast *f, double T, int keep);
 
 /* After the penalties changed the z' of the window's tokens (from start). */
 void fast_penalized_blocks(struct fast *f, int start);
+
+/* After a stage changed the z' of tokens ids[0..k) (repeats allowed):
+ * fast_penalized_blocks for any list of ids. */
+void fast_changed_ids(struct fast *f, const int *ids, int k);
 
 /* What each cut removed, at the final z' (S all, K kept), when z' changed
  * after the first cut. */

@@ -273,13 +273,17 @@ double fast_divide(struct fast *f, double T, int keep)
  * long against the vocabulary). */
 void fast_penalized_blocks(struct fast *f, int start)
 {
+    fast_changed_ids(f, f->in->context + start, f->in->context_len - start);
+}
+
+void fast_changed_ids(struct fast *f, const int *ids, int k)
+{
     int blocks = f->block_valid;
     fast_values_changed(f);
-    const struct sampler_input *in = f->in;
-    if (!blocks || (in->context_len - start) * VM_BLOCK > f->V)
+    if (!blocks || (long)k * VM_BLOCK > f->V)
         return;
-    for (int j = start; j < in->context_len; j++) {
-        int b = in->context[j] / VM_BLOCK, hi = fast_block_end(f, b);
+    for (int j = 0; j < k; j++) {
+        int b = ids[j] / VM_BLOCK, hi = fast_block_end(f, b);
         double m = -INFINITY;
         for (int i = b * VM_BLOCK; i < hi; i++)
             m = f->z[i] > m ? f->z[i] : m;

@@ -42,5 +42,7 @@ int apply_NO_REPEAT_NGRAM(struct ref_step *c);
 int apply_DRY(struct ref_step *c);
 int apply_MIN_TOKENS(struct ref_step *c);
 int apply_GRAMMAR(struct ref_step *c);
+int apply_LOGIT_BIAS(struct ref_step *c);
+int apply_BAD_WORDS(struct ref_step *c);
 
 #endif

@@ -448,6 +448,8 @@ static int check_input(const struct sampler_input *in, const struct sampler_sett
     }
     if (!finite)
         return err_set(e, ERR_USAGE, "no token has a finite logit");
+    if (sampler_check_setting_ids(in, s, e) < 0)
+        return -1;
     return sampler_check_context(in, e);
 }
 

@@ -56,7 +56,31 @@ struct chain {
     int topk_keep_ties; /* keep every token tied with the k-th (the hf preset) */
 };
 
+/* Logit bias (logit-bias): up to LOGIT_BIAS_MAX tokens, each with a number
+ * added to its z', or -inf: the token is removed (the stage marks it, and
+ * its z' stays as it was, so that its row still shows what it would have
+ * had). Ids distinct, checked against the vocabulary at each step. */
+#define LOGIT_BIAS_MAX 16
+struct logit_bias {
+    int n;
+    int id[LOGIT_BIAS_MAX];
+    double bias[LOGIT_BIAS_MAX];
+};
+
+/* Bad words (bad-words): up to BAD_WORDS_MAX sequences of 1 to
+ * BAD_WORD_LEN token ids; a sequence's last token goes when the context
+ * ends with the rest of it (a one-token sequence: always). */
+#define BAD_WORDS_MAX 8
+#define BAD_WORD_LEN  8
+struct bad_words {
+    int n;
+    int len[BAD_WORDS_MAX];
+    int id[BAD_WORDS_MAX][BAD_WORD_LEN];
+};
+
 /* The C type of each kind of setting (sampling.def). */
+#define SETTING_CTYPE_BIAS    struct logit_bias
+#define SETTING_CTYPE_WORDS   struct bad_words
 #define SETTING_CTYPE_DOUBLE  double
 #define SETTING_CTYPE_INT     int
 #define SETTING_CTYPE_ENUM    int /* an enum penalty_formula, penalty_scope, ... */
@@ -319,6 +343,20 @@ int sampler_dry_hits(const struct sampler_input *in, const struct sampler_settin
 /* The penalty DRY subtracts for a repeat of len tokens (llama.cpp's: the
  * exponent len - allowed, capped so that base^exponent stays a float). */
 double sampler_dry_penalty(const struct sampler_settings *s, int len);
+
+/* Checks the token ids of s's logit bias and bad words against in's
+ * vocabulary. Returns 0, or -1 naming the first one out of it
+ * ("logit-bias: token 9 is not in the vocabulary (0..6)"). */
+int sampler_check_setting_ids(const struct sampler_input *in, const struct sampler_settings *s,
+                              struct err *e);
+
+/* The tokens the bad words remove for in's context (Hugging Face's
+ * NoBadWordsLogitsProcessor): the last id of each sequence whose other ids
+ * end the context, prompt included, and of every one-token sequence;
+ * written into banned (room for BAD_WORDS_MAX) ascending, each once.
+ * Returns how many. */
+int sampler_bad_words_banned(const struct sampler_input *in, const struct bad_words *w,
+                             int *banned);
 
 /* Whether min-tokens masks in's end tokens this step: N is on and fewer
  * than N tokens follow the prompt. */

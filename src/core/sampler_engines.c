@@ -1,6 +1,7 @@
 /* sampler_engines.c - the reference of the stages the engines added to the
  * lesson's: XTC and DRY (llama.cpp), the epsilon and eta cutoffs and the
- * no-repeat n-gram rule (Hugging Face), minimum tokens (Hugging Face, vLLM).
+ * no-repeat n-gram rule (Hugging Face), minimum tokens, the logit bias and
+ * the bad words (Hugging Face, vLLM; llama.cpp has the logit bias too).
  * Each works, as every stage of sampler.c, on the softmax of z' over the
  * tokens still kept at its place in the chain.
  */
@@ -80,6 +81,17 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sorts ids[0..k) and keeps each once; returns how many are left. */
+static int sorted_distinct(int *ids, int k)
+{
+    qsort(ids, (size_t)k, sizeof *ids, cmp_int);
+    int u = 0;
+    for (int i = 0; i < k; i++)
+        if (u == 0 || ids[u - 1] != ids[i])
+            ids[u++] = ids[i];
+    return u;
+}
+
 int sampler_ngram_banned(const struct sampler_input *in, int n, int *banned)
 {
     int len = in->context_len, k = 0;
@@ -93,12 +105,7 @@ int sampler_ngram_banned(const struct sampler_input *in, int n, int *banned)
         if (same)
             banned[k++] = ctx[i + n - 1];
     }
-    qsort(banned, (size_t)k, sizeof *banned, cmp_int);
-    int u = 0;
-    for (int i = 0; i < k; i++)
-        if (u == 0 || banned[u - 1] != banned[i])
-            banned[u++] = banned[i];
-    return u;
+    return sorted_distinct(banned, k);
 }
 
 /* Removes the kept tokens among ids[0..k) (distinct) for stage st, but
@@ -295,4 +302,68 @@ int sampler_grammar_error(int kept, struct err *e)
 {
     return err_set(e, ERR_USAGE, "grammar: it refuses every token still kept here (%d of them)",
                    kept);
+}
+
+int sampler_check_setting_ids(const struct sampler_input *in, const struct sampler_settings *s,
+                              struct err *e)
+{
+    int last = in->vocab_size - 1;
+    for (int j = 0; j < s->logit_bias.n; j++)
+        if (s->logit_bias.id[j] < 0 || s->logit_bias.id[j] > last)
+            return err_set(e, ERR_USAGE, "logit-bias: token %d is not in the vocabulary (0..%d)",
+                           s->logit_bias.id[j], last);
+    for (int w = 0; w < s->bad_words.n; w++)
+        for (int j = 0; j < s->bad_words.len[w]; j++)
+            if (s->bad_words.id[w][j] < 0 || s->bad_words.id[w][j] > last)
+                return err_set(e, ERR_USAGE, "bad-words: token %d is not in the vocabulary (0..%d)",
+                               s->bad_words.id[w][j], last);
+    return 0;
+}
+
+/* The logit bias (llama.cpp's logit_bias, vLLM's and OpenAI's logit_bias,
+ * Hugging Face's sequence_bias of one-token sequences): each listed token's
+ * z' gains its bias; a bias of -inf removes the token instead, its z' left
+ * as it was. Adding at most 1e6 to a z' within RULE_Z_LIMIT stays within
+ * it (near 1e30 a double's step is 2^47), so no z' can leave the range. */
+int apply_LOGIT_BIAS(struct ref_step *c)
+{
+    const struct logit_bias *b = &c->s->logit_bias;
+    int gone[LOGIT_BIAS_MAX], k = 0;
+    for (int j = 0; j < b->n; j++) {
+        if (b->bias[j] == -INFINITY)
+            gone[k++] = b->id[j];
+        else
+            c->z[b->id[j]] += b->bias[j];
+    }
+    /* The order, sorted before the biases, still ranks the tokens at -inf
+     * among themselves (their z' did not move): when they are every kept
+     * token, its first is the most likely of them. */
+    if (k > 0 && c->n > 0)
+        ref_remove_ids(c, gone, k, STAGE_LOGIT_BIAS);
+    return 0;
+}
+
+int sampler_bad_words_banned(const struct sampler_input *in, const struct bad_words *w, int *banned)
+{
+    int k = 0;
+    for (int s = 0; s < w->n; s++) {
+        int rest = w->len[s] - 1, same = rest <= in->context_len;
+        for (int j = 0; j < rest && same; j++) /* the context's last rest ids */
+            same = in->context[in->context_len - rest + j] == w->id[s][j];
+        if (same)
+            banned[k++] = w->id[s][rest];
+    }
+    return sorted_distinct(banned, k);
+}
+
+/* Bad words (Hugging Face's bad_words_ids, vLLM's bad_words): the tokens
+ * that would complete one go; when that is every kept token, the most
+ * likely stays (as no-repeat n-gram). */
+int apply_BAD_WORDS(struct ref_step *c)
+{
+    int banned[BAD_WORDS_MAX];
+    if (c->n > 0)
+        ref_remove_ids(c, banned, sampler_bad_words_banned(c->in, &c->s->bad_words, banned),
+                       STAGE_BAD_WORDS);
+    return 0;
 }

@@ -290,13 +290,16 @@ static int alloc_work(struct trace *t, struct err *e)
     return 0;
 }
 
-static int check_fast_input(const struct sampler_input *in, const struct trace *t, struct err *e)
+static int check_fast_input(const struct sampler_input *in, const struct sampler_settings *s,
+                            const struct trace *t, struct err *e)
 {
     if (in->vocab_size <= 0 || in->vocab_size != t->vocab_size)
         return err_set(e, ERR_USAGE, "trace has room for %d tokens, the step has %d", t->vocab_size,
                        in->vocab_size);
     if (!in->logits && !in->logits_f)
         return err_set(e, ERR_USAGE, "no logits given");
+    if (sampler_check_setting_ids(in, s, e) < 0)
+        return -1;
     return sampler_check_context(in, e);
 }
 
@@ -633,7 +636,7 @@ int sampler_run_fast(const struct sampler_input *in, const struct sampler_settin
                      struct trace *t, int n_rows, struct err *e)
 {
     struct fast f;
-    if (check_fast_input(in, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0)
+    if (check_fast_input(in, s, t, e) < 0 || sampler_check(s, e) < 0 || alloc_work(t, e) < 0)
         return -1;
     trace_take_input(t, in);
     if (start(&f, in, s, t, e) < 0) {

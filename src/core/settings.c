@@ -86,6 +86,8 @@ double setting_number(const struct setting_info *i, const struct sampler_setting
     case SK_INT:
     case SK_ENUM:
     case SK_GRAMMAR:
+    case SK_BIAS: /* a list: how many it holds, 0 (off) by default */
+    case SK_WORDS:
         return *(const int *)p;
     default:
         return 0.0;
@@ -97,7 +99,10 @@ double setting_get(const struct settings *s, const struct setting_info *i)
     const void *p = member(i, (struct settings *)s);
     if (i->kind == SK_DOUBLE)
         return *(const double *)p;
-    return i->kind == SK_INT || i->kind == SK_ENUM || i->kind == SK_GRAMMAR ? *(const int *)p : 0.0;
+    return i->kind == SK_INT || i->kind == SK_ENUM || i->kind == SK_BIAS || i->kind == SK_WORDS ||
+                   i->kind == SK_GRAMMAR
+               ? *(const int *)p
+               : 0.0;
 }
 
 int setting_is_on(const struct setting_info *i, const struct sampler_settings *s, int vocab_size)
@@ -435,6 +440,12 @@ int settings_set(struct settings *s, const char *name, const char *value, struct
     case SK_GRAMMAR:
         rc = set_grammar(i, &t, value, e);
         break;
+    case SK_BIAS:
+        rc = parse_logit_bias(i, value, p, e);
+        break;
+    case SK_WORDS:
+        rc = parse_bad_words(value, p, e);
+        break;
     }
     if (rc == 0)
         *s = t;
@@ -506,9 +517,9 @@ int settings_patch_apply(struct settings *s, const struct settings_patch *p, str
 void setting_value(const struct settings *s, const struct setting_info *i, char *buf, size_t n)
 {
     const void *p = member(i, (struct settings *)s);
-    double v = i->kind == SK_DOUBLE ? *(const double *)p : 0.0;
-    int k = i->kind == SK_INT || i->kind == SK_ENUM || i->kind == SK_GRAMMAR ? *(const int *)p : 0;
-    if ((i->flags & SET_SHOWS_OFF) && (i->kind == SK_DOUBLE ? v : k) == i->def) {
+    double v = setting_get(s, i); /* a list's: its count */
+    int k = (int)v;
+    if ((i->flags & SET_SHOWS_OFF) && v == i->def) {
         snprintf(buf, n, "off");
         return;
     }
@@ -536,6 +547,12 @@ void setting_value(const struct settings *s, const struct setting_info *i, char 
             utf8_escape(s->grammar_text, buf, n);
         else
             snprintf(buf, n, "off");
+        break;
+    case SK_BIAS:
+        logit_bias_text(p, buf, n);
+        break;
+    case SK_WORDS:
+        bad_words_text(p, buf, n);
         break;
     }
 }
@@ -608,6 +625,8 @@ int sampler_check(const struct sampler_settings *s, struct err *e)
         if (i->kind == SK_GRAMMAR && *(const int *)p != 0 && *(const int *)p != (int)i->hi)
             return err_set(e, ERR_USAGE, "%s is %d (must be 0 or %d)", i->name, *(const int *)p,
                            (int)i->hi);
+        if (check_list_setting(i, p, e) < 0)
+            return -1;
     }
     return 0;
 }

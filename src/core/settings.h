@@ -41,6 +41,8 @@ enum setting_kind {
     SK_SEED,    /* a whole number 0 to 2^64-1 */
     SK_ORDER,   /* a preset or a list of stages (struct chain) */
     SK_STOP,    /* the stop strings (struct settings) */
+    SK_BIAS,    /* token ids with a number each (struct logit_bias) */
+    SK_WORDS,   /* sequences of token ids (struct bad_words) */
     SK_GRAMMAR, /* a constraint: its front end in the member, its text in struct settings */
 };
 
@@ -161,6 +163,28 @@ char *settings_list_next(char **cursor);
 /* Parses "1 2 3" (or "1, 2, 3") into at most max ints in [0, limit).
  * Returns the count, or -1 with a message. */
 int parse_int_list(const char *text, int *out, int max, int limit, struct err *e);
+
+/* ---- the list settings (settings_list.c) ---- */
+
+/* Parses a logit bias, "ID:BIAS" items separated by commas or spaces
+ * ("2:-inf, 5:1.5"), BIAS a number in [i->lo, i->hi] or -inf, each id once,
+ * at most LOGIT_BIAS_MAX; "off" or nothing clears it. -1 with a message. */
+int parse_logit_bias(const struct setting_info *i, const char *text, struct logit_bias *out,
+                     struct err *e);
+
+/* Parses bad words, sequences separated by ';' of token ids separated by
+ * spaces or commas ("6; 2 5"), at most BAD_WORDS_MAX of 1 to BAD_WORD_LEN
+ * ids; "off" or nothing clears them. -1 with a message. */
+int parse_bad_words(const char *text, struct bad_words *out, struct err *e);
+
+/* The two as they would be typed back ("2:-inf,5:1.5", "6; 2 5"; "off"
+ * when empty), cut short with "..." where buf is too small. */
+void logit_bias_text(const struct logit_bias *b, char *buf, size_t n);
+void bad_words_text(const struct bad_words *w, char *buf, size_t n);
+
+/* A list setting as a direct caller may have filled it: counts in range,
+ * ids not negative, biases as parse_logit_bias takes them. */
+int check_list_setting(const struct setting_info *i, const void *member, struct err *e);
 
 /* Parses a seed, a whole number 0 to 2^64-1; -1 with a message otherwise. */
 int parse_seed(const char *text, uint64_t *out, struct err *e);

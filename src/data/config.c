@@ -85,8 +85,9 @@ void config_defaults(struct config *c)
 static int fail(struct config *c, const struct ini_file *f, int line, struct err *e,
                 const char *msg)
 {
-    config_defaults(c);                          /* a mistake anywhere: none of the file applies */
-    return ini_error(f, line, e, "%.400s", msg); /* the longest own message is about 250 bytes */
+    config_defaults(c); /* a mistake anywhere: none of the file applies */
+    /* Room for the longest message a setting gives (an unknown order names every stage). */
+    return ini_error(f, line, e, "%.400s", msg);
 }
 
 /* The line where entry i's key was first given in its section, or 0 when

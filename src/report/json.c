@@ -71,8 +71,32 @@ static void json_key(FILE *out, const char *name)
     fputs("\": ", out);
 }
 
+/* The logit bias as [{"id": 2, "bias": "-inf"}, {"id": 5, "bias": 1.5}]
+ * (JSON has no -inf: the string), the bad words as [[6], [2, 5]]. */
+static void json_id_lists(FILE *out, const struct sampler_settings *m, enum setting_kind kind)
+{
+    fputc('[', out);
+    if (kind == SK_BIAS) {
+        for (int k = 0; k < m->logit_bias.n; k++) {
+            fprintf(out, "%s{\"id\": %d, \"bias\": ", k ? ", " : "", m->logit_bias.id[k]);
+            if (m->logit_bias.bias[k] == -INFINITY)
+                fputs("\"-inf\"", out);
+            else
+                json_number(out, m->logit_bias.bias[k]);
+            fputc('}', out);
+        }
+    }
+    for (int w = 0; kind == SK_WORDS && w < m->bad_words.n; w++) {
+        fputs(w ? ", [" : "[", out);
+        for (int j = 0; j < m->bad_words.len[w]; j++)
+            fprintf(out, "%s%d", j ? ", " : "", m->bad_words.id[w][j]);
+        fputc(']', out);
+    }
+    fputc(']', out);
+}
+
 /* A setting's value in JSON: a number, a name, an order with its stages,
- * or the list of stop strings. */
+ * the list of stop strings, or a list of token ids. */
 static void json_setting(FILE *out, const struct settings *s, const struct setting_info *i)
 {
     const struct sampler_settings *m = &s->sampler;
@@ -111,6 +135,10 @@ static void json_setting(FILE *out, const struct settings *s, const struct setti
             json_string(out, s->grammar_text);
         else
             fputs("null", out);
+        break;
+    case SK_BIAS:
+    case SK_WORDS:
+        json_id_lists(out, m, i->kind);
         break;
     }
 }

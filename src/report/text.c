@@ -334,11 +334,24 @@ static void describe_grammar(FILE *out, const struct stage_line *l)
     fprintf(out, "%s in, removed %s holding %s; %s\n", l->in, l->removed, l->mass, state);
 }
 
+/* The logit bias: how many logits it moved, and what its -inf removed. */
+static void describe_logit_bias(FILE *out, const struct stage_line *l)
+{
+    const struct logit_bias *b = &l->r->settings->sampler.logit_bias;
+    int moved = 0;
+    for (int j = 0; j < b->n; j++)
+        moved += b->bias[j] != -INFINITY;
+    fprintf(out, "%d logit%s moved", moved, moved == 1 ? "" : "s");
+    if (moved < b->n)
+        fprintf(out, "; %s in, removed %s holding %s (-inf)", l->in, l->removed, l->mass);
+    fputc('\n', out);
+}
+
 /* The stages whose line is their own; every other one is describe_cut's. */
 static void (*const DESCRIBE[STAGE_COUNT])(FILE *, const struct stage_line *) = {
-    [STAGE_PENALTY] = describe_penalty, [STAGE_TEMPERATURE] = describe_temperature,
-    [STAGE_MIN_P] = describe_min_p,     [STAGE_DRY] = describe_dry,
-    [STAGE_GRAMMAR] = describe_grammar,
+    [STAGE_PENALTY] = describe_penalty,       [STAGE_TEMPERATURE] = describe_temperature,
+    [STAGE_MIN_P] = describe_min_p,           [STAGE_DRY] = describe_dry,
+    [STAGE_LOGIT_BIAS] = describe_logit_bias, [STAGE_GRAMMAR] = describe_grammar,
 };
 
 /* The setting shown with stage st's name: its first activating one, or

@@ -315,8 +315,10 @@ static void logit_title(const struct app *a, const struct screen_ctx *c, int cha
     const struct sampler_settings *m = &a->cur.sampler;
     char why[64] = "", words[48] = "", axis[48] = "", num[32];
     if (changed) {
-        snprintf(words, sizeof words, "%s%s%s", m->shift != 0.0 ? " shift" : "",
-                 a->t.penalized ? " penalty" : "",
+        int bias = chain_has(&m->chain, STAGE_LOGIT_BIAS) &&
+                   stage_active(m, STAGE_LOGIT_BIAS, a->t.vocab_size);
+        snprintf(words, sizeof words, "%s%s%s%s", m->shift != 0.0 ? " shift" : "",
+                 bias ? " bias" : "", a->t.penalized ? " penalty" : "",
                  trace_temperature(&a->t, m) != 1.0 && trace_temperature(&a->t, m) != 0.0 ? " T"
                                                                                           : "");
         snprintf(why, sizeof why, "z' after%s", words);
