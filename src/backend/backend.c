@@ -169,6 +169,22 @@ int backend_get_logits(struct backend *b, int row, float *out, struct err *e)
     return b->ops->get_logits(b, row, out, e);
 }
 
+int backend_runs(const struct backend *b, const struct sampler_settings *s, struct err *e)
+{
+    for (int c = 0; b->ops->stages && c < s->chain.n; c++) {
+        enum stage st = s->chain.stage[c];
+        if (!(b->ops->stages & (1u << st)) && stage_active(s, st, b->V))
+            return err_set(e, ERR_USAGE,
+                           "the %s backend has no %s stage yet (--backend cpu runs it)",
+                           b->ops->name, stage_name(st));
+    }
+    if (b->ops->stages && s->dynatemp_range > 0.0 && chain_has(&s->chain, STAGE_TEMPERATURE))
+        return err_set(e, ERR_USAGE,
+                       "the %s backend has no dynamic temperature yet (--backend cpu runs it)",
+                       b->ops->name);
+    return 0;
+}
+
 /* What every backend may assume of a request, on a backend that holds
  * (or is about to hold) `rows` logits rows. */
 static int check_req(const struct backend *b, const struct backend_req *r, int i, int rows,
@@ -178,18 +194,10 @@ static int check_req(const struct backend *b, const struct backend_req *r, int i
         err_prefix(e, "request %d", i);
         return -1;
     }
-    for (int c = 0; b->ops->stages && c < r->s.chain.n; c++) {
-        enum stage st = r->s.chain.stage[c];
-        if (!(b->ops->stages & (1u << st)) && stage_active(&r->s, st, b->V))
-            return err_set(e, ERR_USAGE,
-                           "request %d: the %s backend has no %s stage yet (--backend cpu runs it)",
-                           i, b->ops->name, stage_name(st));
+    if (backend_runs(b, &r->s, e) < 0) {
+        err_prefix(e, "request %d", i);
+        return -1;
     }
-    if (b->ops->stages && r->s.dynatemp_range > 0.0 && chain_has(&r->s.chain, STAGE_TEMPERATURE))
-        return err_set(e, ERR_USAGE,
-                       "request %d: the %s backend has no dynamic temperature yet (--backend cpu "
-                       "runs it)",
-                       i, b->ops->name);
     if ((int)r->row < 0 || (int)r->row >= rows)
         return err_set(e, ERR_USAGE, "request %d: logits row %u, the backend holds %d", i, r->row,
                        rows);

@@ -204,6 +204,11 @@ void backend_close(struct backend *b);
  * the next call tries again. Returns 0 or -1. */
 int backend_ready(struct backend *b, struct err *e);
 
+/* Whether b runs every stage that s turns on (its ops' .stages; 0: all):
+ * 0, or -1 naming the first one it lacks ("the CUDA backend has no
+ * grammar stage yet (--backend cpu runs it)"). Every request is checked so. */
+int backend_runs(const struct backend *b, const struct sampler_settings *s, struct err *e);
+
 /* The calls, through the table (each times itself into wall_ms). */
 int backend_head(struct backend *b, const struct model *m, struct err *e);
 /* Forgets the head (its model is about to go): logits needs a head again. */

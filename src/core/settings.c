@@ -380,6 +380,14 @@ static int set_stop(struct settings *t, const char *value, struct err *e)
     return 0;
 }
 
+const struct setting_info *settings_grammar_on(const struct settings *s)
+{
+    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
+        if (i->kind == SK_GRAMMAR && setting_get(s, i) != 0.0)
+            return i;
+    return NULL;
+}
+
 /* Every grammar setting off: one constraint at a time. */
 static void grammar_off(struct settings *t)
 {

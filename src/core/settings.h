@@ -107,6 +107,10 @@ int setting_is_on(const struct setting_info *i, const struct sampler_settings *s
 /* Writes the n-th name of an ENUM setting's list into buf ("" if none). */
 void setting_enum_name(const struct setting_info *i, int n, char *buf, size_t size);
 
+/* The grammar setting that is on in s (one at a time: regex, choice,
+ * json-schema, grammar), or NULL; its hi is the front end. */
+const struct setting_info *settings_grammar_on(const struct settings *s);
+
 /* Neutral settings: every stage off, lesson order, seed 0, no stop rule. */
 void settings_defaults(struct settings *s);
 

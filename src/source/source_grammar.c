@@ -42,15 +42,6 @@ void source_grammar_free(struct source_grammar *sg)
     free(sg);
 }
 
-/* The setting that is on: its front end, or 0. */
-static int front_on(const struct settings *s)
-{
-    for (const struct setting_info *i = SETTINGS_INFO; i->name; i++)
-        if (i->kind == SK_GRAMMAR && setting_get(s, i) != 0.0)
-            return (int)setting_get(s, i);
-    return 0;
-}
-
 /* Whether a token never has text for a grammar: a special token (its text
  * is its name; llama.cpp would match that name as text, vLLM's grammars
  * refuse it), the BOS, an end token (the caller's, by accepts). */
@@ -202,7 +193,8 @@ int source_grammar_step(struct source_grammar **held, const struct vocab *v,
                         const struct settings *s, const int *ctx, int len, int prompt_len,
                         uint8_t *into, struct sampler_input *in, struct err *e)
 {
-    int front = front_on(s);
+    const struct setting_info *on = settings_grammar_on(s);
+    int front = on ? (int)on->hi : 0;
     in->refused = NULL;
     in->grammar_state = NULL;
     if (*held)

@@ -215,15 +215,13 @@ static int append_fits(char *buf, size_t n, const char *piece, int w)
 static void status_grammar(const struct app *a, const struct settings *st, int w, char *buf,
                            size_t n)
 {
-    const struct setting_info *i = SETTINGS_INFO;
-    while (i->name && !(i->kind == SK_GRAMMAR && setting_get(st, i) != 0.0))
-        i++;
+    const struct setting_info *i = settings_grammar_on(st);
     const struct trace *t = &a->t;
     int c = 0;
     while (c < t->n_stages && !(t->stages[c].stage == STAGE_GRAMMAR && t->stages[c].active))
         c++;
     char piece[4 * TRACE_GRAMMAR_STATE + 8], text[1024], pct[32];
-    if (!i->name || c == t->n_stages)
+    if (!i || c == t->n_stages)
         return;
     report_percent(pct, sizeof pct, t->stages[c].removed_mass, 4); /* as the chain's report */
     snprintf(piece, sizeof piece, "  %s %d removed (%s)", i->status, t->stages[c].removed, pct);

@@ -509,18 +509,6 @@ out:
 
 #define LESSON_PASSES 3 /* the lesson's own seed, then two others */
 
-/* Whether the device runs every stage that s turns on (its ops' .stages;
- * 0: all of them, as the CPU spec does): a step with one it refuses by name
- * (the grammar's mask, say) is not its to compare. */
-static int device_runs(const struct run *R, const struct sampler_settings *s, int V)
-{
-    unsigned have = R->dut.ops->stages;
-    for (int c = 0; have && c < s->chain.n; c++)
-        if (!(have & (1u << s->chain.stage[c])) && stage_active(s, s->chain.stage[c], V))
-            return 0;
-    return !have || s->dynatemp_range == 0.0;
-}
-
 static int lessons_part(struct run *R, const struct catalog *cat, char **model_paths, int *n_model)
 {
     double t0 = now_s();
@@ -582,7 +570,7 @@ static int lessons_part(struct run *R, const struct catalog *cat, char **model_p
             struct settings s;
             source_step_settings(&src, k, &s);
             const uint8_t *refused = NULL;
-            if (!device_runs(R, &s.sampler, V)) {
+            if (backend_runs(&R->dut, &s.sampler, &e) < 0) { /* the grammar's mask, say */
                 R->lesson_skipped++;
                 free(ctx[B]);
                 ctx[B] = NULL;
